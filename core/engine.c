@@ -1,0 +1,425 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sketch engine: live vitals with double-buffered sketches, the emit
+ * path probes call, the adaptive threshold (paper 4.1.3: t doubles when
+ * the collector reaches its CPU or sample-memory high watermark and halves
+ * at a boundary below the low one), and the closed-epoch view.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "engine.h"
+#include "hash.h"
+
+struct engine {
+	const struct config *cfg;
+	char host[256];
+	uint32_t nvitals;
+	struct vitals_vital *vitals[ENGINE_MAX_VITALS];
+	uint64_t seq;              /* number of the current epoch */
+	uint64_t start_ns;         /* start of the current epoch */
+	uint64_t cpu_start_ns;     /* process CPU time at the start */
+	uint64_t cpu_extra_ns;     /* CPU reported by probes this epoch */
+	uint64_t cpu_budget_used;  /* CPU counted against doublings this epoch */
+	/* the closed view */
+	struct vitals_epoch closed;
+	struct vitals_vital_epoch views[ENGINE_MAX_VITALS];
+	struct vitals_finding *findings;
+	uint32_t nfindings, findings_cap;
+};
+
+static uint64_t
+engine_process_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+	    (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+}
+
+static uint32_t
+engine_log2(uint64_t x)
+{
+	return 63 - (uint32_t)__builtin_clzll(x);
+}
+
+struct engine *
+engine_new(const struct config *c, const char *host)
+{
+	struct engine *e;
+
+	if ((e = calloc(1, sizeof(*e))) == NULL)
+		return NULL;
+	engine_reconfigure(e, c, host);
+	return e;
+}
+
+void
+engine_reconfigure(struct engine *e, const struct config *c, const char *host)
+{
+	e->cfg = c;
+	strncpy(e->host, host ? host : "localhost", sizeof(e->host) - 1);
+}
+
+static void
+engine_findings_clear(struct engine *e)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->nfindings; i++) {
+		free((char *)e->findings[i].filter);
+		free((char *)e->findings[i].vital);
+		free((char *)e->findings[i].label);
+		free((char *)e->findings[i].text);
+	}
+	e->nfindings = 0;
+}
+
+void
+engine_free(struct engine *e)
+{
+	uint32_t i;
+
+	if (e == NULL)
+		return;
+	for (i = 0; i < e->nvitals; i++) {
+		sketch_free(e->vitals[i]->buf[0]);
+		sketch_free(e->vitals[i]->buf[1]);
+		free(e->vitals[i]);
+	}
+	engine_findings_clear(e);
+	free(e->findings);
+	free(e);
+}
+
+static int
+engine_vital_name_ok(const char *name)
+{
+	size_t i, n;
+
+	n = strlen(name);
+	if (n == 0 || n >= sizeof(((struct vitals_vital *)0)->name))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((name[i] >= 'a' && name[i] <= 'z') ||
+		    (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+			return 0;
+	return 1;
+}
+
+static int
+engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
+    const char *unit)
+{
+	const struct config_sketch *cs = config_sketch_for(e->cfg, name);
+	struct sketch_params p = {
+		.hca_size = cs->hca_size,
+		.seen_bits = cs->seen_bits,
+		.max_samples = cs->max_samples,
+		.stack_depth = cs->stack_depth,
+		.floor = cs->floor,
+	};
+
+	strcpy(v->name, name);
+	strncpy(v->unit, unit, sizeof(v->unit) - 1);
+	v->eng = e;
+	if (cs->threshold < 2 || cs->threshold_max < cs->threshold)
+		return -EINVAL;
+	v->shift_min = v->shift = engine_log2(cs->threshold);
+	v->shift_max = engine_log2(cs->threshold_max);
+	v->high_samples = cs->max_samples - cs->max_samples / 4;
+	if ((v->buf[0] = sketch_new(&p)) == NULL ||
+	    (v->buf[1] = sketch_new(&p)) == NULL)
+		return -ENOMEM;
+	return 0;
+}
+
+int
+engine_vital_open(struct engine *e, const char *name, const char *unit,
+    struct vitals_vital **out)
+{
+	struct vitals_vital *v;
+	uint32_t i;
+	int r;
+
+	if (name == NULL || unit == NULL || !engine_vital_name_ok(name))
+		return -EINVAL;
+	for (i = 0; i < e->nvitals; i++) {
+		if (strcmp(e->vitals[i]->name, name) != 0)
+			continue;
+		if (strcmp(e->vitals[i]->unit, unit) != 0)
+			return -EEXIST;
+		*out = e->vitals[i];
+		return 0;
+	}
+	if (e->nvitals == ENGINE_MAX_VITALS)
+		return -ENOSPC;
+	if ((v = calloc(1, sizeof(*v))) == NULL)
+		return -ENOMEM;
+	if ((r = engine_vital_init(e, v, name, unit)) != 0) {
+		sketch_free(v->buf[0]);
+		sketch_free(v->buf[1]);
+		free(v);
+		return r;
+	}
+	/* Keep vitals sorted by name: the closed view promises it. */
+	for (i = e->nvitals; i > 0 && strcmp(e->vitals[i - 1]->name, name) > 0; i--)
+		e->vitals[i] = e->vitals[i - 1];
+	e->vitals[i] = v;
+	e->nvitals++;
+	*out = v;
+	return 0;
+}
+
+void
+engine_start(struct engine *e, uint64_t start_ns)
+{
+	e->start_ns = start_ns;
+	e->cpu_start_ns = engine_process_cpu_ns();
+	e->cpu_extra_ns = 0;
+	e->cpu_budget_used = 0;
+}
+
+static uint64_t
+engine_cpu_used(const struct engine *e)
+{
+	return engine_process_cpu_ns() - e->cpu_start_ns + e->cpu_extra_ns;
+}
+
+void
+engine_tick(struct engine *e)
+{
+	uint64_t budget, used;
+	uint32_t i;
+
+	budget = (uint64_t)(e->cfg->cpu_high * (double)e->cfg->epoch_ns);
+	used = engine_cpu_used(e);
+	if (budget == 0 || used - e->cpu_budget_used < budget)
+		return;
+	e->cpu_budget_used = used;
+	for (i = 0; i < e->nvitals; i++)
+		if (e->vitals[i]->shift < e->vitals[i]->shift_max)
+			e->vitals[i]->shift++;
+}
+
+/* At the boundary: halve t where the collector stayed under both low marks. */
+static void
+engine_adapt(struct engine *e, uint64_t cpu_ns, uint64_t len_ns)
+{
+	struct vitals_vital *v;
+	struct sketch *s;
+	double share;
+	uint32_t i;
+
+	share = len_ns ? (double)cpu_ns / (double)len_ns : 0;
+	for (i = 0; i < e->nvitals; i++) {
+		v = e->vitals[i];
+		s = v->buf[v->cur ^ 1];
+		if (share < e->cfg->cpu_low &&
+		    s->nsamples < s->p.max_samples / 4 && v->shift > v->shift_min)
+			v->shift--;
+	}
+}
+
+static void
+engine_view_vital(struct vitals_vital_epoch *ve, const struct vitals_vital *v,
+    const struct sketch *s)
+{
+	memset(ve, 0, sizeof(*ve));
+	ve->name = v->name;
+	ve->unit = v->unit;
+	ve->threshold = 1ULL << v->shift;
+	ve->floor = s->p.floor;
+	ve->events = s->events;
+	ve->wsum = s->wsum;
+	ve->unique = sketch_unique(s->hca, s->p.hca_size);
+	ve->dropped = v->closed_dropped;
+	ve->samples_dropped = s->samples_dropped;
+	ve->hca_size = s->p.hca_size;
+	ve->nsamples = s->nsamples;
+	ve->hca = s->hca;
+	ve->samples = s->samples;
+}
+
+const struct vitals_epoch *
+engine_close(struct engine *e, uint64_t now_ns, int partial)
+{
+	struct vitals_vital *v;
+	uint64_t cpu, dropped = 0;
+	uint32_t i;
+
+	cpu = engine_cpu_used(e);
+	engine_findings_clear(e);
+	/*
+	 * The swap: the buffer that held the epoch before last was written
+	 * out at the previous close, so it is cleared and made current; the
+	 * one collecting until now becomes the closed epoch.
+	 */
+	for (i = 0; i < e->nvitals; i++) {
+		v = e->vitals[i];
+		sketch_reset(v->buf[v->cur ^ 1]);
+		v->cur ^= 1;
+		v->closed_dropped = v->dropped;
+		v->dropped = 0;
+		dropped += v->closed_dropped;
+	}
+	for (i = 0; i < e->nvitals; i++)
+		engine_view_vital(&e->views[i], e->vitals[i],
+		    e->vitals[i]->buf[e->vitals[i]->cur ^ 1]);
+	memset(&e->closed, 0, sizeof(e->closed));
+	e->closed.host = e->host;
+	e->closed.start_ns = e->start_ns;
+	e->closed.length_ns = now_ns > e->start_ns ? now_ns - e->start_ns : 0;
+	e->closed.timescale_s = (uint32_t)(e->cfg->epoch_ns / 1000000000ULL);
+	e->closed.partial = partial ? 1 : 0;
+	e->closed.seq = e->seq++;
+	e->closed.dropped = dropped;
+	e->closed.cpu_ns = cpu;
+	e->closed.nvitals = e->nvitals;
+	e->closed.vitals = e->views;
+	engine_adapt(e, cpu, e->closed.length_ns);
+	engine_start(e, now_ns);
+	return &e->closed;
+}
+
+static char *
+engine_strdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+int
+engine_finding_add(struct engine *e, const struct vitals_finding *f,
+    const char *filter)
+{
+	struct vitals_finding *nf, *arr;
+	uint32_t cap;
+
+	if (e->nfindings == e->findings_cap) {
+		cap = e->findings_cap ? e->findings_cap * 2 : 16;
+		if ((arr = realloc(e->findings, cap * sizeof(*arr))) == NULL)
+			return -ENOMEM;
+		e->findings = arr;
+		e->findings_cap = cap;
+	}
+	nf = &e->findings[e->nfindings];
+	*nf = *f;
+	nf->filter = engine_strdup(filter);
+	nf->vital = engine_strdup(f->vital);
+	nf->label = engine_strdup(f->label);
+	nf->text = engine_strdup(f->text);
+	if ((filter && !nf->filter) || (f->vital && !nf->vital) ||
+	    (f->label && !nf->label) || (f->text && !nf->text)) {
+		free((char *)nf->filter);
+		free((char *)nf->vital);
+		free((char *)nf->label);
+		free((char *)nf->text);
+		return -ENOMEM;
+	}
+	e->nfindings++;
+	e->closed.findings = e->findings;
+	e->closed.nfindings = e->nfindings;
+	return 0;
+}
+
+void
+engine_cpu_add(struct engine *e, uint64_t ns)
+{
+	e->cpu_extra_ns += ns;
+}
+
+size_t
+engine_bytes(const struct engine *e)
+{
+	size_t n = sizeof(*e);
+	uint32_t i;
+
+	for (i = 0; i < e->nvitals; i++)
+		n += sizeof(struct vitals_vital) +
+		    2 * sketch_bytes(&e->vitals[i]->buf[0]->p);
+	return n;
+}
+
+uint32_t
+engine_nvitals(const struct engine *e)
+{
+	return e->nvitals;
+}
+
+/* ---- the SDK's sketch calls ---- */
+
+int
+vitals_emit(struct vitals_vital *v, const struct vitals_event *ev)
+{
+	struct sketch *s = v->buf[v->cur];
+	int r;
+
+	r = sketch_add(s, ev, v->shift);
+	if (r != 1)
+		return 0;
+	/*
+	 * Sample-memory high watermark: t doubles within the epoch, and the
+	 * mark moves half-way to the end, so t doubles again only as the
+	 * store keeps filling.
+	 */
+	if (s->nsamples >= v->high_samples && v->shift < v->shift_max) {
+		v->shift++;
+		v->high_samples += (s->p.max_samples - v->high_samples) / 2;
+	}
+	return 1;
+}
+
+uint64_t
+vitals_vital_threshold(const struct vitals_vital *v)
+{
+	return 1ULL << v->shift;
+}
+
+uint64_t
+vitals_vital_floor(const struct vitals_vital *v)
+{
+	return v->buf[v->cur]->p.floor;
+}
+
+uint32_t
+vitals_vital_hca_size(const struct vitals_vital *v)
+{
+	return v->buf[v->cur]->p.hca_size;
+}
+
+int
+vitals_vital_load(struct vitals_vital *v, const uint64_t *hca, uint32_t m,
+    uint64_t events, uint64_t wsum, uint64_t dropped)
+{
+	struct sketch *s = v->buf[v->cur];
+	uint32_t i;
+
+	if (hca == NULL || m != s->p.hca_size)
+		return -EINVAL;
+	for (i = 0; i < m; i++)
+		s->hca[i] += hca[i];
+	s->events += events;
+	s->wsum += wsum;
+	v->dropped += dropped;
+	return 0;
+}
+
+int
+vitals_vital_sample(struct vitals_vital *v, const struct vitals_event *ev,
+    uint64_t count)
+{
+	struct sketch *s = v->buf[v->cur];
+	uint64_t h = hash_label(ev->label, ev->exe_id, ev->uid);
+
+	return sketch_keep(s, ev, h & (s->p.hca_size - 1), count) == 1;
+}
+
+uint64_t
+vitals_label_hash(uint64_t label, uint32_t exe_id, uint32_t uid)
+{
+	return hash_label(label, exe_id, uid);
+}

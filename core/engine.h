@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sketch engine: one live vital per name, each with two sketch buffers
+ * swapped at the epoch boundary (paper 4.1.5), the adaptive threshold, and
+ * the closed-epoch view handed to filters and outputs.
+ */
+#ifndef VITALS_ENGINE_H
+#define VITALS_ENGINE_H
+
+#include <stdint.h>
+#include <vitals/vitals.h>
+
+#include "config.h"
+#include "sketch.h"
+
+/* Most vitals one engine holds. */
+#define ENGINE_MAX_VITALS 64
+
+/* A live vital (the SDK's opaque struct vitals_vital). */
+struct vitals_vital {
+	char name[32];            /* vital name */
+	char unit[16];            /* unit of the weight */
+	struct engine *eng;       /* owner */
+	struct sketch *buf[2];    /* the two epoch buffers */
+	unsigned cur;             /* buffer collecting now */
+	uint32_t shift;           /* t = 2^shift */
+	uint32_t shift_min;       /* configured initial t */
+	uint32_t shift_max;       /* adaptive t never exceeds 2^shift_max */
+	uint32_t high_samples;    /* sample count at which t doubles */
+	uint64_t dropped;         /* events lost before the sketch, this epoch */
+	uint64_t closed_dropped;  /* the same, for the closed epoch */
+};
+
+/* The engine; see engine.c. */
+struct engine;
+
+/*
+ * Create an engine for host `host` with sizes and watermarks from c (which
+ * must outlive it, or be replaced with engine_reconfigure).  Returns NULL
+ * only when memory runs out.
+ */
+struct engine *engine_new(const struct config *c, const char *host);
+
+/* Free the engine, its vitals and the closed view; accepts NULL. */
+void engine_free(struct engine *e);
+
+/* Use new sizes for vitals opened from now on, and new watermarks. */
+void engine_reconfigure(struct engine *e, const struct config *c,
+    const char *host);
+
+/*
+ * Open the vital `name`, or return the existing one if its unit matches.
+ * Returns 0 and sets *out (owned by the engine), -EEXIST for a unit
+ * mismatch, -EINVAL for a bad name or sizes, -ENOSPC when full, -ENOMEM.
+ */
+int engine_vital_open(struct engine *e, const char *name, const char *unit,
+    struct vitals_vital **out);
+
+/* Start the first epoch at start_ns (CLOCK_REALTIME). */
+void engine_start(struct engine *e, uint64_t start_ns);
+
+/*
+ * Close the current epoch at now_ns and start the next: swap every
+ * vital's buffers, adapt t, and build the closed view.  The view and its
+ * findings are owned by the engine and valid until the next close.
+ */
+const struct vitals_epoch *engine_close(struct engine *e, uint64_t now_ns,
+    int partial);
+
+/* Copy a finding into the closed epoch.  Returns 0 or -ENOMEM. */
+int engine_finding_add(struct engine *e, const struct vitals_finding *f,
+    const char *filter);
+
+/* Add CPU time spent for the collector outside this process. */
+void engine_cpu_add(struct engine *e, uint64_t ns);
+
+/*
+ * Mid-epoch check of the CPU watermark: if the collector has already used
+ * its whole budget for this epoch, double t once more.  Called each second.
+ */
+void engine_tick(struct engine *e);
+
+/* Bytes of sketch and sample memory (both buffers) for all vitals. */
+size_t engine_bytes(const struct engine *e);
+
+/* Number of vitals open. */
+uint32_t engine_nvitals(const struct engine *e);
+
+#endif /* VITALS_ENGINE_H */

@@ -1,0 +1,862 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The host that runs plugin instances on one libevent loop: the SDK's
+ * services (timers, watches, findings, logging), the epoch boundary
+ * (probes flush, filters run over a queue of recent epochs, outputs
+ * write), signals, and configuration reload.
+ */
+#include <errno.h>
+#include <event2/event.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <time.h>
+
+#include <vitals/store.h>
+
+#include "codec.h"
+#include "engine.h"
+#include "host.h"
+#include "log.h"
+#include "option.h"
+
+struct vitals_timer {
+	LIST_ENTRY(vitals_timer) link;
+	struct vitals_ctx *ctx;
+	struct event *ev;
+	void (*cb)(void *arg);
+	void *arg;
+};
+
+struct vitals_watch {
+	LIST_ENTRY(vitals_watch) link;
+	struct vitals_ctx *ctx;
+	struct event *ev;
+	void (*cb)(int fd, void *arg);
+	void *arg;
+};
+
+/* A running plugin instance: the SDK's struct vitals_ctx. */
+struct vitals_ctx {
+	TAILQ_ENTRY(vitals_ctx) link;
+	struct host *host;
+	const struct vitals_plugin *desc; /* borrowed from the loader */
+	char *name;
+	char *optkey;       /* the options as written, to spot changes on reload */
+	void *config;       /* filled config block */
+	void *state;        /* the plugin's state from init */
+	char err[512];      /* last vitals_error() */
+	uint64_t gen;       /* host generation that started it */
+	struct log_limit lim;
+	LIST_HEAD(, vitals_timer) timers;
+	LIST_HEAD(, vitals_watch) watches;
+};
+TAILQ_HEAD(ctx_list, vitals_ctx);
+
+struct host {
+	struct config *cfg;
+	struct loader *ldr;
+	struct engine *eng;
+	struct event_base *base;
+	struct event *epoch_ev, *tick_ev, *sig_ev[3];
+	struct vitals_settings settings;
+	struct ctx_list insts;
+	struct vitals_epoch **queue;   /* recent closed epochs, oldest first */
+	uint32_t nqueue;
+	uint64_t next_ns;              /* next epoch boundary */
+	uint64_t closed, max_epochs;
+	uint64_t gen;                  /* bumped at each (re)configuration */
+	int stopping;
+	struct log_limit lim;
+};
+
+static uint64_t
+host_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void
+host_settings_update(struct host *h)
+{
+	h->settings.host = h->cfg->host;
+	h->settings.data_dir = h->cfg->data_dir;
+	h->settings.epoch_ns = h->cfg->epoch_ns;
+	h->settings.retention_ns = h->cfg->retention_ns;
+	h->settings.retention_bytes = h->cfg->retention_bytes;
+}
+
+struct host *
+host_new(struct config *c, struct loader *l)
+{
+	struct host *h;
+
+	if ((h = calloc(1, sizeof(*h))) == NULL)
+		goto fail;
+	h->cfg = c;
+	h->ldr = l;
+	TAILQ_INIT(&h->insts);
+	h->lim = (struct log_limit)LOG_LIMIT_INIT;
+	host_settings_update(h);
+	if ((h->base = event_base_new()) == NULL ||
+	    (h->eng = engine_new(c, c->host)) == NULL)
+		goto fail;
+	return h;
+fail:
+	if (h != NULL) {
+		h->cfg = NULL;
+		host_free(h);
+	}
+	config_free(c);
+	return NULL;
+}
+
+/* ---- plugin instances ---- */
+
+static const char *
+host_kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case VITALS_PLUGIN_PROBE:
+		return "probe";
+	case VITALS_PLUGIN_FILTER:
+		return "filter";
+	case VITALS_PLUGIN_OUTPUT:
+		return "output";
+	}
+	return "unknown";
+}
+
+static const char *
+host_section_name(uint32_t kind)
+{
+	switch (kind) {
+	case VITALS_PLUGIN_PROBE:
+		return "probes";
+	case VITALS_PLUGIN_FILTER:
+		return "filters";
+	}
+	return "plugins";
+}
+
+/* The options as written, one string, to tell a changed instance on reload. */
+static char *
+host_optkey(const struct config_plugin *cp)
+{
+	size_t i, j, len = 1;
+	char *k;
+
+	for (i = 0; i < cp->nentries; i++) {
+		len += strlen(cp->entries[i].key) + 2;
+		if (cp->entries[i].scalar)
+			len += strlen(cp->entries[i].scalar);
+		for (j = 0; j < cp->entries[i].nitems; j++)
+			len += strlen(cp->entries[i].items[j]) + 1;
+	}
+	if ((k = calloc(1, len)) == NULL)
+		return NULL;
+	for (i = 0; i < cp->nentries; i++) {
+		strcat(k, cp->entries[i].key);
+		strcat(k, "\x1f");
+		if (cp->entries[i].scalar)
+			strcat(k, cp->entries[i].scalar);
+		for (j = 0; j < cp->entries[i].nitems; j++) {
+			strcat(k, cp->entries[i].items[j]);
+			strcat(k, "\x1d");
+		}
+		strcat(k, "\x1e");
+	}
+	return k;
+}
+
+/*
+ * Resolve a configured plugin to its descriptor, checking the section.
+ * Returns 0 and sets *out, or -EINVAL with "FILE:LINE:COL: ..." in err.
+ */
+static int
+host_resolve(const struct config *c, struct loader *l,
+    const struct config_plugin *cp, const struct vitals_plugin **out,
+    char *err, size_t errlen)
+{
+	const struct loader_plugin *lp;
+	char why[512];
+	int r;
+
+	if ((r = loader_open(l, cp->name, &lp, why, sizeof(why))) != 0) {
+		snprintf(err, errlen, "%s:%u:%u: %s '%s': %s", c->file, cp->line,
+		    cp->col, host_kind_name(cp->kind), cp->name, why);
+		return -EINVAL;
+	}
+	if (lp->desc->kind != cp->kind) {
+		snprintf(err, errlen,
+		    "%s:%u:%u: plugin '%s' is a %s, not a %s: move it under %s:",
+		    c->file, cp->line, cp->col, cp->name,
+		    host_kind_name(lp->desc->kind), host_kind_name(cp->kind),
+		    host_section_name(lp->desc->kind));
+		return -EINVAL;
+	}
+	*out = lp->desc;
+	return 0;
+}
+
+static void
+host_ctx_free(struct vitals_ctx *ctx)
+{
+	struct vitals_timer *t;
+	struct vitals_watch *w;
+
+	if (ctx == NULL)
+		return;
+	while ((t = LIST_FIRST(&ctx->timers)) != NULL)
+		vitals_timer_del(t);
+	while ((w = LIST_FIRST(&ctx->watches)) != NULL)
+		vitals_watch_del(w);
+	if (ctx->config != NULL) {
+		option_free(ctx->desc->options, ctx->config);
+		free(ctx->config);
+	}
+	free(ctx->optkey);
+	free(ctx->name);
+	free(ctx);
+}
+
+/* Make an instance with its options filled, not yet started. */
+static int
+host_ctx_new(struct host *h, const struct config *c,
+    const struct config_plugin *cp, const struct vitals_plugin *d,
+    struct vitals_ctx **out, char *err, size_t errlen)
+{
+	struct vitals_ctx *ctx;
+
+	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
+		return -ENOMEM;
+	ctx->host = h;
+	ctx->gen = h->gen;
+	ctx->desc = d;
+	ctx->lim = (struct log_limit)LOG_LIMIT_INIT;
+	LIST_INIT(&ctx->timers);
+	LIST_INIT(&ctx->watches);
+	ctx->name = strdup(cp->name);
+	ctx->optkey = host_optkey(cp);
+	ctx->config = calloc(1, d->config_size ? d->config_size : 1);
+	if (!ctx->name || !ctx->optkey || !ctx->config) {
+		host_ctx_free(ctx);
+		return -ENOMEM;
+	}
+	if (option_fill(d->options, ctx->config, cp->entries, cp->nentries,
+	    c->file, err, errlen) != 0) {
+		host_ctx_free(ctx);
+		return -EINVAL;
+	}
+	*out = ctx;
+	return 0;
+}
+
+/* Whether a probe can run here; logs why not.  1 = run it. */
+static int
+host_probe_available(const struct vitals_plugin *d, const char *name)
+{
+	char why[512] = "";
+
+	if (d->kind != VITALS_PLUGIN_PROBE || d->available == NULL)
+		return 1;
+	if (d->available(why, sizeof(why)) == 0)
+		return 1;
+	log_msg(VITALS_LOG_WARN, "core",
+	    "probe '%s' unavailable here: %s; starting without it", name,
+	    why[0] ? why : "no reason given");
+	return 0;
+}
+
+static int
+host_ctx_init(struct vitals_ctx *ctx, char *err, size_t errlen)
+{
+	int r;
+
+	if (ctx->desc->init == NULL)
+		return 0;
+	if ((r = ctx->desc->init(ctx, ctx->config, &ctx->state)) != 0) {
+		snprintf(err, errlen, "plugin '%s': init failed: %s", ctx->name,
+		    ctx->err[0] ? ctx->err : strerror(-r));
+		return r < 0 ? r : -EIO;
+	}
+	return 0;
+}
+
+static void
+host_ctx_stop(struct vitals_ctx *ctx)
+{
+	struct vitals_timer *t;
+	struct vitals_watch *w;
+
+	while ((t = LIST_FIRST(&ctx->timers)) != NULL)
+		vitals_timer_del(t);
+	while ((w = LIST_FIRST(&ctx->watches)) != NULL)
+		vitals_watch_del(w);
+	if (ctx->desc->fini != NULL)
+		ctx->desc->fini(ctx->state);
+	ctx->state = NULL;
+}
+
+/*
+ * Build and start the instances of configuration c into list `out`,
+ * reusing unchanged instances from `old` (moved, not restarted).  On
+ * failure the instances started here are stopped and the reused ones go
+ * back to `old`, so the running set is untouched.
+ */
+static int
+host_instantiate(struct host *h, const struct config *c, struct ctx_list *old,
+    struct ctx_list *out, char *err, size_t errlen)
+{
+	const struct vitals_plugin *d;
+	struct vitals_ctx *ctx, *o;
+	size_t i;
+	char *key;
+	int r;
+
+	h->gen++;
+	for (i = 0; i < c->nplugins; i++) {
+		const struct config_plugin *cp = &c->plugins[i];
+
+		if (!cp->enabled)
+			continue;
+		if ((r = host_resolve(c, h->ldr, cp, &d, err, errlen)) != 0)
+			goto fail;
+		if ((key = host_optkey(cp)) == NULL) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		TAILQ_FOREACH(o, old, link)
+			if (o->desc == d && strcmp(o->optkey, key) == 0)
+				break;
+		free(key);
+		if (o != NULL) {
+			TAILQ_REMOVE(old, o, link);
+			TAILQ_INSERT_TAIL(out, o, link);
+			continue;
+		}
+		if ((r = host_ctx_new(h, c, cp, d, &ctx, err, errlen)) != 0)
+			goto fail;
+		if (!host_probe_available(d, cp->name)) {
+			host_ctx_free(ctx);
+			continue;
+		}
+		if ((r = host_ctx_init(ctx, err, errlen)) != 0) {
+			host_ctx_stop(ctx);
+			host_ctx_free(ctx);
+			goto fail;
+		}
+		TAILQ_INSERT_TAIL(out, ctx, link);
+	}
+	return 0;
+fail:
+	/* Give reused instances back to `old`; stop the ones started here. */
+	while ((ctx = TAILQ_FIRST(out)) != NULL) {
+		TAILQ_REMOVE(out, ctx, link);
+		if (ctx->gen == h->gen) {
+			host_ctx_stop(ctx);
+			host_ctx_free(ctx);
+		} else
+			TAILQ_INSERT_TAIL(old, ctx, link);
+	}
+	return r;
+}
+
+int
+host_check(const struct config *c, struct loader *l, char *err, size_t errlen)
+{
+	const struct vitals_plugin *d;
+	void *block;
+	size_t i;
+	int r;
+
+	for (i = 0; i < c->nplugins; i++) {
+		const struct config_plugin *cp = &c->plugins[i];
+
+		if ((r = host_resolve(c, l, cp, &d, err, errlen)) != 0)
+			return r;
+		if ((block = calloc(1, d->config_size ? d->config_size : 1)) == NULL)
+			return -ENOMEM;
+		r = option_fill(d->options, block, cp->entries, cp->nentries,
+		    c->file, err, errlen);
+		option_free(d->options, block);
+		free(block);
+		if (r != 0)
+			return -EINVAL;
+		if (cp->enabled)
+			host_probe_available(d, cp->name);
+	}
+	return 0;
+}
+
+/* ---- the epoch boundary ---- */
+
+static void
+host_queue_clear(struct host *h)
+{
+	uint32_t i;
+
+	for (i = 0; i < h->nqueue; i++)
+		vitals_epoch_free(h->queue[i]);
+	free(h->queue);
+	h->queue = NULL;
+	h->nqueue = 0;
+}
+
+/*
+ * Keep a private copy of a closed epoch for the filters' queue: the
+ * engine reuses the view's memory at the next boundary.
+ */
+static struct vitals_epoch *
+host_epoch_copy(const struct vitals_epoch *e)
+{
+	struct vitals_epoch *copy = NULL;
+	char err[256];
+	json_t *j;
+
+	if ((j = codec_epoch_to_json(e)) == NULL)
+		return NULL;
+	if (codec_epoch_from_json(j, &copy, err, sizeof(err)) != 0)
+		copy = NULL;
+	json_decref(j);
+	return copy;
+}
+
+static void
+host_queue_push(struct host *h, const struct vitals_epoch *e)
+{
+	struct vitals_epoch *copy, **q;
+	uint32_t cap = h->cfg->queue_len;
+
+	if ((copy = host_epoch_copy(e)) == NULL) {
+		log_limited(&h->lim, VITALS_LOG_ERR, "core",
+		    "out of memory keeping the filter queue");
+		return;
+	}
+	if (h->queue == NULL) {
+		if ((q = calloc(cap, sizeof(*q))) == NULL) {
+			vitals_epoch_free(copy);
+			return;
+		}
+		h->queue = q;
+	}
+	if (h->nqueue == cap) {
+		vitals_epoch_free(h->queue[0]);
+		memmove(h->queue, h->queue + 1, (cap - 1) * sizeof(*h->queue));
+		h->nqueue--;
+	}
+	h->queue[h->nqueue++] = copy;
+}
+
+static void
+host_complain(struct vitals_ctx *ctx, const char *what, int r)
+{
+	log_limited(&ctx->lim, VITALS_LOG_ERR, ctx->name, "%s failed: %s", what,
+	    ctx->err[0] ? ctx->err : strerror(r < 0 ? -r : r));
+	ctx->err[0] = '\0';
+}
+
+static void
+host_run_kind(struct host *h, uint32_t kind, const struct vitals_epoch *e,
+    const struct vitals_queue *q)
+{
+	struct vitals_ctx *ctx;
+	int r;
+
+	TAILQ_FOREACH(ctx, &h->insts, link) {
+		if (ctx->desc->kind != kind)
+			continue;
+		r = 0;
+		if (kind == VITALS_PLUGIN_PROBE && ctx->desc->flush)
+			r = ctx->desc->flush(ctx->state);
+		else if (kind == VITALS_PLUGIN_FILTER && ctx->desc->epoch)
+			r = ctx->desc->epoch(ctx->state, q);
+		else if (kind == VITALS_PLUGIN_OUTPUT && ctx->desc->write)
+			r = ctx->desc->write(ctx->state, e);
+		if (r != 0)
+			host_complain(ctx, kind == VITALS_PLUGIN_PROBE ? "flush" :
+			    kind == VITALS_PLUGIN_FILTER ? "epoch" : "write", r);
+	}
+}
+
+/*
+ * Close the current epoch at at_ns: probes flush, filters run, outputs
+ * write.
+ */
+static void
+host_close_epoch(struct host *h, uint64_t at_ns, int partial)
+{
+	const struct vitals_epoch *e;
+	struct vitals_queue q;
+
+	host_run_kind(h, VITALS_PLUGIN_PROBE, NULL, NULL);
+	e = engine_close(h->eng, at_ns, partial);
+	host_queue_push(h, e);
+	memset(&q, 0, sizeof(q));
+	q.timescale_s = e->timescale_s;
+	q.n = h->nqueue;
+	q.epochs = (const struct vitals_epoch *const *)h->queue;
+	if (h->nqueue > 0)
+		host_run_kind(h, VITALS_PLUGIN_FILTER, e, &q);
+	host_run_kind(h, VITALS_PLUGIN_OUTPUT, e, NULL);
+	h->closed++;
+	log_msg(VITALS_LOG_DEBUG, "core",
+	    "epoch %llu closed: %u vitals, %u findings%s",
+	    (unsigned long long)e->seq, e->nvitals, e->nfindings,
+	    partial ? " (partial)" : "");
+}
+
+/*
+ * Boundaries fall on multiples of the epoch length in wall-clock time, so
+ * epochs of several hosts line up and roll up into 5m/1h/1d slots.  A
+ * first epoch shorter than half a length is merged into the next one.
+ */
+static uint64_t
+host_next_boundary(uint64_t now, uint64_t len, int first)
+{
+	uint64_t next = (now / len + 1) * len;
+
+	if (first && next - now < len / 2)
+		next += len;
+	return next;
+}
+
+static void
+host_arm_epoch(struct host *h, int first)
+{
+	struct timeval tv;
+	uint64_t now = host_now_ns(), d;
+
+	h->next_ns = host_next_boundary(now, h->cfg->epoch_ns, first);
+	d = h->next_ns - now;
+	tv.tv_sec = (time_t)(d / 1000000000ULL);
+	tv.tv_usec = (suseconds_t)(d % 1000000000ULL / 1000);
+	evtimer_add(h->epoch_ev, &tv);
+}
+
+static void
+host_on_epoch(evutil_socket_t fd, short what, void *arg)
+{
+	struct host *h = arg;
+
+	(void)fd;
+	(void)what;
+	/* The timer may fire a little early; never close before the boundary. */
+	if (host_now_ns() + 1000000 < h->next_ns) {
+		struct timeval tv = { 0, (suseconds_t)((h->next_ns - host_now_ns()) / 1000) };
+
+		evtimer_add(h->epoch_ev, &tv);
+		return;
+	}
+	/* Stamp the nominal boundary, so epochs of every host line up exactly. */
+	host_close_epoch(h, h->next_ns, 0);
+	if (h->max_epochs && h->closed >= h->max_epochs) {
+		event_base_loopbreak(h->base);
+		return;
+	}
+	host_arm_epoch(h, 0);
+}
+
+static void
+host_on_tick(evutil_socket_t fd, short what, void *arg)
+{
+	struct host *h = arg;
+
+	(void)fd;
+	(void)what;
+	engine_tick(h->eng);
+}
+
+static void
+host_on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct host *h = arg;
+
+	(void)what;
+	if (sig == SIGHUP) {
+		log_msg(VITALS_LOG_INFO, "core", "SIGHUP: reloading %s",
+		    h->cfg->file ? h->cfg->file : "(no file)");
+		host_reload(h);
+		return;
+	}
+	log_msg(VITALS_LOG_INFO, "core", "%s: writing the partial epoch",
+	    sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	h->stopping = 1;
+	host_close_epoch(h, host_now_ns(), 1);
+	event_base_loopbreak(h->base);
+}
+
+int
+host_start(struct host *h, char *err, size_t errlen)
+{
+	struct ctx_list none;
+	int r;
+
+	TAILQ_INIT(&none);
+	engine_start(h->eng, host_now_ns());
+	if ((r = host_instantiate(h, h->cfg, &none, &h->insts, err, errlen)) != 0)
+		return r;
+	return 0;
+}
+
+static int
+host_events_add(struct host *h)
+{
+	static const int sigs[3] = { SIGTERM, SIGINT, SIGHUP };
+	struct timeval sec = { 1, 0 };
+	int i;
+
+	h->epoch_ev = evtimer_new(h->base, host_on_epoch, h);
+	h->tick_ev = event_new(h->base, -1, EV_PERSIST, host_on_tick, h);
+	if (h->epoch_ev == NULL || h->tick_ev == NULL)
+		return -ENOMEM;
+	for (i = 0; i < 3; i++) {
+		h->sig_ev[i] = evsignal_new(h->base, sigs[i], host_on_signal, h);
+		if (h->sig_ev[i] == NULL || evsignal_add(h->sig_ev[i], NULL) != 0)
+			return -ENOMEM;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	evtimer_add(h->tick_ev, &sec);
+	return 0;
+}
+
+int
+host_run(struct host *h, uint64_t max_epochs)
+{
+	int r;
+
+	h->max_epochs = max_epochs;
+	if ((r = host_events_add(h)) != 0)
+		return r;
+	host_arm_epoch(h, 1);
+	if (event_base_dispatch(h->base) < 0)
+		return -EIO;
+	return 0;
+}
+
+int
+host_reload(struct host *h)
+{
+	struct ctx_list next;
+	struct vitals_ctx *ctx;
+	struct config *c;
+	char err[1024];
+	int r;
+
+	if ((r = config_load(h->cfg->file, &c, err, sizeof(err))) != 0) {
+		log_msg(VITALS_LOG_ERR, "core",
+		    "reload refused, keeping the running configuration: %s", err);
+		return r;
+	}
+	TAILQ_INIT(&next);
+	if ((r = host_instantiate(h, c, &h->insts, &next, err, sizeof(err))) != 0) {
+		log_msg(VITALS_LOG_ERR, "core",
+		    "reload refused, keeping the running configuration: %s", err);
+		config_free(c);
+		return r;
+	}
+	/* What is left in insts was removed or re-optioned: stop it. */
+	while ((ctx = TAILQ_FIRST(&h->insts)) != NULL) {
+		TAILQ_REMOVE(&h->insts, ctx, link);
+		log_msg(VITALS_LOG_INFO, "core", "stopping '%s'", ctx->name);
+		host_ctx_stop(ctx);
+		host_ctx_free(ctx);
+	}
+	TAILQ_CONCAT(&h->insts, &next, link);
+	if (c->data_dir && h->cfg->data_dir && strcmp(c->data_dir, h->cfg->data_dir))
+		log_msg(VITALS_LOG_INFO, "core", "data_dir now %s", c->data_dir);
+	engine_reconfigure(h->eng, c, c->host);
+	config_free(h->cfg);
+	h->cfg = c;
+	host_settings_update(h);
+	log_msg(VITALS_LOG_INFO, "core", "configuration reloaded");
+	return 0;
+}
+
+void
+host_free(struct host *h)
+{
+	struct vitals_ctx *ctx;
+	int i;
+
+	if (h == NULL)
+		return;
+	while ((ctx = TAILQ_FIRST(&h->insts)) != NULL) {
+		TAILQ_REMOVE(&h->insts, ctx, link);
+		host_ctx_stop(ctx);
+		host_ctx_free(ctx);
+	}
+	host_queue_clear(h);
+	if (h->epoch_ev)
+		event_free(h->epoch_ev);
+	if (h->tick_ev)
+		event_free(h->tick_ev);
+	for (i = 0; i < 3; i++)
+		if (h->sig_ev[i])
+			event_free(h->sig_ev[i]);
+	engine_free(h->eng);
+	if (h->base)
+		event_base_free(h->base);
+	config_free(h->cfg);
+	free(h);
+}
+
+/* ---- the SDK's services ---- */
+
+const struct vitals_settings *
+vitals_settings(const struct vitals_ctx *ctx)
+{
+	return &ctx->host->settings;
+}
+
+void
+vitals_log(struct vitals_ctx *ctx, int level, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (level <= VITALS_LOG_WARN)
+		log_limited(&ctx->lim, level, ctx->name, "%s", buf);
+	else
+		log_msg(level, ctx->name, "%s", buf);
+}
+
+void
+vitals_error(struct vitals_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(ctx->err, sizeof(ctx->err), fmt, ap);
+	va_end(ap);
+}
+
+int
+vitals_vital_open(struct vitals_ctx *ctx, const char *name, const char *unit,
+    struct vitals_vital **out)
+{
+	int r;
+
+	r = engine_vital_open(ctx->host->eng, name, unit, out);
+	if (r == -EEXIST)
+		vitals_error(ctx, "vital '%s' is already open with another unit",
+		    name);
+	else if (r != 0)
+		vitals_error(ctx, "cannot open vital '%s': %s", name, strerror(-r));
+	return r;
+}
+
+void
+vitals_cpu_add(struct vitals_ctx *ctx, uint64_t ns)
+{
+	engine_cpu_add(ctx->host->eng, ns);
+}
+
+int
+vitals_finding_emit(struct vitals_ctx *ctx, const struct vitals_finding *f)
+{
+	return engine_finding_add(ctx->host->eng, f, ctx->name);
+}
+
+static void
+host_on_timer(evutil_socket_t fd, short what, void *arg)
+{
+	struct vitals_timer *t = arg;
+
+	(void)fd;
+	(void)what;
+	t->cb(t->arg);
+}
+
+int
+vitals_timer_add(struct vitals_ctx *ctx, uint64_t interval_ns,
+    void (*cb)(void *arg), void *arg, struct vitals_timer **out)
+{
+	struct vitals_timer *t;
+	struct timeval tv;
+
+	if (cb == NULL || interval_ns == 0)
+		return -EINVAL;
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return -ENOMEM;
+	t->ctx = ctx;
+	t->cb = cb;
+	t->arg = arg;
+	t->ev = event_new(ctx->host->base, -1, EV_PERSIST, host_on_timer, t);
+	if (t->ev == NULL) {
+		free(t);
+		return -ENOMEM;
+	}
+	tv.tv_sec = (time_t)(interval_ns / 1000000000ULL);
+	tv.tv_usec = (suseconds_t)(interval_ns % 1000000000ULL / 1000);
+	evtimer_add(t->ev, &tv);
+	LIST_INSERT_HEAD(&ctx->timers, t, link);
+	if (out != NULL)
+		*out = t;
+	return 0;
+}
+
+void
+vitals_timer_del(struct vitals_timer *t)
+{
+	if (t == NULL)
+		return;
+	LIST_REMOVE(t, link);
+	event_free(t->ev);
+	free(t);
+}
+
+static void
+host_on_watch(evutil_socket_t fd, short what, void *arg)
+{
+	struct vitals_watch *w = arg;
+
+	(void)what;
+	w->cb(fd, w->arg);
+}
+
+int
+vitals_watch_add(struct vitals_ctx *ctx, int fd, void (*cb)(int fd, void *arg),
+    void *arg, struct vitals_watch **out)
+{
+	struct vitals_watch *w;
+
+	if (cb == NULL || fd < 0)
+		return -EINVAL;
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return -ENOMEM;
+	w->ctx = ctx;
+	w->cb = cb;
+	w->arg = arg;
+	w->ev = event_new(ctx->host->base, fd, EV_READ | EV_PERSIST,
+	    host_on_watch, w);
+	if (w->ev == NULL || event_add(w->ev, NULL) != 0) {
+		if (w->ev)
+			event_free(w->ev);
+		free(w);
+		return -ENOMEM;
+	}
+	LIST_INSERT_HEAD(&ctx->watches, w, link);
+	if (out != NULL)
+		*out = w;
+	return 0;
+}
+
+void
+vitals_watch_del(struct vitals_watch *w)
+{
+	if (w == NULL)
+		return;
+	LIST_REMOVE(w, link);
+	event_free(w->ev);
+	free(w);
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading and writing stored epochs: the one way the daemon, the CLI, the
+ * aggregator and third-party tools reach the epoch store.  One gzip'd JSON
+ * file per epoch under DATA_DIR/YYYY-MM-DD/.
+ */
+#ifndef VITALS_STORE_H
+#define VITALS_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vitals/vitals.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One stored epoch file, as listed (not yet read). */
+struct vitals_store_entry {
+	char *path;        /* full path of the file */
+	char *host;        /* host part of the name */
+	uint64_t start_ns; /* epoch start taken from the name */
+};
+
+/* A listing of a store, sorted by start time then host. */
+struct vitals_store_list {
+	size_t n;                        /* entries */
+	struct vitals_store_entry *v;    /* n entries, owned by the list */
+};
+
+/*
+ * List the epoch files under data_dir, oldest first.  Files whose names do
+ * not parse are skipped.  Returns 0 and fills *out (free it with
+ * vitals_store_list_free), -ENOENT if data_dir does not exist, or another
+ * negative errno.
+ */
+int vitals_store_list(const char *data_dir, struct vitals_store_list *out);
+
+/* Free a listing's contents; accepts a zeroed or half-filled list. */
+void vitals_store_list_free(struct vitals_store_list *l);
+
+/*
+ * Read one epoch file.  Returns 0 and sets *out (free with
+ * vitals_epoch_free), or a negative errno (-EBADMSG for a corrupt,
+ * truncated or malformed file) with a reason naming the file in err.
+ */
+int vitals_epoch_load(const char *path, struct vitals_epoch **out,
+    char *err, size_t errlen);
+
+/* Free an epoch returned by vitals_epoch_load; accepts NULL. */
+void vitals_epoch_free(struct vitals_epoch *e);
+
+/*
+ * Write an epoch under data_dir: to a temporary name, fsync'd, renamed,
+ * and the directory fsync'd, so a crash never leaves a torn file.  On
+ * success returns 0 and, if path is not NULL, writes the final path there.
+ * Returns a negative errno otherwise, with a reason in err.
+ */
+int vitals_epoch_save(const struct vitals_epoch *e, const char *data_dir,
+    char *path, size_t pathlen, char *err, size_t errlen);
+
+/*
+ * Apply retention: delete epoch files that started before now_ns - max_age_ns
+ * (when max_age_ns > 0), then the oldest files until the store holds at
+ * most max_bytes (when max_bytes > 0), and remove emptied date directories.
+ * Leftover temporary files older than an hour are removed too.  Returns the
+ * number of files deleted, or a negative errno.
+ */
+int vitals_store_prune(const char *data_dir, uint64_t max_age_ns,
+    uint64_t max_bytes, uint64_t now_ns);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VITALS_STORE_H */

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The vitals plugin SDK: the one contract between vitalsd and its probe,
+ * filter and output plugins.  A plugin includes this header (and, if it
+ * reads stored epochs, <vitals/store.h>), links -lvitals and exports one
+ * `const struct vitals_plugin vitals_plugin`.
+ */
+#ifndef VITALS_VITALS_H
+#define VITALS_VITALS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * ABI version.  The major changes when a struct below changes layout; the
+ * minor when fields are appended.  The loader refuses a plugin whose major
+ * differs, or whose minor is newer than the core's.
+ */
+#define VITALS_ABI_MAJOR 1
+#define VITALS_ABI_MINOR 0
+
+/* Plugin kinds (struct vitals_plugin.kind). */
+#define VITALS_PLUGIN_PROBE  1u /* emits events into sketches */
+#define VITALS_PLUGIN_FILTER 2u /* turns closed epochs into findings */
+#define VITALS_PLUGIN_OUTPUT 3u /* consumes closed epochs (store, http) */
+
+/* Option value types (struct vitals_option.type) and their C storage. */
+#define VITALS_OPT_BOOL     1u /* int: 0 or 1; YAML true/false/yes/no */
+#define VITALS_OPT_INT      2u /* int64_t, within [min, max] when min < max */
+#define VITALS_OPT_DOUBLE   3u /* double, within [min, max] when min < max */
+#define VITALS_OPT_STRING   4u /* char *, owned by the core, NULL if unset */
+#define VITALS_OPT_DURATION 5u /* uint64_t nanoseconds; "250ms", "5s", "2m", "1h", "30d" */
+#define VITALS_OPT_SIZE     6u /* uint64_t bytes; "512", "64K", "16M", "1G" */
+#define VITALS_OPT_STRLIST  7u /* struct vitals_strlist; YAML sequence or comma list */
+
+/* Finding severities (struct vitals_finding.severity). */
+#define VITALS_SEV_INFO 1u
+#define VITALS_SEV_WARN 2u
+#define VITALS_SEV_CRIT 3u
+
+/* Log levels for vitals_log(). */
+#define VITALS_LOG_ERR   3
+#define VITALS_LOG_WARN  4
+#define VITALS_LOG_INFO  6
+#define VITALS_LOG_DEBUG 7
+
+/* Most frames kept per side (kernel, user) of a sample's stack. */
+#define VITALS_STACK_MAX 64
+/* Event-specific argument slots carried in events and samples. */
+#define VITALS_NARGS 4
+/* Length of a comm, as in the kernel (TASK_COMM_LEN). */
+#define VITALS_COMM_LEN 16
+
+/* A list of strings filled from a YAML sequence; owned by the core. */
+struct vitals_strlist {
+	uint32_t n;    /* number of strings */
+	char **v;      /* n strings, NUL-terminated */
+};
+
+/*
+ * One configurable option.  Tables end with an entry whose key is NULL.
+ * The core fills the plugin's config block (config_size bytes) with the
+ * default, then with the YAML value, and reports bad values with the YAML
+ * file:line:column.  Plugins never parse YAML.
+ */
+struct vitals_option {
+	const char *key;  /* YAML key, lower_snake_case */
+	uint32_t type;    /* VITALS_OPT_* */
+	uint32_t offset;  /* offsetof(config struct, member) */
+	const char *def;  /* default as YAML scalar text; NULL = zero/unset */
+	const char *help; /* one line, shown by vitalsd --list-plugins -v */
+	double min;       /* inclusive bounds for INT/DOUBLE/DURATION/SIZE; */
+	double max;       /* ignored when min >= max */
+};
+
+/*
+ * An event, as a probe hands it to vitals_emit().  Borrowed for the call:
+ * the core copies what it keeps.  label, exe_id and uid are hashed into the
+ * vital's sketch; the rest is kept only if the event is sampled.
+ */
+struct vitals_event {
+	uint64_t ts_ns;     /* CLOCK_REALTIME nanoseconds; 0 = now */
+	uint64_t label;     /* vital-specific label address (e.g. PC >> 8) */
+	uint64_t weight;    /* added to the label's counter (>= 1) */
+	uint32_t exe_id;    /* stable id of the executable (e.g. hash of path) */
+	uint32_t uid;       /* user id */
+	uint32_t pid;       /* process id */
+	uint32_t tid;       /* thread id */
+	uint32_t op;        /* vital-specific operation code */
+	uint32_t nkstack;   /* frames in kstack, <= VITALS_STACK_MAX */
+	uint32_t nustack;   /* frames in ustack, <= VITALS_STACK_MAX */
+	uint32_t pad;       /* zero */
+	const uint64_t *kstack; /* kernel frames, innermost first, or NULL */
+	const uint64_t *ustack; /* user frames, innermost first, or NULL */
+	const char *exe;    /* executable path, or NULL; read only if sampled */
+	const char *comm;   /* thread name, or NULL; read only if sampled */
+	uint64_t args[VITALS_NARGS]; /* event-specific details (bytes, latency...) */
+};
+
+/*
+ * A sample as stored in a closed epoch.  Strings and stacks point into
+ * memory owned by the epoch.
+ */
+struct vitals_sample {
+	uint64_t ts_ns;     /* when the event happened */
+	uint64_t label;     /* the event's label */
+	uint64_t weight;    /* the event's weight */
+	uint64_t count;     /* the HCA counter after this event */
+	uint32_t slot;      /* HCA index the label hashed to */
+	uint32_t exe_id;    /* as in the event */
+	uint32_t uid;       /* as in the event */
+	uint32_t pid;       /* as in the event */
+	uint32_t tid;       /* as in the event */
+	uint32_t op;        /* as in the event */
+	uint32_t nkstack;   /* frames in kstack */
+	uint32_t nustack;   /* frames in ustack */
+	const uint64_t *kstack; /* kernel frames, innermost first */
+	const uint64_t *ustack; /* user frames, innermost first */
+	const char *const *ksyms; /* nkstack symbol names ("func+0x12"), or NULL */
+	const char *exe;    /* executable path, "" if unknown */
+	const char *comm;   /* thread name, "" if unknown */
+	uint64_t args[VITALS_NARGS]; /* event-specific details */
+};
+
+/* One vital sign's part of a closed epoch. */
+struct vitals_vital_epoch {
+	const char *name;      /* "cpu", "sched", ... */
+	const char *unit;      /* unit of the weight: "samples", "ns", "bytes" */
+	uint64_t threshold;    /* sampling threshold t in force at the close */
+	uint64_t floor;        /* counters below this are never sampled */
+	uint64_t events;       /* events counted */
+	uint64_t wsum;         /* sum of weights */
+	uint64_t unique;       /* distinct labels, linear-counting estimate */
+	uint64_t dropped;      /* events lost before the sketch */
+	uint64_t samples_dropped; /* sampled events not kept (memory bound) */
+	uint32_t hca_size;     /* counters in hca, a power of two */
+	uint32_t nsamples;     /* samples kept */
+	const uint64_t *hca;   /* hca_size counters */
+	const struct vitals_sample *samples; /* nsamples, in arrival order */
+};
+
+/* A finding a filter emits; the core copies it. */
+struct vitals_finding {
+	uint64_t start_ns;    /* start of the range it concerns */
+	uint64_t end_ns;      /* end of that range */
+	uint32_t timescale_s; /* the timescale it was found at (base epoch = its length) */
+	uint32_t severity;    /* VITALS_SEV_* */
+	double score;         /* filter-specific magnitude, larger = stronger */
+	double value;         /* the observed value */
+	double expected;      /* what the filter expected */
+	const char *filter;   /* filter name (set by the core) */
+	const char *vital;    /* vital concerned, or NULL */
+	const char *label;    /* label, exe or host concerned, or NULL */
+	const char *text;     /* one readable sentence */
+};
+
+/* A closed epoch (or a rollup of several), read-only for plugins. */
+struct vitals_epoch {
+	const char *host;      /* host name */
+	uint64_t start_ns;     /* CLOCK_REALTIME start */
+	uint64_t length_ns;    /* actual length */
+	uint32_t timescale_s;  /* nominal length in seconds */
+	uint32_t partial;      /* 1 if closed early (shutdown) */
+	uint64_t seq;          /* epoch number since vitalsd started */
+	uint64_t dropped;      /* events lost in all vitals */
+	uint64_t cpu_ns;       /* collector CPU time in this epoch (user+sys+probes) */
+	uint32_t nvitals;      /* entries in vitals */
+	uint32_t nfindings;    /* entries in findings */
+	const struct vitals_vital_epoch *vitals; /* sorted by name */
+	const struct vitals_finding *findings;
+};
+
+/*
+ * What a filter sees at each epoch of a timescale: the recent epochs of
+ * that timescale on this host, oldest first, the newest last, and the
+ * epochs of other hosts for the newest slot (empty on a single node).
+ */
+struct vitals_queue {
+	uint32_t timescale_s;  /* length of these epochs */
+	uint32_t n;            /* entries in epochs (>= 1) */
+	const struct vitals_epoch *const *epochs; /* n epochs, oldest first */
+	uint32_t npeers;       /* entries in peers */
+	const struct vitals_epoch *const *peers;  /* other hosts, same slot */
+};
+
+/* Opaque handles owned by the core. */
+struct vitals_ctx;   /* a plugin instance's handle to the core */
+struct vitals_vital; /* a vital sign's live sketch */
+struct vitals_timer; /* a periodic timer */
+struct vitals_watch; /* a watched file descriptor */
+
+/*
+ * The descriptor every plugin exports as `vitals_plugin`.  abi_major and
+ * abi_minor must stay first; fields are only ever appended.  Callbacks
+ * that do not apply to the kind are NULL.
+ */
+struct vitals_plugin {
+	uint32_t abi_major;       /* VITALS_ABI_MAJOR the plugin was built with */
+	uint32_t abi_minor;       /* VITALS_ABI_MINOR the plugin was built with */
+	uint32_t kind;            /* VITALS_PLUGIN_* */
+	uint32_t config_size;     /* bytes of the config block, 0 if none */
+	const char *name;         /* unique name, as used in the YAML */
+	const char *version;      /* plugin version string */
+	const char *description;  /* one line */
+	const struct vitals_option *options; /* table ending in {NULL}, or NULL */
+
+	/*
+	 * Whether the plugin can run here.  Returns 0, or a negative errno
+	 * with a reason written to why (e.g. "tracepoint sched:sched_switch
+	 * missing").  NULL means always available.
+	 */
+	int (*available)(char *why, size_t len);
+
+	/*
+	 * Start an instance with the filled config block (owned by the
+	 * core, valid until fini).  Returns 0 and sets *state, or a negative
+	 * errno, after vitals_error() to say why.
+	 */
+	int (*init)(struct vitals_ctx *ctx, const void *config, void **state);
+
+	/* Stop an instance; must accept the state init left, even NULL. */
+	void (*fini)(void *state);
+
+	/*
+	 * Probe: called just before the epoch closes.  A probe that keeps its
+	 * sketch elsewhere (in the kernel) hands it over here with
+	 * vitals_vital_load() and vitals_vital_sample(); others may leave it
+	 * NULL.  Returns 0 or a negative errno.
+	 */
+	int (*flush)(void *state);
+
+	/*
+	 * Filter: called for each closed epoch (and each completed rollup)
+	 * with the queue of that timescale.  Findings go out through
+	 * vitals_finding_emit().  Returns 0 or a negative errno.
+	 */
+	int (*epoch)(void *state, const struct vitals_queue *q);
+
+	/*
+	 * Output: called with each closed epoch, findings included.  The
+	 * epoch is borrowed for the call.  Returns 0 or a negative errno.
+	 */
+	int (*write)(void *state, const struct vitals_epoch *e);
+};
+
+/* Global settings, read-only, as the core parsed them. */
+struct vitals_settings {
+	const char *host;         /* host name written into epochs */
+	const char *data_dir;     /* where epochs are stored */
+	uint64_t epoch_ns;        /* nominal epoch length */
+	uint64_t retention_ns;    /* delete epochs older than this; 0 = keep */
+	uint64_t retention_bytes; /* keep the store under this size; 0 = no limit */
+};
+
+/* ---- services the core gives plugins (exported by libvitals) ---- */
+
+/* Global settings in force; borrowed, valid until the instance ends. */
+const struct vitals_settings *vitals_settings(const struct vitals_ctx *ctx);
+
+/*
+ * Log a message prefixed with the plugin's name.  Errors and warnings are
+ * rate-limited per plugin instance (a burst, then a count of the rest).
+ */
+void vitals_log(struct vitals_ctx *ctx, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Record why init or a callback failed; the core logs it once. */
+void vitals_error(struct vitals_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Probe: open (or share) the sketch for vital `name` with weight unit
+ * `unit`.  Sizes come from the sketch configuration.  Returns 0 and sets
+ * *out (owned by the core, valid until fini), or a negative errno.
+ */
+int vitals_vital_open(struct vitals_ctx *ctx, const char *name,
+    const char *unit, struct vitals_vital **out);
+
+/*
+ * Probe: count an event in the vital's sketch and keep it as a sample if
+ * its counter crossed a power of the threshold (or its label is new this
+ * epoch).  Never allocates or blocks.  Returns 1 if sampled, else 0.
+ */
+int vitals_emit(struct vitals_vital *v, const struct vitals_event *ev);
+
+/* Sampling parameters in force for the current epoch. */
+uint64_t vitals_vital_threshold(const struct vitals_vital *v);
+uint64_t vitals_vital_floor(const struct vitals_vital *v);
+uint32_t vitals_vital_hca_size(const struct vitals_vital *v);
+
+/*
+ * Probe with its own sketch (in flush): add the counters it kept for the
+ * closing epoch.  hca must have vitals_vital_hca_size() entries and have
+ * been indexed with vitals_label_hash().  Returns 0 or -EINVAL.
+ */
+int vitals_vital_load(struct vitals_vital *v, const uint64_t *hca,
+    uint32_t m, uint64_t events, uint64_t wsum, uint64_t dropped);
+
+/*
+ * Probe with its own sketch: keep an event that was sampled elsewhere,
+ * with the counter value it saw.  Returns 1 if kept, 0 if the sample
+ * memory is full.
+ */
+int vitals_vital_sample(struct vitals_vital *v, const struct vitals_event *ev,
+    uint64_t count);
+
+/* The hash every sketch uses to place (label, exe_id, uid). */
+uint64_t vitals_label_hash(uint64_t label, uint32_t exe_id, uint32_t uid);
+
+/* Add CPU time the probe spent outside this process (e.g. BPF run time). */
+void vitals_cpu_add(struct vitals_ctx *ctx, uint64_t ns);
+
+/*
+ * Run cb(arg) every `interval_ns` on the core's loop.  Returns 0 and sets
+ * *out (owned by the core; freed at fini or by vitals_timer_del), or a
+ * negative errno.
+ */
+int vitals_timer_add(struct vitals_ctx *ctx, uint64_t interval_ns,
+    void (*cb)(void *arg), void *arg, struct vitals_timer **out);
+void vitals_timer_del(struct vitals_timer *t);
+
+/* Call cb(fd, arg) when fd is readable; same ownership as timers. */
+int vitals_watch_add(struct vitals_ctx *ctx, int fd,
+    void (*cb)(int fd, void *arg), void *arg, struct vitals_watch **out);
+void vitals_watch_del(struct vitals_watch *w);
+
+/* Filter: emit a finding; the core copies it.  Returns 0 or -ENOMEM. */
+int vitals_finding_emit(struct vitals_ctx *ctx, const struct vitals_finding *f);
+
+/* Look up a vital by name in an epoch; NULL if absent.  Borrowed. */
+const struct vitals_vital_epoch *vitals_epoch_vital(const struct vitals_epoch *e,
+    const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VITALS_VITALS_H */

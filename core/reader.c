@@ -1,0 +1,621 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The epoch store on disk (<vitals/store.h>): one gzip'd JSON file per
+ * epoch under DATA_DIR/YYYY-MM-DD/, written atomically, listed, read back
+ * and pruned.  The JSON form and the file names come from codec.c.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <vitals/store.h>
+
+#include "codec.h"
+
+/* Leftover temporary files older than this are removed by prune. */
+#define STORE_TMP_AGE_NS (3600ull * 1000000000ull)
+/* First read buffer for a decompressed file; doubled as needed. */
+#define STORE_READ_CHUNK (64 * 1024)
+
+/* Called for each file name in each date dir; nonzero return stops. */
+typedef int (*store_file_fn)(const char *dir, const char *name, void *arg);
+
+static void __attribute__((format(printf, 3, 4)))
+store_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* "YYYY-MM-DD", the only directories the store looks into. */
+static int
+store_is_date(const char *s)
+{
+	static const char pat[] = "DDDD-DD-DD";
+	size_t i;
+
+	for (i = 0; i < sizeof(pat) - 1; i++) {
+		if (pat[i] == 'D' ? s[i] < '0' || s[i] > '9' : s[i] != pat[i])
+			return 0;
+	}
+	return s[i] == '\0';
+}
+
+/* Call fn for every entry of dir but "." and "..". */
+static int
+store_each_in(const char *dir, store_file_fn fn, void *arg)
+{
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if ((d = opendir(dir)) == NULL)
+		return -errno;
+	while (r == 0) {
+		errno = 0;
+		if ((de = readdir(d)) == NULL) {
+			r = -errno;
+			break;
+		}
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
+			r = fn(dir, de->d_name, arg);
+	}
+	closedir(d);
+	return r;
+}
+
+/*
+ * Call fn for every file in every date dir of data_dir.  A date dir that
+ * vanished meanwhile (a concurrent prune) or is not a directory is skipped.
+ */
+static int
+store_each_file(const char *data_dir, store_file_fn fn, void *arg)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	DIR *top;
+	int r = 0;
+
+	if ((top = opendir(data_dir)) == NULL)
+		return -errno;
+	while (r == 0) {
+		errno = 0;
+		if ((de = readdir(top)) == NULL) {
+			r = -errno;
+			break;
+		}
+		if (!store_is_date(de->d_name))
+			continue;
+		if (snprintf(dir, sizeof(dir), "%s/%s", data_dir, de->d_name) >=
+		    (int)sizeof(dir))
+			r = -ENAMETOOLONG;
+		else if ((r = store_each_in(dir, fn, arg)) == -ENOENT ||
+		    r == -ENOTDIR)
+			r = 0;
+	}
+	closedir(top);
+	return r;
+}
+
+static int
+store_list_add(const char *dir, const char *name, void *arg)
+{
+	struct vitals_store_list *l = arg;
+	struct vitals_store_entry *v, *e;
+	char host[256];
+	uint64_t start;
+	size_t len;
+
+	if (codec_parse_name(name, &start, host, sizeof(host)) < 0)
+		return 0; /* temporary files and junk */
+	if ((v = realloc(l->v, (l->n + 1) * sizeof(*v))) == NULL)
+		return -ENOMEM;
+	l->v = v;
+	e = &v[l->n];
+	e->start_ns = start;
+	e->host = strdup(host);
+	len = strlen(dir) + strlen(name) + 2;
+	if (e->host == NULL || (e->path = malloc(len)) == NULL) {
+		free(e->host);
+		return -ENOMEM;
+	}
+	snprintf(e->path, len, "%s/%s", dir, name);
+	l->n++;
+	return 0;
+}
+
+static int
+store_entry_cmp(const void *a, const void *b)
+{
+	const struct vitals_store_entry *x = a, *y = b;
+	int c;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if ((c = strcmp(x->host, y->host)) != 0)
+		return c;
+	return strcmp(x->path, y->path);
+}
+
+/*
+ * List the epoch files under data_dir/YYYY-MM-DD/, sorted by start then
+ * host.  Names that do not parse (temporary files, junk) are skipped.
+ * Returns 0 and fills *out (the caller frees it with
+ * vitals_store_list_free), -ENOENT if data_dir is missing, or another
+ * negative errno.
+ */
+int
+vitals_store_list(const char *data_dir, struct vitals_store_list *out)
+{
+	struct vitals_store_list l = { 0, NULL };
+	int r;
+
+	if ((r = store_each_file(data_dir, store_list_add, &l)) < 0) {
+		vitals_store_list_free(&l);
+		return r;
+	}
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof(*l.v), store_entry_cmp);
+	*out = l;
+	return 0;
+}
+
+/* Free the entries of a listing and zero it; accepts a zeroed list. */
+void
+vitals_store_list_free(struct vitals_store_list *l)
+{
+	size_t i;
+
+	if (l == NULL)
+		return;
+	for (i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		free(l->v[i].host);
+	}
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+/* The error of a gz stream as an errno; why gets zlib's message. */
+static int
+store_gz_errno(gzFile gz, int saved, char *why, size_t whylen)
+{
+	const char *msg;
+	int zerr;
+
+	msg = gzerror(gz, &zerr);
+	if (zerr == Z_ERRNO) {
+		saved = saved != 0 ? saved : EIO;
+		store_err(why, whylen, "%s", strerror(saved));
+		return -saved;
+	}
+	if (zerr == Z_MEM_ERROR) {
+		store_err(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	/* zlib prefixes its message with the file, here "<fd:N>: ". */
+	if (strstr(msg, ": ") != NULL)
+		msg = strstr(msg, ": ") + 2;
+	store_err(why, whylen, "gzip: %s", msg);
+	return -EBADMSG;
+}
+
+/* Read and inflate all of gz into a malloc'd buffer (the caller's). */
+static int
+store_gz_slurp(gzFile gz, char **out, size_t *len, char *why, size_t whylen)
+{
+	size_t n = 0, cap = 0;
+	char *buf = NULL, *p;
+	int k, zerr, saved;
+
+	for (;;) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : STORE_READ_CHUNK;
+			if ((p = realloc(buf, cap)) == NULL)
+				goto nomem;
+			buf = p;
+		}
+		k = gzread(gz, buf + n,
+		    (unsigned)(cap - n > INT_MAX ? INT_MAX : cap - n));
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	/* A truncated stream ends with k == 0 but leaves an error behind. */
+	saved = errno;
+	gzerror(gz, &zerr);
+	if (k < 0 || zerr != Z_OK) {
+		free(buf);
+		return store_gz_errno(gz, saved, why, whylen);
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+nomem:
+	free(buf);
+	store_err(why, whylen, "out of memory");
+	return -ENOMEM;
+}
+
+/* The inflated contents of the gzip file at path. */
+static int
+store_read_gz(
+    const char *path, char **out, size_t *len, char *why, size_t whylen)
+{
+	gzFile gz;
+	int fd, r;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		r = -errno;
+		store_err(why, whylen, "%s", strerror(-r));
+		return r;
+	}
+	if ((gz = gzdopen(fd, "rb")) == NULL) {
+		close(fd);
+		store_err(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	r = store_gz_slurp(gz, out, len, why, whylen);
+	/* zlib passes through what is not gzip; the store only holds gzip. */
+	if (r == 0 && gzdirect(gz)) {
+		free(*out);
+		store_err(why, whylen, "not a gzip file");
+		r = -EBADMSG;
+	}
+	gzclose(gz);
+	return r;
+}
+
+/*
+ * Read the epoch file at path.  Returns 0 and sets *out (the caller's,
+ * free with vitals_epoch_free); -ENOENT (or another errno) if it cannot
+ * be opened; -EBADMSG if it is truncated, not gzip, not JSON or not an
+ * epoch.  err then says "PATH: reason".
+ */
+int
+vitals_epoch_load(
+    const char *path, struct vitals_epoch **out, char *err, size_t errlen)
+{
+	json_error_t je;
+	char why[256];
+	size_t len = 0;
+	char *buf = NULL;
+	json_t *j;
+	int r;
+
+	if ((r = store_read_gz(path, &buf, &len, why, sizeof(why))) < 0) {
+		store_err(err, errlen, "%s: %s", path, why);
+		return r;
+	}
+	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	free(buf);
+	if (j == NULL) {
+		store_err(err, errlen, "%s: line %d column %d: %s", path,
+		    je.line, je.column, je.text);
+		return -EBADMSG;
+	}
+	r = codec_epoch_from_json(j, out, why, sizeof(why));
+	json_decref(j);
+	if (r < 0)
+		store_err(err, errlen, "%s: %s", path, why);
+	return r;
+}
+
+/* Free an epoch from vitals_epoch_load; accepts NULL. */
+void
+vitals_epoch_free(struct vitals_epoch *e)
+{
+	codec_epoch_free(e);
+}
+
+/*
+ * The vital called name in e, borrowed from e, or NULL.  A linear search:
+ * epochs hold a dozen vitals, and one built by hand may not be sorted.
+ */
+const struct vitals_vital_epoch *
+vitals_epoch_vital(const struct vitals_epoch *e, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; e != NULL && name != NULL && i < e->nvitals; i++)
+		if (e->vitals[i].name != NULL &&
+		    strcmp(e->vitals[i].name, name) == 0)
+			return &e->vitals[i];
+	return NULL;
+}
+
+/* mkdir -p path (0755).  Returns 1 if it made path itself, 0, or -errno. */
+static int
+store_mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+	int made = 0;
+	char *p, c;
+
+	if (path[0] == '\0')
+		return -ENOENT;
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		c = *p;
+		*p = '\0';
+		made = mkdir(buf, 0755) == 0;
+		if (!made && errno != EEXIST)
+			return -errno;
+		if ((*p = c) == '\0')
+			break;
+	}
+	if (stat(path, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? made : -ENOTDIR;
+}
+
+static int
+store_fsync_dir(const char *dir)
+{
+	int fd, r = 0;
+
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/* Where json_dump_callback's output goes: the gzip stream. */
+struct store_sink {
+	gzFile gz;
+	int error; /* errno of the first failed write */
+};
+
+static int
+store_sink_write(const char *buf, size_t size, void *arg)
+{
+	struct store_sink *s = arg;
+
+	errno = 0;
+	if (size > 0 && gzwrite(s->gz, buf, (unsigned)size) == 0) {
+		s->error = errno ? errno : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/* Compress j into the open file fd (borrowed); the gz stream gets a dup. */
+static int
+store_write_gz(int fd, json_t *j)
+{
+	struct store_sink s = { NULL, 0 };
+	int gfd, r;
+
+	if ((gfd = dup(fd)) < 0)
+		return -errno;
+	if ((s.gz = gzdopen(gfd, "wb6")) == NULL) {
+		close(gfd);
+		return -ENOMEM;
+	}
+	if (json_dump_callback(j, store_sink_write, &s, JSON_COMPACT) < 0) {
+		gzclose(s.gz);
+		return s.error ? -s.error : -ENOMEM;
+	}
+	errno = 0;
+	if ((r = gzclose(s.gz)) != Z_OK)
+		return r == Z_ERRNO && errno ? -errno : -EIO;
+	return 0;
+}
+
+/* Write e as gzip'd JSON to the new file tmp, 0644, and fsync it. */
+static int
+store_write_tmp(const char *tmp, const struct vitals_epoch *e)
+{
+	const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC;
+	json_t *j;
+	int fd, r;
+
+	if ((j = codec_epoch_to_json(e)) == NULL)
+		return -ENOMEM;
+	if ((fd = open(tmp, flags, 0644)) < 0) {
+		json_decref(j);
+		return -errno;
+	}
+	/* 0644 whatever the umask: readers need not run as the daemon. */
+	if (fchmod(fd, 0644) < 0)
+		r = -errno;
+	else if ((r = store_write_gz(fd, j)) == 0 && fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	json_decref(j);
+	return r;
+}
+
+/* The date dir, final path and temporary path of e under data_dir. */
+static int
+store_paths(const struct vitals_epoch *e, const char *data_dir, char *dir,
+    char *final, char *tmp)
+{
+	char rel[PATH_MAX];
+	char *slash;
+	int r;
+
+	r = codec_epoch_relpath(e->start_ns, e->host, rel, sizeof(rel));
+	if (r < 0)
+		return r;
+	slash = strchr(rel, '/');
+	*slash = '\0';
+	if (snprintf(dir, PATH_MAX, "%s/%s", data_dir, rel) >= PATH_MAX ||
+	    snprintf(final, PATH_MAX, "%s/%s", dir, slash + 1) >= PATH_MAX ||
+	    snprintf(tmp, PATH_MAX, "%s/.%s.tmp.%ld", dir, slash + 1,
+		(long)getpid()) >= PATH_MAX)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+/*
+ * Store e (borrowed) under data_dir: mkdir -p the date dir, write
+ * ".NAME.tmp.PID" there, fsync it, rename it to NAME and fsync the
+ * directory, so a crash leaves either no file or a whole one.  Returns 0
+ * and, if path is not NULL, the final path in it; or a negative errno
+ * with "PATH: reason" in err (the temporary file is then gone).
+ */
+int
+vitals_epoch_save(const struct vitals_epoch *e, const char *data_dir,
+    char *path, size_t pathlen, char *err, size_t errlen)
+{
+	char dir[PATH_MAX], final[PATH_MAX], tmp[PATH_MAX];
+	const char *where = dir;
+	int made, r;
+
+	if ((r = store_paths(e, data_dir, dir, final, tmp)) < 0 ||
+	    (path != NULL && strlen(final) >= pathlen)) {
+		store_err(
+		    err, errlen, "%s: epoch file name too long", data_dir);
+		return r < 0 ? r : -ENAMETOOLONG;
+	}
+	if ((r = made = store_mkdir_p(dir)) < 0)
+		goto fail;
+	where = tmp;
+	if ((r = store_write_tmp(tmp, e)) < 0)
+		goto fail;
+	where = final;
+	if (rename(tmp, final) < 0) {
+		r = -errno;
+		goto fail;
+	}
+	where = dir;
+	/* A new date dir must reach the disk in data_dir too. */
+	if ((r = store_fsync_dir(dir)) < 0 ||
+	    (made && (r = store_fsync_dir(data_dir)) < 0))
+		goto fail;
+	if (path != NULL)
+		strcpy(path, final);
+	return 0;
+fail:
+	unlink(tmp);
+	store_err(err, errlen, "%s: %s", where, strerror(-r));
+	return r;
+}
+
+/* Unlink path and try to remove its directory; 1 if path was removed. */
+static int
+store_remove(const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	if (unlink(path) < 0)
+		return 0;
+	if (strlen(path) < sizeof(dir)) {
+		strcpy(dir, path);
+		if ((slash = strrchr(dir, '/')) != NULL) {
+			*slash = '\0';
+			rmdir(dir); /* fails while not empty: fine */
+		}
+	}
+	return 1;
+}
+
+/*
+ * Keep the newest files of l[first..] whose sizes sum to at most max;
+ * remove the older ones.  Returns the number removed.
+ */
+static int
+store_prune_size(const struct vitals_store_list *l, size_t first, uint64_t max)
+{
+	uint64_t total = 0;
+	struct stat st;
+	size_t i;
+	int n = 0;
+
+	for (i = l->n; i > first; i--) {
+		if (stat(l->v[i - 1].path, &st) == 0)
+			total += (uint64_t)st.st_size;
+		if (total > max)
+			break;
+	}
+	for (; i > first; i--)
+		n += store_remove(l->v[i - 1].path);
+	return n;
+}
+
+/* State of the walk that removes old temporary files. */
+struct store_tmp_walk {
+	uint64_t before_ns; /* remove those last modified before this */
+	int n; /* removed so far */
+};
+
+static int
+store_prune_tmp(const char *dir, const char *name, void *arg)
+{
+	struct store_tmp_walk *w = arg;
+	char path[PATH_MAX];
+	struct stat st;
+	uint64_t mtime;
+
+	if (name[0] != '.' || strstr(name, ".tmp.") == NULL)
+		return 0;
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= PATH_MAX)
+		return 0;
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+	    (uint64_t)st.st_mtim.tv_nsec;
+	if (mtime < w->before_ns)
+		w->n += store_remove(path);
+	return 0;
+}
+
+/*
+ * Retention: remove the files that started before now_ns - max_age_ns
+ * (if max_age_ns > 0), then the oldest until the files total at most
+ * max_bytes (if max_bytes > 0), then temporary files older than an hour;
+ * a date dir emptied on the way goes too.  A file that cannot be removed
+ * is left for the next pass.  Returns the number of files removed (0 if
+ * data_dir does not exist), or a negative errno.
+ */
+int
+vitals_store_prune(const char *data_dir, uint64_t max_age_ns,
+    uint64_t max_bytes, uint64_t now_ns)
+{
+	struct store_tmp_walk w = { 0, 0 };
+	struct vitals_store_list l;
+	uint64_t cutoff = 0;
+	size_t first = 0;
+	int n = 0, r;
+
+	if ((r = vitals_store_list(data_dir, &l)) < 0)
+		return r == -ENOENT ? 0 : r;
+	if (max_age_ns > 0 && now_ns > max_age_ns)
+		cutoff = now_ns - max_age_ns;
+	while (first < l.n && l.v[first].start_ns < cutoff)
+		n += store_remove(l.v[first++].path);
+	if (max_bytes > 0)
+		n += store_prune_size(&l, first, max_bytes);
+	vitals_store_list_free(&l);
+	if (now_ns > STORE_TMP_AGE_NS) {
+		w.before_ns = now_ns - STORE_TMP_AGE_NS;
+		if ((r = store_each_file(data_dir, store_prune_tmp, &w)) < 0)
+			return r;
+	}
+	return n + w.n;
+}

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ewma: the Chopstix EWMA anomaly detector.  Per timescale and per vital it
+ * keeps an exponentially weighted mean and variance of the epoch's weighted
+ * sum and of its largest HCA slots, and reports a value that leaves
+ * mean +- k*sd once `warmup` values have been seen.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vitals/vitals.h>
+
+#define EWMA_TOP_MAX 16 /* most slots checked per vital and epoch */
+#define EWMA_LABELS 64 /* slots tracked per vital; least recent evicted */
+
+struct ewma_config {
+	double alpha; /* weight of the newest value */
+	double k; /* band half-width in sd */
+	int64_t warmup; /* values learnt before testing */
+	int64_t top; /* largest slots checked per epoch */
+	struct vitals_strlist vitals; /* vitals checked; empty = all */
+};
+
+#define EWMA_OFF(m) offsetof(struct ewma_config, m)
+
+/* clang-format off */
+static const struct vitals_option ewma_options[] = {
+	{ .key = "alpha", .type = VITALS_OPT_DOUBLE, .offset = EWMA_OFF(alpha),
+	    .def = "0.3", .help = "EWMA weight of the newest epoch",
+	    .min = 0, .max = 1 },
+	{ .key = "k", .type = VITALS_OPT_DOUBLE, .offset = EWMA_OFF(k),
+	    .def = "3", .help = "report values beyond mean +- k sd",
+	    .min = 0, .max = 1000 },
+	{ .key = "warmup", .type = VITALS_OPT_INT, .offset = EWMA_OFF(warmup),
+	    .def = "5", .help = "epochs learnt before reporting",
+	    .min = 0, .max = 1e9 },
+	{ .key = "top", .type = VITALS_OPT_INT, .offset = EWMA_OFF(top),
+	    .def = "3", .help = "largest HCA slots tracked per epoch",
+	    .min = 0, .max = EWMA_TOP_MAX },
+	{ .key = "vitals", .type = VITALS_OPT_STRLIST,
+	    .offset = EWMA_OFF(vitals), .def = NULL,
+	    .help = "vitals to check (default: all)" },
+	{ .key = NULL }
+};
+/* clang-format on */
+
+struct ewma_stat {
+	double mean;
+	double var;
+	uint64_t n; /* values learnt */
+};
+
+struct ewma_label {
+	uint32_t slot;
+	uint64_t seen; /* epoch it was last among the top; 0 = free */
+	struct ewma_stat st;
+};
+
+/* One vital at one timescale. */
+struct ewma_vital {
+	uint32_t timescale_s;
+	uint32_t hca_size; /* slots mean nothing across sizes */
+	char *name;
+	uint64_t epochs; /* epochs seen, the clock of labels[].seen */
+	struct ewma_stat total;
+	struct ewma_label labels[EWMA_LABELS];
+};
+
+struct ewma {
+	struct vitals_ctx *ctx;
+	const struct ewma_config *cf;
+	uint32_t nvitals;
+	struct ewma_vital *vitals;
+};
+
+/* Incremental EWMA of mean and variance (Finch 2009). */
+static void
+ewma_learn(const struct ewma *e, struct ewma_stat *s, double x)
+{
+	double diff = x - s->mean, incr = e->cf->alpha * diff;
+
+	if (s->n++ == 0) {
+		s->mean = x;
+		return;
+	}
+	s->mean += incr;
+	s->var = (1 - e->cf->alpha) * (s->var + diff * incr);
+}
+
+/*
+ * Test x against the band, then learn it, so an outlier moves the baseline
+ * by alpha only.  The sd is floored at 5% of the mean and at 1 so that a
+ * perfectly steady stream does not flag tiny noise.  Reports when the
+ * value is more than k sd away once `warmup` values have been learnt.
+ */
+static int
+ewma_check(struct ewma *e, const struct vitals_queue *q, const char *vital,
+    const char *label, struct ewma_stat *s, double x)
+{
+	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	struct vitals_finding f = { 0 };
+	double sd = fmax(fmax(sqrt(s->var), 0.05 * fabs(s->mean)), 1.0);
+	char text[256];
+
+	if (s->n > 0 && s->n >= (uint64_t)e->cf->warmup)
+		f.score = fabs(x - s->mean) / sd;
+	f.expected = s->mean;
+	ewma_learn(e, s, x);
+	if (f.score <= e->cf->k)
+		return 0;
+	snprintf(text, sizeof(text),
+	    "%s %s%s%.0f is %.1f sd %s its EWMA %.0f "
+	    "(alpha %g, k %g)",
+	    vital, label ? label : "weighted sum", label ? " count " : " ", x,
+	    f.score, x > f.expected ? "above" : "below", f.expected,
+	    e->cf->alpha, e->cf->k);
+	f.start_ns = ep->start_ns;
+	f.end_ns = ep->start_ns + ep->length_ns;
+	f.timescale_s = q->timescale_s;
+	f.severity = f.score > 2 * e->cf->k ? VITALS_SEV_CRIT : VITALS_SEV_WARN;
+	f.value = x;
+	f.vital = vital;
+	f.label = label;
+	f.text = text;
+	return vitals_finding_emit(e->ctx, &f);
+}
+
+/* "exe (comm) slot N" from a sample that hashed to the slot, if any. */
+static void
+ewma_label_text(
+    const struct vitals_vital_epoch *ve, uint32_t slot, char *buf, size_t len)
+{
+	const struct vitals_sample *s;
+	uint32_t i;
+
+	for (i = 0; i < ve->nsamples; i++) {
+		s = &ve->samples[i];
+		if (s->slot == slot &&
+		    (s->exe[0] != '\0' || s->comm[0] != '\0')) {
+			snprintf(
+			    buf, len, "%s (%s) slot %u", s->exe, s->comm, slot);
+			return;
+		}
+	}
+	snprintf(buf, len, "slot %u", slot);
+}
+
+/* Mark the n largest non-zero slots as seen now, tracking new ones. */
+static void
+ewma_top(struct ewma_vital *v, const struct vitals_vital_epoch *ve, uint32_t n,
+    uint64_t now)
+{
+	uint32_t top[EWMA_TOP_MAX], ntop = 0, i, j;
+	struct ewma_label *l, *lru;
+
+	for (i = 0; i < ve->hca_size && ve->hca != NULL; i++) {
+		for (j = ntop; j > 0 && ve->hca[top[j - 1]] < ve->hca[i]; j--)
+			if (j < n)
+				top[j] = top[j - 1];
+		if (j < n && ve->hca[i] > 0) {
+			top[j] = i;
+			ntop += ntop < n;
+		}
+	}
+	for (i = 0; i < ntop; i++) {
+		for (lru = l = v->labels; l < v->labels + EWMA_LABELS; l++) {
+			if (l->seen != 0 && l->slot == top[i])
+				break;
+			if (l->seen < lru->seen)
+				lru = l;
+		}
+		if (l == v->labels + EWMA_LABELS)
+			*(l = lru) = (struct ewma_label){ .slot = top[i] };
+		l->seen = now;
+	}
+}
+
+/*
+ * Values are scaled to the nominal epoch length: the first epoch after a
+ * start and the last before a stop are shorter or longer than the rest,
+ * and must not look like a change in rate.
+ */
+static double
+ewma_scale(const struct vitals_epoch *ep)
+{
+	double nominal = (double)ep->timescale_s * 1e9;
+
+	if (ep->length_ns == 0 || nominal == 0)
+		return 1.0;
+	return nominal / (double)ep->length_ns;
+}
+
+/* Every tracked slot learns; only those in the top now are tested. */
+static int
+ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
+    const struct vitals_vital_epoch *ve)
+{
+	double scale = ewma_scale(q->epochs[q->n - 1]);
+	uint64_t now = ++v->epochs;
+	struct ewma_label *l;
+	char label[160];
+	double x;
+	int rc = 0;
+
+	if (v->hca_size != ve->hca_size) {
+		memset(v->labels, 0, sizeof(v->labels));
+		v->hca_size = ve->hca_size;
+	}
+	if (ewma_check(e, q, v->name, NULL, &v->total,
+	    scale * (double)ve->wsum) != 0)
+		rc = -ENOMEM;
+	ewma_top(v, ve, (uint32_t)e->cf->top, now);
+	for (l = v->labels; l < v->labels + EWMA_LABELS; l++) {
+		if (l->seen == 0 || ve->hca == NULL || l->slot >= ve->hca_size)
+			continue;
+		x = scale * (double)ve->hca[l->slot];
+		if (l->seen != now) {
+			ewma_learn(e, &l->st, x);
+			continue;
+		}
+		ewma_label_text(ve, l->slot, label, sizeof(label));
+		if (ewma_check(e, q, v->name, label, &l->st, x) != 0)
+			rc = -ENOMEM;
+	}
+	return rc;
+}
+
+/* State of vital `name` at timescale ts, created on first sight. */
+static struct ewma_vital *
+ewma_vital_get(struct ewma *e, uint32_t ts, const char *name)
+{
+	struct ewma_vital *v;
+	uint32_t i;
+
+	for (i = 0; i < e->nvitals; i++)
+		if (e->vitals[i].timescale_s == ts &&
+		    strcmp(e->vitals[i].name, name) == 0)
+			return &e->vitals[i];
+	if ((v = realloc(e->vitals, (i + 1) * sizeof(*v))) == NULL)
+		return NULL;
+	e->vitals = v;
+	v = memset(&v[i], 0, sizeof(*v));
+	v->timescale_s = ts;
+	if ((v->name = strdup(name)) == NULL)
+		return NULL;
+	e->nvitals++;
+	return v;
+}
+
+static int
+ewma_wanted(const struct ewma_config *cf, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < cf->vitals.n; i++)
+		if (strcmp(cf->vitals.v[i], name) == 0)
+			return 1;
+	return cf->vitals.n == 0;
+}
+
+/* Only the newest epoch of the queue is new; the state holds the past. */
+static int
+ewma_epoch(void *state, const struct vitals_queue *q)
+{
+	struct ewma *e = state;
+	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	const struct vitals_vital_epoch *ve;
+	struct ewma_vital *v;
+	int rc = 0;
+
+	for (ve = ep->vitals; ve < ep->vitals + ep->nvitals; ve++) {
+		if (!ewma_wanted(e->cf, ve->name))
+			continue;
+		v = ewma_vital_get(e, q->timescale_s, ve->name);
+		if (v == NULL || ewma_vital(e, q, v, ve) != 0)
+			rc = -ENOMEM;
+	}
+	return rc;
+}
+
+static void
+ewma_fini(void *state)
+{
+	struct ewma *e = state;
+	uint32_t i;
+
+	if (e == NULL)
+		return;
+	for (i = 0; i < e->nvitals; i++)
+		free(e->vitals[i].name);
+	free(e->vitals);
+	free(e);
+}
+
+static int
+ewma_init(struct vitals_ctx *ctx, const void *config, void **state)
+{
+	const struct ewma_config *cf = config;
+	struct ewma *e;
+	const char *bad = NULL;
+
+	/* The core checks the table's bounds; a test or embedder may not. */
+	if (!(cf->alpha >= 0 && cf->alpha <= 1))
+		bad = "alpha";
+	else if (!(cf->k >= 0))
+		bad = "k";
+	else if (cf->warmup < 0)
+		bad = "warmup";
+	else if (cf->top < 0 || cf->top > EWMA_TOP_MAX)
+		bad = "top";
+	if (bad != NULL) {
+		vitals_error(ctx, "option '%s' is out of range", bad);
+		return -EINVAL;
+	}
+	if ((e = calloc(1, sizeof(*e))) == NULL)
+		return -ENOMEM;
+	e->ctx = ctx;
+	e->cf = cf;
+	*state = e;
+	return 0;
+}
+
+const struct vitals_plugin vitals_plugin = {
+	.abi_major = VITALS_ABI_MAJOR,
+	.abi_minor = VITALS_ABI_MINOR,
+	.kind = VITALS_PLUGIN_FILTER,
+	.config_size = sizeof(struct ewma_config),
+	.name = "ewma",
+	.version = "0.1.0",
+	.description = "EWMA anomaly detector on weighted sums and top labels",
+	.options = ewma_options,
+	.available = NULL,
+	.init = ewma_init,
+	.fini = ewma_fini,
+	.epoch = ewma_epoch,
+};

@@ -1,0 +1,28 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Install what vitals needs to build and test on Debian 12, if missing.
+set -eu
+
+PKGS="build-essential autoconf automake libtool libtool-bin pkg-config \
+libltdl-dev libevent-dev libjansson-dev zlib1g-dev libyaml-dev check \
+libsubunit-dev python3 procps"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+	SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+	SUDO="sudo"
+else
+	echo "setup-debian: missing packages:$missing" >&2
+	echo "setup-debian: run as root: apt-get install$missing" >&2
+	exit 1
+fi
+echo "setup-debian: installing$missing"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing

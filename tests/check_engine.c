@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for core/engine.c: the epoch swap loses nothing under a
+ * continuous stream, the adaptive threshold moves both ways, vitals are
+ * shared by name, kernel-kept sketches load, and findings are copied.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "engine.h"
+
+static struct config *cfg;
+static struct engine *eng;
+
+static void
+setup(void)
+{
+	cfg = config_default();
+	ck_assert_ptr_nonnull(cfg);
+	cfg->epoch_ns = 1000000000ULL;
+	eng = engine_new(cfg, "h1");
+	ck_assert_ptr_nonnull(eng);
+	engine_start(eng, 1000);
+}
+
+static void
+teardown(void)
+{
+	engine_free(eng);
+	config_free(cfg);
+}
+
+static void
+emit_n(struct vitals_vital *v, uint64_t label0, uint32_t nlabels, uint32_t n)
+{
+	struct vitals_event ev;
+	uint32_t i;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.ts_ns = 5;
+	for (i = 0; i < n; i++) {
+		ev.label = label0 + (i % nlabels) * 64;
+		ev.weight = 1;
+		vitals_emit(v, &ev);
+	}
+}
+
+/* Closes at arbitrary points of a continuous stream: totals add up. */
+START_TEST(test_swap_loses_nothing)
+{
+	static const uint32_t chunks[] = { 1, 999, 5000, 0, 1234, 77, 40000, 3 };
+	struct vitals_vital *v;
+	const struct vitals_epoch *e;
+	uint64_t emitted = 0, seen = 0, sum;
+	uint32_t i, j;
+
+	ck_assert_int_eq(engine_vital_open(eng, "sched", "ns", &v), 0);
+	for (i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+		emit_n(v, 0x1000, 50 + i, chunks[i]);
+		emitted += chunks[i];
+		e = engine_close(eng, 2000 + i, 0);
+		ck_assert_uint_eq(e->vitals[0].events, chunks[i]);
+		for (j = 0, sum = 0; j < e->vitals[0].hca_size; j++)
+			sum += e->vitals[0].hca[j];
+		ck_assert_uint_eq(sum, chunks[i]);
+		ck_assert_uint_eq(e->seq, i);
+		seen += e->vitals[0].events;
+	}
+	ck_assert_uint_eq(seen, emitted);
+}
+END_TEST
+
+START_TEST(test_view)
+{
+	struct vitals_vital *a, *b, *c2;
+	const struct vitals_epoch *e;
+
+	ck_assert_int_eq(engine_vital_open(eng, "sched", "ns", &a), 0);
+	ck_assert_int_eq(engine_vital_open(eng, "cpu", "samples", &b), 0);
+	ck_assert_int_eq(engine_vital_open(eng, "cpu", "samples", &c2), 0);
+	ck_assert_ptr_eq(b, c2);
+	ck_assert_int_eq(engine_vital_open(eng, "cpu", "ns", &c2), -EEXIST);
+	ck_assert_int_eq(engine_vital_open(eng, "Bad Name", "ns", &c2), -EINVAL);
+	emit_n(a, 0x10, 300, 3000);
+	e = engine_close(eng, 1000 + 500, 1);
+	ck_assert_str_eq(e->host, "h1");
+	ck_assert_uint_eq(e->nvitals, 2);
+	ck_assert_str_eq(e->vitals[0].name, "cpu"); /* sorted */
+	ck_assert_str_eq(e->vitals[1].name, "sched");
+	ck_assert_uint_eq(e->vitals[1].wsum, 3000);
+	ck_assert_uint_ge(e->vitals[1].unique, 250);
+	ck_assert_uint_le(e->vitals[1].unique, 350);
+	ck_assert_uint_eq(e->start_ns, 1000);
+	ck_assert_uint_eq(e->length_ns, 500);
+	ck_assert_uint_eq(e->partial, 1);
+	ck_assert_uint_eq(e->timescale_s, 1);
+	ck_assert_ptr_eq(vitals_epoch_vital(e, "sched"), &e->vitals[1]);
+}
+END_TEST
+
+/* Sample memory at the high watermark doubles t within the epoch. */
+START_TEST(test_t_doubles_on_sample_memory)
+{
+	struct vitals_vital *v;
+	const struct vitals_epoch *e;
+
+	cfg->sketch.max_samples = 64;
+	ck_assert_int_eq(engine_vital_open(eng, "kmem", "pages", &v), 0);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 2);
+	emit_n(v, 0x100, 1000, 20000);
+	ck_assert_uint_gt(vitals_vital_threshold(v), 2);
+	e = engine_close(eng, 3000, 0);
+	ck_assert_uint_gt(e->vitals[0].threshold, 2);
+	ck_assert_uint_le(e->vitals[0].nsamples, 64);
+}
+END_TEST
+
+/* A quiet epoch under both low watermarks halves t back, to the floor of t. */
+START_TEST(test_t_halves_when_quiet)
+{
+	struct vitals_vital *v;
+	uint64_t t0, t1;
+
+	cfg->sketch.max_samples = 64;
+	cfg->cpu_low = 1e12; /* any CPU use is "low", even in 1 us epochs */
+	ck_assert_int_eq(engine_vital_open(eng, "kmem", "pages", &v), 0);
+	emit_n(v, 0x100, 1000, 20000);
+	engine_close(eng, 2000, 0);
+	t0 = vitals_vital_threshold(v);
+	ck_assert_uint_gt(t0, 2);
+	emit_n(v, 0x100, 2, 4); /* quiet */
+	engine_close(eng, 3000, 0);
+	t1 = vitals_vital_threshold(v);
+	ck_assert_uint_eq(t1, t0 / 2);
+	while (vitals_vital_threshold(v) > 2)
+		engine_close(eng, 4000, 0);
+	engine_close(eng, 5000, 0);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 2);
+}
+END_TEST
+
+/* The CPU high watermark, checked each second, doubles t. */
+START_TEST(test_t_doubles_on_cpu)
+{
+	struct vitals_vital *v;
+
+	cfg->cpu_high = 1e-9; /* any CPU use reaches it */
+	ck_assert_int_eq(engine_vital_open(eng, "cpu", "samples", &v), 0);
+	emit_n(v, 0x100, 10, 200000);
+	engine_tick(eng);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 4);
+	/* No CPU use at all: a plugin reported none, so no change. */
+	cfg->cpu_high = 1e9;
+	engine_tick(eng);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 4);
+}
+END_TEST
+
+START_TEST(test_per_vital_sizes)
+{
+	struct vitals_vital *v;
+
+	cfg->vital_sketch = calloc(1, sizeof(struct config_sketch));
+	cfg->vital_sketch[0] = cfg->sketch;
+	cfg->vital_sketch[0].vital = strdup("lock");
+	cfg->vital_sketch[0].hca_size = 128;
+	cfg->vital_sketch[0].threshold = 8;
+	cfg->nvital_sketch = 1;
+	ck_assert_int_eq(engine_vital_open(eng, "lock", "ns", &v), 0);
+	ck_assert_uint_eq(vitals_vital_hca_size(v), 128);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 8);
+	ck_assert_int_eq(engine_vital_open(eng, "cpu", "samples", &v), 0);
+	ck_assert_uint_eq(vitals_vital_hca_size(v), cfg->sketch.hca_size);
+}
+END_TEST
+
+/* A probe that keeps its sketch elsewhere hands it over at the boundary. */
+START_TEST(test_load_external)
+{
+	struct vitals_vital *v;
+	const struct vitals_epoch *e;
+	struct vitals_event ev;
+	uint64_t *hca;
+	uint32_t m;
+
+	ck_assert_int_eq(engine_vital_open(eng, "syscall", "events", &v), 0);
+	m = vitals_vital_hca_size(v);
+	hca = calloc(m, sizeof(uint64_t));
+	hca[vitals_label_hash(0x77, 3, 0) & (m - 1)] = 40;
+	hca[5] += 2;
+	ck_assert_int_eq(vitals_vital_load(v, hca, m - 1, 42, 42, 0), -EINVAL);
+	ck_assert_int_eq(vitals_vital_load(v, hca, m, 42, 42, 3), 0);
+	memset(&ev, 0, sizeof(ev));
+	ev.label = 0x77;
+	ev.exe_id = 3;
+	ev.ts_ns = 9;
+	ck_assert_int_eq(vitals_vital_sample(v, &ev, 32), 1);
+	e = engine_close(eng, 2000, 0);
+	ck_assert_uint_eq(e->vitals[0].events, 42);
+	ck_assert_uint_eq(e->vitals[0].dropped, 3);
+	ck_assert_uint_eq(e->dropped, 3);
+	ck_assert_uint_eq(e->vitals[0].nsamples, 1);
+	ck_assert_uint_eq(e->vitals[0].samples[0].count, 32);
+	ck_assert_uint_eq(e->vitals[0].hca[e->vitals[0].samples[0].slot], 40);
+	free(hca);
+}
+END_TEST
+
+START_TEST(test_findings)
+{
+	struct vitals_finding f;
+	const struct vitals_epoch *e;
+
+	e = engine_close(eng, 2000, 0);
+	memset(&f, 0, sizeof(f));
+	f.vital = "cpu";
+	f.text = "cpu is high";
+	f.score = 4.5;
+	ck_assert_int_eq(engine_finding_add(eng, &f, "ewma"), 0);
+	ck_assert_uint_eq(e->nfindings, 1);
+	ck_assert_str_eq(e->findings[0].filter, "ewma");
+	ck_assert_str_eq(e->findings[0].text, "cpu is high");
+	ck_assert_ptr_ne(e->findings[0].text, f.text); /* copied */
+	e = engine_close(eng, 3000, 0);
+	ck_assert_uint_eq(e->nfindings, 0);
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *su = suite_create("engine");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_swap_loses_nothing);
+	tcase_add_test(tc, test_view);
+	tcase_add_test(tc, test_t_doubles_on_sample_memory);
+	tcase_add_test(tc, test_t_halves_when_quiet);
+	tcase_add_test(tc, test_t_doubles_on_cpu);
+	tcase_add_test(tc, test_per_vital_sizes);
+	tcase_add_test(tc, test_load_external);
+	tcase_add_test(tc, test_findings);
+	suite_add_tcase(su, tc);
+	sr = srunner_create(su);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,530 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the ewma filter, linked in directly with the mock core:
+ * hand-made epochs go through vitals_plugin.epoch and the findings the
+ * mock recorded are checked.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mock_host.h"
+
+extern const struct vitals_plugin vitals_plugin;
+
+#define HCA 256
+#define NEPOCHS 64
+#define BASE_NS 1700000000000000000ULL
+#define CPU 0 /* index of cpu in an epoch's vitals (sorted by name) */
+#define SCHED 1
+
+/* One hand-made epoch with two vitals, cpu and sched. */
+struct fake {
+	struct vitals_epoch e;
+	struct vitals_vital_epoch v[2];
+	uint64_t hca[2][HCA];
+	struct vitals_sample s[1];
+};
+
+/* The epochs of one timescale, oldest first, as a queue shows them. */
+struct history {
+	uint32_t ts;
+	uint32_t n;
+	struct fake f[NEPOCHS];
+	const struct vitals_epoch *p[NEPOCHS];
+};
+
+static struct history h60, h300;
+static void *cfg, *st;
+
+/* Start the filter with defaults overridden by NULL-terminated pairs. */
+static void
+start(const char *const *kv)
+{
+	struct vitals_ctx *ctx = mock_ctx("ewma");
+
+	cfg = mock_config_new(&vitals_plugin);
+	ck_assert_ptr_nonnull(cfg);
+	for (; kv != NULL && kv[0] != NULL; kv += 2)
+		ck_assert_int_eq(
+		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
+	ck_assert_int_eq(vitals_plugin.init(ctx, cfg, &st), 0);
+}
+
+static void
+setup(void)
+{
+	memset(&h60, 0, sizeof(h60));
+	memset(&h300, 0, sizeof(h300));
+	h60.ts = 60;
+	h300.ts = 300;
+	cfg = st = NULL;
+}
+
+static void
+teardown(void)
+{
+	if (st != NULL)
+		vitals_plugin.fini(st);
+	mock_config_free(&vitals_plugin, cfg);
+	mock_reset();
+}
+
+/*
+ * Prepare the next epoch: cpu HCA 100 per slot but slot 7 at 300, sched
+ * 50 per slot; weighted sums are the HCA sums.  The test may change it
+ * before run().
+ */
+static struct fake *
+next(struct history *h)
+{
+	struct fake *f;
+	uint32_t i;
+
+	ck_assert_uint_lt(h->n, NEPOCHS);
+	f = &h->f[h->n];
+	memset(f, 0, sizeof(*f));
+	f->e.host = "mockhost";
+	f->e.timescale_s = h->ts;
+	f->e.seq = h->n;
+	f->e.length_ns = (uint64_t)h->ts * 1000000000ULL;
+	f->e.start_ns = BASE_NS + h->n * f->e.length_ns;
+	f->e.nvitals = 2;
+	f->e.vitals = f->v;
+	f->v[CPU].name = "cpu";
+	f->v[CPU].unit = "samples";
+	f->v[SCHED].name = "sched";
+	f->v[SCHED].unit = "ns";
+	for (i = 0; i < 2; i++) {
+		f->v[i].hca_size = HCA;
+		f->v[i].hca = f->hca[i];
+	}
+	for (i = 0; i < HCA; i++) {
+		f->hca[CPU][i] = i == 7 ? 300 : 100;
+		f->hca[SCHED][i] = 50;
+	}
+	f->v[CPU].wsum = 100 * HCA + 200;
+	f->v[SCHED].wsum = 50 * HCA;
+	return f;
+}
+
+/* Hand the newest epoch to the filter with the whole history as queue. */
+static void
+run(struct history *h)
+{
+	struct vitals_queue q = { .timescale_s = h->ts };
+
+	h->p[h->n] = &h->f[h->n].e;
+	h->n++;
+	q.n = h->n;
+	q.epochs = h->p;
+	ck_assert_int_eq(vitals_plugin.epoch(st, &q), 0);
+}
+
+/* Feed n epochs whose cpu and sched weighted sums are set. */
+static void
+feed(struct history *h, unsigned n, uint64_t cpu, uint64_t sched)
+{
+	struct fake *f;
+
+	while (n-- > 0) {
+		f = next(h);
+		f->v[CPU].wsum = cpu;
+		f->v[SCHED].wsum = sched;
+		run(h);
+	}
+}
+
+static const struct vitals_finding *
+only_finding(void)
+{
+	ck_assert_uint_eq(mock_nfindings(), 1);
+	return mock_finding(0);
+}
+
+/* ---- steady series: never a finding ---- */
+
+static const struct {
+	const char *name;
+	double level; /* mean value */
+	double jitter; /* relative amplitude of a deterministic wobble */
+	double trend; /* relative growth per epoch */
+	const char *alpha;
+} steady_cases[] = {
+	{ "constant", 20000, 0, 0, "0.3" },
+	{ "jitter 2%", 20000, 0.02, 0, "0.3" },
+	{ "jitter 4% alpha 0.1", 20000, 0.04, 0, "0.1" },
+	{ "slow trend", 20000, 0.01, 0.01, "0.3" },
+	{ "tiny values", 3, 0.3, 0, "0.3" },
+	{ "zero", 0, 0, 0, "0.5" },
+};
+
+START_TEST(steady_series)
+{
+	const char *kv[] = { "alpha", steady_cases[_i].alpha, NULL };
+	double x, level = steady_cases[_i].level;
+	unsigned i;
+
+	start(kv);
+	for (i = 0; i < 60; i++) {
+		x = level * (1 + steady_cases[_i].jitter * sin(i * 1.7));
+		level *= 1 + steady_cases[_i].trend;
+		feed(&h60, 1, (uint64_t)llround(x), 12800);
+	}
+	ck_assert_msg(mock_nfindings() == 0, "%s: %u findings, first: %s",
+	    steady_cases[_i].name, mock_nfindings(),
+	    mock_nfindings() ? mock_finding(0)->text : "");
+}
+END_TEST
+
+/* ---- a step after warm-up: exactly one finding ---- */
+
+static const struct {
+	unsigned vital; /* CPU or SCHED */
+	unsigned at; /* epoch index of the step */
+	double factor; /* value during the step, times the baseline */
+	const char *warmup;
+	unsigned severity;
+} step_cases[] = {
+	{ CPU, 10, 10, "5", VITALS_SEV_CRIT },
+	{ SCHED, 7, 3, "5", VITALS_SEV_CRIT },
+	{ CPU, 5, 2, "5", VITALS_SEV_CRIT },
+	{ CPU, 12, 0, "5", VITALS_SEV_CRIT },
+	{ SCHED, 3, 1.2, "3", VITALS_SEV_WARN },
+	{ CPU, 1, 5, "0", VITALS_SEV_CRIT },
+};
+
+START_TEST(step_burst)
+{
+	const char *kv[] = { "top", "0", "warmup", step_cases[_i].warmup,
+		NULL };
+	const struct vitals_finding *f;
+	unsigned i, v = step_cases[_i].vital;
+	uint64_t base = 20000, x;
+
+	start(kv);
+	for (i = 0; i < 20; i++) {
+		x = i == step_cases[_i].at
+		    ? (uint64_t)(base * step_cases[_i].factor)
+		    : base;
+		feed(&h60, 1, v == CPU ? x : base, v == SCHED ? x : base);
+	}
+	f = only_finding();
+	ck_assert_str_eq(f->vital, v == CPU ? "cpu" : "sched");
+	ck_assert_ptr_null(f->label);
+	ck_assert_str_eq(f->filter, "ewma");
+	ck_assert_uint_eq(f->start_ns, h60.f[step_cases[_i].at].e.start_ns);
+	ck_assert_uint_eq(f->end_ns, f->start_ns + 60000000000ULL);
+	ck_assert_uint_eq(f->timescale_s, 60);
+	ck_assert_double_gt(f->score, 3);
+	ck_assert_double_eq_tol(f->value, base * step_cases[_i].factor, 1);
+	ck_assert_double_eq_tol(f->expected, base, 1e-6);
+	ck_assert_uint_eq(f->severity, step_cases[_i].severity);
+}
+END_TEST
+
+START_TEST(finding_text)
+{
+	const char *kv[] = { "top", "0", NULL };
+	const struct vitals_finding *f;
+
+	start(kv);
+	feed(&h60, 8, 20000, 1000);
+	feed(&h60, 1, 41230, 1000);
+	f = only_finding();
+	/* sd is floored at 5% of the mean: (41230 - 20000) / 1000. */
+	ck_assert_double_eq_tol(f->score, 21.23, 1e-9);
+	ck_assert_str_eq(f->text,
+	    "cpu weighted sum 41230 is 21.2 sd above "
+	    "its EWMA 20000 (alpha 0.3, k 3)");
+	mock_findings_clear();
+	feed(&h60, 10, 20000, 1000);
+	ck_assert_uint_eq(mock_nfindings(), 0);
+	feed(&h60, 1, 100, 1000);
+	ck_assert_ptr_nonnull(strstr(only_finding()->text, " below its EWMA"));
+}
+END_TEST
+
+/* ---- warm-up: nothing before `warmup` values are learnt ---- */
+
+static const struct {
+	unsigned at; /* epoch index of a spike */
+	const char *warmup;
+	unsigned findings;
+} warm_cases[] = {
+	{ 0, "5", 0 },
+	{ 2, "5", 0 },
+	{ 4, "5", 0 },
+	{ 5, "5", 1 },
+	{ 9, "10", 0 },
+	{ 10, "10", 1 },
+	{ 1, "1", 1 },
+	{ 0, "0", 0 },
+};
+
+START_TEST(warmup)
+{
+	const char *kv[] = { "top", "0", "warmup", warm_cases[_i].warmup,
+		NULL };
+	unsigned i;
+
+	start(kv);
+	for (i = 0; i <= warm_cases[_i].at; i++)
+		feed(&h60, 1, i == warm_cases[_i].at ? 1000000 : 20000, 5000);
+	ck_assert_uint_eq(mock_nfindings(), warm_cases[_i].findings);
+}
+END_TEST
+
+/* ---- per-label bursts in one HCA slot ---- */
+
+static const struct {
+	int sample; /* a sample sits in slot 7 */
+	const char *label; /* expected label text */
+} label_cases[] = {
+	{ 1, "/usr/bin/foo (foo) slot 7" },
+	{ 0, "slot 7" },
+};
+
+START_TEST(label_burst)
+{
+	struct fake *f;
+	const struct vitals_finding *fd;
+	unsigned i;
+
+	start(NULL);
+	for (i = 0; i < 12; i++) {
+		f = next(&h60);
+		if (i == 8) {
+			f->hca[CPU][7] = 700; /* total +400: under 5% of 26k */
+			f->v[CPU].wsum += 400;
+		}
+		if (label_cases[_i].sample) {
+			f->s[0] = (struct vitals_sample){ .slot = 7,
+				.label = 0x401234,
+				.weight = 1,
+				.count = 64,
+				.exe = "/usr/bin/foo",
+				.comm = "foo" };
+			f->v[CPU].samples = f->s;
+			f->v[CPU].nsamples = 1;
+		}
+		run(&h60);
+	}
+	fd = only_finding();
+	ck_assert_str_eq(fd->vital, "cpu");
+	ck_assert_str_eq(fd->label, label_cases[_i].label);
+	ck_assert_uint_eq(fd->start_ns, h60.f[8].e.start_ns);
+	ck_assert_double_eq(fd->value, 700);
+	ck_assert_double_eq_tol(fd->expected, 300, 1e-6);
+	ck_assert_double_gt(fd->score, 3);
+	ck_assert_ptr_nonnull(strstr(fd->text, "slot 7 count 700 is"));
+}
+END_TEST
+
+START_TEST(new_label_not_anomalous)
+{
+	struct fake *f;
+
+	start(NULL);
+	feed(&h60, 10, 100 * HCA + 200, 12800);
+	/* Slot 20 enters the top for the first time with a huge count. */
+	f = next(&h60);
+	f->hca[CPU][20] = 50000;
+	f->v[CPU].wsum += 50000;
+	run(&h60);
+	ck_assert_ptr_null(only_finding()->label);
+	ck_assert_str_eq(only_finding()->vital, "cpu");
+}
+END_TEST
+
+START_TEST(top_zero_ignores_labels)
+{
+	const char *kv[] = { "top", "0", NULL };
+	struct fake *f;
+
+	start(kv);
+	feed(&h60, 10, 100 * HCA + 200, 12800);
+	f = next(&h60);
+	f->hca[CPU][7] = 900;
+	run(&h60);
+	ck_assert_uint_eq(mock_nfindings(), 0);
+}
+END_TEST
+
+/* A slot that falls out of the top keeps learning but is not tested. */
+START_TEST(label_leaving_top)
+{
+	struct fake *f;
+
+	start(NULL);
+	feed(&h60, 10, 100 * HCA + 200, 12800);
+	f = next(&h60);
+	f->hca[CPU][7] = 100; /* ties with slots 0, 1, 2: out of the top 3 */
+	run(&h60);
+	ck_assert_uint_eq(mock_nfindings(), 0);
+}
+END_TEST
+
+/* Many slots take turns at the top: bounded state, nothing reported. */
+START_TEST(label_eviction)
+{
+	struct fake *f;
+	unsigned i;
+
+	start(NULL);
+	for (i = 0; i < NEPOCHS; i++) {
+		f = next(&h60);
+		f->hca[CPU][8 + 2 * i] = 5000; /* two new slots each epoch */
+		f->hca[CPU][9 + 2 * i] = 4000;
+		f->v[CPU].wsum = 100 * HCA + 9000;
+		run(&h60);
+	}
+	ck_assert_uint_eq(mock_nfindings(), 0);
+}
+END_TEST
+
+/* ---- one state per timescale ---- */
+
+START_TEST(timescales_separate)
+{
+	unsigned i;
+
+	start(NULL);
+	for (i = 0; i < 20; i++) {
+		feed(&h60, 1, 1000, 500);
+		feed(&h300, 1, 50000, 25000);
+	}
+	ck_assert_uint_eq(mock_nfindings(), 0);
+	feed(&h300, 1, 500000, 25000);
+	ck_assert_uint_eq(only_finding()->timescale_s, 300);
+	ck_assert_uint_eq(only_finding()->start_ns, h300.f[20].e.start_ns);
+	ck_assert_double_eq_tol(only_finding()->expected, 50000, 1e-6);
+	mock_findings_clear();
+	feed(&h60, 1, 1000, 500);
+	ck_assert_uint_eq(mock_nfindings(), 0);
+}
+END_TEST
+
+START_TEST(timescale_warms_alone)
+{
+	struct history *h = &h300;
+
+	start(NULL);
+	feed(&h60, 20, 1000, 500);
+	h->ts = 3600;
+	feed(h, 1, 900000, 500000);
+	ck_assert_uint_eq(mock_nfindings(), 0);
+}
+END_TEST
+
+/* ---- options ---- */
+
+START_TEST(vitals_option)
+{
+	const char *kv[] = { "vitals", "sched", "top", "0", NULL };
+
+	start(kv);
+	feed(&h60, 10, 1000, 500);
+	feed(&h60, 1, 90000, 500);
+	ck_assert_uint_eq(mock_nfindings(), 0);
+	feed(&h60, 1, 1000, 90000);
+	ck_assert_str_eq(only_finding()->vital, "sched");
+}
+END_TEST
+
+START_TEST(k_option)
+{
+	const char *kv[] = { "k", "30", "top", "0", NULL };
+
+	start(kv);
+	feed(&h60, 10, 20000, 500);
+	feed(&h60, 1, 40000, 500); /* 20 sd: under k */
+	ck_assert_uint_eq(mock_nfindings(), 0);
+	feed(&h60, 10, 20000, 500);
+	feed(&h60, 1, 200000, 500);
+	ck_assert_uint_eq(only_finding()->severity, VITALS_SEV_CRIT);
+}
+END_TEST
+
+static const struct {
+	const char *key, *value;
+} bad_cases[] = {
+	{ "top", "17" },
+	{ "top", "-1" },
+	{ "alpha", "1.5" },
+	{ "alpha", "-0.1" },
+	{ "k", "-1" },
+	{ "warmup", "-2" },
+};
+
+START_TEST(bad_options)
+{
+	char quoted[32];
+	void *s = NULL;
+
+	snprintf(quoted, sizeof(quoted), "'%s'", bad_cases[_i].key);
+	cfg = mock_config_new(&vitals_plugin);
+	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, bad_cases[_i].key,
+			     bad_cases[_i].value),
+	    0);
+	ck_assert_int_eq(
+	    vitals_plugin.init(mock_ctx("ewma"), cfg, &s), -EINVAL);
+	ck_assert_ptr_null(s);
+	ck_assert_uint_eq(mock_nerrors(), 1);
+	ck_assert_ptr_nonnull(strstr(mock_last_error(), quoted));
+}
+END_TEST
+
+START_TEST(descriptor)
+{
+	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
+	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
+	ck_assert_str_eq(vitals_plugin.name, "ewma");
+	ck_assert_ptr_nonnull(vitals_plugin.epoch);
+	ck_assert_ptr_null(vitals_plugin.flush);
+	vitals_plugin.fini(NULL);
+}
+END_TEST
+
+#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
+
+static Suite *
+ewma_suite(void)
+{
+	Suite *s = suite_create("ewma");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, steady_series, 0, NCASES(steady_cases));
+	tcase_add_loop_test(tc, step_burst, 0, NCASES(step_cases));
+	tcase_add_test(tc, finding_text);
+	tcase_add_loop_test(tc, warmup, 0, NCASES(warm_cases));
+	tcase_add_loop_test(tc, label_burst, 0, NCASES(label_cases));
+	tcase_add_test(tc, new_label_not_anomalous);
+	tcase_add_test(tc, top_zero_ignores_labels);
+	tcase_add_test(tc, label_leaving_top);
+	tcase_add_test(tc, label_eviction);
+	tcase_add_test(tc, timescales_separate);
+	tcase_add_test(tc, timescale_warms_alone);
+	tcase_add_test(tc, vitals_option);
+	tcase_add_test(tc, k_option);
+	tcase_add_loop_test(tc, bad_options, 0, NCASES(bad_cases));
+	tcase_add_test(tc, descriptor);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(ewma_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

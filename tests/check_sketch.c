@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for core/sketch.c: the sampling function, HCA arithmetic with
+ * weights, the floor, first sightings, the sample bound and linear counting.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hash.h"
+#include "sketch.h"
+
+static const struct sketch_params small = {
+	.hca_size = 64, .seen_bits = 1024, .max_samples = 8,
+	.stack_depth = 4, .floor = 1,
+};
+
+static struct vitals_event
+ev_of(uint64_t label, uint64_t weight)
+{
+	struct vitals_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.label = label;
+	ev.weight = weight;
+	ev.exe_id = 7;
+	ev.uid = 1000;
+	ev.ts_ns = 1;
+	return ev;
+}
+
+static const struct {
+	uint64_t old, new;
+	uint32_t shift;
+	uint64_t floor;
+	int crossed;
+} cross_cases[] = {
+	{ 0, 1, 1, 1, 1 },       /* 1 = 2^0 */
+	{ 1, 2, 1, 1, 1 },       /* 2 */
+	{ 2, 3, 1, 1, 0 },
+	{ 3, 4, 1, 1, 1 },       /* 4 */
+	{ 4, 7, 1, 1, 0 },
+	{ 5, 9, 1, 1, 1 },       /* weight 4 jumps over 8 */
+	{ 1000, 1023, 1, 1, 0 },
+	{ 1000, 1024, 1, 1, 1 },
+	{ 1, 2, 2, 1, 0 },       /* t = 4: powers 1, 4, 16 */
+	{ 3, 4, 2, 1, 1 },
+	{ 4, 15, 2, 1, 0 },
+	{ 15, 16, 2, 1, 1 },
+	{ 0, 1, 1, 4, 0 },       /* floor 4: 1 and 2 are below */
+	{ 1, 2, 1, 4, 0 },
+	{ 3, 4, 1, 4, 1 },
+	{ 3, 5, 2, 5, 0 },       /* crossed 4 but the floor is 5 */
+	{ 10, 10, 1, 1, 0 },     /* no change */
+	{ 1ULL << 62, (1ULL << 63) + 5, 1, 1, 1 },
+};
+
+START_TEST(test_crossed_table)
+{
+	int i = _i;
+
+	ck_assert_int_eq(sketch_crossed(cross_cases[i].old, cross_cases[i].new,
+	    cross_cases[i].shift, cross_cases[i].floor), cross_cases[i].crossed);
+}
+END_TEST
+
+/* One label: samples at counts 1, 2, 4, 8, ... (log2 N + 1 of them). */
+START_TEST(test_log_samples)
+{
+	struct sketch_params p = small;
+	struct vitals_event ev = ev_of(0x1234, 1);
+	struct sketch *s;
+	int i, kept = 0;
+
+	p.max_samples = 64;
+	s = sketch_new(&p);
+	ck_assert_ptr_nonnull(s);
+	for (i = 1; i <= 1000; i++)
+		kept += sketch_add(s, &ev, 1) == 1;
+	ck_assert_int_eq(kept, 10); /* 1..512 */
+	ck_assert_uint_eq(s->events, 1000);
+	ck_assert_uint_eq(s->wsum, 1000);
+	ck_assert_uint_eq(s->samples[3].count, 8);
+	sketch_free(s);
+}
+END_TEST
+
+START_TEST(test_weights_and_slot)
+{
+	struct vitals_event ev = ev_of(0xabc, 300);
+	struct sketch *s = sketch_new(&small);
+	uint64_t slot = hash_label(0xabc, 7, 1000) & (small.hca_size - 1);
+
+	sketch_add(s, &ev, 1);
+	ev.weight = 200;
+	sketch_add(s, &ev, 1);
+	ck_assert_uint_eq(s->hca[slot], 500);
+	ck_assert_uint_eq(s->wsum, 500);
+	ck_assert_uint_eq(s->events, 2);
+	ck_assert_uint_eq(s->samples[0].slot, slot);
+	/* 300 -> 500 crossed no power of 2 (256 was crossed by the first). */
+	ck_assert_uint_eq(s->nsamples, 1);
+	sketch_free(s);
+}
+END_TEST
+
+START_TEST(test_floor)
+{
+	struct sketch_params p = small;
+	struct vitals_event ev = ev_of(0x55, 1);
+	struct sketch *s;
+	int i;
+
+	p.floor = 16;
+	s = sketch_new(&p);
+	for (i = 1; i < 16; i++)
+		ck_assert_int_eq(sketch_add(s, &ev, 1), 0);
+	ck_assert_int_eq(sketch_add(s, &ev, 1), 1); /* 16 */
+	ck_assert_uint_eq(s->samples[0].count, 16);
+	sketch_free(s);
+}
+END_TEST
+
+/* A label sharing a counter with a heavy one still gets a sample. */
+START_TEST(test_first_sighting_on_collision)
+{
+	struct sketch_params p = small;
+	struct vitals_event heavy = ev_of(1, 1), light;
+	struct sketch *s;
+	uint64_t target, l;
+	int i, kept;
+
+	p.hca_size = 32;
+	p.max_samples = 64;
+	s = sketch_new(&p);
+	target = hash_label(1, 7, 1000) & 31;
+	for (l = 2; (hash_label(l, 7, 1000) & 31) != target; l++)
+		;
+	for (i = 0; i < 1000; i++)
+		sketch_add(s, &heavy, 1);
+	light = ev_of(l, 1);
+	kept = sketch_add(s, &light, 1); /* counter 1000 -> 1001: no power */
+	ck_assert_int_eq(kept, 1);
+	ck_assert_uint_eq(s->samples[s->nsamples - 1].label, l);
+	ck_assert_int_eq(sketch_add(s, &light, 1), 0); /* seen now */
+	sketch_free(s);
+}
+END_TEST
+
+START_TEST(test_sample_bound_and_reset)
+{
+	struct sketch *s = sketch_new(&small);
+	struct vitals_event ev;
+	int i, r, full = 0;
+
+	for (i = 0; i < 20; i++) {
+		ev = ev_of(0x1000 + (uint64_t)i * 977, 1);
+		r = sketch_add(s, &ev, 1);
+		full += r == 2;
+	}
+	ck_assert_uint_eq(s->nsamples, small.max_samples);
+	ck_assert_uint_eq(s->samples_dropped, (uint64_t)full);
+	ck_assert_int_ge(full, 1);
+	sketch_reset(s);
+	ck_assert_uint_eq(s->nsamples, 0);
+	ck_assert_uint_eq(s->events, 0);
+	for (i = 0; i < (int)small.hca_size; i++)
+		ck_assert_uint_eq(s->hca[i], 0);
+	ev = ev_of(0x1000, 1);
+	ck_assert_int_eq(sketch_add(s, &ev, 1), 1); /* fresh again */
+	sketch_free(s);
+}
+END_TEST
+
+START_TEST(test_sample_context)
+{
+	uint64_t ks[6] = { 1, 2, 3, 4, 5, 6 }, us[2] = { 0x400000, 0x400100 };
+	struct vitals_event ev = ev_of(0x77, 3);
+	struct sketch *s = sketch_new(&small);
+	const struct vitals_sample *sm;
+
+	ev.kstack = ks;
+	ev.nkstack = 6;
+	ev.ustack = us;
+	ev.nustack = 2;
+	ev.exe = "/usr/bin/thing";
+	ev.comm = "a-very-long-thread-name";
+	ev.pid = 42;
+	ev.args[1] = 99;
+	ck_assert_int_eq(sketch_add(s, &ev, 1), 1);
+	sm = &s->samples[0];
+	ck_assert_uint_eq(sm->nkstack, small.stack_depth); /* truncated */
+	ck_assert_uint_eq(sm->kstack[3], 4);
+	ck_assert_uint_eq(sm->nustack, 2);
+	ck_assert_uint_eq(sm->ustack[1], 0x400100);
+	ck_assert_str_eq(sm->exe, "/usr/bin/thing");
+	ck_assert_str_eq(sm->comm, "a-very-long-thr");
+	ck_assert_uint_eq(sm->pid, 42);
+	ck_assert_uint_eq(sm->args[1], 99);
+	ck_assert_uint_eq(sm->weight, 3);
+	/* The same exe id is interned once. */
+	ev.label = 0x99;
+	sketch_add(s, &ev, 1);
+	ck_assert_ptr_eq(s->samples[1].exe, sm->exe);
+	sketch_free(s);
+}
+END_TEST
+
+START_TEST(test_unique_estimate)
+{
+	struct sketch_params p = small;
+	struct vitals_event ev;
+	struct sketch *s;
+	uint64_t i, est;
+
+	p.hca_size = 1024;
+	s = sketch_new(&p);
+	ck_assert_uint_eq(sketch_unique(s->hca, 1024), 0);
+	for (i = 0; i < 300; i++) {
+		ev = ev_of(i * 4096 + 17, 1 + i % 5);
+		sketch_add(s, &ev, 1);
+	}
+	est = sketch_unique(s->hca, 1024);
+	ck_assert_msg(est >= 280 && est <= 320, "estimate %llu for 300",
+	    (unsigned long long)est);
+	sketch_free(s);
+}
+END_TEST
+
+START_TEST(test_bad_params)
+{
+	struct sketch_params p = small;
+
+	p.hca_size = 100;
+	ck_assert_ptr_null(sketch_new(&p));
+	p = small;
+	p.seen_bits = 1000;
+	ck_assert_ptr_null(sketch_new(&p));
+	p = small;
+	p.floor = 0;
+	ck_assert_ptr_null(sketch_new(&p));
+	p = small;
+	p.stack_depth = VITALS_STACK_MAX + 1;
+	ck_assert_ptr_null(sketch_new(&p));
+}
+END_TEST
+
+int
+main(void)
+{
+	Suite *su = suite_create("sketch");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_loop_test(tc, test_crossed_table, 0,
+	    sizeof(cross_cases) / sizeof(cross_cases[0]));
+	tcase_add_test(tc, test_log_samples);
+	tcase_add_test(tc, test_weights_and_slot);
+	tcase_add_test(tc, test_floor);
+	tcase_add_test(tc, test_first_sighting_on_collision);
+	tcase_add_test(tc, test_sample_bound_and_reset);
+	tcase_add_test(tc, test_sample_context);
+	tcase_add_test(tc, test_unique_estimate);
+	tcase_add_test(tc, test_bad_params);
+	suite_add_tcase(su, tc);
+	sr = srunner_create(su);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for core/reader.c, the epoch store: save and load back, list
+ * in order across date dirs and hosts, report corrupt files without
+ * hiding good ones, and prune by age, size and stale temporary files.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* nftw */
+#endif
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vitals/store.h>
+
+#include "codec.h"
+
+#define NS 1000000000ull
+#define HOUR (3600 * NS)
+/* 2023-11-14T00:00:00Z */
+#define DAY0 (1699920000ull * NS)
+#define DAY (24 * HOUR)
+
+/* {"format": 1, oops  (gzip -n) */
+static const unsigned char gz_bad_json[] = { 0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00,
+	0x00, 0x00, 0x02, 0x03, 0xab, 0x56, 0x4a, 0xcb, 0x2f, 0xca, 0x4d, 0x2c,
+	0x51, 0xb2, 0x52, 0x30, 0xd4, 0x51, 0xc8, 0xcf, 0x2f, 0x28, 0x06, 0x00,
+	0xf5, 0xa9, 0x08, 0x1a, 0x12, 0x00, 0x00, 0x00 };
+/* {"format":1,"host":"h","start_ns":"soon"}  (gzip -n) */
+static const unsigned char gz_bad_epoch[] = { 0x1f, 0x8b, 0x08, 0x00, 0x00,
+	0x00, 0x00, 0x00, 0x02, 0x03, 0xab, 0x56, 0x4a, 0xcb, 0x2f, 0xca, 0x4d,
+	0x2c, 0x51, 0xb2, 0x32, 0xd4, 0x51, 0xca, 0xc8, 0x2f, 0x06, 0x32, 0x94,
+	0x32, 0x94, 0x74, 0x94, 0x8a, 0x4b, 0x12, 0x8b, 0x4a, 0xe2, 0xf3, 0x8a,
+	0x81, 0xdc, 0xe2, 0xfc, 0xfc, 0x3c, 0xa5, 0x5a, 0x00, 0x19, 0xfd, 0x47,
+	0xaa, 0x29, 0x00, 0x00, 0x00 };
+
+static char *tdir; /* this test's data dir */
+
+/* ---- a small epoch ---- */
+
+static uint64_t fx_hca[32];
+static const uint64_t fx_kst[] = { 0xffffffff81000000ull, 1ull << 63 };
+static const char *const fx_ksyms[] = { "do_sys_poll+0x1f", "?" };
+static struct vitals_sample fx_sample;
+static struct vitals_vital_epoch fx_vital;
+static struct vitals_finding fx_finding;
+static struct vitals_epoch fx_epoch;
+
+static struct vitals_epoch *
+fx(const char *host, uint64_t start_ns)
+{
+	memset(fx_hca, 0, sizeof(fx_hca));
+	fx_hca[3] = 7;
+	fx_hca[17] = UINT64_MAX;
+	fx_sample = (struct vitals_sample){ .ts_ns = start_ns + 1,
+		.label = 5,
+		.weight = 1,
+		.count = 4,
+		.slot = 3,
+		.pid = 10,
+		.tid = 11,
+		.nkstack = 2,
+		.kstack = fx_kst,
+		.ksyms = fx_ksyms,
+		.exe = "/usr/sbin/sshd",
+		.comm = "sshd",
+		.args = { 1, 2, 3, UINT64_MAX } };
+	fx_vital = (struct vitals_vital_epoch){ .name = "cpu",
+		.unit = "samples",
+		.threshold = 4,
+		.floor = 1,
+		.events = 9,
+		.wsum = 9,
+		.unique = 2,
+		.hca_size = 32,
+		.hca = fx_hca,
+		.nsamples = 1,
+		.samples = &fx_sample };
+	fx_finding = (struct vitals_finding){ .start_ns = start_ns,
+		.end_ns = start_ns + 60 * NS,
+		.timescale_s = 60,
+		.severity = VITALS_SEV_CRIT,
+		.score = 9.5,
+		.value = 100,
+		.expected = 10,
+		.filter = "threshold",
+		.text = "too much" };
+	fx_epoch = (struct vitals_epoch){ .host = host,
+		.start_ns = start_ns,
+		.length_ns = 60 * NS,
+		.timescale_s = 60,
+		.seq = 3,
+		.cpu_ns = 1000,
+		.nvitals = 1,
+		.nfindings = 1,
+		.vitals = &fx_vital,
+		.findings = &fx_finding };
+	return &fx_epoch;
+}
+
+/* ---- helpers ---- */
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void
+setup(void)
+{
+	char tmpl[] = "/tmp/check_store.XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	tdir = strdup(tmpl);
+}
+
+static void
+teardown(void)
+{
+	nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(tdir);
+	tdir = NULL;
+}
+
+static void
+save(const char *host, uint64_t start_ns, char *path, size_t len)
+{
+	char err[512] = "";
+	int r;
+
+	r = vitals_epoch_save(
+	    fx(host, start_ns), tdir, path, len, err, sizeof(err));
+	ck_assert_msg(r == 0, "save: %d %s", r, err);
+}
+
+static void
+write_file(const char *path, const void *buf, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+static int
+exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+static char *
+tpath(const char *rel)
+{
+	static char buf[4][512];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tdir, rel);
+	return buf[k];
+}
+
+/* Both epochs encode to the same JSON: every field is equal. */
+static void
+check_same(const struct vitals_epoch *a, const struct vitals_epoch *b)
+{
+	json_t *ja = codec_epoch_to_json(a), *jb = codec_epoch_to_json(b);
+
+	ck_assert(json_equal(ja, jb));
+	json_decref(ja);
+	json_decref(jb);
+}
+
+/* Number of entries in dir whose names start with '.' (not . and ..). */
+static int
+count_dotfiles(const char *dir)
+{
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] == '.' && strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* ---- save, load, list ---- */
+
+START_TEST(test_save_load)
+{
+	struct vitals_store_list l = { 0, NULL };
+	struct vitals_epoch *e = NULL;
+	char path[512], err[512] = "";
+	struct stat st;
+	mode_t old = umask(077);
+
+	save("web-1", DAY0 + 80000123456789ull, path, sizeof(path));
+	umask(old);
+	ck_assert_str_eq(
+	    path, tpath("2023-11-14/20231114T221320.123Z_web-1.json.gz"));
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0644);
+	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 0);
+	ck_assert_int_eq(vitals_epoch_load(path, &e, err, sizeof(err)), 0);
+	check_same(fx("web-1", DAY0 + 80000123456789ull), e);
+	vitals_epoch_free(e);
+	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_uint_eq(l.n, 1);
+	ck_assert_str_eq(l.v[0].path, path);
+	ck_assert_str_eq(l.v[0].host, "web-1");
+	ck_assert_uint_eq(l.v[0].start_ns, DAY0 + 80000123000000ull);
+	vitals_store_list_free(&l);
+	ck_assert_ptr_null(l.v);
+	vitals_store_list_free(&l);
+}
+END_TEST
+
+START_TEST(test_save_no_path)
+{
+	struct vitals_store_list l;
+
+	save("h", DAY0, NULL, 0);
+	save("h", DAY0, NULL, 0); /* the same epoch again replaces it */
+	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_uint_eq(l.n, 1);
+	vitals_store_list_free(&l);
+}
+END_TEST
+
+START_TEST(test_list_order)
+{
+	static const struct {
+		const char *host;
+		uint64_t start;
+	} in[] = {
+		{ "b", DAY0 + DAY },
+		{ "a", DAY0 + DAY - NS / 2 },
+		{ "b", DAY0 + DAY - NS / 2 },
+		{ "a", DAY0 + DAY },
+		{ "a", DAY0 + 5 },
+	}, want[] = {
+		{ "a", DAY0 },
+		{ "a", DAY0 + DAY - NS / 2 },
+		{ "b", DAY0 + DAY - NS / 2 },
+		{ "a", DAY0 + DAY },
+		{ "b", DAY0 + DAY },
+	};
+	struct vitals_store_list l;
+	size_t i;
+
+	for (i = 0; i < 5; i++)
+		save(in[i].host, in[i].start, NULL, 0);
+	/* Junk the listing must skip. */
+	write_file(tpath("README"), "x", 1);
+	write_file(tpath("2023-11-14/notes.txt"), "x", 1);
+	write_file(
+	    tpath("2023-11-14/.20231114T000000.000Z_a.json.gz.tmp.9"), "x", 1);
+	ck_assert_int_eq(mkdir(tpath("lost+found"), 0700), 0);
+	write_file(tpath("lost+found/20231114T000000.000Z_z.json.gz"), "x", 1);
+	write_file(tpath("2023-11-16"), "not a dir", 9);
+	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_uint_eq(l.n, 5);
+	for (i = 0; i < 5; i++) {
+		ck_assert_str_eq(l.v[i].host, want[i].host);
+		ck_assert_uint_eq(l.v[i].start_ns, want[i].start);
+	}
+	ck_assert_ptr_nonnull(strstr(l.v[0].path, "/2023-11-14/"));
+	ck_assert_ptr_nonnull(strstr(l.v[4].path, "/2023-11-15/"));
+	vitals_store_list_free(&l);
+}
+END_TEST
+
+START_TEST(test_list_missing)
+{
+	struct vitals_store_list l = { 42, NULL };
+
+	ck_assert_int_eq(vitals_store_list(tpath("nope"), &l), -ENOENT);
+	ck_assert_uint_eq(l.n, 42);
+}
+END_TEST
+
+/* ---- corrupt files ---- */
+
+enum { BAD_TRUNCATED, BAD_GARBAGE, BAD_JSON, BAD_EPOCH, BAD_EMPTY };
+
+static const struct {
+	int kind;
+	const char *why; /* expected in err after "PATH: " */
+} bad_files[] = {
+	{ BAD_TRUNCATED, "gzip: " },
+	{ BAD_GARBAGE, "not a gzip file" },
+	{ BAD_JSON, "line 1 column" },
+	{ BAD_EPOCH, "start_ns: expected an integer" },
+	{ BAD_EMPTY, "not a gzip file" },
+};
+
+static void
+make_bad(int kind, const char *path)
+{
+	unsigned char junk[300];
+	struct stat st;
+	size_t i;
+
+	switch (kind) {
+	case BAD_TRUNCATED:
+		save("bad", DAY0 + HOUR, NULL, 0);
+		ck_assert_int_eq(stat(path, &st), 0);
+		ck_assert_int_eq(truncate(path, st.st_size / 2), 0);
+		break;
+	case BAD_GARBAGE:
+		for (i = 0; i < sizeof(junk); i++)
+			junk[i] = (unsigned char)(i * 7 + 3);
+		write_file(path, junk, sizeof(junk));
+		break;
+	case BAD_JSON:
+		write_file(path, gz_bad_json, sizeof(gz_bad_json));
+		break;
+	case BAD_EPOCH:
+		write_file(path, gz_bad_epoch, sizeof(gz_bad_epoch));
+		break;
+	default:
+		write_file(path, "", 0);
+	}
+}
+
+START_TEST(test_corrupt)
+{
+	const char *bad = tpath("2023-11-14/20231114T010000.000Z_bad.json.gz");
+	struct vitals_store_list l;
+	struct vitals_epoch *e = NULL;
+	char good[512], err[1024] = "", want[1024];
+
+	save("good", DAY0, good, sizeof(good));
+	make_bad(bad_files[_i].kind, bad);
+	ck_assert_int_eq(
+	    vitals_epoch_load(bad, &e, err, sizeof(err)), -EBADMSG);
+	ck_assert_ptr_null(e);
+	snprintf(want, sizeof(want), "%s: ", bad);
+	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "err '%s'", err);
+	ck_assert_msg(strstr(err, bad_files[_i].why) != NULL, "err '%s'", err);
+	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_uint_eq(l.n, 2);
+	ck_assert_str_eq(l.v[0].path, good);
+	ck_assert_int_eq(
+	    vitals_epoch_load(l.v[0].path, &e, err, sizeof(err)), 0);
+	check_same(fx("good", DAY0), e);
+	vitals_epoch_free(e);
+	vitals_store_list_free(&l);
+}
+END_TEST
+
+START_TEST(test_load_missing)
+{
+	const char *p = tpath("2023-11-14/20231114T010000.000Z_x.json.gz");
+	struct vitals_epoch *e = NULL;
+	char err[512] = "";
+
+	ck_assert_int_eq(vitals_epoch_load(p, &e, err, sizeof(err)), -ENOENT);
+	ck_assert_ptr_null(e);
+	ck_assert_ptr_nonnull(strstr(err, p));
+}
+END_TEST
+
+START_TEST(test_save_fails)
+{
+	char err[512] = "", path[16];
+
+	/* The data dir is a file: mkdir of the date dir fails. */
+	write_file(tpath("file"), "x", 1);
+	ck_assert_int_eq(vitals_epoch_save(fx("h", DAY0), tpath("file"), NULL,
+			     0, err, sizeof(err)),
+	    -ENOTDIR);
+	ck_assert_ptr_nonnull(strstr(err, tpath("file/2023-11-14")));
+	/* The date dir exists but is a file. */
+	write_file(tpath("2023-11-14"), "x", 1);
+	ck_assert_int_lt(
+	    vitals_epoch_save(fx("h", DAY0), tdir, NULL, 0, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(vitals_epoch_save(fx("h", DAY0 + DAY), tdir, path,
+			     sizeof(path), err, sizeof(err)),
+	    -ENAMETOOLONG);
+	ck_assert(!exists(tpath("2023-11-15")));
+}
+END_TEST
+
+START_TEST(test_save_tmp_cleanup)
+{
+	char err[512] = "";
+
+	/* The final name is a directory: rename fails, the temp file goes. */
+	ck_assert_int_eq(mkdir(tpath("2023-11-14"), 0755), 0);
+	ck_assert_int_eq(mkdir(tpath("2023-11-14/20231114T000000.000Z_h."
+				     "json.gz"),
+			     0755),
+	    0);
+	write_file(
+	    tpath("2023-11-14/20231114T000000.000Z_h.json.gz/x"), "x", 1);
+	ck_assert_int_lt(
+	    vitals_epoch_save(fx("h", DAY0), tdir, NULL, 0, err, sizeof(err)),
+	    0);
+	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 0);
+}
+END_TEST
+
+/* ---- retention ---- */
+
+START_TEST(test_prune_age)
+{
+	struct vitals_store_list l;
+	uint64_t now = DAY0 + 2 * DAY + 13 * HOUR;
+
+	save("a", DAY0 + 12 * HOUR, NULL, 0);
+	save("b", DAY0 + 12 * HOUR, NULL, 0);
+	save("a", DAY0 + DAY + 12 * HOUR, NULL, 0);
+	save("a", DAY0 + 2 * DAY + 12 * HOUR, NULL, 0);
+	/* Cutoff now - 36h = day 1, 01:00: the two of day 0 go. */
+	ck_assert_int_eq(vitals_store_prune(tdir, 36 * HOUR, 0, now), 2);
+	ck_assert(!exists(tpath("2023-11-14")));
+	ck_assert(exists(tpath("2023-11-15")));
+	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_uint_eq(l.n, 2);
+	ck_assert_uint_eq(l.v[0].start_ns, DAY0 + DAY + 12 * HOUR);
+	vitals_store_list_free(&l);
+	ck_assert_int_eq(vitals_store_prune(tdir, 36 * HOUR, 0, now), 0);
+	ck_assert_int_eq(vitals_store_prune(tdir, 0, 0, now), 0);
+}
+END_TEST
+
+static uint64_t
+file_size(const char *path)
+{
+	struct stat st;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	return (uint64_t)st.st_size;
+}
+
+START_TEST(test_prune_size)
+{
+	struct vitals_store_list l;
+	char p[4][512];
+	uint64_t s2, s3;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		save(i % 2 ? "a" : "bb", DAY0 + (uint64_t)i * 18 * HOUR, p[i],
+		    sizeof(p[i]));
+	s2 = file_size(p[2]);
+	s3 = file_size(p[3]);
+	/* Room for the newest two and a byte short of a third. */
+	ck_assert_int_eq(
+	    vitals_store_prune(tdir, 0, s2 + s3 + file_size(p[1]) - 1, DAY0),
+	    2);
+	ck_assert(!exists(p[0]) && !exists(p[1]));
+	ck_assert(!exists(tpath("2023-11-14")));
+	ck_assert(exists(p[2]) && exists(p[3]));
+	/* Exactly the newest two: nothing more to do. */
+	ck_assert_int_eq(vitals_store_prune(tdir, 0, s2 + s3, DAY0), 0);
+	ck_assert_int_eq(vitals_store_prune(tdir, 0, s3, DAY0), 1);
+	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_uint_eq(l.n, 1);
+	ck_assert_str_eq(l.v[0].path, p[3]);
+	vitals_store_list_free(&l);
+}
+END_TEST
+
+START_TEST(test_prune_tmp)
+{
+	const char *old = tpath("2023-11-14/.20231114T000000.000Z_h.json.gz."
+				"tmp.123");
+	const char *fresh = tpath("2023-11-15/.20231115T000000.000Z_h.json.gz."
+				  "tmp.124");
+	struct timespec ts[2];
+	uint64_t now;
+
+	ck_assert_int_eq(mkdir(tpath("2023-11-14"), 0755), 0);
+	ck_assert_int_eq(mkdir(tpath("2023-11-15"), 0755), 0);
+	write_file(old, "x", 1);
+	write_file(fresh, "x", 1);
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	now = (uint64_t)ts[0].tv_sec * NS + (uint64_t)ts[0].tv_nsec;
+	ts[0].tv_sec -= 2 * 3600;
+	ts[1] = ts[0];
+	ck_assert_int_eq(utimensat(AT_FDCWD, old, ts, 0), 0);
+	ck_assert_int_eq(vitals_store_prune(tdir, 0, 0, now), 1);
+	ck_assert(!exists(old));
+	ck_assert(!exists(tpath("2023-11-14")));
+	ck_assert(exists(fresh));
+}
+END_TEST
+
+START_TEST(test_prune_missing)
+{
+	ck_assert_int_eq(vitals_store_prune(tpath("nope"), HOUR, 1, DAY0), 0);
+}
+END_TEST
+
+static Suite *
+store_suite(void)
+{
+	Suite *s = suite_create("store");
+	TCase *io = tcase_create("io");
+	TCase *pr = tcase_create("prune");
+
+	tcase_add_checked_fixture(io, setup, teardown);
+	tcase_add_test(io, test_save_load);
+	tcase_add_test(io, test_save_no_path);
+	tcase_add_test(io, test_list_order);
+	tcase_add_test(io, test_list_missing);
+	tcase_add_loop_test(
+	    io, test_corrupt, 0, sizeof(bad_files) / sizeof(bad_files[0]));
+	tcase_add_test(io, test_load_missing);
+	tcase_add_test(io, test_save_fails);
+	tcase_add_test(io, test_save_tmp_cleanup);
+	suite_add_tcase(s, io);
+	tcase_add_checked_fixture(pr, setup, teardown);
+	tcase_add_test(pr, test_prune_age);
+	tcase_add_test(pr, test_prune_size);
+	tcase_add_test(pr, test_prune_tmp);
+	tcase_add_test(pr, test_prune_missing);
+	suite_add_tcase(s, pr);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(store_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

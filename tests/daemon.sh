@@ -1,0 +1,127 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The real daemon on real files: --list-plugins, --check-config and YAML
+# errors, refusals at start, a 3-epoch run with the synthetic probe, EWMA and
+# the store (files, `vitals show`), and EWMA flagging an injected burst but
+# not a steady stream.
+. "$top_srcdir/tests/lib.sh"
+
+# --list-plugins names the three plugins with their options.
+"$VITALSD" --list-plugins -v >"$TMP/list.out" 2>&1 || { cat "$TMP/list.out"; fail "--list-plugins"; }
+for p in synthetic ewma store; do assert_grep "^$p " "$TMP/list.out"; done
+assert_grep '^ +alpha +double' "$TMP/list.out"
+assert_grep '^ +rate +int' "$TMP/list.out"
+"$VITALSD" --list-plugins --json >"$TMP/list.json" || fail "--list-plugins --json"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert {"synthetic","ewma","store"} <= {p["name"] for p in d}' "$TMP/list.json" ||
+	fail "--list-plugins --json is not the expected JSON"
+
+# The shipped default configuration is valid.
+"$VITALSD" -c "$top_srcdir/conf/vitals.yaml" --check-config >"$TMP/check.out" 2>&1 ||
+	{ cat "$TMP/check.out"; fail "conf/vitals.yaml does not check"; }
+
+# Configuration errors: file:line:column, the key, exit 2, nothing started.
+check_bad() { # NAME EXPECTED-REGEX, YAML on stdin
+	cat >"$TMP/$1.yaml"
+	st=0
+	"$VITALSD" -c "$TMP/$1.yaml" --check-config >"$TMP/$1.out" 2>&1 || st=$?
+	[ "$st" -eq 2 ] || { cat "$TMP/$1.out"; fail "$1: exit $st, expected 2"; }
+	assert_grep "$2" "$TMP/$1.out"
+}
+printf 'epoch: 1s\nprobes:\n  synthetic: {rate: [1\n' | check_bad malformed "malformed.yaml:[0-9]+:[0-9]+: "
+printf 'epoch: 1s\nepoc: 2s\n' | check_bad unknownkey 'unknownkey.yaml:2:1: .*epoc'
+printf 'epoch: soon\n' | check_bad baddur 'baddur.yaml:1:8: .*epoch'
+printf 'probes:\n  nosuch: {}\n' | check_bad unknownplugin 'unknownplugin.yaml:2:3: .*nosuch.*synthetic'
+printf 'probes:\n  ewma: {}\n' | check_bad wrongkind 'wrongkind.yaml:2:3: .*ewma.*filter'
+printf 'probes:\n  synthetic:\n    rate: fast\n' | check_bad badopt 'badopt.yaml:3:11: .*rate'
+printf 'filters:\n  ewma:\n    alpha: 0.3\n    beta: 2\n' | check_bad unknownopt 'unknownopt.yaml:4:5: .*beta.*alpha'
+st=0; "$VITALSD" -c "$TMP/missing.yaml" --check-config >"$TMP/missing.out" 2>&1 || st=$?
+[ "$st" -eq 2 ] || fail "missing config: exit $st"
+assert_grep 'missing.yaml' "$TMP/missing.out"
+
+# A plugin whose init fails stops the daemon before anything starts.
+if [ -n "${VITALS_TEST_PLUGINS:-}" ]; then
+	cat >"$TMP/badinit.yaml" <<EOC
+epoch: 1s
+data_dir: $TMP/badinit-data
+plugin_path: [$VITALS_TEST_PLUGINS]
+filters:
+  badinit: {}
+plugins:
+  store: {}
+EOC
+	st=0; "$VITALSD" -c "$TMP/badinit.yaml" --epochs 1 >"$TMP/badinit.out" 2>&1 || st=$?
+	[ "$st" -ne 0 ] || fail "a failing init did not stop the daemon"
+	assert_grep "badinit.*init failed" "$TMP/badinit.out"
+	[ "$(count_epochs "$TMP/badinit-data" 2>/dev/null || echo 0)" -eq 0 ] 2>/dev/null ||
+		fail "epochs written although init failed"
+	# A probe that cannot run here is skipped with its reason.
+	cat >"$TMP/unavail.yaml" <<EOC
+epoch: 1s
+data_dir: $TMP/unavail-data
+plugin_path: [$VITALS_TEST_PLUGINS]
+probes:
+  unavail: {}
+  synthetic: { vitals: [cpu] }
+plugins:
+  store: {}
+EOC
+	"$VITALSD" -c "$TMP/unavail.yaml" --epochs 1 >"$TMP/unavail.out" 2>&1 ||
+		{ cat "$TMP/unavail.out"; fail "an unavailable probe stopped the daemon"; }
+	assert_grep "unavail.*unavailable here: .*test probe never runs" "$TMP/unavail.out"
+	[ "$(count_epochs "$TMP/unavail-data")" -eq 1 ] || fail "no epoch without the unavailable probe"
+fi
+
+# A run: 3 one-second epochs, steady synthetic stream.
+run_daemon() { # NAME EPOCHS EXTRA-SYNTHETIC-OPTIONS
+	cat >"$TMP/$1.yaml" <<EOC
+epoch: 1s
+data_dir: $TMP/$1
+host: test-host
+probes:
+  synthetic: { vitals: [cpu, sched, diskio], rate: 4000, labels: 200 $3 }
+filters:
+  ewma: { warmup: 2, k: 3, top: 0 }
+plugins:
+  store: {}
+EOC
+	"$VITALSD" -c "$TMP/$1.yaml" --epochs "$2" 2>"$TMP/$1.err" ||
+		{ cat "$TMP/$1.err"; fail "$1: vitalsd --epochs $2 failed"; }
+	n=$(count_epochs "$TMP/$1")
+	[ "$n" -eq "$2" ] || fail "$1: $n epoch files, expected $2"
+}
+
+run_daemon steady 5 ""
+"$VITALS" --data-dir "$TMP/steady" epochs >"$TMP/epochs.out" || fail "vitals epochs"
+[ "$(grep -c test-host "$TMP/epochs.out")" -eq 5 ] || { cat "$TMP/epochs.out"; fail "vitals epochs lists 5"; }
+"$VITALS" --data-dir "$TMP/steady" show --last >"$TMP/show.out" || fail "vitals show --last"
+for v in cpu sched diskio; do assert_grep "^$v" "$TMP/show.out"; done
+assert_grep 'synth-' "$TMP/show.out"
+"$VITALS" --data-dir "$TMP/steady" show --last --json >"$TMP/show.json" || fail "show --json"
+python3 - "$TMP/show.json" <<'EOP' || fail "steady stream: events or findings wrong"
+import json, sys
+e = json.load(open(sys.argv[1]))
+v = {x["name"]: x for x in e["vitals"]}
+assert set(v) == {"cpu", "sched", "diskio"}, v.keys()
+# 4000 events/s for a 1 s epoch, within timer jitter
+assert 3000 <= v["cpu"]["events"] <= 5000, v["cpu"]["events"]
+assert v["cpu"]["samples"], "no samples"
+assert e["findings"] == [], e["findings"]
+EOP
+# No epoch of the steady run has a finding.
+zcat $(find "$TMP/steady" -name '*.json.gz') | grep -q '"text"' && fail "EWMA flagged a steady stream"
+
+# An injected rate burst in epoch 4 (0-based 3) of the cpu vital is flagged.
+run_daemon burst 5 ", burst_epoch: 3, burst_vital: cpu, burst_factor: 8"
+"$VITALS" --data-dir "$TMP/burst" show 3 --json >"$TMP/burst.json" || fail "show 3"
+python3 - "$TMP/burst.json" <<'EOP' || fail "the burst was not flagged by EWMA"
+import json, sys
+e = json.load(open(sys.argv[1]))
+f = [x for x in e["findings"] if x["filter"] == "ewma" and x["vital"] == "cpu"]
+assert f, e["findings"]
+assert f[0]["score"] > 3, f
+EOP
+for i in 0 1 2; do
+	"$VITALS" --data-dir "$TMP/burst" show $i --json | grep -q '"text"' &&
+		fail "EWMA flagged epoch $i before the burst"
+done
+echo "PASS: daemon runs, stores, shows, and EWMA flags only the burst"

@@ -1,0 +1,799 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A mock core: the SDK services of <vitals/vitals.h> with recording
+ * behaviour, so one plugin can be linked with its test and nothing else.
+ * Not thread-safe; state is global until mock_reset.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "mock_host.h"
+
+#define MOCK_VITALS 32
+#define MOCK_TIMERS 16
+#define MOCK_WATCHES 16
+
+struct vitals_ctx {
+	char name[64];
+};
+
+struct vitals_vital {
+	char name[64];
+	char unit[32];
+	uint64_t events, wsum, digest, bad, overflow, samples;
+	unsigned nlabels;
+	struct mock_label *labels; /* MOCK_LABELS, open addressing */
+};
+
+struct vitals_timer {
+	int live;
+	uint64_t interval_ns;
+	void (*cb)(void *arg);
+	void *arg;
+};
+
+struct vitals_watch {
+	int live;
+	int fd;
+	void (*cb)(int fd, void *arg);
+	void *arg;
+};
+
+static struct vitals_ctx mock_the_ctx;
+static const struct vitals_settings mock_settings = {
+	.host = "mockhost",
+	.data_dir = "/nonexistent",
+	.epoch_ns = 60000000000ULL,
+};
+static struct vitals_vital *mock_vitals[MOCK_VITALS];
+static unsigned mock_nvital;
+static struct vitals_timer mock_timers[MOCK_TIMERS];
+static struct vitals_watch mock_watches[MOCK_WATCHES];
+static struct vitals_finding *mock_findings;
+static unsigned mock_nfinding;
+static char mock_error[512], mock_log[512];
+static unsigned mock_nerror, mock_nlog;
+static uint64_t mock_cpu;
+
+static uint64_t
+mock_mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t
+mock_hash_str(uint64_t h, const char *s)
+{
+	if (s == NULL)
+		return mock_mix(h ^ 0x5a5a);
+	while (*s != '\0')
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return mock_mix(h);
+}
+
+static uint64_t
+mock_hash_frames(uint64_t h, const uint64_t *f, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; f != NULL && i < n; i++)
+		h = mock_mix(h ^ f[i]);
+	return mock_mix(h ^ n);
+}
+
+struct vitals_ctx *
+mock_ctx(const char *name)
+{
+	snprintf(mock_the_ctx.name, sizeof(mock_the_ctx.name), "%s",
+	    name != NULL ? name : "mock");
+	return &mock_the_ctx;
+}
+
+void
+mock_reset(void)
+{
+	unsigned i;
+
+	for (i = 0; i < mock_nvital; i++) {
+		free(mock_vitals[i]->labels);
+		free(mock_vitals[i]);
+		mock_vitals[i] = NULL;
+	}
+	mock_nvital = 0;
+	memset(mock_timers, 0, sizeof(mock_timers));
+	memset(mock_watches, 0, sizeof(mock_watches));
+	mock_findings_clear();
+	mock_error[0] = mock_log[0] = '\0';
+	mock_nerror = mock_nlog = 0;
+	mock_cpu = 0;
+}
+
+/* ---- option defaults and values, for the few YAML scalar forms ---- */
+
+static int
+mock_parse_scaled(
+    const char *s, const char *const *units, const double *scale, double *out)
+{
+	char *end;
+	double x = strtod(s, &end);
+	size_t i;
+
+	if (end == s)
+		return -EINVAL;
+	for (i = 0; units[i] != NULL; i++) {
+		if (strcasecmp(end, units[i]) == 0) {
+			*out = x * scale[i];
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int
+mock_parse_duration(const char *s, uint64_t *ns)
+{
+	static const char *const units[] = { "", "ns", "us", "ms", "s", "m",
+		"h", "d", NULL };
+	static const double scale[] = { 1e9, 1, 1e3, 1e6, 1e9, 60e9, 3600e9,
+		86400e9 };
+	double x;
+
+	if (mock_parse_scaled(s, units, scale, &x) != 0 || x < 0)
+		return -EINVAL;
+	*ns = (uint64_t)(x + 0.5);
+	return 0;
+}
+
+static int
+mock_parse_size(const char *s, uint64_t *bytes)
+{
+	static const char *const units[] = { "", "B", "K", "KB", "KiB", "M",
+		"MB", "MiB", "G", "GB", "GiB", NULL };
+	static const double scale[] = { 1, 1, 1024, 1024, 1024, 1048576,
+		1048576, 1048576, 1073741824, 1073741824, 1073741824 };
+	double x;
+
+	if (mock_parse_scaled(s, units, scale, &x) != 0 || x < 0)
+		return -EINVAL;
+	*bytes = (uint64_t)(x + 0.5);
+	return 0;
+}
+
+static void
+mock_strlist_free(struct vitals_strlist *l)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->n = 0;
+	l->v = NULL;
+}
+
+/* "a, b,c" -> {"a", "b", "c"}; "" -> empty list. */
+static int
+mock_parse_strlist(const char *s, struct vitals_strlist *l)
+{
+	const char *p, *end;
+	size_t len;
+
+	mock_strlist_free(l);
+	for (p = s; *p != '\0'; p = *end == ',' ? end + 1 : end) {
+		while (*p == ' ')
+			p++;
+		end = p + strcspn(p, ",");
+		for (len = (size_t)(end - p); len > 0 && p[len - 1] == ' ';)
+			len--;
+		l->v = realloc(l->v, (l->n + 1) * sizeof(*l->v));
+		if (l->v == NULL || (l->v[l->n] = strndup(p, len)) == NULL)
+			return -ENOMEM;
+		l->n++;
+	}
+	return 0;
+}
+
+static int
+mock_parse_bool(const char *s, int *out)
+{
+	if (strcasecmp(s, "true") == 0 || strcasecmp(s, "yes") == 0 ||
+	    strcmp(s, "1") == 0)
+		*out = 1;
+	else if (strcasecmp(s, "false") == 0 || strcasecmp(s, "no") == 0 ||
+	    strcmp(s, "0") == 0)
+		*out = 0;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int
+mock_option_apply(const struct vitals_option *o, void *block, const char *s)
+{
+	void *p = (char *)block + o->offset;
+	char *end;
+
+	switch (o->type) {
+	case VITALS_OPT_BOOL:
+		return mock_parse_bool(s, p);
+	case VITALS_OPT_INT:
+		*(int64_t *)p = strtoll(s, &end, 10);
+		return *s != '\0' && *end == '\0' ? 0 : -EINVAL;
+	case VITALS_OPT_DOUBLE:
+		*(double *)p = strtod(s, &end);
+		return *s != '\0' && *end == '\0' ? 0 : -EINVAL;
+	case VITALS_OPT_STRING:
+		free(*(char **)p);
+		return (*(char **)p = strdup(s)) != NULL ? 0 : -ENOMEM;
+	case VITALS_OPT_DURATION:
+		return mock_parse_duration(s, p);
+	case VITALS_OPT_SIZE:
+		return mock_parse_size(s, p);
+	case VITALS_OPT_STRLIST:
+		return mock_parse_strlist(s, p);
+	}
+	return -EINVAL;
+}
+
+void *
+mock_config_new(const struct vitals_plugin *p)
+{
+	const struct vitals_option *o;
+	void *block;
+
+	if ((block = calloc(1, p->config_size ? p->config_size : 1)) == NULL)
+		return NULL;
+	for (o = p->options; o != NULL && o->key != NULL; o++) {
+		if (o->def != NULL &&
+		    mock_option_apply(o, block, o->def) != 0) {
+			fprintf(stderr, "mock: bad default for '%s'\n", o->key);
+			mock_config_free(p, block);
+			return NULL;
+		}
+	}
+	return block;
+}
+
+int
+mock_config_set(const struct vitals_plugin *p, void *block, const char *key,
+    const char *value)
+{
+	const struct vitals_option *o;
+
+	for (o = p->options; o != NULL && o->key != NULL; o++)
+		if (strcmp(o->key, key) == 0)
+			return mock_option_apply(o, block, value);
+	return -EINVAL;
+}
+
+void
+mock_config_free(const struct vitals_plugin *p, void *block)
+{
+	const struct vitals_option *o;
+	char *base = block;
+
+	if (block == NULL)
+		return;
+	for (o = p->options; o != NULL && o->key != NULL; o++) {
+		if (o->type == VITALS_OPT_STRING)
+			free(*(char **)(void *)(base + o->offset));
+		else if (o->type == VITALS_OPT_STRLIST)
+			mock_strlist_free((void *)(base + o->offset));
+	}
+	free(block);
+}
+
+/* ---- logging and errors ---- */
+
+const struct vitals_settings *
+vitals_settings(const struct vitals_ctx *ctx)
+{
+	(void)ctx;
+	return &mock_settings;
+}
+
+void
+vitals_log(struct vitals_ctx *ctx, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)ctx;
+	(void)level;
+	va_start(ap, fmt);
+	vsnprintf(mock_log, sizeof(mock_log), fmt, ap);
+	va_end(ap);
+	mock_nlog++;
+	if (getenv("MOCK_VERBOSE") != NULL)
+		fprintf(stderr, "log %d: %s\n", level, mock_log);
+}
+
+void
+vitals_error(struct vitals_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	(void)ctx;
+	va_start(ap, fmt);
+	vsnprintf(mock_error, sizeof(mock_error), fmt, ap);
+	va_end(ap);
+	mock_nerror++;
+	if (getenv("MOCK_VERBOSE") != NULL)
+		fprintf(stderr, "error: %s\n", mock_error);
+}
+
+const char *
+mock_last_error(void)
+{
+	return mock_error;
+}
+
+unsigned
+mock_nerrors(void)
+{
+	return mock_nerror;
+}
+
+unsigned
+mock_nlogs(void)
+{
+	return mock_nlog;
+}
+
+const char *
+mock_last_log(void)
+{
+	return mock_log;
+}
+
+/* ---- vitals: counting sketches ---- */
+
+static struct vitals_vital *
+mock_vital_find(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; name != NULL && i < mock_nvital; i++)
+		if (strcmp(mock_vitals[i]->name, name) == 0)
+			return mock_vitals[i];
+	return NULL;
+}
+
+int
+vitals_vital_open(struct vitals_ctx *ctx, const char *name, const char *unit,
+    struct vitals_vital **out)
+{
+	struct vitals_vital *v;
+
+	(void)ctx;
+	if (name == NULL || *name == '\0' || unit == NULL)
+		return -EINVAL;
+	if ((v = mock_vital_find(name)) != NULL) {
+		if (strcmp(v->unit, unit) != 0)
+			return -EINVAL;
+		*out = v;
+		return 0;
+	}
+	if (mock_nvital == MOCK_VITALS)
+		return -ENOSPC;
+	if ((v = calloc(1, sizeof(*v))) == NULL)
+		return -ENOMEM;
+	if ((v->labels = calloc(MOCK_LABELS, sizeof(*v->labels))) == NULL) {
+		free(v);
+		return -ENOMEM;
+	}
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	snprintf(v->unit, sizeof(v->unit), "%s", unit);
+	mock_vitals[mock_nvital++] = v;
+	*out = v;
+	return 0;
+}
+
+/* The label's record, created empty if there is room; NULL if full. */
+static struct mock_label *
+mock_label_slot(struct vitals_vital *v, uint64_t label, int create)
+{
+	uint64_t h = mock_mix(label);
+	struct mock_label *l;
+	unsigned i;
+
+	for (i = 0; i < MOCK_LABELS; i++) {
+		l = &v->labels[(h + i) & (MOCK_LABELS - 1)];
+		if (l->events > 0 && l->label == label)
+			return l;
+		if (l->events == 0)
+			return create ? l : NULL;
+	}
+	return NULL;
+}
+
+static int
+mock_event_bad(const struct vitals_event *ev)
+{
+	return ev->weight == 0 || ev->nkstack > VITALS_STACK_MAX ||
+	    ev->nustack > VITALS_STACK_MAX ||
+	    (ev->nkstack > 0 && ev->kstack == NULL) ||
+	    (ev->nustack > 0 && ev->ustack == NULL) || ev->pad != 0 ||
+	    (ev->comm != NULL && strlen(ev->comm) >= VITALS_COMM_LEN);
+}
+
+static void
+mock_label_first(
+    struct mock_label *l, const struct vitals_event *ev, uint64_t stack)
+{
+	l->label = ev->label;
+	l->wmin = ev->weight;
+	l->exe_id = ev->exe_id;
+	l->uid = ev->uid;
+	l->pid = ev->pid;
+	l->tid = ev->tid;
+	l->nkstack = ev->nkstack;
+	l->nustack = ev->nustack;
+	l->stack_hash = stack;
+	l->kstack0 = ev->nkstack > 0 ? ev->kstack[0] : 0;
+	l->ustack0 = ev->nustack > 0 ? ev->ustack[0] : 0;
+	snprintf(l->exe, sizeof(l->exe), "%s", ev->exe ? ev->exe : "");
+	snprintf(l->comm, sizeof(l->comm), "%s", ev->comm ? ev->comm : "");
+}
+
+static void
+mock_label_count(
+    struct vitals_vital *v, const struct vitals_event *ev, uint64_t stack)
+{
+	struct mock_label *l = mock_label_slot(v, ev->label, 1);
+
+	if (l == NULL) {
+		v->overflow++;
+		return;
+	}
+	if (l->events++ == 0) {
+		mock_label_first(l, ev, stack);
+		v->nlabels++;
+	} else if (l->stack_hash != stack) {
+		l->stack_changes++;
+	}
+	l->wsum += ev->weight;
+	if (ev->weight < l->wmin)
+		l->wmin = ev->weight;
+	if (ev->weight > l->wmax)
+		l->wmax = ev->weight;
+}
+
+int
+vitals_emit(struct vitals_vital *v, const struct vitals_event *ev)
+{
+	uint64_t d, stack;
+
+	if (ev == NULL || mock_event_bad(ev)) {
+		v->bad++;
+		return 0;
+	}
+	stack = mock_hash_frames(mock_hash_frames(0, ev->kstack, ev->nkstack),
+	    ev->ustack, ev->nustack);
+	d = mock_mix(v->digest ^ ev->ts_ns) ^ ev->label;
+	d = mock_mix(d ^ ev->weight) ^ ((uint64_t)ev->exe_id << 32 | ev->uid);
+	d = mock_mix(d ^ ((uint64_t)ev->pid << 32 | ev->tid)) ^ ev->op;
+	d = mock_mix(d ^ ev->args[0] ^ ev->args[1] ^ ev->args[2] ^ ev->args[3]);
+	d = mock_hash_str(mock_hash_str(d ^ stack, ev->exe), ev->comm);
+	v->digest = d;
+	v->events++;
+	v->wsum += ev->weight;
+	mock_label_count(v, ev, stack);
+	return 0;
+}
+
+uint64_t
+vitals_vital_threshold(const struct vitals_vital *v)
+{
+	(void)v;
+	return 2;
+}
+
+uint64_t
+vitals_vital_floor(const struct vitals_vital *v)
+{
+	(void)v;
+	return 0;
+}
+
+uint32_t
+vitals_vital_hca_size(const struct vitals_vital *v)
+{
+	(void)v;
+	return 256;
+}
+
+int
+vitals_vital_load(struct vitals_vital *v, const uint64_t *hca, uint32_t m,
+    uint64_t events, uint64_t wsum, uint64_t dropped)
+{
+	(void)dropped;
+	if (hca == NULL || m != vitals_vital_hca_size(v))
+		return -EINVAL;
+	v->events += events;
+	v->wsum += wsum;
+	return 0;
+}
+
+int
+vitals_vital_sample(
+    struct vitals_vital *v, const struct vitals_event *ev, uint64_t count)
+{
+	(void)ev;
+	(void)count;
+	v->samples++;
+	return 1;
+}
+
+uint64_t
+vitals_label_hash(uint64_t label, uint32_t exe_id, uint32_t uid)
+{
+	return mock_mix(label ^ mock_mix((uint64_t)exe_id << 32 | uid));
+}
+
+void
+vitals_cpu_add(struct vitals_ctx *ctx, uint64_t ns)
+{
+	(void)ctx;
+	mock_cpu += ns;
+}
+
+uint64_t
+mock_cpu_ns(void)
+{
+	return mock_cpu;
+}
+
+unsigned
+mock_nvitals(void)
+{
+	return mock_nvital;
+}
+
+const char *
+mock_vital_name(unsigned i)
+{
+	return i < mock_nvital ? mock_vitals[i]->name : NULL;
+}
+
+const char *
+mock_vital_unit(const char *vital)
+{
+	struct vitals_vital *v = mock_vital_find(vital);
+
+	return v != NULL ? v->unit : NULL;
+}
+
+uint64_t
+mock_vital_events(const char *vital)
+{
+	struct vitals_vital *v = mock_vital_find(vital);
+
+	return v != NULL ? v->events : 0;
+}
+
+uint64_t
+mock_vital_wsum(const char *vital)
+{
+	struct vitals_vital *v = mock_vital_find(vital);
+
+	return v != NULL ? v->wsum : 0;
+}
+
+uint64_t
+mock_vital_digest(const char *vital)
+{
+	struct vitals_vital *v = mock_vital_find(vital);
+
+	return v != NULL ? v->digest : 0;
+}
+
+uint64_t
+mock_vital_bad(const char *vital)
+{
+	struct vitals_vital *v = mock_vital_find(vital);
+
+	return v != NULL ? v->bad : 0;
+}
+
+unsigned
+mock_vital_nlabels(const char *vital)
+{
+	struct vitals_vital *v = mock_vital_find(vital);
+
+	return v != NULL ? v->nlabels : 0;
+}
+
+uint64_t
+mock_vital_overflow(const char *vital)
+{
+	struct vitals_vital *v = mock_vital_find(vital);
+
+	return v != NULL ? v->overflow : 0;
+}
+
+const struct mock_label *
+mock_label(const char *vital, uint64_t label)
+{
+	struct vitals_vital *v = mock_vital_find(vital);
+
+	return v != NULL ? mock_label_slot(v, label, 0) : NULL;
+}
+
+/* ---- timers and watches: recorded, fired by the test ---- */
+
+int
+vitals_timer_add(struct vitals_ctx *ctx, uint64_t interval_ns,
+    void (*cb)(void *arg), void *arg, struct vitals_timer **out)
+{
+	unsigned i;
+
+	(void)ctx;
+	if (interval_ns == 0 || cb == NULL)
+		return -EINVAL;
+	for (i = 0; i < MOCK_TIMERS; i++) {
+		if (!mock_timers[i].live) {
+			mock_timers[i] =
+			    (struct vitals_timer){ 1, interval_ns, cb, arg };
+			*out = &mock_timers[i];
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+void
+vitals_timer_del(struct vitals_timer *t)
+{
+	if (t != NULL)
+		t->live = 0;
+}
+
+/* The i-th live timer, or NULL. */
+static struct vitals_timer *
+mock_timer(unsigned i)
+{
+	unsigned j;
+
+	for (j = 0; j < MOCK_TIMERS; j++)
+		if (mock_timers[j].live && i-- == 0)
+			return &mock_timers[j];
+	return NULL;
+}
+
+unsigned
+mock_ntimers(void)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < MOCK_TIMERS; i++)
+		n += mock_timers[i].live != 0;
+	return n;
+}
+
+uint64_t
+mock_timer_interval(unsigned i)
+{
+	struct vitals_timer *t = mock_timer(i);
+
+	return t != NULL ? t->interval_ns : 0;
+}
+
+int
+mock_timer_fire(unsigned i, unsigned times)
+{
+	struct vitals_timer *t = mock_timer(i);
+
+	if (t == NULL)
+		return -1;
+	while (times-- > 0 && t->live)
+		t->cb(t->arg);
+	return 0;
+}
+
+int
+vitals_watch_add(struct vitals_ctx *ctx, int fd, void (*cb)(int fd, void *arg),
+    void *arg, struct vitals_watch **out)
+{
+	unsigned i;
+
+	(void)ctx;
+	if (fd < 0 || cb == NULL)
+		return -EINVAL;
+	for (i = 0; i < MOCK_WATCHES; i++) {
+		if (!mock_watches[i].live) {
+			mock_watches[i] =
+			    (struct vitals_watch){ 1, fd, cb, arg };
+			*out = &mock_watches[i];
+			return 0;
+		}
+	}
+	return -ENOSPC;
+}
+
+void
+vitals_watch_del(struct vitals_watch *w)
+{
+	if (w != NULL)
+		w->live = 0;
+}
+
+unsigned
+mock_nwatches(void)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < MOCK_WATCHES; i++)
+		n += mock_watches[i].live != 0;
+	return n;
+}
+
+/* ---- findings and epochs ---- */
+
+static char *
+mock_strdup(const char *s)
+{
+	return s != NULL ? strdup(s) : NULL;
+}
+
+int
+vitals_finding_emit(struct vitals_ctx *ctx, const struct vitals_finding *f)
+{
+	struct vitals_finding *all, *c;
+
+	all = realloc(mock_findings, (mock_nfinding + 1) * sizeof(*all));
+	if (all == NULL)
+		return -ENOMEM;
+	mock_findings = all;
+	c = &all[mock_nfinding++];
+	*c = *f;
+	c->filter = strdup(ctx != NULL ? ctx->name : "mock");
+	c->vital = mock_strdup(f->vital);
+	c->label = mock_strdup(f->label);
+	c->text = mock_strdup(f->text);
+	return 0;
+}
+
+unsigned
+mock_nfindings(void)
+{
+	return mock_nfinding;
+}
+
+const struct vitals_finding *
+mock_finding(unsigned i)
+{
+	return i < mock_nfinding ? &mock_findings[i] : NULL;
+}
+
+void
+mock_findings_clear(void)
+{
+	unsigned i;
+
+	for (i = 0; i < mock_nfinding; i++) {
+		free((char *)mock_findings[i].filter);
+		free((char *)mock_findings[i].vital);
+		free((char *)mock_findings[i].label);
+		free((char *)mock_findings[i].text);
+	}
+	free(mock_findings);
+	mock_findings = NULL;
+	mock_nfinding = 0;
+}
+
+const struct vitals_vital_epoch *
+vitals_epoch_vital(const struct vitals_epoch *e, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; e != NULL && name != NULL && i < e->nvitals; i++)
+		if (strcmp(e->vitals[i].name, name) == 0)
+			return &e->vitals[i];
+	return NULL;
+}

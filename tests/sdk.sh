@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# A third-party filter built out of the tree against the installed SDK and
+# `pkg-config vitals`, then loaded by the installed vitalsd.
+. "$top_srcdir/tests/lib.sh"
+
+command -v pkg-config >/dev/null || skip "pkg-config not installed"
+make -C "$top_builddir" install DESTDIR="$TMP/inst" >"$TMP/install.log" 2>&1 ||
+	{ cat "$TMP/install.log"; fail "make install DESTDIR failed"; }
+prefix=$(sed -n 's/^prefix=//p' "$top_builddir/core/vitals.pc")
+root="$TMP/inst$prefix"
+export PKG_CONFIG_PATH="$root/lib/pkgconfig"
+pc="pkg-config --define-variable=prefix=$root"
+$pc --exists vitals || fail "vitals.pc not installed under $root/lib/pkgconfig"
+[ -f "$root/include/vitals/vitals.h" ] || fail "SDK header not installed"
+
+mkdir "$TMP/sdk"
+cp "$top_srcdir/tests/sdk/myfilter.c" "$top_srcdir/tests/sdk/Makefile" "$TMP/sdk/"
+make -C "$TMP/sdk" PKG_CONFIG="$pc" >"$TMP/sdk.log" 2>&1 ||
+	{ cat "$TMP/sdk.log"; fail "building the out-of-tree filter failed"; }
+
+cat >"$TMP/vitals.yaml" <<EOC
+epoch: 1s
+data_dir: $TMP/data
+plugin_path: [$TMP/sdk, $root/lib/vitals]
+probes:
+  synthetic: { vitals: [cpu], rate: 3000 }
+filters:
+  myfilter: { limit: 100 }
+plugins:
+  store: {}
+EOC
+unset VITALS_PLUGIN_PATH
+export LD_LIBRARY_PATH="$root/lib"
+"$root/sbin/vitalsd" -c "$TMP/vitals.yaml" --list-plugins >"$TMP/list.out" 2>&1 ||
+	{ cat "$TMP/list.out"; fail "--list-plugins failed"; }
+assert_grep '^myfilter +filter' "$TMP/list.out"
+"$root/sbin/vitalsd" -c "$TMP/vitals.yaml" --epochs 1 2>"$TMP/run.err" ||
+	{ cat "$TMP/run.err"; fail "installed vitalsd failed to run the filter"; }
+"$root/bin/vitals" --data-dir "$TMP/data" show --last >"$TMP/show.out" 2>&1 ||
+	{ cat "$TMP/show.out"; fail "vitals show failed"; }
+assert_grep 'myfilter' "$TMP/show.out"
+assert_grep 'cpu: [0-9]+ events over the limit 100' "$TMP/show.out"
+echo "PASS: out-of-tree filter built with pkg-config, loaded and its finding stored"

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A third-party filter built out of the tree against the installed SDK
+ * (tests/sdk.sh): flags any vital whose events exceed a limit.
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <vitals/vitals.h>
+
+struct myfilter_config {
+	int64_t limit;
+};
+
+struct myfilter {
+	struct vitals_ctx *ctx;
+	const struct myfilter_config *cfg;
+};
+
+static const struct vitals_option myfilter_options[] = {
+	{ "limit", VITALS_OPT_INT, offsetof(struct myfilter_config, limit),
+	    "1000", "events per epoch above which a vital is flagged", 0, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0, 0 },
+};
+
+static int
+myfilter_init(struct vitals_ctx *ctx, const void *config, void **state)
+{
+	struct myfilter *m;
+
+	if ((m = calloc(1, sizeof(*m))) == NULL)
+		return -12;
+	m->ctx = ctx;
+	m->cfg = config;
+	*state = m;
+	return 0;
+}
+
+static void
+myfilter_fini(void *state)
+{
+	free(state);
+}
+
+static int
+myfilter_epoch(void *state, const struct vitals_queue *q)
+{
+	struct myfilter *m = state;
+	const struct vitals_epoch *e = q->epochs[q->n - 1];
+	struct vitals_finding f = { 0 };
+	char text[160];
+	uint32_t i;
+
+	for (i = 0; i < e->nvitals; i++) {
+		if (e->vitals[i].events <= (uint64_t)m->cfg->limit)
+			continue;
+		snprintf(text, sizeof(text), "%s: %llu events over the limit %lld",
+		    e->vitals[i].name, (unsigned long long)e->vitals[i].events,
+		    (long long)m->cfg->limit);
+		f.start_ns = e->start_ns;
+		f.end_ns = e->start_ns + e->length_ns;
+		f.timescale_s = q->timescale_s;
+		f.severity = VITALS_SEV_INFO;
+		f.value = (double)e->vitals[i].events;
+		f.expected = (double)m->cfg->limit;
+		f.score = f.value / f.expected;
+		f.vital = e->vitals[i].name;
+		f.text = text;
+		vitals_finding_emit(m->ctx, &f);
+	}
+	return 0;
+}
+
+const struct vitals_plugin vitals_plugin = {
+	.abi_major = VITALS_ABI_MAJOR,
+	.abi_minor = VITALS_ABI_MINOR,
+	.kind = VITALS_PLUGIN_FILTER,
+	.config_size = sizeof(struct myfilter_config),
+	.name = "myfilter",
+	.version = "0.1",
+	.description = "third-party example: flags vitals over an event limit",
+	.options = myfilter_options,
+	.init = myfilter_init,
+	.fini = myfilter_fini,
+	.epoch = myfilter_epoch,
+};
