@@ -21,6 +21,9 @@
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.1.0"
 #endif
+#ifndef PKGLIBDIR
+#define PKGLIBDIR "/usr/local/lib/vitals"
+#endif
 #ifndef SYSCONFDIR
 #define SYSCONFDIR "/etc"
 #endif
@@ -187,6 +190,9 @@ vitalsd_list(struct loader *l, int verbose, int json)
 	if (json)
 		json_dumpf(arr, stdout, JSON_INDENT(2)), printf("\n");
 	json_decref(arr);
+	if (n == 0)
+		fprintf(stderr, "vitalsd: no plugins found: set VITALS_PLUGIN_PATH "
+		    "or plugin_path, or install them under %s\n", PKGLIBDIR);
 	return n > 0 ? 0 : 1;
 }
 

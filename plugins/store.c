@@ -144,8 +144,9 @@ store_prune(struct store_state *st)
 }
 
 /*
- * Save the epoch.  A failure (disk full...) is logged and returned; the
- * daemon carries on.  Retention runs even then: it may free the space.
+ * Save the epoch.  A failure (disk full...) is reported to the core, which
+ * logs it once (rate-limited) and carries on.  Retention runs even then: it
+ * may free the space.
  */
 static int
 store_write(void *arg, const struct vitals_epoch *e)
@@ -156,7 +157,7 @@ store_write(void *arg, const struct vitals_epoch *e)
 
 	r = vitals_epoch_save(e, st->dir, NULL, 0, err, sizeof(err));
 	if (r < 0)
-		vitals_log(st->ctx, VITALS_LOG_ERR, "epoch not saved: %s", err);
+		vitals_error(st->ctx, "epoch not saved: %s", err);
 	if (++st->written % st->prune_every == 0)
 		store_prune(st);
 	return r;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <vitals/vitals.h>
 
@@ -121,6 +122,7 @@ struct synthetic {
 	uint64_t rogue_rng;
 	double rogue_carry; /* fraction of a rogue event owed */
 	uint64_t epoch; /* flush() calls so far */
+	uint64_t clock_ns; /* CLOCK_MONOTONIC time the ticks so far stand for */
 	struct vitals_timer *timer;
 };
 
@@ -264,13 +266,39 @@ synthetic_rogue(struct synthetic *st, uint64_t due)
 		    (uint64_t)st->cf->burst_label, &st->rogue, &st->rogue_rng);
 }
 
+/*
+ * Ticks this call stands for: the loop may run a timer late (an epoch
+ * being written), and the missed ticks are made up so the rate holds in
+ * wall-clock time.  At least one, at most a second's worth.
+ */
+static uint64_t
+synthetic_ticks(struct synthetic *st)
+{
+	struct timespec ts;
+	uint64_t now, n, tick = st->cf->tick;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * SYNTHETIC_NS + (uint64_t)ts.tv_nsec;
+	if (st->clock_ns == 0 || now < st->clock_ns)
+		st->clock_ns = now - tick;
+	n = (now - st->clock_ns) / tick;
+	if (n == 0)
+		n = 1;
+	if (n > SYNTHETIC_NS / tick + 1)
+		n = SYNTHETIC_NS / tick + 1;
+	st->clock_ns += n * tick;
+	if (st->clock_ns < now - SYNTHETIC_NS)
+		st->clock_ns = now; /* stalled for long: do not replay it */
+	return n;
+}
+
 static void
 synthetic_tick(void *arg)
 {
 	struct synthetic *st = arg;
 	const struct synthetic_config *cf = st->cf;
 	struct synthetic_vital *sv;
-	uint64_t rate, due, n;
+	uint64_t rate, due, n, ticks = synthetic_ticks(st);
 	uint32_t i, r;
 	int burst = synthetic_bursting(st);
 
@@ -280,7 +308,7 @@ synthetic_tick(void *arg)
 		if (burst && i == st->burst && cf->burst_label < 0)
 			rate =
 			    (uint64_t)llround((double)rate * cf->burst_factor);
-		due = n = synthetic_due(rate, cf->tick, &sv->carry);
+		due = n = synthetic_due(rate, cf->tick * ticks, &sv->carry);
 		while (n-- > 0) {
 			r = synthetic_rank(st, &sv->rng);
 			synthetic_emit(st, sv->v, synthetic_label(r),
