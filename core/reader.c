@@ -369,6 +369,21 @@ store_mkdir_p(const char *path)
 	return S_ISDIR(st.st_mode) ? made : -ENOTDIR;
 }
 
+int
+vitals_store_prepare(const char *data_dir, char *err, size_t errlen)
+{
+	int r;
+
+	if ((r = store_mkdir_p(data_dir)) >= 0 &&
+	    access(data_dir, W_OK | X_OK) < 0)
+		r = -errno;
+	if (r < 0) {
+		snprintf(err, errlen, "%s: %s", data_dir, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
 static int
 store_fsync_dir(const char *dir)
 {

@@ -48,34 +48,6 @@ static const struct vitals_option store_options[] = {
 	{ .key = NULL }
 };
 
-/* mkdir -p path with mode 0755; 0 or a negative errno. */
-static int
-store_mkdir_p(const char *path)
-{
-	char buf[PATH_MAX];
-	struct stat st;
-	char *p, c;
-
-	if (path[0] == '\0')
-		return -ENOENT;
-	if (strlen(path) >= sizeof(buf))
-		return -ENAMETOOLONG;
-	strcpy(buf, path);
-	for (p = buf + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		c = *p;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		if ((*p = c) == '\0')
-			break;
-	}
-	if (stat(path, &st) < 0)
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
 static void
 store_fini(void *arg)
 {
@@ -93,6 +65,7 @@ store_init(struct vitals_ctx *ctx, const void *config, void **state)
 	const struct store_config *cfg = config;
 	const char *dir = cfg->dir;
 	struct store_state *st;
+	char err[512];
 	int r;
 
 	if (dir == NULL)
@@ -101,10 +74,8 @@ store_init(struct vitals_ctx *ctx, const void *config, void **state)
 		vitals_error(ctx, "no data dir: set data_dir or store.dir");
 		return -EINVAL;
 	}
-	if ((r = store_mkdir_p(dir)) == 0 && access(dir, W_OK | X_OK) < 0)
-		r = -errno;
-	if (r < 0) {
-		vitals_error(ctx, "data dir %s: %s", dir, strerror(-r));
+	if ((r = vitals_store_prepare(dir, err, sizeof(err))) < 0) {
+		vitals_error(ctx, "data dir %s", err);
 		return r;
 	}
 	if ((st = calloc(1, sizeof(*st))) == NULL ||

@@ -61,6 +61,13 @@ int vitals_epoch_save(const struct vitals_epoch *e, const char *data_dir,
     char *path, size_t pathlen, char *err, size_t errlen);
 
 /*
+ * Make data_dir ready to store epochs: create it and its parents (0755)
+ * and check this process can write there.  Returns 0, or a negative errno
+ * with "DIR: reason" in err.
+ */
+int vitals_store_prepare(const char *data_dir, char *err, size_t errlen);
+
+/*
  * Apply retention: delete epoch files that started before now_ns - max_age_ns
  * (when max_age_ns > 0), then the oldest files until the store holds at
  * most max_bytes (when max_bytes > 0), and remove emptied date directories.
