@@ -755,6 +755,16 @@ vitals_vital_open(struct vitals_ctx *ctx, const char *name, const char *unit,
 	return r;
 }
 
+uint64_t
+vitals_monotonic_ns(const struct vitals_ctx *ctx)
+{
+	struct timespec ts;
+
+	(void)ctx;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 void
 vitals_cpu_add(struct vitals_ctx *ctx, uint64_t ns)
 {

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <vitals/vitals.h>
 
@@ -274,11 +273,9 @@ synthetic_rogue(struct synthetic *st, uint64_t due)
 static uint64_t
 synthetic_ticks(struct synthetic *st)
 {
-	struct timespec ts;
 	uint64_t now, n, tick = st->cf->tick;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * SYNTHETIC_NS + (uint64_t)ts.tv_nsec;
+	now = vitals_monotonic_ns(st->ctx);
 	if (st->clock_ns == 0 || now < st->clock_ns)
 		st->clock_ns = now - tick;
 	n = (now - st->clock_ns) / tick;

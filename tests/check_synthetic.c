@@ -82,6 +82,21 @@ fnv(const char *s)
 
 /* ---- the descriptor and the defaults ---- */
 
+/* A timer run late (the loop was busy) makes up the ticks it missed. */
+START_TEST(late_timer_catches_up)
+{
+	start(NULL);
+	fire(1);
+	ck_assert_uint_eq(mock_vital_events("cpu"), 20);
+	mock_clock_advance(40000000); /* 4 ticks missed */
+	fire(1);
+	ck_assert_uint_eq(mock_vital_events("cpu"), 20 + 5 * 20);
+	mock_clock_advance(3600000000000ULL); /* an hour: not replayed */
+	fire(1);
+	ck_assert_uint_le(mock_vital_events("cpu"), 120 + 101 * 20); /* <= 1 s */
+}
+END_TEST
+
 START_TEST(defaults)
 {
 	static const char *const names[] = { "cpu", "sched", "diskio" };
@@ -464,6 +479,7 @@ synthetic_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, defaults);
+	tcase_add_test(tc, late_timer_catches_up);
 	tcase_add_loop_test(tc, units, 0, NCASES(unit_cases));
 	tcase_add_test(tc, same_seed_same_stream);
 	tcase_add_loop_test(tc, zipf_ratio, 0, NCASES(zipf_cases));

@@ -36,6 +36,9 @@ struct vitals_timer {
 	void *arg;
 };
 
+/* The mock's monotonic clock, advanced by mock_timer_fire. */
+static uint64_t mock_clock_ns = 1000000000ULL;
+
 struct vitals_watch {
 	int live;
 	int fd;
@@ -691,9 +694,25 @@ mock_timer_fire(unsigned i, unsigned times)
 
 	if (t == NULL)
 		return -1;
-	while (times-- > 0 && t->live)
+	while (times-- > 0 && t->live) {
+		mock_clock_ns += t->interval_ns;
 		t->cb(t->arg);
+	}
 	return 0;
+}
+
+void
+mock_clock_advance(uint64_t ns)
+{
+	mock_clock_ns += ns;
+}
+
+/* Mock time: starts at 1 s and moves when a timer fires or is advanced. */
+uint64_t
+vitals_monotonic_ns(const struct vitals_ctx *ctx)
+{
+	(void)ctx;
+	return mock_clock_ns;
 }
 
 int

@@ -90,6 +90,8 @@ unsigned mock_ntimers(void);
 uint64_t mock_timer_interval(unsigned i);
 /* Run live timer i's callback `times` times; returns -1 if no such timer. */
 int mock_timer_fire(unsigned i, unsigned times);
+/* Move the mock monotonic clock forward without firing anything. */
+void mock_clock_advance(uint64_t ns);
 /* Watches added and not deleted. */
 unsigned mock_nwatches(void);
 

@@ -311,6 +311,13 @@ int vitals_vital_sample(struct vitals_vital *v, const struct vitals_event *ev,
 /* The hash every sketch uses to place (label, exe_id, uid). */
 uint64_t vitals_label_hash(uint64_t label, uint32_t exe_id, uint32_t uid);
 
+/*
+ * The core's monotonic clock (CLOCK_MONOTONIC) in nanoseconds.  Plugins
+ * measure elapsed time with it rather than the system clock, so a mock
+ * core can drive time in unit tests.
+ */
+uint64_t vitals_monotonic_ns(const struct vitals_ctx *ctx);
+
 /* Add CPU time the probe spent outside this process (e.g. BPF run time). */
 void vitals_cpu_add(struct vitals_ctx *ctx, uint64_t ns);
 
