@@ -73,8 +73,8 @@ struct vitals_option {
 	uint32_t offset;  /* offsetof(config struct, member) */
 	const char *def;  /* default as YAML scalar text; NULL = zero/unset */
 	const char *help; /* one line, shown by vitalsd --list-plugins -v */
-	double min;       /* inclusive bounds for INT/DOUBLE/DURATION/SIZE; */
-	double max;       /* ignored when min >= max */
+	double min;       /* inclusive bounds: INT/DOUBLE as is, DURATION in */
+	double max;       /* seconds, SIZE in bytes; ignored when min >= max */
 };
 
 /*
