@@ -69,7 +69,6 @@ struct host {
 	uint64_t next_ns;              /* next epoch boundary */
 	uint64_t closed, max_epochs;
 	uint64_t gen;                  /* bumped at each (re)configuration */
-	int stopping;
 	struct log_limit lim;
 };
 
@@ -587,7 +586,6 @@ host_on_signal(evutil_socket_t sig, short what, void *arg)
 	}
 	log_msg(VITALS_LOG_INFO, "core", "%s: writing the partial epoch",
 	    sig == SIGTERM ? "SIGTERM" : "SIGINT");
-	h->stopping = 1;
 	host_close_epoch(h, host_now_ns(), 1);
 	event_base_loopbreak(h->base);
 }
