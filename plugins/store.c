@@ -5,14 +5,11 @@
  * retention settings every few epochs.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <vitals/store.h>
 #include <vitals/vitals.h>
