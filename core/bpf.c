@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The user-space half of the in-kernel sketch (<vitals/bpf.h>): sizes a
+ * probe's vitals maps, drains sampled events from its ring buffer into
+ * the core, flips and reads the double HCA at each boundary (paper
+ * 4.1.5), and reports the BPF programs' run time as collector CPU.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <vitals/bpf.h>
+
+#include "exe.h"
+#include "tracefs.h"
+
+#define BPF_DRAIN_NS (100 * 1000 * 1000ULL)
+#define BPF_RINGBUF_DEFAULT (1024 * 1024ULL)
+
+struct vitals_bpf {
+	struct vitals_ctx *ctx;
+	struct bpf_object *obj;
+	struct vitals_bpf_spec spec;
+	struct vitals_vital *vitals[VITALS_BPF_MAX_VITALS];
+	struct vitals_bpf_cfg init;  /* written to the map at start */
+	struct vitals_bpf_cfg *cfg;  /* the mapped parameters, after start */
+	uint64_t *hca;               /* mapped, 2 * nvitals * m counters */
+	uint64_t *seen;              /* mapped, 2 * nvitals * seen_words */
+	size_t hca_len, seen_len, cfg_len;
+	uint32_t m;                  /* counters per vital and epoch in the map */
+	uint64_t *fold;              /* m counters: one vital's half, folded */
+	uint64_t *percpu;            /* one value per possible CPU */
+	int ncpus;                   /* possible CPUs */
+	uint64_t dropped_seen[VITALS_BPF_MAX_VITALS];
+	uint64_t run_ns;             /* programs' run time already reported */
+	int64_t mono_to_real;        /* realtime - monotonic, at the last drain */
+	struct ring_buffer *rb;
+	struct vitals_timer *timer;
+	struct vitals_watch *watch;
+	int stats_fd;                /* BPF_ENABLE_STATS handle, or -1 */
+	char exe[4096];              /* scratch for one resolved exe path */
+};
+
+static uint32_t
+bpf_log2(uint64_t x)
+{
+	return 63 - (uint32_t)__builtin_clzll(x);
+}
+
+static uint64_t
+bpf_clock(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Cgroup v2 id of a directory: its inode number. */
+static int
+bpf_cgroup_id(const char *path, __u64 *id)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	*id = (__u64)st.st_ino;
+	return 0;
+}
+
+static int
+bpf_open_vitals(struct vitals_bpf *b)
+{
+	uint32_t i, m;
+	int r;
+
+	b->m = 0;
+	for (i = 0; i < b->spec.nvitals; i++) {
+		if (b->spec.vitals[i] == NULL || b->spec.units[i] == NULL)
+			return -EINVAL;
+		r = vitals_vital_open(b->ctx, b->spec.vitals[i],
+		    b->spec.units[i], &b->vitals[i]);
+		if (r < 0)
+			return r;
+		m = vitals_vital_hca_size(b->vitals[i]);
+		if (m > b->m)
+			b->m = m;
+		b->init.floor[i] = vitals_vital_floor(b->vitals[i]);
+		b->init.shift[i] = bpf_log2(vitals_vital_threshold(b->vitals[i]));
+	}
+	return 0;
+}
+
+static int
+bpf_size_maps(struct vitals_bpf *b)
+{
+	struct bpf_map *hca, *seen, *rb;
+	uint64_t rbb;
+	uint32_t nv = b->spec.nvitals;
+
+	hca = bpf_object__find_map_by_name(b->obj, "vitals_hca");
+	seen = bpf_object__find_map_by_name(b->obj, "vitals_seen");
+	rb = bpf_object__find_map_by_name(b->obj, "vitals_rb");
+	if (hca == NULL || seen == NULL || rb == NULL ||
+	    bpf_object__find_map_by_name(b->obj, "vitals_cfg") == NULL) {
+		vitals_error(b->ctx, "BPF object lacks the vitals maps "
+		    "(include <vitals/sketch.bpf.h>)");
+		return -EINVAL;
+	}
+	rbb = b->spec.ringbuf_bytes ? b->spec.ringbuf_bytes : BPF_RINGBUF_DEFAULT;
+	if ((rbb & (rbb - 1)) != 0 || rbb < 4096) {
+		vitals_error(b->ctx, "ring buffer size %llu: not a power of two "
+		    ">= 4096", (unsigned long long)rbb);
+		return -EINVAL;
+	}
+	if (bpf_map__set_max_entries(hca, 2 * nv * b->m) < 0 ||
+	    bpf_map__set_max_entries(seen, 2 * nv * b->init.seen_words) < 0 ||
+	    bpf_map__set_max_entries(rb, (uint32_t)rbb) < 0)
+		return -EINVAL;
+	return 0;
+}
+
+int
+vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
+    const struct vitals_bpf_spec *spec, struct vitals_bpf **out)
+{
+	struct vitals_bpf *b;
+	int r;
+
+	if (spec->nvitals == 0 || spec->nvitals > VITALS_BPF_MAX_VITALS)
+		return -EINVAL;
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return -ENOMEM;
+	b->ctx = ctx;
+	b->obj = obj;
+	b->spec = *spec;
+	b->stats_fd = -1;
+	b->init.nvitals = spec->nvitals;
+	b->init.self_tgid = (uint32_t)getpid();
+	b->init.tgid = spec->pid;
+	/* 64 Kibit of first-sighting bits per vital, as the user sketch. */
+	b->init.seen_words = 1024;
+	b->init.seen_shift = 64 - 16;
+	if (spec->comm != NULL)
+		strncpy(b->init.comm, spec->comm, sizeof(b->init.comm) - 1);
+	if (spec->cgroup != NULL &&
+	    (r = bpf_cgroup_id(spec->cgroup, &b->init.cgroup)) < 0) {
+		vitals_error(ctx, "cgroup %s: %s", spec->cgroup, strerror(-r));
+		goto fail;
+	}
+	if ((r = bpf_open_vitals(b)) < 0) {
+		vitals_error(ctx, "cannot open the probe's vitals: %s",
+		    strerror(-r));
+		goto fail;
+	}
+	b->init.mask = b->m - 1;
+	b->ncpus = libbpf_num_possible_cpus();
+	if (b->ncpus <= 0) {
+		r = -EINVAL;
+		goto fail;
+	}
+	b->percpu = calloc((size_t)b->ncpus, sizeof(uint64_t));
+	if ((b->fold = calloc(b->m, sizeof(uint64_t))) == NULL ||
+	    b->percpu == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if ((r = bpf_size_maps(b)) < 0)
+		goto fail;
+	*out = b;
+	return 0;
+fail:
+	vitals_bpf_free(b);
+	return r;
+}
+
+int
+vitals_bpf_set_field(struct vitals_bpf *b, uint32_t i, const char *category,
+    const char *event, const char *field)
+{
+	uint32_t off, size;
+	int r;
+
+	if (i >= VITALS_BPF_MAX_FIELDS)
+		return -EINVAL;
+	r = tracefs_field(category, event, field, &off, &size);
+	if (r < 0)
+		return r;
+	b->init.field_off[i] = off;
+	b->init.field_size[i] = size;
+	if (b->cfg != NULL) {
+		b->cfg->field_off[i] = off;
+		b->cfg->field_size[i] = size;
+	}
+	return 0;
+}
+
+void
+vitals_bpf_set_param(struct vitals_bpf *b, uint32_t i, uint64_t value)
+{
+	if (i >= VITALS_BPF_MAX_PARAMS)
+		return;
+	b->init.param[i] = value;
+	if (b->cfg != NULL)
+		b->cfg->param[i] = value;
+}
+
+/* Turn a record into an event and give it to the core. */
+static int
+bpf_on_sample(void *arg, void *data, size_t len)
+{
+	struct vitals_bpf *b = arg;
+	const struct vitals_bpf_rec *r = data;
+	struct vitals_event ev;
+	char comm[VITALS_BPF_COMM_LEN + 1];
+
+	if (len < sizeof(*r) || r->vital >= b->spec.nvitals)
+		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.ts_ns = (uint64_t)((int64_t)r->ts_ns + b->mono_to_real);
+	ev.label = r->label;
+	ev.weight = r->weight ? r->weight : 1;
+	ev.exe_id = r->exe_id;
+	ev.uid = r->uid;
+	ev.pid = r->pid;
+	ev.tid = r->tid;
+	ev.op = r->op;
+	ev.nkstack = r->nkstack < VITALS_BPF_STACK ? r->nkstack : VITALS_BPF_STACK;
+	ev.nustack = r->nustack < VITALS_BPF_STACK ? r->nustack : VITALS_BPF_STACK;
+	ev.kstack = (const uint64_t *)r->kstack;
+	ev.ustack = (const uint64_t *)r->ustack;
+	memcpy(comm, r->comm, VITALS_BPF_COMM_LEN);
+	comm[VITALS_BPF_COMM_LEN] = '\0';
+	ev.comm = comm;
+	ev.exe = exe_path(r->pid, r->exe_id, b->exe, sizeof(b->exe)) == 0 ?
+	    b->exe : NULL;
+	memcpy(ev.args, r->args, sizeof(ev.args));
+	if (b->spec.fixup != NULL && b->spec.fixup(b->spec.fixup_arg, r, &ev))
+		return 0;
+	vitals_vital_sample(b->vitals[r->vital], &ev, r->count);
+	return 0;
+}
+
+/* Report the programs' kernel run time since the last call. */
+static void
+bpf_account(struct vitals_bpf *b)
+{
+	struct bpf_prog_info info;
+	struct bpf_program *p;
+	uint32_t ilen;
+	uint64_t total = 0;
+	int fd;
+
+	bpf_object__for_each_program(p, b->obj) {
+		if ((fd = bpf_program__fd(p)) < 0)
+			continue;
+		memset(&info, 0, sizeof(info));
+		ilen = sizeof(info);
+		if (bpf_obj_get_info_by_fd(fd, &info, &ilen) == 0)
+			total += info.run_time_ns;
+	}
+	if (total > b->run_ns)
+		vitals_cpu_add(b->ctx, total - b->run_ns);
+	b->run_ns = total;
+}
+
+/* Drain sampled events and keep the kernel's t in step with the core's. */
+static void
+bpf_drain(struct vitals_bpf *b)
+{
+	uint32_t i;
+
+	b->mono_to_real = (int64_t)bpf_clock(CLOCK_REALTIME) -
+	    (int64_t)bpf_clock(CLOCK_MONOTONIC);
+	ring_buffer__consume(b->rb);
+	bpf_account(b);
+	for (i = 0; i < b->spec.nvitals; i++)
+		b->cfg->shift[i] = bpf_log2(vitals_vital_threshold(b->vitals[i]));
+}
+
+static void
+bpf_on_timer(void *arg)
+{
+	bpf_drain(arg);
+}
+
+static void *
+bpf_map_mmap(struct bpf_object *obj, const char *name, size_t len)
+{
+	struct bpf_map *m;
+	void *p;
+
+	if ((m = bpf_object__find_map_by_name(obj, name)) == NULL)
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    bpf_map__fd(m), 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static size_t
+bpf_page_round(size_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (n + pg - 1) / pg * pg;
+}
+
+static int
+bpf_map_all(struct vitals_bpf *b)
+{
+	uint32_t nv = b->spec.nvitals;
+
+	b->hca_len = bpf_page_round((size_t)2 * nv * b->m * sizeof(uint64_t));
+	b->seen_len = bpf_page_round((size_t)2 * nv * b->init.seen_words *
+	    sizeof(uint64_t));
+	b->cfg_len = bpf_page_round(sizeof(struct vitals_bpf_cfg));
+	b->hca = bpf_map_mmap(b->obj, "vitals_hca", b->hca_len);
+	b->seen = bpf_map_mmap(b->obj, "vitals_seen", b->seen_len);
+	b->cfg = bpf_map_mmap(b->obj, "vitals_cfg", b->cfg_len);
+	if (b->hca == NULL || b->seen == NULL || b->cfg == NULL)
+		return -errno ? -errno : -ENOMEM;
+	return 0;
+}
+
+int
+vitals_bpf_start(struct vitals_bpf *b)
+{
+	struct bpf_map *rb;
+	int r;
+
+	if ((r = bpf_map_all(b)) < 0) {
+		vitals_error(b->ctx, "cannot map the sketch maps: %s",
+		    strerror(-r));
+		return r;
+	}
+	*b->cfg = b->init;
+	rb = bpf_object__find_map_by_name(b->obj, "vitals_rb");
+	b->rb = ring_buffer__new(bpf_map__fd(rb), bpf_on_sample, b, NULL);
+	if (b->rb == NULL) {
+		r = -errno;
+		vitals_error(b->ctx, "ring buffer: %s", strerror(-r));
+		return r;
+	}
+	/* Run-time stats cost two clock reads per run; they are the budget. */
+	b->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	b->mono_to_real = (int64_t)bpf_clock(CLOCK_REALTIME) -
+	    (int64_t)bpf_clock(CLOCK_MONOTONIC);
+	return vitals_timer_add(b->ctx, BPF_DRAIN_NS, bpf_on_timer, b,
+	    &b->timer);
+}
+
+/* Fold the map's m counters of one vital down to the vital's own size. */
+static const uint64_t *
+bpf_fold(struct vitals_bpf *b, const uint64_t *src, uint32_t m)
+{
+	uint32_t i;
+
+	if (m == b->m)
+		return src;
+	memset(b->fold, 0, m * sizeof(uint64_t));
+	for (i = 0; i < b->m; i++)
+		b->fold[i & (m - 1)] += src[i];
+	return b->fold;
+}
+
+/* Sum and clear the per-CPU event counts of one vital's closed half. */
+static uint64_t
+bpf_take_events(struct vitals_bpf *b, uint32_t half, uint32_t vital)
+{
+	struct bpf_map *m;
+	uint32_t key = half * VITALS_BPF_MAX_VITALS + vital;
+	uint64_t n = 0;
+	int i, fd;
+
+	if ((m = bpf_object__find_map_by_name(b->obj, "vitals_events")) == NULL)
+		return 0;
+	fd = bpf_map__fd(m);
+	if (bpf_map_lookup_elem(fd, &key, b->percpu) < 0)
+		return 0;
+	for (i = 0; i < b->ncpus; i++)
+		n += b->percpu[i];
+	memset(b->percpu, 0, (size_t)b->ncpus * sizeof(uint64_t));
+	bpf_map_update_elem(fd, &key, b->percpu, BPF_ANY);
+	return n;
+}
+
+int
+vitals_bpf_flush(struct vitals_bpf *b)
+{
+	uint32_t i, j, old, nv = b->spec.nvitals, m;
+	uint64_t *h, wsum, dropped;
+	int r, err = 0;
+
+	if (b->cfg == NULL)
+		return 0;
+	old = b->cfg->epoch & 1;
+	bpf_drain(b);
+	__atomic_store_n(&b->cfg->epoch, old ^ 1, __ATOMIC_SEQ_CST);
+	/* Samples counted just before the flip still belong to this epoch. */
+	ring_buffer__consume(b->rb);
+	for (i = 0; i < nv; i++) {
+		h = b->hca + ((size_t)old * nv + i) * b->m;
+		for (j = 0, wsum = 0; j < b->m; j++)
+			wsum += h[j];
+		m = vitals_vital_hca_size(b->vitals[i]);
+		dropped = b->cfg->dropped[i] - b->dropped_seen[i];
+		b->dropped_seen[i] = b->cfg->dropped[i];
+		r = vitals_vital_load(b->vitals[i], bpf_fold(b, h, m), m,
+		    bpf_take_events(b, old, i), wsum, dropped);
+		if (r < 0)
+			err = r;
+		memset(h, 0, (size_t)b->m * sizeof(uint64_t));
+		memset(b->seen + ((size_t)old * nv + i) * b->init.seen_words,
+		    0, b->init.seen_words * sizeof(uint64_t));
+	}
+	return err;
+}
+
+void
+vitals_bpf_free(struct vitals_bpf *b)
+{
+	if (b == NULL)
+		return;
+	if (b->timer != NULL)
+		vitals_timer_del(b->timer);
+	if (b->rb != NULL)
+		ring_buffer__free(b->rb);
+	if (b->hca != NULL)
+		munmap(b->hca, b->hca_len);
+	if (b->seen != NULL)
+		munmap(b->seen, b->seen_len);
+	if (b->cfg != NULL)
+		munmap(b->cfg, b->cfg_len);
+	if (b->stats_fd >= 0)
+		close(b->stats_fd);
+	free(b->fold);
+	free(b->percpu);
+	free(b);
+}
+
+/* Effective capability set of this process, from /proc/self/status. */
+static uint64_t
+bpf_cap_eff(void)
+{
+	char line[256];
+	unsigned long long v = 0;
+	FILE *f;
+
+	if ((f = fopen("/proc/self/status", "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "CapEff: %llx", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+int
+vitals_bpf_available(const char *const *tracepoints, char *why, size_t len)
+{
+	const uint64_t bpf = 1ULL << 39, perfmon = 1ULL << 38, admin = 1ULL << 21;
+	char cat[64], *ev;
+	uint64_t caps = bpf_cap_eff();
+	int i;
+
+	if (geteuid() != 0 && !((caps & bpf) && (caps & perfmon)) &&
+	    !(caps & admin)) {
+		snprintf(why, len, "not root and no CAP_BPF+CAP_PERFMON "
+		    "(run vitalsd as root)");
+		return -EPERM;
+	}
+	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
+		snprintf(why, len, "no kernel BTF (/sys/kernel/btf/vmlinux): "
+		    "kernel built without CONFIG_DEBUG_INFO_BTF");
+		return -ENOTSUP;
+	}
+	if (tracepoints != NULL && tracepoints[0] != NULL &&
+	    tracefs_dir() == NULL) {
+		snprintf(why, len, "tracefs is not mounted and cannot be "
+		    "mounted at /sys/kernel/tracing: %s", strerror(errno));
+		return -ENOTSUP;
+	}
+	for (i = 0; tracepoints != NULL && tracepoints[i] != NULL; i++) {
+		snprintf(cat, sizeof(cat), "%s", tracepoints[i]);
+		if ((ev = strchr(cat, ':')) == NULL)
+			continue;
+		*ev++ = '\0';
+		if (!tracefs_has(cat, ev)) {
+			snprintf(why, len, "tracepoint %s missing from this "
+			    "kernel", tracepoints[i]);
+			return -ENOENT;
+		}
+	}
+	return 0;
+}

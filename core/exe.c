@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A small direct-mapped cache pid -> (exe id, path) for the BPF layer, so
+ * /proc is read once per process rather than once per sample.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <vitals/bpf_shared.h>
+
+#include "exe.h"
+
+#define EXE_SLOTS 1024
+#define EXE_PATH 256
+
+struct exe_entry {
+	uint32_t pid;
+	uint32_t exe_id;
+	char path[EXE_PATH];
+};
+
+static struct exe_entry exe_cache[EXE_SLOTS];
+
+uint32_t
+exe_id_of(uint32_t pid)
+{
+	char p[64];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "/proc/%u/exe", pid);
+	if (stat(p, &st) < 0)
+		return 0;
+	return vitals_bpf_exe_id((uint64_t)st.st_ino);
+}
+
+static int
+exe_resolve(struct exe_entry *e, uint32_t pid)
+{
+	char p[64];
+	ssize_t n;
+
+	snprintf(p, sizeof(p), "/proc/%u/exe", pid);
+	n = readlink(p, e->path, sizeof(e->path) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	e->path[n] = '\0';
+	e->pid = pid;
+	e->exe_id = exe_id_of(pid);
+	return 0;
+}
+
+int
+exe_path(uint32_t pid, uint32_t exe_id, char *buf, size_t len)
+{
+	struct exe_entry *e;
+
+	if (pid == 0 || exe_id == 0)
+		return -ENOENT;
+	e = &exe_cache[pid % EXE_SLOTS];
+	if (e->pid != pid || e->exe_id != exe_id) {
+		if (exe_resolve(e, pid) < 0 || e->exe_id != exe_id) {
+			e->pid = 0;
+			return -ENOENT;
+		}
+	}
+	snprintf(buf, len, "%s", e->path);
+	return 0;
+}

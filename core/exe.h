@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Executable paths of processes, resolved once per process from
+ * /proc/PID/exe and cached; an entry whose exe id no longer matches (the
+ * pid was reused, or the process exec'd) is resolved again.
+ */
+#ifndef VITALS_EXE_H
+#define VITALS_EXE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Copy the path of process pid's executable into buf.  exe_id is the id
+ * the kernel side computed (vitals_bpf_exe_id of the inode), used to
+ * validate the cache.  Returns 0, or -ENOENT if the process is gone or
+ * has no executable (kernel threads).
+ */
+int exe_path(uint32_t pid, uint32_t exe_id, char *buf, size_t len);
+
+/* Exe id of a process as the kernel side computes it; 0 if unknown. */
+uint32_t exe_id_of(uint32_t pid);
+
+#endif /* VITALS_EXE_H */

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The user-space half of the in-kernel sketch, for probes whose BPF
+ * programs count events with <vitals/sketch.bpf.h>.  A probe opens its BPF
+ * object (e.g. from a bpftool skeleton), hands it to vitals_bpf_prepare()
+ * before loading, loads and attaches it, calls vitals_bpf_start(), and
+ * calls vitals_bpf_flush() from its flush callback.  The layer sizes the
+ * maps from the sketch configuration, writes t and the filters, drains
+ * the ring buffer of sampled events into the core's sample store, reads
+ * and clears the HCA half of the closing epoch, and reports the programs'
+ * kernel run time as collector CPU.
+ */
+#ifndef VITALS_BPF_H
+#define VITALS_BPF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <vitals/vitals.h>
+#include <vitals/bpf_shared.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct bpf_object;
+struct vitals_bpf; /* one BPF object's sketches; owned by the probe */
+
+/*
+ * Called for each sampled event before the core keeps it, so a probe can
+ * turn the record's raw fields into the event it stores (e.g. derive a
+ * label from the stack).  Return 0 to keep the event, non-zero to drop it.
+ */
+typedef int (*vitals_bpf_fixup_fn)(void *arg, const struct vitals_bpf_rec *r,
+    struct vitals_event *ev);
+
+/* What a probe asks of the layer; strings are borrowed for the call. */
+struct vitals_bpf_spec {
+	uint32_t nvitals;        /* vitals counted by the object, <= VITALS_BPF_MAX_VITALS */
+	uint32_t pid;            /* count only this process; 0 = all */
+	const char *vitals[VITALS_BPF_MAX_VITALS]; /* vital names, index = the programs' vital */
+	const char *units[VITALS_BPF_MAX_VITALS];  /* their weight units */
+	const char *comm;        /* count only comms with this prefix; NULL = all */
+	const char *cgroup;      /* count only this cgroup v2 directory; NULL = all */
+	uint64_t ringbuf_bytes;  /* ring buffer size, a power of two; 0 = 1 MiB */
+	uint32_t stack_depth;    /* frames kept per side; 0 = the sketch's */
+	uint32_t pad;
+	vitals_bpf_fixup_fn fixup; /* or NULL */
+	void *fixup_arg;
+};
+
+/* The options every BPF probe offers; embed as a member of its config. */
+struct vitals_bpf_opts {
+	int64_t pid;       /* count only this process; 0 = all */
+	char *comm;        /* count only comms with this prefix; NULL = all */
+	char *cgroup;      /* count only this cgroup v2 directory; NULL = all */
+	uint64_t ringbuf;  /* ring buffer bytes */
+};
+
+/* Option table entries for a struct vitals_bpf_opts member of TYPE. */
+#define VITALS_BPF_OPTIONS(TYPE, M)					\
+	{ "pid", VITALS_OPT_INT, offsetof(TYPE, M.pid), "0",		\
+	  "count only this process id (0: every process)", 0, 4194304 }, \
+	{ "comm", VITALS_OPT_STRING, offsetof(TYPE, M.comm), NULL,	\
+	  "count only threads whose name starts with this", 0, 0 },	\
+	{ "cgroup", VITALS_OPT_STRING, offsetof(TYPE, M.cgroup), NULL,	\
+	  "count only this cgroup v2 directory (e.g. "			\
+	  "/sys/fs/cgroup/system.slice/ssh.service)", 0, 0 },		\
+	{ "ringbuf", VITALS_OPT_SIZE, offsetof(TYPE, M.ringbuf), "1M", \
+	  "ring buffer for sampled events (a power of two)",		\
+	  4096, 1073741824 }
+
+/* Fill the filter fields of a spec from the common options. */
+static inline void
+vitals_bpf_spec_opts(struct vitals_bpf_spec *s, const struct vitals_bpf_opts *o)
+{
+	s->pid = (uint32_t)o->pid;
+	s->comm = o->comm;
+	s->cgroup = o->cgroup;
+	s->ringbuf_bytes = o->ringbuf;
+}
+
+/*
+ * Open the vitals of spec for ctx and size the object's vitals maps
+ * (HCA, first-sighting bits, ring buffer) before it is loaded.  Returns 0
+ * and sets *out (free with vitals_bpf_free), or a negative errno after
+ * vitals_error().
+ */
+int vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
+    const struct vitals_bpf_spec *spec, struct vitals_bpf **out);
+
+/*
+ * Resolve tracepoint field `field` of category:event from the tracefs
+ * format file into slot i of the programs' field table
+ * (vitals_bpf_field() on the BPF side).  Returns 0, -ENOENT if the
+ * tracepoint or field does not exist, or another negative errno.
+ */
+int vitals_bpf_set_field(struct vitals_bpf *b, uint32_t i,
+    const char *category, const char *event, const char *field);
+
+/* Set probe-specific parameter i (cfg param[i]) for the programs. */
+void vitals_bpf_set_param(struct vitals_bpf *b, uint32_t i, uint64_t value);
+
+/*
+ * After the object is loaded (and usually attached): map the sketch,
+ * write the parameters and start draining samples.  Returns 0 or a
+ * negative errno after vitals_error().
+ */
+int vitals_bpf_start(struct vitals_bpf *b);
+
+/*
+ * At the epoch boundary (the probe's flush): drain samples, flip the live
+ * HCA half, hand the closed half to the core and clear it, and add the
+ * programs' kernel run time.  Returns 0 or a negative errno.
+ */
+int vitals_bpf_flush(struct vitals_bpf *b);
+
+/* Stop draining and free the layer's state (not the object); accepts NULL. */
+void vitals_bpf_free(struct vitals_bpf *b);
+
+/*
+ * Whether BPF probes can run here: privilege (root, or CAP_BPF with
+ * CAP_PERFMON), kernel BTF, tracefs (mounted if need be), and each
+ * "category:event" tracepoint in the NULL-terminated list.  Returns 0, or
+ * a negative errno with the reason in why.
+ */
+int vitals_bpf_available(const char *const *tracepoints, char *why, size_t len);
+
+/*
+ * Open one perf event per online CPU for a sampling probe: software
+ * cpu-clock when hw is 0, or the hardware event `config` (PERF_TYPE_HARDWARE)
+ * when hw is 1, sampling at freq_hz.  fds gets one descriptor per CPU, -1
+ * for offline ones.  Returns the number of CPUs (entries in fds, at most
+ * max), or a negative errno (-ENOENT: no such event, e.g. no PMU).
+ */
+int vitals_perf_open(int hw, uint64_t config, uint64_t freq_hz, int *fds,
+    int max);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* VITALS_BPF_H */

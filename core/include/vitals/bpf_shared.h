@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Layouts shared by a probe's BPF programs and the user-space BPF layer
+ * (<vitals/bpf.h>): the parameters user space writes, the record a sampled
+ * event sends up, and the exe id both sides compute.  Plain C over the
+ * kernel's fixed-width types so it compiles for both targets.
+ */
+#ifndef VITALS_BPF_SHARED_H
+#define VITALS_BPF_SHARED_H
+
+#include <linux/types.h>
+
+/* Vitals one BPF object may count. */
+#define VITALS_BPF_MAX_VITALS 4
+/* Tracepoint fields whose offsets user space resolves for a program. */
+#define VITALS_BPF_MAX_FIELDS 16
+/* Probe-specific parameters (thresholds and the like). */
+#define VITALS_BPF_MAX_PARAMS 8
+/* Frames a record carries per side. */
+#define VITALS_BPF_STACK 16
+#define VITALS_BPF_COMM_LEN 16
+
+/*
+ * Written by user space, read by every program on every event.  The epoch
+ * index selects which half of the HCA and first-sighting maps is live; user
+ * space flips it at each boundary and then reads the other half.
+ */
+struct vitals_bpf_cfg {
+	__u32 epoch;       /* live half: 0 or 1 */
+	__u32 nvitals;     /* vitals in this object */
+	__u32 mask;        /* HCA size - 1 (a power of two minus one) */
+	__u32 seen_words;  /* u64 words of first-sighting bits per vital */
+	__u32 seen_shift;  /* 64 - log2(seen bits) */
+	__u32 self_tgid;   /* vitalsd: never counted */
+	__u32 tgid;        /* count only this process; 0 = all */
+	__u32 pad;
+	__u64 cgroup;      /* count only this cgroup id; 0 = all */
+	char comm[VITALS_BPF_COMM_LEN]; /* count only comms with this prefix; "" = all */
+	__u64 shift[VITALS_BPF_MAX_VITALS];   /* t = 2^shift in force */
+	__u64 floor[VITALS_BPF_MAX_VITALS];   /* counters below are not sampled */
+	__u64 dropped[VITALS_BPF_MAX_VITALS]; /* samples lost: ring buffer full */
+	__u32 field_off[VITALS_BPF_MAX_FIELDS];  /* tracepoint field offsets */
+	__u32 field_size[VITALS_BPF_MAX_FIELDS]; /* and sizes; 0 = absent */
+	__u64 param[VITALS_BPF_MAX_PARAMS];   /* probe-specific */
+};
+
+/* A sampled event, as the ring buffer carries it. */
+struct vitals_bpf_rec {
+	__u64 ts_ns;    /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 label;    /* the label hashed */
+	__u64 weight;   /* the event's weight */
+	__u64 count;    /* the counter after this event */
+	__u32 slot;     /* HCA slot */
+	__u32 exe_id;   /* vitals_bpf_exe_id() of the process's executable */
+	__u32 uid;
+	__u32 pid;      /* tgid */
+	__u32 tid;
+	__u32 op;       /* vital-specific */
+	__u32 vital;    /* index in the object */
+	__u32 epoch;    /* HCA half it was counted in */
+	__u32 fresh;    /* 1 if sampled as a first sighting */
+	__u32 nkstack;  /* frames in kstack */
+	__u32 nustack;  /* frames in ustack */
+	__u32 pad;
+	char comm[VITALS_BPF_COMM_LEN];
+	__u64 args[4];  /* vital-specific */
+	__u64 kstack[VITALS_BPF_STACK];
+	__u64 ustack[VITALS_BPF_STACK];
+};
+
+/*
+ * The exe id: a 32-bit mix of the executable's inode number, which both
+ * the kernel (mm->exe_file) and user space (stat of /proc/PID/exe) see.
+ */
+static inline __u32
+vitals_bpf_exe_id(__u64 ino)
+{
+	__u64 x = ino * 0x9e3779b97f4a7c15ULL;
+
+	x ^= x >> 29;
+	return (__u32)(x ^ (x >> 32)) | 1;
+}
+
+#endif /* VITALS_BPF_SHARED_H */

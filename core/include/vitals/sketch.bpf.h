@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The in-kernel half of a vitals sketch, for probe BPF programs (compiled
+ * with clang -target bpf -mcpu=v3).  A program computes its label and
+ * weight and calls vitals_bpf_count(); the HCA lives in an mmap'able array
+ * map that user space reads at each epoch boundary, and only events whose
+ * counter crosses a power of t (or whose label is new) cross to user space
+ * through the ring buffer.  The hash and the sampling test are the same as
+ * core/hash.h and core/sketch.c, so kernel and user sketches add up.
+ *
+ * Include this once per BPF object, after <linux/bpf.h> and
+ * <bpf/bpf_helpers.h>.
+ */
+#ifndef VITALS_SKETCH_BPF_H
+#define VITALS_SKETCH_BPF_H
+
+#include <vitals/bpf_shared.h>
+
+/* One mmap'able array of u64 counters: [epoch][vital][slot]. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1); /* sized by user space before load */
+} vitals_hca SEC(".maps");
+
+/* First-sighting bits, [epoch][vital][word]; cleared with the HCA. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 1); /* sized by user space before load */
+} vitals_seen SEC(".maps");
+
+/* Parameters user space writes while the programs run (one entry). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct vitals_bpf_cfg);
+	__uint(max_entries, 1);
+} vitals_cfg SEC(".maps");
+
+/* Sampled events, to user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 18); /* resized by user space before load */
+} vitals_rb SEC(".maps");
+
+/* Events counted, per CPU: [epoch][vital]. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(max_entries, 2 * VITALS_BPF_MAX_VITALS);
+} vitals_events SEC(".maps");
+
+/* Per CPU: the last process seen and its exe id, so most events skip the walk. */
+struct vitals_bpf_exe_slot {
+	__u32 tgid;
+	__u32 exe_id;
+	__u64 stack_top; /* mm->start_stack: user stack depths are taken from it */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct vitals_bpf_exe_slot);
+	__uint(max_entries, 1);
+} vitals_exe_cache SEC(".maps");
+
+/* The few kernel types the exe id needs, relocated through BTF (CO-RE). */
+struct inode {
+	unsigned long i_ino;
+} __attribute__((preserve_access_index));
+
+struct file {
+	struct inode *f_inode;
+} __attribute__((preserve_access_index));
+
+struct mm_struct {
+	struct file *exe_file;
+	unsigned long start_stack;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	struct mm_struct *mm;
+	int pid;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u64
+vitals_bpf_mix64(__u64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/* hash_label() of core/hash.h. */
+static __always_inline __u64
+vitals_bpf_hash(__u64 label, __u32 exe_id, __u32 uid)
+{
+	return vitals_bpf_mix64(label ^
+	    vitals_bpf_mix64(((__u64)exe_id << 32) | uid));
+}
+
+static __always_inline __u32
+vitals_bpf_log2(__u64 x)
+{
+	__u32 r = 0;
+
+	if (x >> 32) { x >>= 32; r += 32; }
+	if (x >> 16) { x >>= 16; r += 16; }
+	if (x >> 8) { x >>= 8; r += 8; }
+	if (x >> 4) { x >>= 4; r += 4; }
+	if (x >> 2) { x >>= 2; r += 2; }
+	if (x >> 1) r += 1;
+	return r;
+}
+
+/* sketch_crossed() of core/sketch.c; shift >= 1. */
+static __always_inline int
+vitals_bpf_crossed(__u64 old, __u64 new, __u32 shift, __u64 floor)
+{
+	__u32 lnew, top;
+
+	if (new <= old || new < floor || shift == 0)
+		return 0;
+	lnew = vitals_bpf_log2(new) / shift;
+	if (old != 0 && vitals_bpf_log2(old) / shift == lnew)
+		return 0;
+	top = lnew * shift;
+	return top >= 64 || (1ULL << top) >= floor;
+}
+
+/* Exe id of a task: a hash of its executable's inode number, 0 for kernel threads. */
+static __always_inline __u32
+vitals_bpf_task_exe(struct task_struct *t)
+{
+	struct mm_struct *mm = 0;
+	struct file *f = 0;
+	struct inode *ino = 0;
+	unsigned long n = 0;
+
+	bpf_probe_read_kernel(&mm, sizeof(mm), &t->mm);
+	if (mm == 0)
+		return 0;
+	bpf_probe_read_kernel(&f, sizeof(f), &mm->exe_file);
+	if (f == 0)
+		return 0;
+	bpf_probe_read_kernel(&ino, sizeof(ino), &f->f_inode);
+	if (ino == 0)
+		return 0;
+	bpf_probe_read_kernel(&n, sizeof(n), &ino->i_ino);
+	return vitals_bpf_exe_id(n);
+}
+
+/*
+ * The current process's exe id and stack top, cached per CPU by tgid so
+ * most events skip the pointer walk.  NULL only if the map lookup fails.
+ */
+static __always_inline struct vitals_bpf_exe_slot *
+vitals_bpf_current(__u32 tgid)
+{
+	struct vitals_bpf_exe_slot *c;
+	struct task_struct *t;
+	struct mm_struct *mm = 0;
+	__u32 zero = 0;
+
+	c = bpf_map_lookup_elem(&vitals_exe_cache, &zero);
+	if (c == 0)
+		return 0;
+	if (c->tgid == tgid && tgid != 0)
+		return c;
+	t = (struct task_struct *)bpf_get_current_task();
+	c->tgid = tgid;
+	c->exe_id = vitals_bpf_task_exe(t);
+	c->stack_top = 0;
+	bpf_probe_read_kernel(&mm, sizeof(mm), &t->mm);
+	if (mm != 0)
+		bpf_probe_read_kernel(&c->stack_top, sizeof(c->stack_top),
+		    &mm->start_stack);
+	return c;
+}
+
+/* Exe id of the current process (0 for kernel threads). */
+static __always_inline __u32
+vitals_bpf_current_exe(__u32 tgid)
+{
+	struct vitals_bpf_exe_slot *c = vitals_bpf_current(tgid);
+
+	return c != 0 ? c->exe_id : 0;
+}
+
+static __always_inline struct vitals_bpf_cfg *
+vitals_bpf_cfg(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&vitals_cfg, &zero);
+}
+
+/*
+ * Whether the current task passes the configured filters (process,
+ * cgroup, comm) and is not vitalsd itself.  pid_tgid as returned by
+ * bpf_get_current_pid_tgid().
+ */
+static __always_inline int
+vitals_bpf_wanted(const struct vitals_bpf_cfg *c, __u64 pid_tgid)
+{
+	__u32 tgid = pid_tgid >> 32;
+
+	if (tgid == c->self_tgid)
+		return 0;
+	if (c->tgid != 0 && tgid != c->tgid)
+		return 0;
+	if (c->cgroup != 0 && bpf_get_current_cgroup_id() != c->cgroup)
+		return 0;
+	if (c->comm[0] != '\0') {
+		char comm[VITALS_BPF_COMM_LEN];
+		int i;
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		for (i = 0; i < VITALS_BPF_COMM_LEN; i++) {
+			if (c->comm[i] == '\0')
+				break;
+			if (comm[i] != c->comm[i])
+				return 0;
+		}
+	}
+	return 1;
+}
+
+/* Test-and-set the label's two first-sighting bits; 1 if either was clear. */
+static __always_inline int
+vitals_bpf_first(const struct vitals_bpf_cfg *c, __u32 base, __u64 h)
+{
+	__u64 g, b1, b2, m1, m2, *w1, *w2;
+	__u32 k1, k2;
+	int fresh = 0;
+
+	g = vitals_bpf_mix64(h ^ 0x6a09e667f3bcc909ULL);
+	b1 = g >> c->seen_shift;
+	b2 = (g << 32 | g >> 32) >> c->seen_shift;
+	m1 = 1ULL << (b1 & 63);
+	m2 = 1ULL << (b2 & 63);
+	k1 = base + (__u32)(b1 >> 6);
+	k2 = base + (__u32)(b2 >> 6);
+	w1 = bpf_map_lookup_elem(&vitals_seen, &k1);
+	w2 = bpf_map_lookup_elem(&vitals_seen, &k2);
+	if (w1 == 0 || w2 == 0)
+		return 0;
+	if (!(*w1 & m1)) {
+		__sync_fetch_and_or(w1, m1);
+		fresh = 1;
+	}
+	if (!(*w2 & m2)) {
+		__sync_fetch_and_or(w2, m2);
+		fresh = 1;
+	}
+	return fresh;
+}
+
+/*
+ * Count one event of vital `vital` (0-based, < cfg nvitals): add weight
+ * to the label's counter in the current epoch's HCA and, when the counter
+ * crossed a power of t or the label is new this epoch, reserve a ring
+ * buffer record for it.  Returns the record for the caller to fill
+ * (stacks, args) and submit with vitals_bpf_submit(), or NULL if the event
+ * was only counted (or the ring buffer was full, which counts a drop).
+ */
+static __always_inline struct vitals_bpf_rec *
+vitals_bpf_count(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
+    __u64 weight, __u64 pid_tgid, __u32 exe_id, __u32 uid)
+{
+	struct vitals_bpf_rec *r;
+	__u64 h, old, new, *cnt, *ev;
+	__u32 slot, idx, epoch, fresh;
+
+	if (vital >= VITALS_BPF_MAX_VITALS || vital >= c->nvitals)
+		return 0;
+	epoch = c->epoch & 1;
+	idx = epoch * VITALS_BPF_MAX_VITALS + vital;
+	ev = bpf_map_lookup_elem(&vitals_events, &idx);
+	if (ev != 0)
+		*ev += 1;
+	h = vitals_bpf_hash(label, exe_id, uid);
+	slot = (__u32)h & c->mask;
+	idx = (epoch * c->nvitals + vital) * (c->mask + 1) + slot;
+	cnt = bpf_map_lookup_elem(&vitals_hca, &idx);
+	if (cnt == 0)
+		return 0;
+	old = __sync_fetch_and_add(cnt, weight);
+	new = old + weight;
+	if (new < c->floor[vital])
+		return 0;
+	fresh = vitals_bpf_first(c,
+	    (epoch * c->nvitals + vital) * c->seen_words, h);
+	if (!fresh && !vitals_bpf_crossed(old, new, c->shift[vital],
+	    c->floor[vital]))
+		return 0;
+	r = bpf_ringbuf_reserve(&vitals_rb, sizeof(*r), 0);
+	if (r == 0) {
+		__sync_fetch_and_add(&c->dropped[vital], 1);
+		return 0;
+	}
+	r->ts_ns = bpf_ktime_get_ns();
+	r->label = label;
+	r->weight = weight;
+	r->count = new;
+	r->slot = slot;
+	r->exe_id = exe_id;
+	r->uid = uid;
+	r->pid = pid_tgid >> 32;
+	r->tid = (__u32)pid_tgid;
+	r->vital = vital;
+	r->epoch = epoch;
+	r->fresh = fresh;
+	r->op = 0;
+	r->nkstack = 0;
+	r->nustack = 0;
+	r->args[0] = r->args[1] = r->args[2] = r->args[3] = 0;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	return r;
+}
+
+/*
+ * Fill the record's stacks from the program's context (kernel and/or
+ * user as asked) and hand it to user space without waking it: user space
+ * drains the ring on a timer and at every boundary.
+ */
+static __always_inline void
+vitals_bpf_submit(void *ctx, struct vitals_bpf_rec *r, int kstack, int ustack)
+{
+	long n;
+
+	if (kstack) {
+		n = bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0);
+		r->nkstack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
+	}
+	if (ustack) {
+		n = bpf_get_stack(ctx, r->ustack, sizeof(r->ustack),
+		    BPF_F_USER_STACK);
+		r->nustack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
+	}
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * Read a tracepoint field at the offset user space found in the tracefs
+ * format file (cfg field_off[i]); 0 when the field was not found.
+ */
+static __always_inline __u64
+vitals_bpf_field(const struct vitals_bpf_cfg *c, void *ctx, __u32 i)
+{
+	__u64 v = 0;
+	__u32 off, size;
+
+	if (i >= VITALS_BPF_MAX_FIELDS)
+		return 0;
+	off = c->field_off[i];
+	size = c->field_size[i];
+	if (size == 0 || size > 8)
+		return 0;
+	bpf_probe_read_kernel(&v, size, (char *)ctx + off);
+	return v;
+}
+
+#endif /* VITALS_SKETCH_BPF_H */
