@@ -20,7 +20,9 @@
 
 #include <vitals/bpf.h>
 
+#include "engine.h"
 #include "exe.h"
+#include "symbol.h"
 #include "tracefs.h"
 
 #define BPF_DRAIN_NS (100 * 1000 * 1000ULL)
@@ -214,6 +216,20 @@ vitals_bpf_set_param(struct vitals_bpf *b, uint32_t i, uint64_t value)
 		b->cfg->param[i] = value;
 }
 
+/* Names for the event's frames: kernel ones, then user ones. */
+static void
+bpf_symbolize(const struct vitals_event *ev, const char **names)
+{
+	uint32_t i;
+
+	for (i = 0; i < ev->nkstack; i++)
+		names[i] = sym_kernel(ev->kstack[i]);
+	/* Outer user frames are return addresses: look up the call itself. */
+	for (i = 0; i < ev->nustack; i++)
+		names[ev->nkstack + i] = sym_user(ev->pid,
+		    ev->ustack[i] - (i > 0));
+}
+
 /* Turn a record into an event and give it to the core. */
 static int
 bpf_on_sample(void *arg, void *data, size_t len)
@@ -222,6 +238,7 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	const struct vitals_bpf_rec *r = data;
 	struct vitals_event ev;
 	char comm[VITALS_BPF_COMM_LEN + 1];
+	const char *names[2 * VITALS_BPF_STACK];
 
 	if (len < sizeof(*r) || r->vital >= b->spec.nvitals)
 		return 0;
@@ -246,7 +263,8 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	memcpy(ev.args, r->args, sizeof(ev.args));
 	if (b->spec.fixup != NULL && b->spec.fixup(b->spec.fixup_arg, r, &ev))
 		return 0;
-	vitals_vital_sample(b->vitals[r->vital], &ev, r->count);
+	bpf_symbolize(&ev, names);
+	engine_vital_sample_syms(b->vitals[r->vital], &ev, r->count, names);
 	return 0;
 }
 

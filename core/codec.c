@@ -292,8 +292,10 @@ codec_sample_to_json(const void *item)
 	if (codec_fields_to_json(o, codec_sample_fields, s) < 0 ||
 	    codec_set(o, "kstack", codec_u64_array(s->kstack, nk)) < 0 ||
 	    codec_set(o, "ustack", codec_u64_array(s->ustack, nu)) < 0 ||
-	    (s->ksyms != NULL &&
+	    (s->ksyms != NULL && nk > 0 &&
 		codec_set(o, "ksyms", codec_ksyms_to_json(s->ksyms, nk)) < 0) ||
+	    (s->ksyms != NULL && nu > 0 && codec_set(o, "usyms",
+		codec_ksyms_to_json(s->ksyms + s->nkstack, nu)) < 0) ||
 	    codec_set(o, "args", codec_u64_array(s->args, VITALS_NARGS)) < 0) {
 		json_decref(o);
 		return NULL;
@@ -632,28 +634,22 @@ codec_u64s_from(struct codec_dec *d, json_t *o, const char *key, size_t min,
 	return 0;
 }
 
-/* The optional "ksyms": one string per kernel frame. */
+/* One optional array of frame names ("ksyms" or "usyms") into names. */
 static int
-codec_ksyms_from(struct codec_dec *d, json_t *o, struct vitals_sample *s)
+codec_syms_from(struct codec_dec *d, json_t *o, const char *key, uint32_t n,
+    const char **names)
 {
-	const char **names;
 	size_t i, mark, m;
 	json_t *a;
 	int r;
 
-	if (json_object_get(o, "ksyms") == NULL)
-		return 0;
-	if ((a = codec_get_array(d, o, "ksyms")) == NULL)
+	if ((a = codec_get_array(d, o, key)) == NULL)
 		return -EBADMSG;
-	if (json_array_size(a) != s->nkstack)
-		return codec_fail(d, "ksyms",
-		    "expected %u names (one per kstack frame)", s->nkstack);
-	/* + 1: an empty "ksyms" still gives a non-NULL array. */
-	names = codec_alloc(d->own, s->nkstack * sizeof(*names) + 1);
-	if (names == NULL)
-		return codec_nomem(d);
-	mark = codec_enter(d, "ksyms", 0);
-	for (i = 0; i < s->nkstack; i++) {
+	if (json_array_size(a) != n)
+		return codec_fail(d, key, "expected %u names (one per frame)",
+		    n);
+	mark = codec_enter(d, key, 0);
+	for (i = 0; i < n; i++) {
 		m = codec_enter(d, NULL, i);
 		if ((r = codec_string_from(
 			 d, json_array_get(a, i), &names[i], 0)) < 0)
@@ -661,6 +657,34 @@ codec_ksyms_from(struct codec_dec *d, json_t *o, struct vitals_sample *s)
 		codec_leave(d, m);
 	}
 	codec_leave(d, mark);
+	return 0;
+}
+
+/*
+ * The optional "ksyms" and "usyms": one name per kernel and user frame,
+ * kept as one array, kernel names first ("" where unknown).
+ */
+static int
+codec_ksyms_from(struct codec_dec *d, json_t *o, struct vitals_sample *s)
+{
+	const char **names;
+	int hk, hu, r;
+
+	hk = json_object_get(o, "ksyms") != NULL;
+	hu = json_object_get(o, "usyms") != NULL;
+	if (!hk && !hu)
+		return 0;
+	/* + 1: empty stacks still give a non-NULL array. */
+	names = codec_alloc(d->own,
+	    (s->nkstack + s->nustack) * sizeof(*names) + 1);
+	if (names == NULL)
+		return codec_nomem(d);
+	memset(names, 0, (s->nkstack + s->nustack) * sizeof(*names));
+	if (hk && (r = codec_syms_from(d, o, "ksyms", s->nkstack, names)) < 0)
+		return r;
+	if (hu && (r = codec_syms_from(d, o, "usyms", s->nustack,
+	    names + s->nkstack)) < 0)
+		return r;
 	s->ksyms = names;
 	return 0;
 }

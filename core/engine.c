@@ -414,8 +414,29 @@ vitals_vital_sample(struct vitals_vital *v, const struct vitals_event *ev,
 {
 	struct sketch *s = v->buf[v->cur];
 	uint64_t h = hash_label(ev->label, ev->exe_id, ev->uid);
+	int r;
 
-	return sketch_keep(s, ev, h & (s->p.hca_size - 1), count) == 1;
+	r = sketch_keep(s, ev, h & (s->p.hca_size - 1), count);
+	/* Kernel-decided samples fill the store too: raise t as emit does. */
+	if (s->nsamples >= v->high_samples && v->shift < v->shift_max) {
+		v->shift++;
+		v->high_samples += (s->p.max_samples - v->high_samples) / 2;
+	}
+	return r == 1;
+}
+
+int
+engine_vital_sample_syms(struct vitals_vital *v, const struct vitals_event *ev,
+    uint64_t count, const char *const *names)
+{
+	struct sketch *s = v->buf[v->cur];
+
+	if (!vitals_vital_sample(v, ev, count))
+		return 0;
+	if (names != NULL)
+		sketch_set_syms(s, s->nsamples - 1, names, ev->nkstack,
+		    ev->nustack);
+	return 1;
 }
 
 uint64_t

@@ -31,6 +31,14 @@ struct vitals_vital {
 	uint64_t closed_dropped;  /* the same, for the closed epoch */
 };
 
+/*
+ * vitals_vital_sample() with names for the event's frames (nkstack
+ * kernel names then nustack user names, NULL where unknown), borrowed
+ * for the life of the epoch.  Returns 1 if kept.
+ */
+int engine_vital_sample_syms(struct vitals_vital *v,
+    const struct vitals_event *ev, uint64_t count, const char *const *names);
+
 /* The engine; see engine.c. */
 struct engine;
 

@@ -86,6 +86,7 @@ sketch_free(struct sketch *s)
 	free(s->samples);
 	free(s->frames);
 	free(s->comms);
+	free(s->syms);
 	free(s->exes);
 	free(s->pool);
 	free(s);
@@ -226,6 +227,30 @@ sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
 	sm->comm = comm;
 	memcpy(sm->args, ev->args, sizeof(sm->args));
 	return 1;
+}
+
+int
+sketch_set_syms(struct sketch *s, uint32_t i, const char *const *names,
+    uint32_t nk, uint32_t nu)
+{
+	struct vitals_sample *sm;
+	const char **dst;
+	size_t per = 2 * (size_t)(s->p.stack_depth ? s->p.stack_depth : 1);
+
+	if (i >= s->nsamples)
+		return -EINVAL;
+	if (s->syms == NULL &&
+	    (s->syms = calloc(s->p.max_samples * per, sizeof(char *))) == NULL)
+		return -ENOMEM;
+	sm = &s->samples[i];
+	dst = s->syms + i * per;
+	nk = nk < sm->nkstack ? nk : sm->nkstack;
+	nu = nu < sm->nustack ? nu : sm->nustack;
+	memset(dst, 0, per * sizeof(char *));
+	memcpy(dst, names, nk * sizeof(char *));
+	memcpy(dst + sm->nkstack, names + nk, nu * sizeof(char *));
+	sm->ksyms = dst;
+	return 0;
 }
 
 int

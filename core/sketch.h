@@ -39,6 +39,7 @@ struct sketch {
 	struct vitals_sample *samples; /* p.max_samples */
 	uint64_t *frames;       /* 2 * stack_depth per sample */
 	char *comms;            /* VITALS_COMM_LEN per sample */
+	const char **syms;      /* 2 * stack_depth names per sample, or NULL */
 	struct sketch_exe *exes;/* open-addressed, nexes slots */
 	uint32_t nexes;         /* slots in exes, a power of two */
 	uint32_t pool_used;     /* bytes used in pool */
@@ -80,6 +81,14 @@ int sketch_add(struct sketch *s, const struct vitals_event *ev,
  */
 int sketch_keep(struct sketch *s, const struct vitals_event *ev,
     uint64_t slot, uint64_t count);
+
+/*
+ * Attach frame names to sample i: nk kernel names then nu user names
+ * (borrowed: they must outlive the epoch, as symbol.c's do).  The name
+ * array is allocated on first use.  Returns 0 or -ENOMEM.
+ */
+int sketch_set_syms(struct sketch *s, uint32_t i, const char *const *names,
+    uint32_t nk, uint32_t nu);
 
 /*
  * Whether a counter moving from old to new crossed an integral power of

@@ -877,8 +877,15 @@ print_stack(const struct vitals_sample *s)
 		else
 			printf("        k 0x%016" PRIx64 "\n", s->kstack[i]);
 	}
-	for (i = 0; i < s->nustack; i++)
-		printf("        u 0x%" PRIx64 "\n", s->ustack[i]);
+	for (i = 0; i < s->nustack; i++) {
+		const char *n = s->ksyms != NULL ?
+		    s->ksyms[s->nkstack + i] : NULL;
+
+		if (n != NULL && *n != '\0')
+			printf("        u 0x%" PRIx64 " %s\n", s->ustack[i], n);
+		else
+			printf("        u 0x%" PRIx64 "\n", s->ustack[i]);
+	}
 }
 
 /* One sample: when, who, what, then its stack. */

@@ -120,7 +120,8 @@ struct vitals_sample {
 	uint32_t nustack;   /* frames in ustack */
 	const uint64_t *kstack; /* kernel frames, innermost first */
 	const uint64_t *ustack; /* user frames, innermost first */
-	const char *const *ksyms; /* nkstack symbol names ("func+0x12"), or NULL */
+	const char *const *ksyms; /* nkstack + nustack function names, kernel
+				   * frames first, NULL where unknown; or NULL */
 	const char *exe;    /* executable path, "" if unknown */
 	const char *comm;   /* thread name, "" if unknown */
 	uint64_t args[VITALS_NARGS]; /* event-specific details */

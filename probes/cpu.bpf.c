@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cpu (and cache) vital, in the kernel: a program on a sampling perf
+ * event of every CPU counts each sample under the interrupted PC >> 8
+ * (paper 4.2), so a hot function's samples share a few counters; only
+ * sampled events, with both stacks, go to user space.  The idle task is
+ * not counted.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <vitals/sketch.bpf.h>
+
+/*
+ * The interrupted registers (bpf_user_pt_regs_t), in the x86-64 user ABI
+ * layout (struct pt_regs of <asm/ptrace.h>): ip is word 16, cs word 17.
+ * Declared here because the BPF target does not select that header's
+ * x86-64 branch.
+ */
+#define CPU_REG_IP 16
+#define CPU_REG_CS 17
+
+struct cpu_perf_ctx {
+	__u64 regs[21];
+	__u64 sample_period;
+	__u64 addr;
+};
+
+SEC("perf_event")
+int
+vitals_cpu_sample(struct cpu_perf_ctx *ctx)
+{
+	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
+	struct vitals_bpf_rec *r;
+	__u64 pt = bpf_get_current_pid_tgid(), ip = ctx->regs[CPU_REG_IP];
+	__u32 kernel = (ctx->regs[CPU_REG_CS] & 3) != 3;
+
+	if (c == 0 || (pt >> 32) == 0 || !vitals_bpf_wanted(c, pt))
+		return 0;
+	r = vitals_bpf_count(c, 0, ip >> 8, 1, pt,
+	    vitals_bpf_current_exe(pt >> 32), (__u32)bpf_get_current_uid_gid());
+	if (r == 0)
+		return 0;
+	r->op = kernel;
+	r->args[0] = ip;
+	vitals_bpf_submit(ctx, r, kernel, 1);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
