@@ -43,7 +43,10 @@ struct vitals_bpf {
 	uint64_t *percpu;            /* one value per possible CPU */
 	int ncpus;                   /* possible CPUs */
 	uint64_t dropped_seen[VITALS_BPF_MAX_VITALS];
-	uint64_t run_ns;             /* programs' run time already reported */
+	uint64_t run_ns, run_cnt;    /* programs' run totals at the window start */
+	uint64_t win_start;          /* monotonic start of the stats window */
+	uint64_t win_ns;             /* length of the stats window */
+	double ns_per_event;         /* measured in the last window */
 	int64_t mono_to_real;        /* realtime - monotonic, at the last drain */
 	struct ring_buffer *rb;
 	struct vitals_timer *timer;
@@ -263,32 +266,80 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	memcpy(ev.args, r->args, sizeof(ev.args));
 	if (b->spec.fixup != NULL && b->spec.fixup(b->spec.fixup_arg, r, &ev))
 		return 0;
-	bpf_symbolize(&ev, names);
-	engine_vital_sample_syms(b->vitals[r->vital], &ev, r->count, names);
+	/* Symbolize only what the core kept: names cost /proc and ELF reads. */
+	if (vitals_vital_sample(b->vitals[r->vital], &ev, r->count)) {
+		bpf_symbolize(&ev, names);
+		engine_vital_name_last(b->vitals[r->vital], names, ev.nkstack,
+		    ev.nustack);
+	}
 	return 0;
 }
 
-/* Report the programs' kernel run time since the last call. */
+/* The programs' run time and run count, summed (kept only while stats are on). */
 static void
-bpf_account(struct vitals_bpf *b)
+bpf_run_totals(struct vitals_bpf *b, uint64_t *ns, uint64_t *cnt)
 {
 	struct bpf_prog_info info;
 	struct bpf_program *p;
 	uint32_t ilen;
-	uint64_t total = 0;
 	int fd;
 
+	*ns = *cnt = 0;
 	bpf_object__for_each_program(p, b->obj) {
 		if ((fd = bpf_program__fd(p)) < 0)
 			continue;
 		memset(&info, 0, sizeof(info));
 		ilen = sizeof(info);
-		if (bpf_obj_get_info_by_fd(fd, &info, &ilen) == 0)
-			total += info.run_time_ns;
+		if (bpf_obj_get_info_by_fd(fd, &info, &ilen) == 0) {
+			*ns += info.run_time_ns;
+			*cnt += info.run_cnt;
+		}
 	}
-	if (total > b->run_ns)
-		vitals_cpu_add(b->ctx, total - b->run_ns);
-	b->run_ns = total;
+}
+
+/*
+ * Kernel run-time stats cost two clock reads on every program run, so
+ * they are on only for a window at the start of each epoch (a tenth of
+ * it, at least a second): the window gives the cost per run, and the
+ * epoch's CPU is that cost times the runs, taken from the event counts.
+ */
+static void
+bpf_stats_open(struct vitals_bpf *b)
+{
+	uint64_t epoch = vitals_settings(b->ctx)->epoch_ns;
+
+	if (b->stats_fd >= 0)
+		return;
+	b->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (b->stats_fd < 0)
+		return;
+	bpf_run_totals(b, &b->run_ns, &b->run_cnt);
+	b->win_start = bpf_clock(CLOCK_MONOTONIC);
+	b->win_ns = epoch / 10 > 1000000000ULL ? epoch / 10 : 1000000000ULL;
+}
+
+static void
+bpf_stats_close(struct vitals_bpf *b)
+{
+	uint64_t ns, cnt;
+
+	if (b->stats_fd < 0)
+		return;
+	bpf_run_totals(b, &ns, &cnt);
+	if (cnt > b->run_cnt)
+		b->ns_per_event = (double)(ns - b->run_ns) /
+		    (double)(cnt - b->run_cnt);
+	close(b->stats_fd);
+	b->stats_fd = -1;
+}
+
+/* Close the stats window when it has run its length. */
+static void
+bpf_stats_tick(struct vitals_bpf *b)
+{
+	if (b->stats_fd >= 0 &&
+	    bpf_clock(CLOCK_MONOTONIC) - b->win_start >= b->win_ns)
+		bpf_stats_close(b);
 }
 
 /* Drain sampled events and keep the kernel's t in step with the core's. */
@@ -300,7 +351,7 @@ bpf_drain(struct vitals_bpf *b)
 	b->mono_to_real = (int64_t)bpf_clock(CLOCK_REALTIME) -
 	    (int64_t)bpf_clock(CLOCK_MONOTONIC);
 	ring_buffer__consume(b->rb);
-	bpf_account(b);
+	bpf_stats_tick(b);
 	for (i = 0; i < b->spec.nvitals; i++)
 		b->cfg->shift[i] = bpf_log2(vitals_vital_threshold(b->vitals[i]));
 }
@@ -368,8 +419,7 @@ vitals_bpf_start(struct vitals_bpf *b)
 		vitals_error(b->ctx, "ring buffer: %s", strerror(-r));
 		return r;
 	}
-	/* Run-time stats cost two clock reads per run; they are the budget. */
-	b->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	bpf_stats_open(b);
 	b->mono_to_real = (int64_t)bpf_clock(CLOCK_REALTIME) -
 	    (int64_t)bpf_clock(CLOCK_MONOTONIC);
 	return vitals_timer_add(b->ctx, BPF_DRAIN_NS, bpf_on_timer, b,
@@ -415,7 +465,7 @@ int
 vitals_bpf_flush(struct vitals_bpf *b)
 {
 	uint32_t i, j, old, nv = b->spec.nvitals, m;
-	uint64_t *h, wsum, dropped;
+	uint64_t *h, wsum, dropped, events, all = 0;
 	int r, err = 0;
 
 	if (b->cfg == NULL)
@@ -432,14 +482,19 @@ vitals_bpf_flush(struct vitals_bpf *b)
 		m = vitals_vital_hca_size(b->vitals[i]);
 		dropped = b->cfg->dropped[i] - b->dropped_seen[i];
 		b->dropped_seen[i] = b->cfg->dropped[i];
+		events = bpf_take_events(b, old, i);
+		all += events;
 		r = vitals_vital_load(b->vitals[i], bpf_fold(b, h, m), m,
-		    bpf_take_events(b, old, i), wsum, dropped);
+		    events, wsum, dropped);
 		if (r < 0)
 			err = r;
 		memset(h, 0, (size_t)b->m * sizeof(uint64_t));
 		memset(b->seen + ((size_t)old * nv + i) * b->init.seen_words,
 		    0, b->init.seen_words * sizeof(uint64_t));
 	}
+	bpf_stats_close(b);
+	vitals_cpu_add(b->ctx, (uint64_t)(b->ns_per_event * (double)all));
+	bpf_stats_open(b);
 	return err;
 }
 

@@ -426,17 +426,14 @@ vitals_vital_sample(struct vitals_vital *v, const struct vitals_event *ev,
 }
 
 int
-engine_vital_sample_syms(struct vitals_vital *v, const struct vitals_event *ev,
-    uint64_t count, const char *const *names)
+engine_vital_name_last(struct vitals_vital *v, const char *const *names,
+    uint32_t nk, uint32_t nu)
 {
 	struct sketch *s = v->buf[v->cur];
 
-	if (!vitals_vital_sample(v, ev, count))
-		return 0;
-	if (names != NULL)
-		sketch_set_syms(s, s->nsamples - 1, names, ev->nkstack,
-		    ev->nustack);
-	return 1;
+	if (s->nsamples == 0)
+		return -ENOENT;
+	return sketch_set_syms(s, s->nsamples - 1, names, nk, nu);
 }
 
 uint64_t

@@ -32,12 +32,12 @@ struct vitals_vital {
 };
 
 /*
- * vitals_vital_sample() with names for the event's frames (nkstack
- * kernel names then nustack user names, NULL where unknown), borrowed
- * for the life of the epoch.  Returns 1 if kept.
+ * Name the frames of the sample kept last (by vitals_vital_sample): nk
+ * kernel names then nu user names, NULL where unknown, borrowed for the
+ * life of the epoch.  Returns 0, -ENOENT (no sample) or -ENOMEM.
  */
-int engine_vital_sample_syms(struct vitals_vital *v,
-    const struct vitals_event *ev, uint64_t count, const char *const *names);
+int engine_vital_name_last(struct vitals_vital *v, const char *const *names,
+    uint32_t nk, uint32_t nu);
 
 /* The engine; see engine.c. */
 struct engine;

@@ -18,19 +18,23 @@ struct pt_regs {
 	unsigned long sp;
 } __attribute__((preserve_access_index));
 
-SEC("raw_tp/sys_enter")
+/*
+ * A BTF tracepoint: the verifier knows regs is a struct pt_regs, so the
+ * stack pointer is a direct (fault-safe) load rather than a helper call.
+ */
+SEC("tp_btf/sys_enter")
 int
-vitals_sys_enter(struct bpf_raw_tracepoint_args *ctx)
+vitals_sys_enter(__u64 *ctx)
 {
 	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
 	struct vitals_bpf_exe_slot *me;
 	struct vitals_bpf_rec *r;
-	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
-	__u64 pt = bpf_get_current_pid_tgid(), sp = 0, nr = ctx->args[1];
+	struct pt_regs *regs = (struct pt_regs *)ctx[0];
+	__u64 pt = bpf_get_current_pid_tgid(), sp, nr = ctx[1];
 
 	if (c == 0 || !vitals_bpf_wanted(c, pt))
 		return 0;
-	bpf_probe_read_kernel(&sp, sizeof(sp), &regs->sp);
+	sp = regs->sp;
 	if ((me = vitals_bpf_current(pt >> 32)) == 0)
 		return 0;
 	r = vitals_bpf_count(c, 0, ((me->stack_top - sp) << 12) ^ nr, 1, pt,
@@ -38,10 +42,10 @@ vitals_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	if (r == 0)
 		return 0;
 	r->op = (__u32)nr;
-	bpf_probe_read_kernel(&r->args[0], 8, &regs->di);
-	bpf_probe_read_kernel(&r->args[1], 8, &regs->si);
-	bpf_probe_read_kernel(&r->args[2], 8, &regs->dx);
-	bpf_probe_read_kernel(&r->args[3], 8, &regs->r10);
+	r->args[0] = regs->di;
+	r->args[1] = regs->si;
+	r->args[2] = regs->dx;
+	r->args[3] = regs->r10;
 	vitals_bpf_submit(ctx, r, 0, 1);
 	return 0;
 }
