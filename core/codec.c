@@ -109,6 +109,17 @@ static const struct codec_field codec_finding_fields[] = {
 	{ NULL, 0, 0 },
 };
 
+/* A metric's members; its name is the key it is stored under. */
+static const struct codec_field codec_metric_fields[] = {
+	CODEC_F(CODEC_STR, vitals_metric, unit),
+	CODEC_F(CODEC_DBL, vitals_metric, mean),
+	CODEC_F(CODEC_DBL, vitals_metric, min),
+	CODEC_F(CODEC_DBL, vitals_metric, max),
+	CODEC_F(CODEC_DBL, vitals_metric, last),
+	CODEC_F(CODEC_U64, vitals_metric, n),
+	{ NULL, 0, 0 },
+};
+
 /* A block of the arena a decoded epoch lives in. */
 struct codec_chunk {
 	struct codec_chunk *next;
@@ -368,6 +379,65 @@ codec_finding_to_json(const void *item)
 }
 
 /*
+ * Set o[key] = v, stealing v, with the bytes >= 0x80 of key made '?' as
+ * codec_string does (jansson refuses keys that are not UTF-8).
+ */
+static int
+codec_set_key(json_t *o, const char *key, json_t *v)
+{
+	const char *k;
+	char *copy, *p;
+	int r;
+
+	for (k = key; *k != '\0' && (unsigned char)*k < 0x80; k++)
+		;
+	if (*k == '\0')
+		return json_object_set_new(o, key, v);
+	if ((copy = strdup(key)) == NULL) {
+		json_decref(v);
+		return -1;
+	}
+	for (p = copy; *p != '\0'; p++)
+		if ((unsigned char)*p >= 0x80)
+			*p = '?';
+	r = json_object_set_new(o, copy, v);
+	free(copy);
+	return r;
+}
+
+/*
+ * The metrics as {"NAME": {"unit": ..., "mean": ..., ...}, ...}: an
+ * object, since names are unique, in the epoch's (name) order.  A metric
+ * without a name is left out.
+ */
+static json_t *
+codec_metrics_to_json(const struct vitals_epoch *e)
+{
+	const struct vitals_metric *m;
+	json_t *o, *mo;
+	uint32_t i;
+
+	if ((o = json_object()) == NULL)
+		return NULL;
+	for (i = 0; e->metrics != NULL && i < e->nmetrics; i++) {
+		m = &e->metrics[i];
+		if (m->name == NULL || m->name[0] == '\0')
+			continue;
+		if ((mo = json_object()) == NULL ||
+		    codec_fields_to_json(mo, codec_metric_fields, m) < 0) {
+			json_decref(mo);
+			json_decref(o);
+			return NULL;
+		}
+		if (codec_set_key(o, m->name, mo) < 0) {
+			json_decref(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+/*
  * Encode an epoch (borrowed) as a new JSON object, the caller's
  * reference.  Returns NULL only when memory runs out.
  */
@@ -385,7 +455,8 @@ codec_epoch_to_json(const struct vitals_epoch *e)
 		    codec_vital_to_json)) < 0 ||
 	    codec_set(o, "findings",
 		codec_array_to_json(e->findings, e->nfindings,
-		    sizeof(*e->findings), codec_finding_to_json)) < 0) {
+		    sizeof(*e->findings), codec_finding_to_json)) < 0 ||
+	    codec_set(o, "metrics", codec_metrics_to_json(e)) < 0) {
 		json_decref(o);
 		return NULL;
 	}
@@ -864,6 +935,76 @@ codec_vitals_sort(struct codec_dec *d, struct vitals_vital_epoch *v, uint32_t n)
 }
 
 static int
+codec_metric_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct vitals_metric *)a)->name,
+	    ((const struct vitals_metric *)b)->name);
+}
+
+/* One member of "metrics": the key is the name. */
+static int
+codec_metric_from(
+    struct codec_dec *d, const char *key, json_t *o, struct vitals_metric *m)
+{
+	size_t mark, n = strlen(key);
+	char *name;
+	int r;
+
+	if (n == 0)
+		return codec_fail(d, NULL, "a metric has an empty name");
+	mark = codec_enter(d, key, 0);
+	if (!json_is_object(o))
+		return codec_fail(d, NULL, "expected an object");
+	if ((r = codec_fields_from_json(d, o, codec_metric_fields, m)) < 0)
+		return r;
+	if (m->n == 0)
+		return codec_fail(d, "n", "no observations");
+	if ((name = codec_alloc(d->own, n + 1)) == NULL)
+		return codec_nomem(d);
+	memcpy(name, key, n);
+	m->name = name;
+	codec_leave(d, mark);
+	return 0;
+}
+
+/*
+ * The optional "metrics" object (files written before metrics existed
+ * have none), sorted by name into the arena.
+ */
+static int
+codec_metrics_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
+{
+	json_t *o = json_object_get(j, "metrics");
+	struct vitals_metric *m;
+	size_t n, i = 0, mark;
+	void *it;
+	int r;
+
+	if (o == NULL)
+		return 0;
+	if (!json_is_object(o))
+		return codec_fail(d, "metrics", "expected an object");
+	if ((n = json_object_size(o)) > UINT32_MAX)
+		return codec_fail(d, "metrics", "too many entries");
+	if ((m = codec_alloc(d->own, n * sizeof(*m))) == NULL && n > 0)
+		return codec_nomem(d);
+	mark = codec_enter(d, "metrics", 0);
+	for (it = json_object_iter(o); it != NULL;
+	     it = json_object_iter_next(o, it)) {
+		r = codec_metric_from(d, json_object_iter_key(it),
+		    json_object_iter_value(it), &m[i++]);
+		if (r < 0)
+			return r;
+	}
+	codec_leave(d, mark);
+	if (n > 1)
+		qsort(m, n, sizeof(*m), codec_metric_cmp);
+	e->metrics = m;
+	e->nmetrics = (uint32_t)n;
+	return 0;
+}
+
+static int
 codec_epoch_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 {
 	json_t *f;
@@ -884,7 +1025,8 @@ codec_epoch_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 	    (r = codec_vitals_sort(d, vitals, e->nvitals)) < 0 ||
 	    (r = codec_array_from(d, j, "findings",
 		 sizeof(struct vitals_finding), codec_finding_from, NULL,
-		 &findings, &e->nfindings)) < 0)
+		 &findings, &e->nfindings)) < 0 ||
+	    (r = codec_metrics_from(d, j, e)) < 0)
 		return r;
 	e->vitals = vitals;
 	e->findings = findings;

@@ -12,6 +12,7 @@
 
 #include "engine.h"
 #include "hash.h"
+#include "metric.h"
 
 struct engine {
 	const struct config *cfg;
@@ -23,6 +24,7 @@ struct engine {
 	uint64_t cpu_start_ns;     /* process CPU time at the start */
 	uint64_t cpu_extra_ns;     /* CPU reported by probes this epoch */
 	uint64_t cpu_budget_used;  /* CPU counted against doublings this epoch */
+	struct metric_table *metrics; /* named metrics (vitals_metric_put) */
 	/* the closed view */
 	struct vitals_epoch closed;
 	struct vitals_vital_epoch views[ENGINE_MAX_VITALS];
@@ -54,6 +56,10 @@ engine_new(const struct config *c, const char *host)
 
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		return NULL;
+	if ((e->metrics = metric_table_new(METRIC_MAX_NAMES)) == NULL) {
+		free(e);
+		return NULL;
+	}
 	engine_reconfigure(e, c, host);
 	return e;
 }
@@ -93,6 +99,7 @@ engine_free(struct engine *e)
 	}
 	engine_findings_clear(e);
 	free(e->findings);
+	metric_table_free(e->metrics);
 	free(e);
 }
 
@@ -281,6 +288,7 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 	e->closed.cpu_ns = cpu;
 	e->closed.nvitals = e->nvitals;
 	e->closed.vitals = e->views;
+	e->closed.nmetrics = metric_close(e->metrics, &e->closed.metrics);
 	engine_adapt(e, cpu, e->closed.length_ns);
 	engine_start(e, now_ns);
 	return &e->closed;
@@ -324,6 +332,13 @@ engine_finding_add(struct engine *e, const struct vitals_finding *f,
 	e->closed.findings = e->findings;
 	e->closed.nfindings = e->nfindings;
 	return 0;
+}
+
+int
+engine_metric_put(struct engine *e, const char *name, const char *unit,
+    double value)
+{
+	return metric_put(e->metrics, name, unit, value);
 }
 
 void

@@ -79,6 +79,13 @@ const struct vitals_epoch *engine_close(struct engine *e, uint64_t now_ns,
 int engine_finding_add(struct engine *e, const struct vitals_finding *f,
     const char *filter);
 
+/*
+ * Record an observation of a named metric in the current epoch (the SDK's
+ * vitals_metric_put, see core/metric.h).  Returns 0 or a negative errno.
+ */
+int engine_metric_put(struct engine *e, const char *name, const char *unit,
+    double value);
+
 /* Add CPU time spent for the collector outside this process. */
 void engine_cpu_add(struct engine *e, uint64_t ns);
 

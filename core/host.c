@@ -21,6 +21,7 @@
 #include "engine.h"
 #include "host.h"
 #include "log.h"
+#include "metric.h"
 #include "option.h"
 
 struct vitals_timer {
@@ -768,6 +769,19 @@ void
 vitals_cpu_add(struct vitals_ctx *ctx, uint64_t ns)
 {
 	engine_cpu_add(ctx->host->eng, ns);
+}
+
+int
+vitals_metric_put(struct vitals_ctx *ctx, const char *name, const char *unit,
+    double value)
+{
+	int r = engine_metric_put(ctx->host->eng, name, unit, value);
+
+	if (r == -ENOSPC)
+		log_limited(&ctx->lim, VITALS_LOG_WARN, ctx->name,
+		    "metric '%s' dropped: %u metric names kept already", name,
+		    METRIC_MAX_NAMES);
+	return r;
 }
 
 int

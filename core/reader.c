@@ -339,6 +339,32 @@ vitals_epoch_vital(const struct vitals_epoch *e, const char *name)
 	return NULL;
 }
 
+/*
+ * The metric called name in e, borrowed from e, or NULL.  A binary search:
+ * an epoch may hold thousands of metrics, and the engine and the decoder
+ * both hand them out sorted by name.
+ */
+const struct vitals_metric *
+vitals_epoch_metric(const struct vitals_epoch *e, const char *name)
+{
+	uint32_t lo = 0, hi, mid;
+	int c;
+
+	if (e == NULL || name == NULL || e->metrics == NULL)
+		return NULL;
+	hi = e->nmetrics;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((c = strcmp(e->metrics[mid].name, name)) == 0)
+			return &e->metrics[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 /* mkdir -p path (0755).  Returns 1 if it made path itself, 0, or -errno. */
 static int
 store_mkdir_p(const char *path)

@@ -954,6 +954,29 @@ print_findings(const struct vitals_epoch *e, const char *vital)
 		printf("  (none)\n");
 }
 
+/* The named metrics (probes' time series): mean, min, max, last, n. */
+static void
+print_metrics(const struct vitals_epoch *e)
+{
+	const struct vitals_metric *m;
+	uint32_t i;
+
+	printf("\nMETRICS (%" PRIu32 ")\n", e->nmetrics);
+	if (e->nmetrics == 0) {
+		printf("  (none)\n");
+		return;
+	}
+	printf("  %-40s %-12s %12s %12s %12s %12s %6s\n", "name", "unit",
+	    "mean", "min", "max", "last", "n");
+	for (i = 0; i < e->nmetrics; i++) {
+		m = &e->metrics[i];
+		printf("  %-40s %-12s %12.6g %12.6g %12.6g %12.6g %6" PRIu64
+		       "\n",
+		    m->name, str_or_dash(m->unit), m->mean, m->min, m->max,
+		    m->last, m->n);
+	}
+}
+
 /* One vital in full: counts, top labels, samples. */
 static int
 show_vital(const struct vitals_vital_epoch *v, const struct show_opts *o)
@@ -982,6 +1005,8 @@ show_text(
 		if (o->vital == NULL || strcmp(v[i]->name, o->vital) == 0)
 			rc = show_vital(v[i], o);
 	}
+	if (rc == 0 && o->vital == NULL)
+		print_metrics(e);
 	if (rc == 0)
 		print_findings(e, o->vital);
 	free(v);

@@ -32,6 +32,7 @@ static struct vitals_sample fx_blocking_samples[1];
 static struct vitals_sample fx_cpu_samples[2];
 static struct vitals_vital_epoch fx_vitals[3];
 static struct vitals_finding fx_findings[2];
+static struct vitals_metric fx_metrics[3];
 static struct vitals_epoch fx_epoch;
 
 static void
@@ -121,11 +122,41 @@ fx_vital_set(void)
 	};
 }
 
+/* Metrics, sorted by name; "uptime_s" has no dot so a path can reach it. */
+static void
+fx_metric_set(void)
+{
+	fx_metrics[0] = (struct vitals_metric){ .name = "proc.cpu.idle_pct",
+		.unit = "%",
+		.mean = 55.5,
+		.min = 10,
+		.max = 99.25,
+		.last = 60,
+		.n = 60 };
+	fx_metrics[1] = (struct vitals_metric){
+		.name = "proc.disk.sda.await_ms",
+		.unit = "ms",
+		.mean = 1e-300,
+		.min = -0.5,
+		.max = 1e300,
+		.last = NAN,
+		.n = (1ull << 63) + 1,
+	};
+	fx_metrics[2] = (struct vitals_metric){ .name = "uptime_s",
+		.unit = "s",
+		.mean = 3,
+		.min = 3,
+		.max = 3,
+		.last = 3,
+		.n = 1 };
+}
+
 static struct vitals_epoch *
 fx_build(void)
 {
 	fx_samples();
 	fx_vital_set();
+	fx_metric_set();
 	fx_findings[0] = (struct vitals_finding){ .start_ns = 1700000000 * NS,
 		.end_ns = 1700000060 * NS,
 		.timescale_s = 60,
@@ -157,7 +188,9 @@ fx_build(void)
 		.nvitals = 3,
 		.nfindings = 2,
 		.vitals = fx_vitals,
-		.findings = fx_findings };
+		.findings = fx_findings,
+		.nmetrics = 3,
+		.metrics = fx_metrics };
 	return &fx_epoch;
 }
 
@@ -255,6 +288,18 @@ check_finding(const struct vitals_finding *a, const struct vitals_finding *b)
 }
 
 static void
+check_metric(const struct vitals_metric *a, const struct vitals_metric *b)
+{
+	check_str("metric name", a->name, b->name);
+	check_str("metric unit", a->unit, b->unit);
+	check_double("mean", a->mean, b->mean);
+	check_double("min", a->min, b->min);
+	check_double("max", a->max, b->max);
+	check_double("last", a->last, b->last);
+	ck_assert_uint_eq(a->n, b->n);
+}
+
+static void
 check_epoch(const struct vitals_epoch *a, const struct vitals_epoch *b)
 {
 	uint32_t i;
@@ -273,6 +318,9 @@ check_epoch(const struct vitals_epoch *a, const struct vitals_epoch *b)
 		check_vital(&a->vitals[i], &b->vitals[i]);
 	for (i = 0; i < a->nfindings; i++)
 		check_finding(&a->findings[i], &b->findings[i]);
+	ck_assert_uint_eq(a->nmetrics, b->nmetrics);
+	for (i = 0; i < a->nmetrics; i++)
+		check_metric(&a->metrics[i], &b->metrics[i]);
 }
 
 /* Encode e, print it as text, parse and decode it back. */
@@ -385,6 +433,69 @@ START_TEST(test_encode_defensive)
 }
 END_TEST
 
+/* Files written before metrics existed load, with none. */
+START_TEST(test_metrics_absent)
+{
+	struct vitals_epoch *e = fx_build(), *d = NULL;
+	json_t *j = codec_epoch_to_json(e);
+	char err[256] = "";
+
+	ck_assert(json_is_object(json_object_get(j, "metrics")));
+	ck_assert_int_eq(json_object_del(j, "metrics"), 0);
+	ck_assert_int_eq(codec_epoch_from_json(j, &d, err, sizeof(err)), 0);
+	json_decref(j);
+	ck_assert_uint_eq(d->nmetrics, 0);
+	ck_assert_ptr_null(d->metrics);
+	ck_assert_ptr_null(vitals_epoch_metric(d, "uptime_s"));
+	e->nmetrics = 0;
+	check_epoch(e, d);
+	vitals_epoch_free(d);
+}
+END_TEST
+
+/* Whatever order the object's members come in, the epoch is sorted. */
+START_TEST(test_metrics_sorted)
+{
+	struct vitals_epoch *e = fx_build(), *d = NULL;
+	json_t *j = codec_epoch_to_json(e), *m, *rev;
+	char err[256] = "";
+	int i;
+
+	m = json_object_get(j, "metrics");
+	ck_assert_uint_eq(json_object_size(m), 3);
+	rev = json_object();
+	for (i = 2; i >= 0; i--)
+		json_object_set(rev, fx_metrics[i].name,
+		    json_object_get(m, fx_metrics[i].name));
+	json_object_set_new(j, "metrics", rev);
+	ck_assert_int_eq(codec_epoch_from_json(j, &d, err, sizeof(err)), 0);
+	json_decref(j);
+	check_epoch(e, d);
+	ck_assert_ptr_eq(vitals_epoch_metric(d, "uptime_s"), &d->metrics[2]);
+	ck_assert_ptr_eq(
+	    vitals_epoch_metric(d, "proc.cpu.idle_pct"), &d->metrics[0]);
+	ck_assert_ptr_null(vitals_epoch_metric(d, "proc.cpu"));
+	vitals_epoch_free(d);
+}
+END_TEST
+
+/* A metric without a name is left out; odd bytes of a name become '?'. */
+START_TEST(test_metrics_defensive)
+{
+	struct vitals_epoch *e = fx_build(), *d;
+
+	fx_metrics[0].name = NULL;
+	fx_metrics[1].name = "caf\xc3";
+	fx_metrics[2].unit = NULL;
+	d = roundtrip(e);
+	ck_assert_uint_eq(d->nmetrics, 2);
+	ck_assert_str_eq(d->metrics[0].name, "caf?");
+	ck_assert_str_eq(d->metrics[1].name, "uptime_s");
+	ck_assert_str_eq(d->metrics[1].unit, "");
+	vitals_epoch_free(d);
+}
+END_TEST
+
 /* ---- broken documents: a valid one with one member changed ---- */
 
 struct bad_case {
@@ -460,6 +571,19 @@ static const struct bad_case bad_cases[] = {
 	{ "findings.0", "score", "\"high\"",
 	    "findings[0].score: expected a number" },
 	{ "findings.0", "severity", "-2", "findings[0].severity: -2 out of" },
+	{ "", "metrics", "[]", "metrics: expected an object" },
+	{ "metrics", "uptime_s", "3", "metrics.uptime_s: expected an object" },
+	{ "metrics", "",
+	    "{\"unit\": \"s\", \"mean\": 1, \"min\": 1, \"max\": 1, "
+	    "\"last\": 1, \"n\": 1}",
+	    "metrics: a metric has an empty name" },
+	{ "metrics.uptime_s", "n", NULL, "metrics.uptime_s.n: missing" },
+	{ "metrics.uptime_s", "n", "0", "metrics.uptime_s.n: no observations" },
+	{ "metrics.uptime_s", "n", "1.5",
+	    "metrics.uptime_s.n: expected an integer" },
+	{ "metrics.uptime_s", "mean", "\"x\"",
+	    "metrics.uptime_s.mean: expected a number" },
+	{ "metrics.uptime_s", "unit", NULL, "metrics.uptime_s.unit: missing" },
 };
 
 /* The member at a dotted path; numbers index arrays. */
@@ -662,6 +786,9 @@ codec_suite(void)
 	tcase_add_test(t, test_hca_sparse);
 	tcase_add_test(t, test_vitals_sorted);
 	tcase_add_test(t, test_encode_defensive);
+	tcase_add_test(t, test_metrics_absent);
+	tcase_add_test(t, test_metrics_sorted);
+	tcase_add_test(t, test_metrics_defensive);
 	tcase_add_loop_test(
 	    t, test_bad_document, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
 	tcase_add_test(t, test_bad_root);

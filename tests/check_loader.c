@@ -100,7 +100,7 @@ copy_file(const char *from, const char *to, mode_t mode)
 	ck_assert_int_eq(chmod(to, mode), 0);
 }
 
-/* Modules that must load, with their kind. */
+/* Modules that must load, with their kind (minor0: built for ABI 1.0). */
 static const struct {
 	const char *name;
 	uint32_t kind;
@@ -108,6 +108,7 @@ static const struct {
 	{ "good", VITALS_PLUGIN_PROBE },
 	{ "badinit", VITALS_PLUGIN_FILTER },
 	{ "unavail", VITALS_PLUGIN_PROBE },
+	{ "minor0", VITALS_PLUGIN_PROBE },
 };
 
 START_TEST(test_load)
@@ -162,6 +163,11 @@ START_TEST(test_good_descriptor)
 }
 END_TEST
 
+/* The core's ABI as the loader prints it, "1.1". */
+#define ABI_STR_(x) #x
+#define ABI_STR(x) ABI_STR_(x)
+#define ABI_CORE ABI_STR(VITALS_ABI_MAJOR) "." ABI_STR(VITALS_ABI_MINOR)
+
 /* Modules that must be refused, and what the reason must say. */
 static const struct {
 	const char *name;
@@ -169,7 +175,9 @@ static const struct {
 	const char *reason;
 } refusals[] = {
 	{ "nodesc", -ENOEXEC, "no vitals_plugin descriptor" },
-	{ "badabi", -EPROTO, "ABI 99.0 not supported (vitalsd speaks 1.0)" },
+	{ "badabi", -EPROTO,
+	    "ABI 99.0 not supported (vitalsd speaks " ABI_CORE ")" },
+	{ "minornext", -EPROTO, "not supported (vitalsd speaks " ABI_CORE ")" },
 	{ "badkind", -EINVAL, "unknown plugin kind 42" },
 };
 

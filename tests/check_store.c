@@ -53,6 +53,10 @@ static const char *const fx_ksyms[] = { "do_sys_poll+0x1f", "?" };
 static struct vitals_sample fx_sample;
 static struct vitals_vital_epoch fx_vital;
 static struct vitals_finding fx_finding;
+static const struct vitals_metric fx_metrics[] = {
+	{ "proc.disk.sda.util_pct", "%", 12.5, 0, 100, 3.25, 60 },
+	{ "proc.mem.free_bytes", "bytes", 1e9, 9e8, 1.1e9, 1e9, 60 },
+};
 static struct vitals_epoch fx_epoch;
 
 static struct vitals_epoch *
@@ -103,7 +107,9 @@ fx(const char *host, uint64_t start_ns)
 		.nvitals = 1,
 		.nfindings = 1,
 		.vitals = &fx_vital,
-		.findings = &fx_finding };
+		.findings = &fx_finding,
+		.nmetrics = 2,
+		.metrics = fx_metrics };
 	return &fx_epoch;
 }
 
@@ -222,6 +228,8 @@ START_TEST(test_save_load)
 	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 0);
 	ck_assert_int_eq(vitals_epoch_load(path, &e, err, sizeof(err)), 0);
 	check_same(fx("web-1", DAY0 + 80000123456789ull), e);
+	ck_assert_uint_eq(e->nmetrics, 2);
+	ck_assert(vitals_epoch_metric(e, "proc.mem.free_bytes")->min == 9e8);
 	vitals_epoch_free(e);
 	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
 	ck_assert_uint_eq(l.n, 1);

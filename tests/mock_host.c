@@ -5,6 +5,7 @@
  * Not thread-safe; state is global until mock_reset.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +62,8 @@ static unsigned mock_nfinding;
 static char mock_error[512], mock_log[512];
 static unsigned mock_nerror, mock_nlog;
 static uint64_t mock_cpu;
+static struct mock_metric mock_metrics[MOCK_METRICS];
+static unsigned mock_nmetric, mock_nrefused;
 
 static uint64_t
 mock_mix(uint64_t z)
@@ -115,6 +118,7 @@ mock_reset(void)
 	mock_error[0] = mock_log[0] = '\0';
 	mock_nerror = mock_nlog = 0;
 	mock_cpu = 0;
+	mock_metrics_clear();
 }
 
 /* ---- option defaults and values, for the few YAML scalar forms ---- */
@@ -752,6 +756,107 @@ mock_nwatches(void)
 	return n;
 }
 
+/* ---- metrics: every observation recorded ---- */
+
+/* The core's rule: dotted parts of [A-Za-z0-9_-], at most 127 bytes. */
+static int
+mock_metric_name_ok(const char *s)
+{
+	size_t n = s != NULL ? strlen(s) : 0;
+
+	if (n == 0 || n >= sizeof(mock_metrics[0].name) || s[0] == '.' ||
+	    s[n - 1] == '.' || strstr(s, "..") != NULL)
+		return 0;
+	return strspn(s,
+		   "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+		   "0123456789_-.") == n;
+}
+
+/* The record of name, created if there is room; NULL if full. */
+static struct mock_metric *
+mock_metric_slot(const char *name, const char *unit)
+{
+	struct mock_metric *m;
+	unsigned i;
+
+	for (i = 0; i < mock_nmetric; i++)
+		if (strcmp(mock_metrics[i].name, name) == 0)
+			return &mock_metrics[i];
+	if (mock_nmetric == MOCK_METRICS)
+		return NULL;
+	m = &mock_metrics[mock_nmetric++];
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	snprintf(m->unit, sizeof(m->unit), "%s", unit);
+	return m;
+}
+
+int
+vitals_metric_put(
+    struct vitals_ctx *ctx, const char *name, const char *unit, double value)
+{
+	struct mock_metric *m;
+
+	(void)ctx;
+	if (!mock_metric_name_ok(name) || unit == NULL ||
+	    strlen(unit) >= sizeof(m->unit) || !isfinite(value)) {
+		mock_nrefused++;
+		return -EINVAL;
+	}
+	if ((m = mock_metric_slot(name, unit)) == NULL) {
+		mock_nrefused++;
+		return -ENOSPC;
+	}
+	if (strcmp(m->unit, unit) != 0) {
+		mock_nrefused++;
+		return -EEXIST;
+	}
+	if (m->n == 0 || value < m->min)
+		m->min = value;
+	if (m->n == 0 || value > m->max)
+		m->max = value;
+	m->sum += value;
+	m->last = value;
+	m->n++;
+	return 0;
+}
+
+unsigned
+mock_nmetrics(void)
+{
+	return mock_nmetric;
+}
+
+const struct mock_metric *
+mock_metric_at(unsigned i)
+{
+	return i < mock_nmetric ? &mock_metrics[i] : NULL;
+}
+
+const struct mock_metric *
+mock_metric(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; name != NULL && i < mock_nmetric; i++)
+		if (strcmp(mock_metrics[i].name, name) == 0)
+			return &mock_metrics[i];
+	return NULL;
+}
+
+unsigned
+mock_metric_refused(void)
+{
+	return mock_nrefused;
+}
+
+void
+mock_metrics_clear(void)
+{
+	memset(mock_metrics, 0, sizeof(mock_metrics[0]) * mock_nmetric);
+	mock_nmetric = 0;
+	mock_nrefused = 0;
+}
+
 /* ---- findings and epochs ---- */
 
 static char *
@@ -814,5 +919,16 @@ vitals_epoch_vital(const struct vitals_epoch *e, const char *name)
 	for (i = 0; e != NULL && name != NULL && i < e->nvitals; i++)
 		if (strcmp(e->vitals[i].name, name) == 0)
 			return &e->vitals[i];
+	return NULL;
+}
+
+const struct vitals_metric *
+vitals_epoch_metric(const struct vitals_epoch *e, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; e != NULL && name != NULL && i < e->nmetrics; i++)
+		if (strcmp(e->metrics[i].name, name) == 0)
+			return &e->metrics[i];
 	return NULL;
 }

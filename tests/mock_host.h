@@ -103,4 +103,26 @@ void mock_findings_clear(void);
 /* Nanoseconds given to vitals_cpu_add. */
 uint64_t mock_cpu_ns(void);
 
+/* Most metric names the mock records, as the core (-ENOSPC beyond). */
+#define MOCK_METRICS 4096
+
+/* What the mock recorded about one metric (vitals_metric_put). */
+struct mock_metric {
+	char name[128]; /* the name given */
+	char unit[32]; /* the unit of the first observation */
+	uint64_t n; /* observations accepted */
+	double sum, min, max; /* of the values accepted */
+	double last; /* the latest value accepted */
+};
+
+/* Metrics observed, in order of first observation; NULL past the end. */
+unsigned mock_nmetrics(void);
+const struct mock_metric *mock_metric_at(unsigned i);
+/* A metric's record, or NULL if it was never observed.  Borrowed. */
+const struct mock_metric *mock_metric(const char *name);
+/* vitals_metric_put calls refused (bad name, unit or value; full). */
+unsigned mock_metric_refused(void);
+/* Forget the metrics (mock_reset does it too), e.g. between two ticks. */
+void mock_metrics_clear(void);
+
 #endif /* VITALS_MOCK_HOST_H */

@@ -19,9 +19,11 @@ extern "C" {
  * ABI version.  The major changes when a struct below changes layout; the
  * minor when fields are appended.  The loader refuses a plugin whose major
  * differs, or whose minor is newer than the core's.
+ * Minor 1: named metrics (struct vitals_metric, vitals_metric_put, the
+ * nmetrics/metrics members appended to struct vitals_epoch).
  */
 #define VITALS_ABI_MAJOR 1
-#define VITALS_ABI_MINOR 0
+#define VITALS_ABI_MINOR 1
 
 /* Plugin kinds (struct vitals_plugin.kind). */
 #define VITALS_PLUGIN_PROBE  1u /* emits events into sketches */
@@ -159,6 +161,21 @@ struct vitals_finding {
 	const char *text;     /* one readable sentence */
 };
 
+/*
+ * A named metric's part of a closed epoch: the summary of the values a
+ * plugin observed with vitals_metric_put() during the epoch (a /proc rate,
+ * a gauge), as opposed to the events counted in a vital's sketch.
+ */
+struct vitals_metric {
+	const char *name;      /* dotted name, e.g. "proc.disk.sda.await_ms" */
+	const char *unit;      /* unit of the values: "%", "bytes", "ms", "1/s" */
+	double mean;           /* arithmetic mean of the n observations */
+	double min;            /* smallest observation */
+	double max;            /* largest observation */
+	double last;           /* the observation made last in the epoch */
+	uint64_t n;            /* observations in the epoch (>= 1) */
+};
+
 /* A closed epoch (or a rollup of several), read-only for plugins. */
 struct vitals_epoch {
 	const char *host;      /* host name */
@@ -173,6 +190,9 @@ struct vitals_epoch {
 	uint32_t nfindings;    /* entries in findings */
 	const struct vitals_vital_epoch *vitals; /* sorted by name */
 	const struct vitals_finding *findings;
+	/* ABI minor 1: */
+	uint32_t nmetrics;     /* entries in metrics */
+	const struct vitals_metric *metrics; /* sorted by name (strcmp) */
 };
 
 /*
@@ -336,11 +356,34 @@ int vitals_watch_add(struct vitals_ctx *ctx, int fd,
     void (*cb)(int fd, void *arg), void *arg, struct vitals_watch **out);
 void vitals_watch_del(struct vitals_watch *w);
 
+/*
+ * Record one observation of the named metric in the current epoch; the
+ * closed epoch carries its mean, min, max, last value and count.  name is
+ * 1 to 127 characters of [A-Za-z0-9_.-], dotted from the plugin down
+ * ("proc.net.eth0.rxbyt_s"); unit is under 32 bytes and must stay the
+ * same for a name.  Both are copied.  The core keeps a name while it is
+ * observed in every epoch, and forgets it after an epoch without any;
+ * observing a kept name never allocates.  Returns 0; -EINVAL for a bad
+ * name or unit or a value that is not finite; -EEXIST if the name is kept
+ * with another unit; -ENOSPC (the observation is counted as dropped) when
+ * the core already keeps its most names (4096).
+ */
+int vitals_metric_put(struct vitals_ctx *ctx, const char *name,
+    const char *unit, double value);
+
 /* Filter: emit a finding; the core copies it.  Returns 0 or -ENOMEM. */
 int vitals_finding_emit(struct vitals_ctx *ctx, const struct vitals_finding *f);
 
 /* Look up a vital by name in an epoch; NULL if absent.  Borrowed. */
 const struct vitals_vital_epoch *vitals_epoch_vital(const struct vitals_epoch *e,
+    const char *name);
+
+/*
+ * Look up a metric by name in an epoch (its metrics sorted by name, as
+ * every epoch the core or the store hands out is); NULL if absent.
+ * Borrowed.
+ */
+const struct vitals_metric *vitals_epoch_metric(const struct vitals_epoch *e,
     const char *name);
 
 #ifdef __cplusplus
