@@ -1,0 +1,427 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the diff filter, linked in directly with the mock core:
+ * table-driven baseline and new epochs written as short specs go through
+ * vitals_plugin.epoch as one queue, and the findings are checked.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mock_host.h"
+
+extern const struct vitals_plugin vitals_plugin;
+
+#define HCA 16
+#define MAXS 16
+#define NFAKE 8
+#define BASE_NS 1700000000000000000ULL
+
+static const char *const vital_names[] = { "cpu", "diskio", "sched" };
+static const char *const vital_units[] = { "samples", "bytes", "ns" };
+#define NV 3
+
+/* One hand-made epoch; only the vitals its spec names are present. */
+struct fake {
+	struct vitals_epoch e;
+	struct vitals_vital_epoch v[NV];
+	uint64_t hca[NV][HCA];
+	struct vitals_sample s[NV][MAXS];
+	uint64_t k[NV][MAXS];
+	const char *ksyms[NV][MAXS];
+	char exe[NV][MAXS][32], site[NV][MAXS][48];
+	uint32_t ns[NV]; /* samples per vital */
+	uint64_t wsum[NV], events[NV];
+	int present[NV];
+};
+
+static struct fake fakes[NFAKE];
+static const struct vitals_epoch *queue[NFAKE];
+static void *cfg, *st;
+
+static int
+vital_index(const char *name, size_t len)
+{
+	int i;
+
+	for (i = 0; i < NV; i++)
+		if (strlen(vital_names[i]) == len &&
+		    strncmp(vital_names[i], name, len) == 0)
+			return i;
+	ck_abort_msg("unknown vital %.*s", (int)len, name);
+	return -1;
+}
+
+/*
+ * One token of a spec: "len=S" (epoch length in seconds, default 60),
+ * "vital" (present, empty), "vital:#SLOT=W" (weight no sample was kept
+ * for), or "vital:EXE@SITE#SLOT=W[^COUNT]": W added to the slot and one
+ * sample whose count is the counter after it (or COUNT); a SITE of
+ * "0x..." has no symbol, "-" means no stack.
+ */
+static void
+token(struct fake *f, const char *tok)
+{
+	const char *colon = strchr(tok, ':'), *at, *hash, *eq, *caret;
+	struct vitals_sample *s;
+	uint32_t slot, n;
+	uint64_t w;
+	int v;
+
+	if (strncmp(tok, "len=", 4) == 0) {
+		f->e.length_ns = strtoull(tok + 4, NULL, 10) * 1000000000ULL;
+		return;
+	}
+	v = vital_index(tok, colon ? (size_t)(colon - tok) : strlen(tok));
+	f->present[v] = 1;
+	if (colon == NULL)
+		return;
+	hash = strchr(colon, '#');
+	eq = strchr(colon, '=');
+	ck_assert(hash != NULL && eq != NULL);
+	slot = (uint32_t)strtoul(hash + 1, NULL, 10);
+	w = strtoull(eq + 1, NULL, 10);
+	f->hca[v][slot] += w;
+	f->wsum[v] += w;
+	f->events[v]++;
+	if (hash == colon + 1)
+		return;
+	ck_assert_uint_lt(n = f->ns[v]++, MAXS);
+	s = &f->s[v][n];
+	at = strchr(colon, '@');
+	snprintf(f->exe[v][n], sizeof(f->exe[v][n]), "%.*s",
+	    (int)(at - colon - 1), colon + 1);
+	snprintf(f->site[v][n], sizeof(f->site[v][n]), "%.*s",
+	    (int)(hash - at - 1), at + 1);
+	s->exe = f->exe[v][n];
+	s->comm = "";
+	s->slot = slot;
+	s->weight = w;
+	caret = strchr(eq, '^');
+	s->count = caret ? strtoull(caret + 1, NULL, 10) : f->hca[v][slot];
+	if (strcmp(f->site[v][n], "-") != 0) {
+		s->nkstack = 1;
+		s->kstack = &f->k[v][n];
+		s->ksyms = &f->ksyms[v][n];
+		f->k[v][n] = strncmp(f->site[v][n], "0x", 2) == 0
+		    ? strtoull(f->site[v][n], NULL, 16)
+		    : 0xffffffff81000000ULL + n;
+		f->ksyms[v][n] =
+		    strncmp(f->site[v][n], "0x", 2) == 0 ? "" : f->site[v][n];
+	}
+}
+
+/* Epoch i of the queue from a spec of space-separated tokens. */
+static const struct vitals_epoch *
+make(unsigned i, const char *spec)
+{
+	struct fake *f = &fakes[i];
+	char buf[512], *tok, *save = NULL;
+	uint64_t start = BASE_NS;
+	int v;
+
+	ck_assert_uint_lt(i, NFAKE);
+	memset(f, 0, sizeof(*f));
+	f->e.host = "mockhost";
+	f->e.timescale_s = 60;
+	f->e.length_ns = 60000000000ULL;
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, " ", &save); tok != NULL;
+	     tok = strtok_r(NULL, " ", &save))
+		token(f, tok);
+	for (v = 0; v < NV; v++) {
+		if (!f->present[v])
+			continue;
+		f->v[f->e.nvitals++] =
+		    (struct vitals_vital_epoch){ .name = vital_names[v],
+			    .unit = vital_units[v],
+			    .hca_size = HCA,
+			    .hca = f->hca[v],
+			    .wsum = f->wsum[v],
+			    .events = f->events[v],
+			    .nsamples = f->ns[v],
+			    .samples = f->s[v] };
+	}
+	f->e.vitals = f->v;
+	if (i > 0)
+		start = fakes[i - 1].e.start_ns + fakes[i - 1].e.length_ns;
+	f->e.start_ns = start;
+	f->e.seq = i;
+	return &f->e;
+}
+
+static void
+start(const char *const *kv)
+{
+	cfg = mock_config_new(&vitals_plugin);
+	ck_assert_ptr_nonnull(cfg);
+	for (; kv != NULL && kv[0] != NULL; kv += 2)
+		ck_assert_int_eq(
+		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
+	ck_assert_int_eq(vitals_plugin.init(mock_ctx("diff"), cfg, &st), 0);
+}
+
+static void
+setup(void)
+{
+	cfg = st = NULL;
+}
+
+static void
+teardown(void)
+{
+	if (st != NULL)
+		vitals_plugin.fini(st);
+	mock_config_free(&vitals_plugin, cfg);
+	mock_reset();
+}
+
+struct want {
+	const char *vital, *label;
+	double share, value, expected; /* rates per second */
+	const char *text; /* in the finding's text */
+};
+
+#define A2 "cpu:/bin/a@foo#1=600 cpu:/bin/b@bar#2=600"
+
+static const struct {
+	const char *name;
+	const char *base[4]; /* baseline epochs, oldest first */
+	const char *news; /* the newest epoch */
+	const char *opts[5]; /* option pairs */
+	unsigned n; /* findings */
+	struct want w[2]; /* the first ones, in order */
+} cases[] = {
+	{ "unchanged", { A2, A2, A2 }, A2, { NULL }, 0, { { NULL } } },
+	{ "no baseline", { NULL }, A2, { NULL }, 0, { { NULL } } },
+	{ "one exe grows", { A2, A2 },
+	    "cpu:/bin/a@foo#1=1200 cpu:/bin/b@bar#2=3000", { NULL }, 2,
+	    { { "cpu", "/bin/b", 0.8, 50, 10,
+		  "cpu +250% vs baseline (20 -> 70 samples/s): /bin/b "
+		  "accounts for 80% of the increase (site bar)" },
+		{ "cpu", "/bin/a", 0.2, 20, 10,
+		    "/bin/a accounts for 20% of "
+		    "the increase (site foo)" } } },
+	{ "top 1", { A2 }, "cpu:/bin/a@foo#1=1200 cpu:/bin/b@bar#2=3000",
+	    { "top", "1" }, 1, { { "cpu", "/bin/b", 0.8, 50, 10, NULL } } },
+	{ "min_share 0.5", { A2 },
+	    "cpu:/bin/a@foo#1=1200 cpu:/bin/b@bar#2=3000",
+	    { "min_share", "0.5" }, 1,
+	    { { "cpu", "/bin/b", 0.8, 50, 10, NULL } } },
+	{ "decrease", { "cpu:/bin/a@foo#1=6000 cpu:/bin/b@bar#2=600" }, A2,
+	    { NULL }, 1,
+	    { { "cpu", "/bin/a", 1.0, 10, 100,
+		"cpu -82% vs baseline (110 -> 20 samples/s): /bin/a accounts "
+		"for 100% of the decrease (site foo)" } } },
+	{ "vital only in the new epoch", { "cpu:/bin/a@foo#1=600" },
+	    "cpu:/bin/a@foo#1=600 "
+	    "diskio:/usr/bin/fio@blk_mq_submit_bio+0x1a#3=60000",
+	    { NULL }, 1,
+	    { { "diskio", "/usr/bin/fio", 1.0, 1000, 0,
+		"diskio appeared: none in the baseline, now 1k bytes/s: "
+		"/usr/bin/fio accounts for 100% of the increase (site "
+		"blk_mq_submit_bio)" } } },
+	{ "vital only in the baseline", { A2 " diskio:/usr/bin/fio@x#3=600" },
+	    A2, { NULL }, 0, { { NULL } } },
+	{ "vitals option", { "cpu:/bin/a@foo#1=600" },
+	    "cpu:/bin/a@foo#1=600 diskio:/usr/bin/fio@x#3=60000",
+	    { "vitals", "cpu,sched" }, 0, { { NULL } } },
+	{ "lengths differ, same rate",
+	    { "len=60 cpu:/bin/a@foo#1=600", "len=30 cpu:/bin/a@foo#1=300" },
+	    "len=120 cpu:/bin/a@foo#1=1200", { NULL }, 0, { { NULL } } },
+	{ "lengths differ, rate doubled", { "len=60 cpu:/bin/a@foo#1=600" },
+	    "len=30 cpu:/bin/a@foo#1=600", { NULL }, 1,
+	    { { "cpu", "/bin/a", 1.0, 20, 10, "cpu +100% vs baseline" } } },
+	{ "under min_change", { "cpu:/bin/a@foo#1=600" },
+	    "cpu:/bin/a@foo#1=840", { NULL }, 0, { { NULL } } },
+	{ "min_change 0.3", { "cpu:/bin/a@foo#1=600" }, "cpu:/bin/a@foo#1=840",
+	    { "min_change", "0.3" }, 1,
+	    { { "cpu", "/bin/a", 1.0, 14, 10, "+40%" } } },
+	{ "min_rate", { "cpu:/bin/a@foo#1=60" }, "cpu:/bin/a@foo#1=600",
+	    { "min_rate", "20" }, 0, { { NULL } } },
+	/* c collides with a in slot 1: each is credited its rise. */
+	{ "collision", { A2 },
+	    "cpu:/bin/a@foo#1=600 cpu:/bin/c@baz#1=2400 cpu:/bin/b@bar#2=600",
+	    { NULL }, 1, { { "cpu", "/bin/c", 1.0, 40, 0, "(site baz)" } } },
+	/* Two base epochs rolled up: the counts of slot 1 restart. */
+	{ "rollup", { "len=120 cpu:/bin/a@foo#1=1200^1200" },
+	    "len=120 cpu:/bin/a@foo#1=600^600 cpu:/bin/c@baz#1=2400^3000 "
+	    "cpu:/bin/a@foo#1=600^600 cpu:/bin/c@baz#1=2400^3000",
+	    { NULL }, 1, { { "cpu", "/bin/c", 1.0, 40, 0, NULL } } },
+	{ "unsampled weight", { "cpu:/bin/a@foo#1=600" },
+	    "cpu:/bin/a@foo#1=600 cpu:#7=1800", { NULL }, 1,
+	    { { "cpu", "(unattributed)", 1.0, 30, 0,
+		"(unattributed) accounts for 100% of the increase" } } },
+	{ "one exe, two sites", { "cpu:/bin/a@foo#1=600" },
+	    "cpu:/bin/a@foo#1=600 cpu:/bin/a@bar#2=1800", { NULL }, 1,
+	    { { "cpu", "/bin/a", 1.0, 40, 10, "(site bar)" } } },
+	{ "by site", { A2 }, A2 " cpu:/bin/b@qux#3=2400", { "by", "site" }, 1,
+	    { { "cpu", "qux", 1.0, 40, 0,
+		"qux accounts for 100% of the "
+		"increase (exe /bin/b)" } } },
+	{ "unsymbolized site", { "sched:/bin/b@-#1=5" },
+	    "sched:/bin/b@-#1=5 sched:/bin/b@0xffffffff81abcdef#2=600",
+	    { NULL }, 1,
+	    { { "sched", "/bin/b", 1.0, 605.0 / 60, 5.0 / 60,
+		"(site 0xffffffff81abcdef)" } } },
+	{ "baseline all", { "cpu:/bin/a@foo#1=6000", "cpu:/bin/a@foo#1=600" },
+	    "cpu:/bin/a@foo#1=600", { NULL }, 1,
+	    { { "cpu", "/bin/a", 1.0, 10, 55, "-82%" } } },
+	{ "baseline 1", { "cpu:/bin/a@foo#1=6000", "cpu:/bin/a@foo#1=600" },
+	    "cpu:/bin/a@foo#1=600", { "baseline", "1" }, 0, { { NULL } } },
+	{ "two vitals change", { A2 " diskio:/usr/bin/fio@x#3=6000" },
+	    A2 " cpu:/bin/b@bar#2=1800 diskio:/usr/bin/fio@x#3=600", { NULL },
+	    2,
+	    { { "cpu", "/bin/b", 1.0, 40, 10, "increase" },
+		{ "diskio", "/usr/bin/fio", 1.0, 10, 100, "decrease" } } },
+};
+
+START_TEST(table)
+{
+	const struct vitals_finding *f;
+	struct vitals_queue q = { .timescale_s = 60, .epochs = queue };
+	const struct want *w;
+	unsigned i;
+
+	start(cases[_i].opts);
+	for (i = 0; cases[_i].base[i] != NULL; i++)
+		queue[i] = make(i, cases[_i].base[i]);
+	queue[i] = make(i, cases[_i].news);
+	q.n = i + 1;
+	ck_assert_int_eq(vitals_plugin.epoch(st, &q), 0);
+	ck_assert_msg(mock_nfindings() == cases[_i].n,
+	    "%s: %u findings, first: %s", cases[_i].name, mock_nfindings(),
+	    mock_nfindings() ? mock_finding(0)->text : "");
+	for (i = 0; i < cases[_i].n && i < 2; i++) {
+		w = &cases[_i].w[i];
+		if (w->vital == NULL)
+			break;
+		f = mock_finding(i);
+		ck_assert_str_eq(f->filter, "diff");
+		ck_assert_str_eq(f->vital, w->vital);
+		ck_assert_str_eq(f->label, w->label);
+		ck_assert_msg(fabs(f->score - w->share) < 1e-9,
+		    "%s: share %g, expected %g", cases[_i].name, f->score,
+		    w->share);
+		ck_assert_double_eq_tol(f->value, w->value, 1e-9);
+		ck_assert_double_eq_tol(f->expected, w->expected, 1e-9);
+		ck_assert_uint_eq(f->start_ns, queue[q.n - 1]->start_ns);
+		ck_assert_uint_eq(f->end_ns,
+		    queue[q.n - 1]->start_ns + queue[q.n - 1]->length_ns);
+		ck_assert_uint_eq(f->timescale_s, 60);
+		ck_assert_uint_eq(f->severity,
+		    w->share >= 0.5 ? VITALS_SEV_WARN : VITALS_SEV_INFO);
+		if (w->text != NULL)
+			ck_assert_msg(strstr(f->text, w->text) != NULL,
+			    "%s: text '%s' lacks '%s'", cases[_i].name, f->text,
+			    w->text);
+	}
+}
+END_TEST
+
+/*
+ * Several contributors move both ways, over baseline epochs of different
+ * lengths: the ranking follows the shares, shrinking ones are left out.
+ * By hand: baseline 2600 over 90 s (a 1200, b 1000, c 300, unsampled
+ * 100), new 10800 over 60 s (a 100, b 9000, d 700 sharing a's slot,
+ * unsampled 1000).
+ */
+START_TEST(mixed_changes)
+{
+	const char *kv[] = { "min_share", "0", "top", "100", NULL };
+	struct vitals_queue q = { .timescale_s = 60, .epochs = queue, .n = 3 };
+	double total = 10800.0 / 60 - 2600.0 / 90;
+	const char *labels[] = { "/bin/b", "(unattributed)", "/bin/d" };
+	double shares[] = { (9000.0 / 60 - 1000.0 / 90) / total,
+		(1000.0 / 60 - 100.0 / 90) / total, (700.0 / 60) / total };
+	unsigned i;
+
+	start(kv);
+	queue[0] = make(0,
+	    "cpu:/bin/a@foo#1=600 cpu:/bin/b@bar#2=900 "
+	    "cpu:/bin/c@baz#3=300 cpu:#4=100");
+	queue[1] = make(1, "len=30 cpu:/bin/a@foo#1=600 cpu:/bin/b@bar#2=100");
+	queue[2] = make(2,
+	    "cpu:/bin/a@foo#1=100 cpu:/bin/b@bar#2=9000 "
+	    "cpu:/bin/d@qux#1=700 cpu:#5=1000");
+	ck_assert_int_eq(vitals_plugin.epoch(st, &q), 0);
+	ck_assert_uint_eq(mock_nfindings(), 3);
+	for (i = 0; i < 3; i++) {
+		ck_assert_str_eq(mock_finding(i)->label, labels[i]);
+		ck_assert_double_eq_tol(
+		    mock_finding(i)->score, shares[i], 1e-9);
+	}
+	ck_assert_ptr_nonnull(strstr(mock_finding(0)->text, "cpu +523%"));
+}
+END_TEST
+
+static const struct {
+	const char *key, *value;
+} bad_cases[] = {
+	{ "by", "label" },
+	{ "baseline", "0" },
+	{ "top", "0" },
+	{ "min_share", "2" },
+	{ "min_change", "-1" },
+	{ "min_rate", "-1" },
+};
+
+START_TEST(bad_options)
+{
+	char quoted[32];
+	void *s = NULL;
+
+	snprintf(quoted, sizeof(quoted), "'%s'", bad_cases[_i].key);
+	cfg = mock_config_new(&vitals_plugin);
+	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, bad_cases[_i].key,
+			     bad_cases[_i].value),
+	    0);
+	ck_assert_int_eq(
+	    vitals_plugin.init(mock_ctx("diff"), cfg, &s), -EINVAL);
+	ck_assert_ptr_null(s);
+	ck_assert_uint_eq(mock_nerrors(), 1);
+	ck_assert_ptr_nonnull(strstr(mock_last_error(), quoted));
+}
+END_TEST
+
+START_TEST(descriptor)
+{
+	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
+	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
+	ck_assert_str_eq(vitals_plugin.name, "diff");
+	ck_assert_ptr_nonnull(vitals_plugin.epoch);
+	vitals_plugin.fini(NULL);
+}
+END_TEST
+
+#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
+
+static Suite *
+diff_suite(void)
+{
+	Suite *s = suite_create("diff");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_loop_test(tc, table, 0, NCASES(cases));
+	tcase_add_test(tc, mixed_changes);
+	tcase_add_loop_test(tc, bad_options, 0, NCASES(bad_cases));
+	tcase_add_test(tc, descriptor);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(diff_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
