@@ -1,0 +1,30 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The default configuration as an unprivileged user: vitalsd starts, says
+# once per kernel probe why it is skipped, and stores epochs from the rest.
+. "$top_srcdir/tests/lib.sh"
+[ "$(id -u)" -eq 0 ] || skip "needs root to switch to an unprivileged user"
+command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) missing"
+mkdir -p "$TMP/data"
+chmod 755 "$TMP"
+chown nobody "$TMP/data"
+setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	env VITALS_PLUGIN_PATH="$VITALS_PLUGIN_PATH" "$VITALSD" --list-plugins \
+	>/dev/null 2>&1 || skip "the build tree is not readable by user nobody"
+sed -e 's/^epoch: .*/epoch: 1s/' "$top_srcdir/conf/vitals.yaml" > "$TMP/conf.yaml"
+chmod 644 "$TMP/conf.yaml"
+setpriv --reuid=nobody --regid=nogroup --clear-groups \
+	env VITALS_PLUGIN_PATH="$VITALS_PLUGIN_PATH" \
+	"$VITALSD" -c "$TMP/conf.yaml" --data-dir "$TMP/data" -n 2 \
+	> "$TMP/out" 2> "$TMP/log" || { cat "$TMP/log" >&2; fail "vitalsd failed as nobody"; }
+cat "$TMP/log" >&2
+for p in cpu syscall; do
+	n=$(grep -c "probe '$p' unavailable here: not root" "$TMP/log")
+	[ "$n" -eq 1 ] || fail "probe $p: $n warnings, want exactly one"
+done
+[ "$(count_epochs "$TMP/data")" -ge 2 ] || fail "no epochs stored as nobody"
+"$VITALS" --data-dir "$TMP/data" show --last --json > "$TMP/e.json" || fail "cannot read"
+python3 -c 'import json, sys
+e = json.load(open(sys.argv[1]))
+assert "proc.cpu.user_pct" in e.get("metrics", {}), "no proc metrics"' "$TMP/e.json" ||
+	fail "proc metrics missing from the unprivileged run"
