@@ -647,7 +647,7 @@ rules_4(struct rules *r, struct rules_run *run)
 	o.score = o.value / fmax(cf->kernel_share, 0.01);
 	rules_emit(r, run, &o,
 	    "%.0f%% of CPU samples were at kernel PCs (most in %s%s) while "
-	    "run-queue delay was %s and lock wait %s per %.0f s: the kernel "
+	    "run-queue delay was %s and lock wait %s per %g s: the kernel "
 	    "keeps the scheduler from running tasks",
 	    100 * o.value, o.label != NULL ? o.label : "unknown",
 	    rules_hot_ksym(r, v, at, sizeof(at)),
@@ -721,18 +721,19 @@ rules_5_exe(struct rules *r, struct rules_run *run, const char *exe)
 		return;
 	o.value = b;
 	o.expected = before;
-	o.score = before > 0 ? b / before : b / fmax(r->cf->block_high, 1);
+	o.score =
+	    before > 0 ? b / before : b / fmax((double)r->cf->block_high, 1);
 	rules_fmt(b, RULES_BLOCKING, x, sizeof(x));
 	if (rules_mirrors(r, run, exe, what, sizeof(what)) > 0) {
 		rules_emit(r, run, &o,
-		    "%s was blocked %s per %.0f s, up from %.0f%% of that, "
+		    "%s was blocked %s per %g s, up from %.0f%% of that, "
 		    "and rising with it: %s",
 		    exe, x, (double)r->base_ns / 1e9, 100 * before / b, what);
 		return;
 	}
 	o.severity = VITALS_SEV_INFO;
 	rules_emit(r, run, &o,
-	    "%s was blocked %s per %.0f s, up from %.0f%% of that, but "
+	    "%s was blocked %s per %g s, up from %.0f%% of that, but "
 	    "neither diskio, lock nor socket rose with it; blocking site %s",
 	    exe, x, (double)r->base_ns / 1e9, 100 * before / b,
 	    rules_block_site(v, exe));
@@ -780,7 +781,7 @@ rules_6(struct rules *r, struct rules_run *run)
 		o.score = f / fmax(cf->umem_high, 1);
 		rules_emit(r, run, &o,
 		    "%s took %.0f page faults while blocked %s and doing %s "
-		    "of disk I/O per %.0f s: main memory is short and it "
+		    "of disk I/O per %g s: main memory is short and it "
 		    "swaps",
 		    o.label, f, rules_fmt(b, RULES_BLOCKING, x, sizeof(x)),
 		    rules_fmt(io, RULES_DISKIO, y, sizeof(y)),
@@ -819,7 +820,7 @@ rules_7(struct rules *r, struct rules_run *run)
 		o.expected = (double)cf->sched_high;
 		o.score = d / fmax((double)cf->sched_high, 1);
 		rules_emit(r, run, &o,
-		    "%s waited %s per %.0f s in the run queue with %.1f%% of "
+		    "%s waited %s per %g s in the run queue with %.1f%% of "
 		    "CPU samples: %s",
 		    o.label, rules_fmt(d, RULES_SCHED, x, sizeof(x)),
 		    (double)r->base_ns / 1e9, 100 * c,
@@ -891,7 +892,7 @@ rules_8_exe(struct rules *r, struct rules_run *run, const char *exe)
 	o.expected = cf->syscall_high;
 	o.score = calls / fmax(cf->syscall_high, 1);
 	rules_emit(r, run, &o,
-	    "%s made %.0f system calls per %.0f s, %.0f%% of them system "
+	    "%s made %.0f system calls per %g s, %.0f%% of them system "
 	    "call %u from one site (first argument %llu), with %.0f%% of CPU "
 	    "samples, %s blocked%s: a loop around a failing call",
 	    exe, calls, (double)r->base_ns / 1e9, 100 * loop, rep.op,
@@ -944,7 +945,7 @@ rules_9(struct rules *r, struct rules_run *run)
 		o.expected = cf->umem_high;
 		o.score = f / fmax(cf->umem_high, 1);
 		rules_emit(r, run, &o,
-		    "%s took %.0f page faults per %.0f s with %.1f%% of cache "
+		    "%s took %.0f page faults per %g s with %.1f%% of cache "
 		    "misses: %s",
 		    o.label, f, (double)r->base_ns / 1e9, 100 * m,
 		    m <= cf->low_share ? "it is initialising"

@@ -307,14 +307,14 @@ threshold_violated(const struct threshold_rule *r, double x)
 	return x <= r->bound;
 }
 
-/* "7200 samples" / "80.0 ms" / "3 unique labels" for the rule's field. */
+/* "7200 samples" / "80.0 ms" for a weighted sum, else a plain count. */
 static const char *
 threshold_fmt(const struct threshold_rule *r,
     const struct vitals_vital_epoch *ve, double x, char *buf, size_t len)
 {
 	if (r->field == THRESHOLD_WSUM)
 		return labels_fmt(x, ve->unit, buf, len);
-	snprintf(buf, len, "%.0f %s", x, threshold_field_text[r->field]);
+	snprintf(buf, len, "%.0f", x);
 	return buf;
 }
 
@@ -324,16 +324,18 @@ threshold_text(const struct threshold *t, const struct threshold_rule *r,
     const struct vitals_vital_epoch *ve, double x, const char *who,
     double share, char *text, size_t len)
 {
-	char val[48], bound[48], whose[300] = "";
+	char val[48], bound[48], whose[300] = "", per[40] = "";
 	int above = r->op == THRESHOLD_GT || r->op == THRESHOLD_GE;
 
 	if (r->exe != NULL)
 		snprintf(
 		    whose, sizeof(whose), " of %s", who != NULL ? who : r->exe);
-	snprintf(text, len,
-	    "%s %s%s was %s per %.0f s, %s the bound %s of rule %u (%s)",
+	if (r->field != THRESHOLD_UNIQUE) /* the others are scaled */
+		snprintf(per, sizeof(per), " per %g s",
+		    (double)t->base_ns / 1e9);
+	snprintf(text, len, "%s %s%s was %s%s, %s the bound %s of rule %u (%s)",
 	    ve->name, threshold_field_text[r->field], whose,
-	    threshold_fmt(r, ve, x, val, sizeof(val)), (double)t->base_ns / 1e9,
+	    threshold_fmt(r, ve, x, val, sizeof(val)), per,
 	    above ? "above" : "below",
 	    threshold_fmt(r, ve, r->bound, bound, sizeof(bound)),
 	    (unsigned)(r - t->rules) + 1, r->text);

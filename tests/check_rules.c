@@ -469,6 +469,19 @@ inj_block_small(struct tep_epoch *e, unsigned i)
 	block(e, i, 800 * MS, "diskio", 0);
 }
 
+/* #5: 900 ms at epoch 4 (below block_high), 1.5 s at epoch 5. */
+static void
+inj_block_spike(struct tep_epoch *e, unsigned i)
+{
+	block(e, i, 1500 * MS, "diskio", 0);
+	if (i == 4)
+		add(e, "blocking",
+		    (struct tep_ev){ .exe = "/usr/sbin/sshd",
+			.label = 0x705,
+			.weight = 700 * MS,
+			.events = 7 });
+}
+
 /* #6: hog faults, blocks and does I/O every epoch. */
 static void
 swap(struct tep_epoch *e, uint64_t io)
@@ -1238,6 +1251,73 @@ static const struct rcase cases[] = {
 	    .nepochs = 9,
 	    .rule = 0,
 	    .count = 0 },
+	/* the thresholds not exercised above */
+	{ .name = "busy loop, low_share 0.005",
+	    .inject = inj_busy,
+	    .nepochs = 6,
+	    .kv = { "low_share", "0.005", NULL } },
+	{ .name = "kernel bottleneck, lock_high 3s",
+	    .inject = inj_kernel_lock,
+	    .nepochs = 5,
+	    .kv = { "lock_high", "3s", NULL } },
+	{ .name = "blocking, block_high 4s",
+	    .inject = inj_block_disk,
+	    .nepochs = 7,
+	    .kv = { "block_high", "4s", NULL } },
+	{ .name = "blocking after a smaller rise",
+	    .inject = inj_block_spike,
+	    .nepochs = 7,
+	    .rule = 5,
+	    .count = 1,
+	    .at = 5,
+	    .from = 5,
+	    .label = "/usr/sbin/sshd",
+	    .text = "blocked 1.50 s per 60 s" },
+	{ .name = "blocking after a smaller rise, window 1",
+	    .inject = inj_block_spike,
+	    .nepochs = 7,
+	    .kv = { "window", "1", NULL } },
+	{ .name = "swapping, umem_high 30000",
+	    .inject = inj_swap,
+	    .nepochs = 3,
+	    .kv = { "umem_high", "30000", NULL } },
+	{ .name = "swapping, io_high 200M",
+	    .inject = inj_swap,
+	    .nepochs = 3,
+	    .kv = { "io_high", "200M", NULL } },
+	{ .name = "syscall loop that blocks, block_low 2s",
+	    .inject = inj_loop_blocked,
+	    .nepochs = 1,
+	    .kv = { "block_low", "2s", NULL },
+	    .rule = 8,
+	    .count = 1,
+	    .label = "/usr/bin/loop",
+	    .text = "1.00 s blocked" },
+	{ .name = "syscalls from many sites, loop_share 0.05",
+	    .inject = inj_loop_spread,
+	    .nepochs = 1,
+	    .kv = { "loop_share", "0.05", NULL },
+	    .rule = 8,
+	    .count = 1,
+	    .label = "/usr/bin/loop",
+	    .text = "10% of them system call 44" },
+	{ .name = "syscalls that allocate, kmem_per_call 0.05",
+	    .inject = inj_loop_kmem,
+	    .nepochs = 1,
+	    .kv = { "kmem_per_call", "0.05", NULL },
+	    .rule = 8,
+	    .count = 1,
+	    .label = "/usr/bin/loop" },
+	{ .name = "vanished, never prominent, vanish_share 0.005",
+	    .inject = inj_vanish_small,
+	    .nepochs = 9,
+	    .kv = { "vanish_share", "0.005", NULL },
+	    .rule = 10,
+	    .count = 1,
+	    .at = 6,
+	    .from = 5,
+	    .label = "/usr/bin/worker",
+	    .text = "it was killed (SIGKILL from pid 1)" },
 	/* the rules option */
 	{ .name = "busy loop, rules 2,3",
 	    .inject = inj_busy,

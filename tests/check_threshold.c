@@ -176,9 +176,9 @@ START_TEST(finding_text)
 	const struct vitals_finding *f;
 
 	start_rules("cpu.wsum > 4999, sched.wsum@sshd > 50ms, "
-		    "cpu.events@/x < 1");
+		    "cpu.events@/x < 1, cpu.unique > 1");
 	run_one();
-	ck_assert_uint_eq(mock_nfindings(), 3);
+	ck_assert_uint_eq(mock_nfindings(), 4);
 	f = mock_finding(0);
 	ck_assert_str_eq(f->text,
 	    "cpu weighted sum was 5000 samples per 60 s, above the bound "
@@ -190,8 +190,11 @@ START_TEST(finding_text)
 	    "sched weighted sum of /usr/sbin/sshd was 80.0 ms per 60 s, "
 	    "above the bound 50.0 ms of rule 2 (sched.wsum@sshd > 50ms)");
 	ck_assert_str_eq(mock_finding(2)->text,
-	    "cpu events of /x was 0 events per 60 s, below the bound 1 "
-	    "events of rule 3 (cpu.events@/x < 1); /x was not seen");
+	    "cpu events of /x was 0 per 60 s, below the bound 1 of rule 3 "
+	    "(cpu.events@/x < 1); /x was not seen");
+	ck_assert_str_eq(mock_finding(3)->text,
+	    "cpu unique labels was 2, above the bound 1 of rule 4 "
+	    "(cpu.unique > 1); /usr/bin/yes had 80% of the vital's weight");
 }
 END_TEST
 
