@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * topk: what dominated.  For each vital of each epoch (base or rollup) it
+ * emits one INFO finding per top-k exe (or label) with its share of the
+ * vital's weight, attributed from the samples in each HCA slot.  The
+ * finding fields are stable: `vitals top` reads them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vitals/vitals.h>
+
+#include "labels.h"
+
+#define TOPK_MAX 100
+
+struct topk_config {
+	int64_t k; /* findings per vital and epoch */
+	struct vitals_strlist vitals; /* empty = all */
+	char *by; /* "exe" or "label" */
+	double min_share; /* smaller shares are not reported */
+};
+
+#define TOPK_OFF(m) offsetof(struct topk_config, m)
+
+/* clang-format off */
+static const struct vitals_option topk_options[] = {
+	{ .key = "k", .type = VITALS_OPT_INT, .offset = TOPK_OFF(k),
+	    .def = "5", .help = "exes (or labels) reported per vital and epoch",
+	    .min = 1, .max = TOPK_MAX },
+	{ .key = "vitals", .type = VITALS_OPT_STRLIST,
+	    .offset = TOPK_OFF(vitals), .def = NULL,
+	    .help = "vitals to rank (default: all)" },
+	{ .key = "by", .type = VITALS_OPT_STRING, .offset = TOPK_OFF(by),
+	    .def = "exe",
+	    .help = "rank by 'exe' (exe path, else comm, else hex label) or "
+	    "by 'label' (hex label)" },
+	{ .key = "min_share", .type = VITALS_OPT_DOUBLE,
+	    .offset = TOPK_OFF(min_share), .def = "0",
+	    .help = "leave out entries with a smaller share (0..1)",
+	    .min = 0, .max = 1 },
+	{ .key = NULL }
+};
+/* clang-format on */
+
+struct topk {
+	struct vitals_ctx *ctx;
+	const struct topk_config *cf;
+	int by; /* LABELS_BY_* */
+	uint64_t base_ns;
+};
+
+static int
+topk_wanted(const struct topk_config *cf, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < cf->vitals.n; i++)
+		if (strcmp(cf->vitals.v[i], name) == 0)
+			return 1;
+	return cf->vitals.n == 0;
+}
+
+/*
+ * "cpu #1: /usr/bin/ssh had 42.1% of the weight (1234 samples of 2931
+ * samples)", and for labels the exe they belong to.
+ */
+static void
+topk_text(const struct topk *t, const struct vitals_vital_epoch *ve,
+    const struct labels *l, uint32_t rank, char *text, size_t len)
+{
+	const struct labels_entry *e = &l->v[rank];
+	char w[48], total[48];
+
+	snprintf(text, len, "%s #%u: %s had %.1f%% of the weight (%s of %s)",
+	    ve->name, rank + 1, e->name, 100 * e->weight / l->total,
+	    labels_fmt(e->weight, ve->unit, w, sizeof(w)),
+	    labels_fmt(l->total, ve->unit, total, sizeof(total)));
+	if (t->by == LABELS_BY_LABEL && e->rep->exe != NULL &&
+	    e->rep->exe[0] != '\0')
+		snprintf(text + strlen(text), len - strlen(text), " in %s",
+		    e->rep->exe);
+}
+
+static int
+topk_vital(struct topk *t, const struct vitals_queue *q,
+    const struct vitals_vital_epoch *ve)
+{
+	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	struct labels_how how = { t->by, labels_runs(ep, t->base_ns), NULL,
+		NULL };
+	struct vitals_finding f = { 0 };
+	struct labels l;
+	char text[1024];
+	uint32_t i;
+	int rc;
+
+	if (ve->wsum == 0)
+		return 0;
+	if ((rc = labels_collect(ve, &how, &l)) != 0)
+		return rc;
+	f.start_ns = ep->start_ns;
+	f.end_ns = ep->start_ns + ep->length_ns;
+	f.timescale_s = q->timescale_s;
+	f.severity = VITALS_SEV_INFO;
+	f.expected = l.total;
+	f.vital = ve->name;
+	f.text = text;
+	for (i = 0; i < l.n && i < (uint32_t)t->cf->k && rc == 0; i++) {
+		f.score = l.v[i].weight / l.total;
+		if (f.score < t->cf->min_share || l.v[i].weight <= 0)
+			break;
+		f.value = l.v[i].weight;
+		f.label = l.v[i].name;
+		topk_text(t, ve, &l, i, text, sizeof(text));
+		rc = vitals_finding_emit(t->ctx, &f);
+	}
+	labels_free(&l);
+	return rc;
+}
+
+/* Stateless: the newest epoch of the queue is ranked on its own. */
+static int
+topk_epoch(void *state, const struct vitals_queue *q)
+{
+	struct topk *t = state;
+	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	uint32_t i;
+	int rc = 0;
+
+	for (i = 0; i < ep->nvitals; i++)
+		if (topk_wanted(t->cf, ep->vitals[i].name) &&
+		    topk_vital(t, q, &ep->vitals[i]) != 0)
+			rc = -ENOMEM;
+	return rc;
+}
+
+static void
+topk_fini(void *state)
+{
+	free(state);
+}
+
+static int
+topk_init(struct vitals_ctx *ctx, const void *config, void **state)
+{
+	const struct topk_config *cf = config;
+	struct topk *t;
+	int by;
+
+	if (cf->k < 1 || cf->k > TOPK_MAX) {
+		vitals_error(
+		    ctx, "option 'k' is out of range (1..%d)", TOPK_MAX);
+		return -EINVAL;
+	}
+	if (!(cf->min_share >= 0 && cf->min_share <= 1)) {
+		vitals_error(ctx, "option 'min_share' is out of range (0..1)");
+		return -EINVAL;
+	}
+	if (labels_by(cf->by, &by) != 0) {
+		vitals_error(
+		    ctx, "option 'by': '%s' is not exe or label", cf->by);
+		return -EINVAL;
+	}
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return -ENOMEM;
+	t->ctx = ctx;
+	t->cf = cf;
+	t->by = by;
+	t->base_ns = vitals_settings(ctx)->epoch_ns;
+	*state = t;
+	return 0;
+}
+
+const struct vitals_plugin vitals_plugin = {
+	.abi_major = VITALS_ABI_MAJOR,
+	.abi_minor = VITALS_ABI_MINOR,
+	.kind = VITALS_PLUGIN_FILTER,
+	.config_size = sizeof(struct topk_config),
+	.name = "topk",
+	.version = "0.1.0",
+	.description = "top exes or labels of each vital with their share",
+	.options = topk_options,
+	.available = NULL,
+	.init = topk_init,
+	.fini = topk_fini,
+	.epoch = topk_epoch,
+};
