@@ -7,8 +7,6 @@
 #ifndef VITALS_WORKLOAD_H
 #define VITALS_WORKLOAD_H
 
-#include "config.h"
-
 #include <stdint.h>
 #include <stdio.h>
 
