@@ -3,6 +3,21 @@
 # preconditions, the workload binaries, a daemon run in the background,
 # and the stored epochs as JSON.
 
+# Processes a test started in the background: ended on any exit, so a
+# failing test leaves no daemon or perf behind.
+IOMEM_PIDS=
+trap 'for p in $IOMEM_PIDS; do kill "$p" 2>/dev/null; done; wait; rm -rf "$TMP"' EXIT
+
+# iomem_bg PID: end PID when the test exits.
+iomem_bg() {
+	IOMEM_PIDS="$IOMEM_PIDS $1"
+}
+
+# iomem_reaped PID: PID was waited for (its number may be reused): forget it.
+iomem_reaped() {
+	IOMEM_PIDS=$(for p in $IOMEM_PIDS; do [ "$p" = "$1" ] || echo "$p"; done)
+}
+
 # iomem_need NAME: skip unless run as root and the probe can run here.
 iomem_need() {
 	[ "$(id -u)" -eq 0 ] || skip "probe $1 needs root"
@@ -42,6 +57,7 @@ iomem_workload() {
 iomem_start() {
 	"$VITALSD" -c "$1" >"$TMP/vitalsd.out" 2>&1 &
 	DAEMON=$!
+	iomem_bg "$DAEMON"
 	i=0
 	while ! grep -q 'started' "$TMP/vitalsd.out"; do
 		kill -0 "$DAEMON" 2>/dev/null || { cat "$TMP/vitalsd.out" >&2; fail "vitalsd exited at start"; }
@@ -56,6 +72,7 @@ iomem_stop() {
 	kill -TERM "$DAEMON"
 	st=0
 	wait "$DAEMON" || st=$?
+	iomem_reaped "$DAEMON"
 	[ "$st" -eq 0 ] || { cat "$TMP/vitalsd.out" >&2; fail "vitalsd exited $st"; }
 }
 

@@ -28,6 +28,7 @@ EOC
 # it detaches; the workload runs in between.
 perf stat -e block:block_rq_complete -a -x, -o "$TMP/perf.csv" &
 PERF=$!
+iomem_bg "$PERF"
 sleep 0.5
 iomem_start "$TMP/diskio.yaml"
 "$WL" 3 "$DIR" >"$TMP/wl.json" || fail "fsync_writer failed"
@@ -35,6 +36,7 @@ sleep 1
 iomem_stop
 kill -INT "$PERF"
 wait "$PERF" || true
+iomem_reaped "$PERF"
 iomem_epochs "$TMP/data" "$TMP/epochs.jsonl"
 
 python3 - "$TMP/epochs.jsonl" "$TMP/wl.json" "$TMP/perf.csv" "$(readlink -f "$WL")" <<'EOF' || fail "diskio checks failed"
