@@ -55,7 +55,8 @@ iomem_workload() {
 # iomem_start CONF: start vitalsd on CONF in the background (pid in
 # DAEMON) and return once its probes are attached.
 iomem_start() {
-	"$VITALSD" -c "$1" >"$TMP/vitalsd.out" 2>&1 &
+	: >"$TMP/vitalsd.out"
+	"$VITALSD" -c "$1" >>"$TMP/vitalsd.out" 2>&1 &
 	DAEMON=$!
 	iomem_bg "$DAEMON"
 	i=0
