@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * diskio probe: block I/O by submitter and issuing site, weighted by bytes.
- * BPF programs on block:block_io_start, block_rq_issue and
- * block_rq_complete keep the sketch in the kernel; only sampled
- * completions (with the submission's stacks) reach vitalsd.
+ * BPF programs on the block_io_start, block_rq_issue and
+ * block_rq_complete raw tracepoints keep the sketch in the kernel; only
+ * sampled completions (with the submission's stacks) reach vitalsd.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -16,45 +16,20 @@
 
 #include "diskio.skel.h"
 
-/* Field and parameter slots: the same numbers as probes/diskio.bpf.c. */
-#define DISKIO_F_START 0
-#define DISKIO_F_ISSUE 3
-#define DISKIO_F_DONE 7
+/* Parameter slots: the same numbers as probes/diskio.bpf.c. */
 #define DISKIO_P_MIN_BYTES 0
 #define DISKIO_P_SITE_FRAMES 1
 
 struct diskio_config {
 	struct vitals_bpf_opts bpf;
 	uint64_t min_bytes;   /* smaller completions are not counted */
-	int64_t site_frames;  /* kernel frames hashed into the issuing site */
+	int64_t site_frames;  /* kernel frames walked and hashed into the site */
 	int submitter;        /* attribute to the submitter (block_io_start) */
 };
 
 struct diskio_state {
 	struct diskio_bpf *skel;
 	struct vitals_bpf *bpf;
-};
-
-/* One tracepoint field the programs read, and the slot it goes to. */
-struct diskio_field {
-	uint32_t slot;
-	const char *event;
-	const char *name;
-};
-
-static const struct diskio_field diskio_fields[] = {
-	{ DISKIO_F_START + 0, "block_io_start", "dev" },
-	{ DISKIO_F_START + 1, "block_io_start", "sector" },
-	{ DISKIO_F_START + 2, "block_io_start", "rwbs" },
-	{ DISKIO_F_ISSUE + 0, "block_rq_issue", "dev" },
-	{ DISKIO_F_ISSUE + 1, "block_rq_issue", "sector" },
-	{ DISKIO_F_ISSUE + 2, "block_rq_issue", "rwbs" },
-	{ DISKIO_F_ISSUE + 3, "block_rq_issue", "bytes" },
-	{ DISKIO_F_DONE + 0, "block_rq_complete", "dev" },
-	{ DISKIO_F_DONE + 1, "block_rq_complete", "sector" },
-	{ DISKIO_F_DONE + 2, "block_rq_complete", "rwbs" },
-	{ DISKIO_F_DONE + 3, "block_rq_complete", "nr_sector" },
-	{ DISKIO_F_DONE + 4, "block_rq_complete", "error" },
 };
 
 static const char *const diskio_tracepoints[] = {
@@ -73,8 +48,8 @@ static const struct vitals_option diskio_options[] = {
 	  "completions of fewer bytes are not counted (0: count all, "
 	  "including zero-byte flushes)", 0, 1073741824 },
 	{ "site_frames", VITALS_OPT_INT, DISKIO_OFF(site_frames), "16",
-	  "kernel frames of the submission hashed into the issuing site",
-	  1, VITALS_BPF_STACK },
+	  "kernel frames of the submission walked, hashed into the issuing "
+	  "site and kept in samples (fewer walk faster)", 1, VITALS_BPF_STACK },
 	{ "submitter", VITALS_OPT_BOOL, DISKIO_OFF(submitter), "true",
 	  "attribute I/O to the task that submitted it (block_io_start, "
 	  "kernel >= 6.5); false: to the task that dispatched it "
@@ -121,29 +96,7 @@ diskio_fini(void *state)
 	free(s);
 }
 
-/* Resolve the tracepoint fields the programs read; io_start ones if used. */
-static int
-diskio_set_fields(struct vitals_ctx *ctx, struct vitals_bpf *b, int io_start)
-{
-	const struct diskio_field *f;
-	size_t i;
-	int r;
-
-	for (i = 0; i < sizeof(diskio_fields) / sizeof(diskio_fields[0]); i++) {
-		f = &diskio_fields[i];
-		if (!io_start && f->slot < DISKIO_F_ISSUE)
-			continue;
-		r = vitals_bpf_set_field(b, f->slot, "block", f->event, f->name);
-		if (r < 0) {
-			vitals_error(ctx, "tracepoint block:%s: field %s: %s",
-			    f->event, f->name, strerror(-r));
-			return r;
-		}
-	}
-	return 0;
-}
-
-/* Open the object, size its maps and resolve fields, before loading. */
+/* Open the object, size its maps and set its parameters, before loading. */
 static int
 diskio_prepare(struct vitals_ctx *ctx, const struct diskio_config *cf,
     struct diskio_state *s)
@@ -170,8 +123,6 @@ diskio_prepare(struct vitals_ctx *ctx, const struct diskio_config *cf,
 		    "tracepoint (Linux < 6.5): I/O is attributed to the task "
 		    "that dispatched it");
 	if ((r = vitals_bpf_prepare(ctx, s->skel->obj, &spec, &s->bpf)) < 0)
-		return r;
-	if ((r = diskio_set_fields(ctx, s->bpf, io_start)) < 0)
 		return r;
 	vitals_bpf_set_param(s->bpf, DISKIO_P_MIN_BYTES, cf->min_bytes);
 	vitals_bpf_set_param(s->bpf, DISKIO_P_SITE_FRAMES,
