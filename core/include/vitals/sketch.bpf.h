@@ -271,16 +271,12 @@ vitals_bpf_first(const struct vitals_bpf_cfg *c, __u32 base, __u64 h)
 }
 
 /*
- * Count one event of vital `vital` (0-based, < cfg nvitals): add weight
- * to the label's counter in the current epoch's HCA and, when the counter
- * crossed a power of t or the label is new this epoch, reserve a ring
- * buffer record for it.  Returns the record for the caller to fill
- * (stacks, args) and submit with vitals_bpf_submit(), or NULL if the event
- * was only counted (or the ring buffer was full, which counts a drop).
+ * vitals_bpf_count() and vitals_bpf_count_relaxed(): relaxed adds to the
+ * counter with a plain load and store instead of an atomic fetch-add.
  */
 static __always_inline struct vitals_bpf_rec *
-vitals_bpf_count(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
-    __u64 weight, __u64 pid_tgid, __u32 exe_id, __u32 uid)
+vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
+    __u64 weight, __u64 pid_tgid, __u32 exe_id, __u32 uid, int relaxed)
 {
 	struct vitals_bpf_rec *r;
 	__u64 h, old, new, *cnt, *ev;
@@ -299,7 +295,11 @@ vitals_bpf_count(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	cnt = bpf_map_lookup_elem(&vitals_hca, &idx);
 	if (cnt == 0)
 		return 0;
-	old = __sync_fetch_and_add(cnt, weight);
+	if (relaxed) {
+		old = *cnt;
+		*cnt = old + weight;
+	} else
+		old = __sync_fetch_and_add(cnt, weight);
 	new = old + weight;
 	if (new < c->floor[vital])
 		return 0;
@@ -331,6 +331,36 @@ vitals_bpf_count(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	r->args[0] = r->args[1] = r->args[2] = r->args[3] = 0;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	return r;
+}
+
+/*
+ * Count one event of vital `vital` (0-based, < cfg nvitals): add weight
+ * to the label's counter in the current epoch's HCA and, when the counter
+ * crossed a power of t or the label is new this epoch, reserve a ring
+ * buffer record for it.  Returns the record for the caller to fill
+ * (stacks, args) and submit with vitals_bpf_submit(), or NULL if the event
+ * was only counted (or the ring buffer was full, which counts a drop).
+ */
+static __always_inline struct vitals_bpf_rec *
+vitals_bpf_count(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
+    __u64 weight, __u64 pid_tgid, __u32 exe_id, __u32 uid)
+{
+	return vitals_bpf_count_with(c, vital, label, weight, pid_tgid,
+	    exe_id, uid, 0);
+}
+
+/*
+ * vitals_bpf_count() without the atomic add, for tracepoints that fire
+ * right after a burst of stores: a locked instruction waits until they
+ * drain (mm_page_alloc after zeroing a page: ~200 ns here).  Two CPUs
+ * counting the same label in the same few nanoseconds can lose one add.
+ */
+static __always_inline struct vitals_bpf_rec *
+vitals_bpf_count_relaxed(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
+    __u64 weight, __u64 pid_tgid, __u32 exe_id, __u32 uid)
+{
+	return vitals_bpf_count_with(c, vital, label, weight, pid_tgid,
+	    exe_id, uid, 1);
 }
 
 /*

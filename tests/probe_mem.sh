@@ -1,0 +1,155 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The umem and kmem probes for real (root): page_toucher faults in fresh
+# anonymous pages while vitalsd runs both.  Its exe must top umem with as
+# many faults as perf counts for it (and as pages it touched), be among the
+# top kmem allocators with about as many pages as perf's mm_page_alloc
+# count for it, and free about what it allocated (kmem_free).
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/iomem.sh"
+
+iomem_need umem
+iomem_need kmem
+WL=$(iomem_workload page_toucher) || exit $?
+command -v perf >/dev/null 2>&1 || skip "perf is not installed"
+
+# The checks sum the HCA slots the workload's samples name.  On a busy
+# machine umem sees tens of thousands of PCs a second: 16384 slots keep
+# collisions rare, and 65536 samples keep the workload's first sighting in
+# each epoch from being crowded out of the default 2048.
+cat >"$TMP/mem.yaml" <<EOC
+epoch: 1s
+data_dir: $TMP/data
+sketch:
+  hca_size: 16384
+  max_samples: 65536
+probes:
+  umem: {}
+  kmem: {}
+plugins:
+  store: {}
+EOC
+
+iomem_start "$TMP/mem.yaml"
+# perf counts the workload's own faults and allocations exactly.
+perf stat -e exceptions:page_fault_user -e kmem:mm_page_alloc -x, \
+	-o "$TMP/perf.csv" -- "$WL" 3 >"$TMP/wl.json" || fail "page_toucher failed"
+sleep 1
+iomem_stop
+iomem_epochs "$TMP/data" "$TMP/epochs.jsonl"
+THP=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo none)
+
+python3 - "$TMP/epochs.jsonl" "$TMP/wl.json" "$TMP/perf.csv" "$(readlink -f "$WL")" "$THP" <<'EOF' || fail "umem/kmem checks failed"
+import json, os, sys
+
+epochs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+wl = json.loads(open(sys.argv[2]).read())
+perf = {}
+for l in open(sys.argv[3]):
+    f = l.strip().split(",")
+    if len(f) > 2 and f[0].isdigit():
+        perf[f[2]] = int(f[0])
+exe, thp = sys.argv[4], sys.argv[5]
+memtotal = next(int(l.split()[1]) * 1024 for l in open("/proc/meminfo")
+                if l.startswith("MemTotal:"))
+
+
+def attribute(name):
+    """Weight per exe (summing the slots its samples name), its samples,
+    and the vital's weighted sum over all epochs."""
+    by_exe, mine, wsum = {}, [], 0
+    for e in epochs:
+        v = next((v for v in e["vitals"] if v["name"] == name), None)
+        if v is None:
+            continue
+        wsum += v["wsum"]
+        hca = dict((s, c) for s, c in v["hca"]["nz"])
+        owner = {}
+        for s in v["samples"]:
+            # The workload's last samples may be read after it exited,
+            # without an exe path: its pid names it.
+            who = exe if s["pid"] == wl["pid"] else s["exe"] or "(%s)" % s["comm"]
+            owner.setdefault(s["slot"], set()).add(who)
+            if s["pid"] == wl["pid"]:
+                mine.append(s)
+        for slot, whos in owner.items():
+            for who in whos:
+                by_exe[who] = by_exe.get(who, 0) + hca.get(slot, 0)
+    return by_exe, mine, wsum
+
+
+ok = True
+def check(cond, msg):
+    global ok
+    if not cond:
+        print("FAIL: " + msg)
+        ok = False
+
+faults = perf["exceptions:page_fault_user"]
+allocs = perf["kmem:mm_page_alloc"]
+print("workload: %d pages touched; perf: %d user faults, %d page allocations"
+      % (wl["pages"], faults, allocs))
+
+u, usamples, _ = attribute("umem")
+top = max(u, key=u.get) if u else None
+print("umem: %s %d faults; top %s %d" % (exe, u.get(exe, 0), top, u.get(top, 0)))
+# Another copy of the workload (another test run) may fault more.
+check(os.path.basename(top or "") == os.path.basename(exe),
+      "%s does not top umem" % exe)
+# Each slot of the workload holds its faults exactly, plus any other
+# process's PCs that hash to it (at most 2% more on a busy machine), less
+# start-up PCs whose samples were crowded out (1%).
+check(faults * 0.99 - 100 <= u.get(exe, 0) <= faults * 1.02 + 100,
+      "umem faults of the workload %d, perf counted %d" % (u.get(exe, 0), faults))
+if "[always]" not in thp:
+    # Without transparent huge pages every touched page faults once.
+    check(abs(u.get(exe, 0) - wl["pages"]) <= 0.02 * wl["pages"] + 1000,
+          "umem faults %d vs %d pages touched" % (u.get(exe, 0), wl["pages"]))
+check(usamples, "no umem sample of the workload")
+for s in usamples:
+    check(s["op"] == 0 and s["weight"] == 1, "umem op/weight %d/%d" % (s["op"], s["weight"]))
+    check(s["args"][0] != 0, "umem sample without a fault address")
+    check(0 < s["args"][1] <= memtotal, "umem free memory %d" % s["args"][1])
+check(any(s["ustack"] for s in usamples), "no umem sample with a user stack")
+
+k, ksamples, ksum = attribute("kmem")
+f, fsamples, fsum = attribute("kmem_free")
+ranked = sorted(k, key=k.get, reverse=True)
+print("kmem: %s allocated %d pages (rank %s of %d exes); freed %d pages"
+      % (exe, k.get(exe, 0), ranked.index(exe) + 1 if exe in ranked else "-",
+         len(ranked), f.get(exe, 0)))
+print("kmem top allocators: " + ", ".join("%s %d" % (x, k[x]) for x in ranked[:3]))
+print("kmem net allocation over the run: %d - %d = %d pages"
+      % (ksum, fsum, ksum - fsum))
+check(exe in ranked[:3], "%s is not among the top 3 kmem allocators" % exe)
+# Pages are 2^order per allocation: about the allocations perf counted in
+# its context (order 0 here), give or take collisions and crowded samples.
+check(allocs * 0.99 - 100 <= k.get(exe, 0) <= allocs * 1.05 + 100,
+      "kmem pages of the workload %d, perf counted %d allocations" % (k.get(exe, 0), allocs))
+# It unmaps what it maps: its frees match its allocations within a chunk.
+check(abs(k.get(exe, 0) - f.get(exe, 0)) <= 0.05 * k.get(exe, 0) + 8192,
+      "workload allocated %d pages but freed %d" % (k.get(exe, 0), f.get(exe, 0)))
+check(ksamples and fsamples, "no kmem/kmem_free sample of the workload")
+for s in ksamples:
+    check(s["weight"] == 1 << s["args"][0], "kmem weight %d, order %d" % (s["weight"], s["args"][0]))
+    check(s["args"][1] != 0, "kmem sample without gfp flags")
+    check(0 < s["args"][2] <= memtotal, "kmem free memory %d" % s["args"][2])
+check(any(s["kstack"] for s in ksamples), "no kmem sample with a kernel stack")
+sys.exit(0 if ok else 1)
+EOF
+
+# Option vitals: one vital of the pair, and a clear refusal of others.
+printf 'epoch: 1s\ndata_dir: %s/one\nprobes:\n  kmem: {vitals: [kmem_free]}\nplugins:\n  store: {}\n' \
+	"$TMP" >"$TMP/one.yaml"
+"$VITALSD" -c "$TMP/one.yaml" --epochs 1 >"$TMP/one.out" 2>&1 ||
+	{ cat "$TMP/one.out" >&2; fail "kmem with vitals: [kmem_free]"; }
+"$VITALS" --data-dir "$TMP/one" show --last --json >"$TMP/one.json" || fail "vitals show"
+python3 -c 'import json, sys
+names = [v["name"] for v in json.load(open(sys.argv[1]))["vitals"]]
+sys.exit(0 if names == ["kmem_free"] else "vitals %s, want [kmem_free]" % names)' "$TMP/one.json" ||
+	fail "option vitals: [kmem_free]"
+printf 'epoch: 1s\ndata_dir: %s/bad\nprobes:\n  kmem: {vitals: [kmem, pages]}\n' "$TMP" >"$TMP/bad.yaml"
+st=0
+"$VITALSD" -c "$TMP/bad.yaml" --epochs 1 >"$TMP/bad.out" 2>&1 || st=$?
+[ "$st" -ne 0 ] || fail "kmem accepted vitals: [kmem, pages]"
+assert_grep "kmem.*'pages' is not one of kmem, kmem_free" "$TMP/bad.out"
