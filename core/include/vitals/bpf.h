@@ -126,6 +126,15 @@ void vitals_bpf_free(struct vitals_bpf *b);
 int vitals_bpf_available(const char *const *tracepoints, char *why, size_t len);
 
 /*
+ * Address range [*lo, *hi) of kernel function `name` from /proc/kallsyms,
+ * e.g. a tracepoint's __traceiter_ function: it heads the kernel stacks a
+ * program takes while another tracer shares the tracepoint, so probes can
+ * drop that frame.  Returns 0, -ENOENT if absent, -EPERM if addresses are
+ * hidden (kptr_restrict), or another negative errno.
+ */
+int vitals_bpf_ksym_range(const char *name, uint64_t *lo, uint64_t *hi);
+
+/*
  * Open one perf event per online CPU for a sampling probe: software
  * cpu-clock when hw is 0, or the hardware event `config` (PERF_TYPE_HARDWARE)
  * when hw is 1, sampling at freq_hz.  fds gets one descriptor per CPU, -1

@@ -89,6 +89,7 @@ struct task_struct {
 	struct mm_struct *mm;
 	int pid;
 	int tgid;
+	struct task_struct *group_leader;
 } __attribute__((preserve_access_index));
 
 static __always_inline __u64
@@ -383,6 +384,24 @@ vitals_bpf_submit(void *ctx, struct vitals_bpf_rec *r, int kstack, int ustack)
 		r->nustack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
 	}
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* Kernel frames a tracing program's stack starts with: itself, bpf_trace_run<N>. */
+#define VITALS_BPF_KSKIP 2
+
+/*
+ * vitals_bpf_submit() with the kernel stack starting at the traced kernel
+ * function, for raw_tp/tp_btf programs (whose first two frames are the
+ * program and bpf_trace_run<N>).
+ */
+static __always_inline void
+vitals_bpf_submit_tp(void *ctx, struct vitals_bpf_rec *r, int ustack)
+{
+	long n;
+
+	n = bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), VITALS_BPF_KSKIP);
+	r->nkstack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
+	vitals_bpf_submit(ctx, r, 0, ustack);
 }
 
 /*

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * signal probe: signals by receiving process and signal number.  A BPF
+ * program on signal:signal_deliver keeps the sketch in the kernel; one on
+ * signal:signal_generate remembers each signal's sender, so sampled
+ * deliveries (with the receiver's stacks) say who sent them.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vitals/bpf.h>
+#include <vitals/vitals.h>
+
+#include "signal.skel.h"
+
+/* Parameter slot of signal.bpf.c. */
+#define SIGNAL_P_SENDER 0
+
+struct signal_config {
+	struct vitals_bpf_opts bpf;
+	int sender; /* record senders at signal_generate */
+};
+
+struct signal_state {
+	struct signal_bpf *skel;
+	struct vitals_bpf *bpf;
+	uint64_t iter[2]; /* __traceiter_signal_deliver, [lo, hi); 0s if unknown */
+};
+
+static const char *const signal_tracepoints[] = {
+	"signal:signal_deliver", "signal:signal_generate", NULL
+};
+
+static const struct vitals_option signal_options[] = {
+	VITALS_BPF_OPTIONS(struct signal_config, bpf),
+	{ "sender", VITALS_OPT_BOOL, offsetof(struct signal_config, sender),
+	  "true", "name each sampled signal's sender (a program on "
+	  "signal:signal_generate; false saves its cost per signal)", 0, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0, 0 }
+};
+
+static int
+signal_available(char *why, size_t len)
+{
+	return vitals_bpf_available(signal_tracepoints, why, len);
+}
+
+/*
+ * While another tracer shares signal_deliver, the kernel reaches the
+ * program through __traceiter_signal_deliver, an extra first frame: drop it.
+ */
+static int
+signal_fixup(void *arg, const struct vitals_bpf_rec *r, struct vitals_event *ev)
+{
+	const struct signal_state *s = arg;
+
+	(void)r;
+	if (ev->nkstack > 0 && ev->kstack[0] >= s->iter[0] &&
+	    ev->kstack[0] < s->iter[1]) {
+		ev->kstack++;
+		ev->nkstack--;
+	}
+	return 0;
+}
+
+static void
+signal_fini(void *state)
+{
+	struct signal_state *s = state;
+
+	if (s == NULL)
+		return;
+	vitals_bpf_free(s->bpf);
+	signal_bpf__destroy(s->skel);
+	free(s);
+}
+
+static int
+signal_init(struct vitals_ctx *ctx, const void *config, void **state)
+{
+	const struct signal_config *cf = config;
+	struct vitals_bpf_spec spec = {
+		.nvitals = 1,
+		.vitals = { "signal" },
+		.units = { "signals" },
+	};
+	struct signal_state *s;
+	int r;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return -ENOMEM;
+	vitals_bpf_spec_opts(&spec, &cf->bpf);
+	spec.fixup = signal_fixup;
+	spec.fixup_arg = s;
+	if (vitals_bpf_ksym_range("__traceiter_signal_deliver", &s->iter[0],
+	    &s->iter[1]) < 0)
+		s->iter[0] = s->iter[1] = 0;
+	if ((s->skel = signal_bpf__open()) == NULL) {
+		r = -errno;
+		vitals_error(ctx, "cannot open the BPF object: %s", strerror(-r));
+		goto fail;
+	}
+	if (!cf->sender)
+		bpf_program__set_autoload(s->skel->progs.vitals_signal_generate,
+		    false);
+	if ((r = vitals_bpf_prepare(ctx, s->skel->obj, &spec, &s->bpf)) < 0)
+		goto fail;
+	vitals_bpf_set_param(s->bpf, SIGNAL_P_SENDER, cf->sender != 0);
+	if ((r = signal_bpf__load(s->skel)) < 0) {
+		vitals_error(ctx, "cannot load the BPF programs: %s",
+		    strerror(-r));
+		goto fail;
+	}
+	if ((r = vitals_bpf_start(s->bpf)) < 0)
+		goto fail;
+	if ((r = signal_bpf__attach(s->skel)) < 0) {
+		vitals_error(ctx, "cannot attach to the signal tracepoints: %s",
+		    strerror(-r));
+		goto fail;
+	}
+	*state = s;
+	return 0;
+fail:
+	signal_fini(s);
+	return r;
+}
+
+static int
+signal_flush(void *state)
+{
+	struct signal_state *s = state;
+
+	return vitals_bpf_flush(s->bpf);
+}
+
+const struct vitals_plugin vitals_plugin = {
+	.abi_major = VITALS_ABI_MAJOR,
+	.abi_minor = VITALS_ABI_MINOR,
+	.kind = VITALS_PLUGIN_PROBE,
+	.config_size = sizeof(struct signal_config),
+	.name = "signal",
+	.version = "0.1.0",
+	.description = "signals by receiving process and signal number, counted "
+	    "at delivery (signal:signal_deliver; sender from signal_generate; "
+	    "in-kernel sketch)",
+	.options = signal_options,
+	.available = signal_available,
+	.init = signal_init,
+	.fini = signal_fini,
+	.flush = signal_flush,
+};

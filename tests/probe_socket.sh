@@ -1,0 +1,61 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The socket probe on the real kernel: udp_sender sends datagrams to
+# 127.0.0.1:47999 from an unconnected socket; its send label must top the
+# socket vital with 127.0.0.1, port 47999 and UDP in the sample args and
+# bytes within 10% of what it reports; and the vital's event count must
+# match perf's system-wide count of sock_send_length + sock_recv_length
+# (ret > 0) while it runs within 5% (the daemon counts a little longer).
+. "$top_srcdir/tests/lib.sh"
+. "$top_srcdir/tests/probe_run.sh"
+
+[ "$(id -u)" -eq 0 ] || skip "not root (BPF probes need root)"
+command -v perf >/dev/null 2>&1 || skip "perf not installed (apt-get install linux-perf)"
+probe_available socket
+SENDER=$(workload udp_sender) || skip "no udp_sender workload (tests/workloads)"
+
+cat >"$TMP/conf.yaml" <<EOC
+epoch: 1s
+data_dir: $TMP/data
+probes:
+  socket: {}
+plugins:
+  store: {}
+EOC
+run_probe "-a -e sock:sock_send_length --filter ret>0 -e sock:sock_recv_length --filter ret>0" \
+	"$SENDER" 1 512 47999
+cat "$TMP/wl.json"
+
+python3 - "$TMP" <<'EOF' || fail "socket vital does not match the workload or perf"
+import glob, json, sys
+tmp = sys.argv[1]
+wl = json.load(open(tmp + "/wl.json"))
+perf_count = sum(int(l.split(",")[0]) for l in open(tmp + "/perf.csv")
+                 if "sock_send_length" in l or "sock_recv_length" in l)
+hca, events, samples = {}, 0, []
+for f in sorted(glob.glob(tmp + "/e*.json")):
+    for v in json.load(open(f))["vitals"]:
+        if v["name"] != "socket":
+            continue
+        events += v["events"]
+        for slot, count in v["hca"]["nz"]:
+            hca[slot] = hca.get(slot, 0) + count
+        samples += v["samples"]
+mine = [s for s in samples if s["pid"] == wl["pid"]]
+sends = [s for s in mine if s["op"] == 0]
+if not sends:
+    sys.exit("no send sample of pid %d" % wl["pid"])
+s = sends[-1]
+print("sender: %d bytes reported, its send slot %d, events %d, perf %d"
+      % (wl["bytes"], hca[s["slot"]], events, perf_count))
+print("sample: comm %s exe %s label %#x args %s" % (s["comm"], s["exe"], s["label"], s["args"]))
+if s["args"][:3] != [0x7f000001, wl["port"], 17]:
+    sys.exit("args %s, expected [127.0.0.1, %d, UDP]" % (s["args"][:3], wl["port"]))
+others = [c for slot, c in hca.items() if slot not in {x["slot"] for x in mine}]
+if others and max(others) > hca[s["slot"]]:
+    sys.exit("a slot of another process (%d) tops the sender's (%d)" % (max(others), hca[s["slot"]]))
+if abs(hca[s["slot"]] - wl["bytes"]) > 0.10 * wl["bytes"]:
+    sys.exit("send slot %d not within 10%% of %d bytes sent" % (hca[s["slot"]], wl["bytes"]))
+if abs(events - perf_count) > 0.05 * perf_count:
+    sys.exit("vital events %d not within 5%% of perf's %d" % (events, perf_count))
+EOF
