@@ -346,14 +346,17 @@ bpf_stats_tick(struct vitals_bpf *b)
 static void
 bpf_drain(struct vitals_bpf *b)
 {
-	uint32_t i;
+	uint32_t i, full;
 
 	b->mono_to_real = (int64_t)bpf_clock(CLOCK_REALTIME) -
 	    (int64_t)bpf_clock(CLOCK_MONOTONIC);
 	ring_buffer__consume(b->rb);
 	bpf_stats_tick(b);
-	for (i = 0; i < b->spec.nvitals; i++)
+	for (i = 0, full = 0; i < b->spec.nvitals; i++) {
 		b->cfg->shift[i] = bpf_log2(vitals_vital_threshold(b->vitals[i]));
+		full |= (uint32_t)engine_vital_full(b->vitals[i]) << i;
+	}
+	b->cfg->full = full;
 }
 
 static void
@@ -473,6 +476,7 @@ vitals_bpf_flush(struct vitals_bpf *b)
 	old = b->cfg->epoch & 1;
 	bpf_drain(b);
 	__atomic_store_n(&b->cfg->epoch, old ^ 1, __ATOMIC_SEQ_CST);
+	b->cfg->full = 0; /* the next epoch's stores start empty */
 	/* Samples counted just before the flip still belong to this epoch. */
 	ring_buffer__consume(b->rb);
 	for (i = 0; i < nv; i++) {
@@ -484,8 +488,10 @@ vitals_bpf_flush(struct vitals_bpf *b)
 		b->dropped_seen[i] = b->cfg->dropped[i];
 		events = bpf_take_events(b, old, i);
 		all += events;
+		/* The HCA counted them; only their samples were lost. */
+		engine_vital_samples_lost(b->vitals[i], dropped);
 		r = vitals_vital_load(b->vitals[i], bpf_fold(b, h, m), m,
-		    events, wsum, dropped);
+		    events, wsum, 0);
 		if (r < 0)
 			err = r;
 		memset(h, 0, (size_t)b->m * sizeof(uint64_t));

@@ -440,6 +440,20 @@ vitals_vital_sample(struct vitals_vital *v, const struct vitals_event *ev,
 	return r == 1;
 }
 
+void
+engine_vital_samples_lost(struct vitals_vital *v, uint64_t n)
+{
+	v->buf[v->cur]->samples_dropped += n;
+}
+
+int
+engine_vital_full(const struct vitals_vital *v)
+{
+	const struct sketch *s = v->buf[v->cur];
+
+	return s->nsamples >= s->p.max_samples;
+}
+
 int
 engine_vital_name_last(struct vitals_vital *v, const char *const *names,
     uint32_t nk, uint32_t nu)

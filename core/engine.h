@@ -39,6 +39,12 @@ struct vitals_vital {
 int engine_vital_name_last(struct vitals_vital *v, const char *const *names,
     uint32_t nk, uint32_t nu);
 
+/* Count n sampled events lost before reaching the store (ring buffer full). */
+void engine_vital_samples_lost(struct vitals_vital *v, uint64_t n);
+
+/* 1 if the vital's current sample store is full (samples would be dropped). */
+int engine_vital_full(const struct vitals_vital *v);
+
 /* The engine; see engine.c. */
 struct engine;
 

@@ -33,7 +33,7 @@ struct vitals_bpf_cfg {
 	__u32 seen_shift;  /* 64 - log2(seen bits) */
 	__u32 self_tgid;   /* vitalsd: never counted */
 	__u32 tgid;        /* count only this process; 0 = all */
-	__u32 pad;
+	__u32 full;        /* bit v set: vital v's sample store is full, count only */
 	__u64 cgroup;      /* count only this cgroup id; 0 = all */
 	char comm[VITALS_BPF_COMM_LEN]; /* count only comms with this prefix; "" = all */
 	__u64 shift[VITALS_BPF_MAX_VITALS];   /* t = 2^shift in force */

@@ -302,7 +302,8 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	} else
 		old = __sync_fetch_and_add(cnt, weight);
 	new = old + weight;
-	if (new < c->floor[vital])
+	/* A full sample store would drop the sample anyway: do not send it. */
+	if (new < c->floor[vital] || (c->full >> vital) & 1)
 		return 0;
 	fresh = vitals_bpf_first(c,
 	    (epoch * c->nvitals + vital) * c->seen_words, h);
