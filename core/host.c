@@ -294,13 +294,14 @@ host_ctx_stop(struct vitals_ctx *ctx)
 	struct vitals_timer *t;
 	struct vitals_watch *w;
 
+	/* fini first: a plugin may delete its own timers and watches there. */
+	if (ctx->desc->fini != NULL)
+		ctx->desc->fini(ctx->state);
+	ctx->state = NULL;
 	while ((t = LIST_FIRST(&ctx->timers)) != NULL)
 		vitals_timer_del(t);
 	while ((w = LIST_FIRST(&ctx->watches)) != NULL)
 		vitals_watch_del(w);
-	if (ctx->desc->fini != NULL)
-		ctx->desc->fini(ctx->state);
-	ctx->state = NULL;
 }
 
 /*
