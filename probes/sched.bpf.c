@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched and blocking vitals, in the kernel.  A thread is stamped when it
+ * becomes runnable (woken, new, or preempted) and when it leaves the CPU
+ * asleep; when sched_switch brings it back, the run-queue delay and the
+ * time off-CPU are counted under the incoming thread's own identity.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <vitals/sketch.bpf.h>
+
+#include "sched.h"
+
+/* __state at a task's last switch: it exits and never comes back. */
+#define SCHED_TASK_DEAD 0x80
+
+/*
+ * More of task_struct than the sketch header declares.  The ___sched
+ * suffix is a CO-RE flavour: it relocates against the kernel's
+ * task_struct like the plain name would.
+ */
+typedef struct {
+	unsigned int val;
+} sched_kuid_t;
+
+struct cred {
+	sched_kuid_t uid;
+} __attribute__((preserve_access_index));
+
+struct kernfs_node {
+	__u64 id;
+} __attribute__((preserve_access_index));
+
+struct cgroup {
+	struct kernfs_node *kn;
+} __attribute__((preserve_access_index));
+
+struct css_set {
+	struct cgroup *dfl_cgrp;
+} __attribute__((preserve_access_index));
+
+struct task_struct___sched {
+	unsigned int __state;
+	int pid;
+	int tgid;
+	struct mm_struct *mm;
+	const struct cred *cred;
+	struct css_set *cgroups;
+	char comm[VITALS_BPF_COMM_LEN];
+} __attribute__((preserve_access_index));
+
+struct pt_regs {
+	unsigned long ip;
+	unsigned long cs;
+} __attribute__((preserve_access_index));
+
+/* A thread between leaving the CPU and coming back. */
+struct sched_task {
+	__u64 runnable; /* runnable since (ns); 0 = not waiting for a CPU */
+	__u64 off; /* went to sleep at (ns); 0 = not blocked */
+	__u32 state; /* its state when it went to sleep */
+	__u32 cause; /* SCHED_CAUSE_* of the runnable stamp */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct sched_task);
+	__uint(max_entries, SCHED_TASKS);
+} sched_tasks SEC(".maps");
+
+/* The user stack of a thread that went to sleep (ustack option). */
+struct sched_ustack {
+	__u64 n; /* frames in ip */
+	__u64 ip[VITALS_BPF_STACK];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct sched_ustack);
+	__uint(max_entries, SCHED_USTACKS); /* 1 when the option is off */
+} sched_ustacks SEC(".maps");
+
+/* Per CPU: the top frames of the incoming thread's kernel stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sched_ustack);
+	__uint(max_entries, 1);
+} sched_scratch SEC(".maps");
+
+/* The filters of vitals_bpf_wanted(), applied to a task that is not current. */
+static __always_inline int
+sched_wanted(const struct vitals_bpf_cfg *c, struct task_struct___sched *t)
+{
+	__u32 tgid = t->tgid;
+	int i;
+
+	if (tgid == c->self_tgid || (c->tgid != 0 && tgid != c->tgid))
+		return 0;
+	if (c->cgroup != 0 && t->cgroups->dfl_cgrp->kn->id != c->cgroup)
+		return 0;
+	for (i = 0; i < VITALS_BPF_COMM_LEN; i++) {
+		if (c->comm[i] == '\0')
+			break;
+		if (t->comm[i] != c->comm[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* The thread's entry, created empty if it has none; NULL if the map fails. */
+static __always_inline struct sched_task *
+sched_entry(__u32 tid)
+{
+	struct sched_task zero = { 0 }, *e;
+
+	e = bpf_map_lookup_elem(&sched_tasks, &tid);
+	if (e != 0)
+		return e;
+	bpf_map_update_elem(&sched_tasks, &tid, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&sched_tasks, &tid);
+}
+
+/* A task became runnable: stamp it unless it already waits for a CPU. */
+static __always_inline void
+sched_wake(struct task_struct___sched *p, __u32 cause)
+{
+	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
+	struct sched_task *e;
+	__u32 tid = p->pid;
+
+	if (c == 0 || c->param[SCHED_P_SCHED] == 0 || tid == 0)
+		return;
+	if ((e = sched_entry(tid)) == 0)
+		return;
+	if (cause == SCHED_CAUSE_NEW) {
+		e->off = 0;
+		e->runnable = 0;
+	}
+	if (e->runnable == 0) {
+		e->runnable = bpf_ktime_get_ns();
+		e->cause = cause;
+	}
+}
+
+SEC("tp_btf/sched_wakeup")
+int
+vitals_sched_wakeup(__u64 *ctx)
+{
+	sched_wake((struct task_struct___sched *)ctx[0], SCHED_CAUSE_WOKEN);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int
+vitals_sched_wakeup_new(__u64 *ctx)
+{
+	sched_wake((struct task_struct___sched *)ctx[0], SCHED_CAUSE_NEW);
+	return 0;
+}
+
+/* Keep the user stack of the current thread, which is going to sleep. */
+static __always_inline void
+sched_keep_ustack(const struct vitals_bpf_cfg *c, void *ctx, __u32 tid)
+{
+	struct sched_ustack zero = { 0 }, *u;
+	long n;
+
+	if (!vitals_bpf_wanted(c, bpf_get_current_pid_tgid()))
+		return;
+	if ((u = bpf_map_lookup_elem(&sched_ustacks, &tid)) == 0) {
+		bpf_map_update_elem(&sched_ustacks, &tid, &zero, BPF_ANY);
+		if ((u = bpf_map_lookup_elem(&sched_ustacks, &tid)) == 0)
+			return;
+	}
+	n = bpf_get_stack(ctx, u->ip, sizeof(u->ip), BPF_F_USER_STACK);
+	u->n = n > 0 ? (__u64)n / 8 : 0;
+}
+
+/*
+ * The outgoing thread: still runnable (preempted, or woken before it
+ * slept) starts a run-queue wait; asleep starts an off-CPU interval.
+ */
+static __always_inline void
+sched_out(const struct vitals_bpf_cfg *c, void *ctx,
+    struct task_struct___sched *prev, __u64 preempt, __u32 state, __u64 now)
+{
+	struct sched_task *e;
+	__u32 tid = prev->pid;
+
+	if (tid == 0)
+		return;
+	if (state & SCHED_TASK_DEAD) {
+		bpf_map_delete_elem(&sched_tasks, &tid);
+		if (c->param[SCHED_P_USTACK])
+			bpf_map_delete_elem(&sched_ustacks, &tid);
+		return;
+	}
+	/* A pending signal leaves a sleeper runnable: __state is reset. */
+	if (preempt || state == 0 || prev->__state == 0) {
+		if (c->param[SCHED_P_SCHED] == 0 || (e = sched_entry(tid)) == 0)
+			return;
+		e->runnable = now;
+		e->cause = SCHED_CAUSE_PREEMPTED;
+		e->off = 0;
+		return;
+	}
+	if (c->param[SCHED_P_BLOCKING] == 0) {
+		/* Forget a wakeup stamped while it was still running. */
+		if ((e = bpf_map_lookup_elem(&sched_tasks, &tid)) != 0)
+			e->runnable = 0;
+		return;
+	}
+	if ((e = sched_entry(tid)) == 0)
+		return;
+	e->runnable = 0;
+	e->off = now;
+	e->state = state;
+	if (c->param[SCHED_P_USTACK] && prev->mm != 0)
+		sched_keep_ustack(c, ctx, tid);
+}
+
+/* Copy the task's name over the current one vitals_bpf_count() wrote. */
+static __always_inline void
+sched_comm(struct vitals_bpf_rec *r, struct task_struct___sched *t)
+{
+	bpf_probe_read_kernel(r->comm, sizeof(r->comm), t->comm);
+}
+
+/* User PC at which the task last entered the kernel, 0 for kernel threads. */
+static __always_inline __u64
+sched_user_pc(struct task_struct___sched *t)
+{
+	struct pt_regs *regs;
+
+	if (t->mm == 0)
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs((struct task_struct *)t);
+	if (regs == 0 || (regs->cs & 3) == 0)
+		return 0;
+	return regs->ip;
+}
+
+/* The task's kernel stack, where it left the CPU, into the record. */
+static __always_inline void
+sched_kstack(struct vitals_bpf_rec *r, struct task_struct___sched *t)
+{
+	long n;
+
+	n = bpf_get_task_stack(
+	    (struct task_struct *)t, r->kstack, sizeof(r->kstack), 0);
+	r->nkstack = n > 0 ? (__u32)((__u64)n / 8) : 0;
+}
+
+/*
+ * Count a run-queue delay under the task's pid (stage one).  Only a
+ * sampled event pays for the task's stack, where it was preempted or
+ * slept (stage two).
+ */
+static __always_inline void
+sched_count_delay(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
+    __u64 pt, __u32 exe, __u32 uid, __u64 delay, __u32 cause)
+{
+	struct vitals_bpf_rec *r;
+	__u64 pc;
+
+	r = vitals_bpf_count(c, (__u32)c->param[SCHED_P_SCHED] - 1, pt >> 32,
+	    delay, pt, exe, uid);
+	if (r == 0)
+		return;
+	pc = sched_user_pc(t);
+	r->args[0] = delay;
+	r->args[1] = (__u32)pt;
+	r->args[2] = pc;
+	r->args[3] = cause;
+	r->ustack[0] = pc;
+	r->nustack = pc != 0;
+	sched_comm(r, t);
+	sched_kstack(r, t);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/*
+ * The blocking site: a hash of the top kernel frames of the stack the
+ * task slept with.  Only those frames are unwound here, on every counted
+ * block; a sampled block unwinds the whole stack for its record.
+ */
+static __always_inline __u64
+sched_site(struct task_struct___sched *t, __u64 frames)
+{
+	struct sched_ustack *k;
+	__u64 h = 0x5bd1e995ULL, size;
+	__u32 zero = 0;
+	long n;
+	int i;
+
+	if ((k = bpf_map_lookup_elem(&sched_scratch, &zero)) == 0)
+		return h;
+	/* 1 to VITALS_BPF_STACK frames, in a form the verifier can bound. */
+	size = (((frames - 1) & (VITALS_BPF_STACK - 1)) + 1) * 8;
+	n = bpf_get_task_stack((struct task_struct *)t, k->ip, size, 0);
+	for (i = 0; i < VITALS_BPF_STACK; i++) {
+		if (n < (i + 1) * 8)
+			break;
+		h = vitals_bpf_mix64(h ^ k->ip[i]);
+	}
+	return h;
+}
+
+/* The sleeping thread's user stack, kept at switch-out, or its user PC. */
+static __always_inline void
+sched_ustack(const struct vitals_bpf_cfg *c, struct vitals_bpf_rec *r,
+    struct task_struct___sched *t, __u32 tid)
+{
+	struct sched_ustack *u;
+	int i;
+
+	if (c->param[SCHED_P_USTACK] &&
+	    (u = bpf_map_lookup_elem(&sched_ustacks, &tid)) != 0 && u->n > 0) {
+		for (i = 0; i < VITALS_BPF_STACK; i++)
+			r->ustack[i] = u->ip[i];
+		r->nustack = (__u32)u->n;
+		u->n = 0;
+		return;
+	}
+	r->ustack[0] = sched_user_pc(t);
+	r->nustack = r->ustack[0] != 0;
+}
+
+/* Count time off-CPU under the site where the thread slept. */
+static __always_inline void
+sched_count_block(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
+    __u64 pt, __u32 exe, __u32 uid, __u64 blocked, __u64 waited, __u32 state)
+{
+	struct vitals_bpf_rec *r;
+
+	r = vitals_bpf_count(c, (__u32)c->param[SCHED_P_BLOCKING] - 1,
+	    sched_site(t, c->param[SCHED_P_SITE_FRAMES]), blocked, pt, exe,
+	    uid);
+	if (r == 0)
+		return;
+	r->op = state;
+	r->args[0] = blocked;
+	r->args[1] = waited;
+	sched_comm(r, t);
+	sched_kstack(r, t);
+	sched_ustack(c, r, t, (__u32)pt);
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* The incoming thread: end its run-queue wait and off-CPU interval. */
+static __always_inline void
+sched_in(struct vitals_bpf_cfg *c, struct task_struct___sched *next, __u64 now)
+{
+	struct sched_task *e;
+	__u64 runnable, off, delay = 0, blocked = 0, pt;
+	__u32 tid = next->pid, state, cause, exe, uid;
+
+	if (tid == 0 || (e = bpf_map_lookup_elem(&sched_tasks, &tid)) == 0)
+		return;
+	runnable = e->runnable;
+	off = e->off;
+	if ((runnable | off) == 0)
+		return;
+	state = e->state;
+	cause = e->cause;
+	e->runnable = 0;
+	e->off = 0;
+	if (runnable != 0 && now > runnable &&
+	    now - runnable >= c->param[SCHED_P_MIN_DELAY])
+		delay = now - runnable;
+	if (off != 0 && now > off && now - off >= c->param[SCHED_P_MIN_BLOCK])
+		blocked = now - off;
+	if ((delay | blocked) == 0 || !sched_wanted(c, next))
+		return;
+	pt = (__u64)(__u32)next->tgid << 32 | tid;
+	exe = vitals_bpf_task_exe((struct task_struct *)next);
+	uid = next->cred->uid.val;
+	if (blocked != 0 && c->param[SCHED_P_BLOCKING] != 0)
+		sched_count_block(c, next, pt, exe, uid, blocked,
+		    runnable != 0 && now > runnable ? now - runnable : 0,
+		    state);
+	if (delay != 0 && c->param[SCHED_P_SCHED] != 0)
+		sched_count_delay(c, next, pt, exe, uid, delay, cause);
+}
+
+SEC("tp_btf/sched_switch")
+int
+vitals_sched_switch(__u64 *ctx)
+{
+	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
+	__u64 now;
+
+	if (c == 0)
+		return 0;
+	now = bpf_ktime_get_ns();
+	sched_out(c, ctx, (struct task_struct___sched *)ctx[1], ctx[0] & 1,
+	    (__u32)ctx[3], now);
+	sched_in(c, (struct task_struct___sched *)ctx[2], now);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

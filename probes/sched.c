@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sched probe: run-queue delay by process (sched) and time off-CPU by
+ * blocking site (blocking), from BPF programs on the sched_switch and
+ * sched_wakeup(_new) BTF tracepoints that keep the sketches in the kernel.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vitals/bpf.h>
+#include <vitals/vitals.h>
+
+#include "sched.h"
+#include "sched.skel.h"
+
+struct sched_config {
+	struct vitals_bpf_opts bpf;
+	struct vitals_strlist vitals; /* of "sched", "blocking" */
+	uint64_t min_delay; /* ns */
+	uint64_t min_block; /* ns */
+	int64_t site_frames; /* kernel frames naming a blocking site */
+	int ustack; /* keep user stacks of sleeping threads */
+};
+
+struct sched_state {
+	struct sched_bpf *skel;
+	struct vitals_bpf *bpf;
+};
+
+#define SCHED_OFF(m) offsetof(struct sched_config, m)
+
+static const char *const sched_tracepoints[] = { "sched:sched_switch",
+	"sched:sched_wakeup", "sched:sched_wakeup_new", NULL };
+
+/* clang-format off */
+static const struct vitals_option sched_options[] = {
+	VITALS_BPF_OPTIONS(struct sched_config, bpf),
+	{ .key = "vitals", .type = VITALS_OPT_STRLIST,
+	    .offset = SCHED_OFF(vitals), .def = "sched,blocking",
+	    .help = "vitals to count: sched (run-queue delay), blocking "
+	    "(time off-CPU)" },
+	{ .key = "min_delay", .type = VITALS_OPT_DURATION,
+	    .offset = SCHED_OFF(min_delay), .def = "100us",
+	    .help = "shorter run-queue delays are not counted",
+	    .min = 0, .max = 60 },
+	{ .key = "min_block", .type = VITALS_OPT_DURATION,
+	    .offset = SCHED_OFF(min_block), .def = "1ms",
+	    .help = "shorter times off-CPU are not counted",
+	    .min = 0, .max = 3600 },
+	{ .key = "site_frames", .type = VITALS_OPT_INT,
+	    .offset = SCHED_OFF(site_frames), .def = "6",
+	    .help = "top kernel frames hashed into a blocking site",
+	    .min = 1, .max = VITALS_BPF_STACK },
+	{ .key = "ustack", .type = VITALS_OPT_BOOL,
+	    .offset = SCHED_OFF(ustack), .def = "false",
+	    .help = "unwind the user stack of every thread going to sleep, "
+	    "for blocking samples (~4x the cost per context switch); off: "
+	    "only the user PC of the blocking call" },
+	{ .key = NULL }
+};
+/* clang-format on */
+
+/* Drop the zero frames a user stack walk may end with. */
+static int
+sched_fixup(void *arg, const struct vitals_bpf_rec *r, struct vitals_event *ev)
+{
+	(void)arg;
+	(void)r;
+	while (ev->nustack > 0 && ev->ustack[ev->nustack - 1] == 0)
+		ev->nustack--;
+	return 0;
+}
+
+static int
+sched_available(char *why, size_t len)
+{
+	return vitals_bpf_available(sched_tracepoints, why, len);
+}
+
+static void
+sched_fini(void *state)
+{
+	struct sched_state *s = state;
+
+	if (s == NULL)
+		return;
+	vitals_bpf_free(s->bpf);
+	sched_bpf__destroy(s->skel);
+	free(s);
+}
+
+/* The spec's vitals from the option; *sched, *blocking get index + 1 or 0. */
+static int
+sched_vitals(struct vitals_ctx *ctx, const struct vitals_strlist *l,
+    struct vitals_bpf_spec *spec, uint64_t *sched, uint64_t *blocking)
+{
+	uint32_t i;
+
+	*sched = *blocking = 0;
+	for (i = 0; i < l->n; i++) {
+		if (strcmp(l->v[i], "sched") == 0 && *sched == 0) {
+			spec->vitals[spec->nvitals] = "sched";
+			*sched = ++spec->nvitals;
+		} else if (strcmp(l->v[i], "blocking") == 0 && *blocking == 0) {
+			spec->vitals[spec->nvitals] = "blocking";
+			*blocking = ++spec->nvitals;
+		} else if (strcmp(l->v[i], "sched") != 0 &&
+		    strcmp(l->v[i], "blocking") != 0) {
+			vitals_error(ctx,
+			    "vitals: unknown vital '%s' "
+			    "(this probe counts sched and blocking)",
+			    l->v[i]);
+			return -EINVAL;
+		}
+	}
+	if (spec->nvitals == 0) {
+		vitals_error(
+		    ctx, "vitals: empty (give sched, blocking or both)");
+		return -EINVAL;
+	}
+	for (i = 0; i < spec->nvitals; i++)
+		spec->units[i] = "ns";
+	return 0;
+}
+
+/* Before load: what to load, map sizes, and the programs' parameters. */
+static void
+sched_configure(struct sched_state *s, const struct sched_config *cf,
+    uint64_t sched, uint64_t blocking)
+{
+	bool ustack = cf->ustack && blocking != 0;
+
+	bpf_program__set_autoload(
+	    s->skel->progs.vitals_sched_wakeup, sched != 0);
+	bpf_program__set_autoload(
+	    s->skel->progs.vitals_sched_wakeup_new, sched != 0);
+	bpf_map__set_max_entries(
+	    s->skel->maps.sched_ustacks, ustack ? SCHED_USTACKS : 1);
+	vitals_bpf_set_param(s->bpf, SCHED_P_MIN_DELAY, cf->min_delay);
+	vitals_bpf_set_param(s->bpf, SCHED_P_MIN_BLOCK, cf->min_block);
+	vitals_bpf_set_param(s->bpf, SCHED_P_SCHED, sched);
+	vitals_bpf_set_param(s->bpf, SCHED_P_BLOCKING, blocking);
+	vitals_bpf_set_param(
+	    s->bpf, SCHED_P_SITE_FRAMES, (uint64_t)cf->site_frames);
+	vitals_bpf_set_param(s->bpf, SCHED_P_USTACK, ustack);
+}
+
+static int
+sched_init(struct vitals_ctx *ctx, const void *config, void **state)
+{
+	const struct sched_config *cf = config;
+	struct vitals_bpf_spec spec = { 0 };
+	struct sched_state *s;
+	uint64_t sched, blocking;
+	int r;
+
+	if ((r = sched_vitals(ctx, &cf->vitals, &spec, &sched, &blocking)) < 0)
+		return r;
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return -ENOMEM;
+	vitals_bpf_spec_opts(&spec, &cf->bpf);
+	spec.fixup = sched_fixup;
+	if ((s->skel = sched_bpf__open()) == NULL) {
+		r = -errno;
+		vitals_error(
+		    ctx, "cannot open the BPF object: %s", strerror(-r));
+		goto fail;
+	}
+	if ((r = vitals_bpf_prepare(ctx, s->skel->obj, &spec, &s->bpf)) < 0)
+		goto fail;
+	sched_configure(s, cf, sched, blocking);
+	if ((r = sched_bpf__load(s->skel)) < 0) {
+		vitals_error(
+		    ctx, "cannot load the BPF programs: %s", strerror(-r));
+		goto fail;
+	}
+	if ((r = vitals_bpf_start(s->bpf)) < 0)
+		goto fail;
+	if ((r = sched_bpf__attach(s->skel)) < 0) {
+		vitals_error(ctx,
+		    "cannot attach to sched:sched_switch and "
+		    "sched:sched_wakeup(_new): %s",
+		    strerror(-r));
+		goto fail;
+	}
+	*state = s;
+	return 0;
+fail:
+	sched_fini(s);
+	return r;
+}
+
+static int
+sched_flush(void *state)
+{
+	struct sched_state *s = state;
+
+	return vitals_bpf_flush(s->bpf);
+}
+
+const struct vitals_plugin vitals_plugin = {
+	.abi_major = VITALS_ABI_MAJOR,
+	.abi_minor = VITALS_ABI_MINOR,
+	.kind = VITALS_PLUGIN_PROBE,
+	.config_size = sizeof(struct sched_config),
+	.name = "sched",
+	.version = "0.1.0",
+	.description =
+	    "run-queue delay by process (sched) and time off-CPU by "
+	    "blocking site (blocking), from the sched_switch and "
+	    "sched_wakeup(_new) BTF tracepoints, in-kernel sketches; the "
+	    "delay runs from wakeup or preemption to switch-in, not from the "
+	    "last run as in the paper",
+	.options = sched_options,
+	.available = sched_available,
+	.init = sched_init,
+	.fini = sched_fini,
+	.flush = sched_flush,
+};
