@@ -440,6 +440,36 @@ codec_epoch_free(struct vitals_epoch *e)
 	free(o);
 }
 
+/*
+ * A new, zeroed epoch in an arena of its own, to be filled with
+ * codec_epoch_alloc (rollups and copies are built this way, so that
+ * vitals_epoch_free frees them like loaded epochs).  NULL when out of
+ * memory.
+ */
+struct vitals_epoch *
+codec_epoch_new(void)
+{
+	struct codec_owner *o;
+
+	if ((o = calloc(1, sizeof(*o))) == NULL)
+		return NULL;
+	return &o->epoch;
+}
+
+/*
+ * n zeroed bytes owned by e, which came from codec_epoch_new or
+ * codec_epoch_from_json; freed with it.  NULL for n == 0 or out of memory.
+ */
+void *
+codec_epoch_alloc(struct vitals_epoch *e, size_t n)
+{
+	struct codec_owner *o;
+
+	o = (struct codec_owner *)((char *)e -
+	    offsetof(struct codec_owner, epoch));
+	return codec_alloc(o, n);
+}
+
 /* ---- decoding ---- */
 
 /* Append ".key" (or "[i]" when key is NULL) to the path; returns the mark. */
