@@ -38,7 +38,7 @@ struct aggregate {
 	size_t nfilters;
 	struct aggregate_filter *filters;
 	size_t nqueues;
-	struct aggregate_queue *queues;
+	struct aggregate_queue **queues; /* each its own allocation */
 	size_t nopen;
 	struct aggregate_open *open;
 };
@@ -67,10 +67,11 @@ aggregate_free(struct aggregate *a)
 	if (a == NULL)
 		return;
 	for (i = 0; i < a->nqueues; i++) {
-		for (j = 0; j < a->queues[i].n; j++)
-			vitals_epoch_free(a->queues[i].v[j]);
-		free(a->queues[i].v);
-		free(a->queues[i].host);
+		for (j = 0; j < a->queues[i]->n; j++)
+			vitals_epoch_free(a->queues[i]->v[j]);
+		free(a->queues[i]->v);
+		free(a->queues[i]->host);
+		free(a->queues[i]);
 	}
 	for (i = 0; i < a->nopen; i++) {
 		rollup_free(a->open[i].r);
@@ -113,30 +114,35 @@ aggregate_host(const struct vitals_epoch *e)
 	return e->host != NULL ? e->host : "";
 }
 
-/* The queue of host at ts, created empty if new; NULL on ENOMEM. */
+/*
+ * The queue of host at ts, created empty if new; NULL on ENOMEM.  Queues
+ * are allocated one by one: callers hold several pointers at a time.
+ */
 static struct aggregate_queue *
 aggregate_queue(struct aggregate *a, const char *host, uint32_t ts)
 {
-	struct aggregate_queue *q;
+	struct aggregate_queue *q, **v;
 	size_t i;
 
 	for (i = 0; i < a->nqueues; i++)
-		if (a->queues[i].ts == ts && strcmp(a->queues[i].host, host) == 0)
-			return &a->queues[i];
-	q = realloc(a->queues, (a->nqueues + 1) * sizeof(*q));
-	if (q == NULL)
+		if (a->queues[i]->ts == ts && strcmp(a->queues[i]->host, host) == 0)
+			return a->queues[i];
+	v = realloc(a->queues, (a->nqueues + 1) * sizeof(*v));
+	if (v == NULL)
 		return NULL;
-	a->queues = q;
-	q = memset(&q[a->nqueues], 0, sizeof(*q));
+	a->queues = v;
+	if ((q = calloc(1, sizeof(*q))) == NULL)
+		return NULL;
 	q->ts = ts;
 	q->host = strdup(host);
 	q->v = calloc(a->p.queue_len, sizeof(*q->v));
 	if (q->host == NULL || q->v == NULL) {
 		free(q->host);
 		free(q->v);
+		free(q);
 		return NULL;
 	}
-	a->nqueues++;
+	a->queues[a->nqueues++] = q;
 	return q;
 }
 

@@ -472,20 +472,40 @@ codec_epoch_alloc(struct vitals_epoch *e, size_t n)
 
 /* ---- decoding ---- */
 
-/* Append ".key" (or "[i]" when key is NULL) to the path; returns the mark. */
+/* Append n bytes of s to the path, cut where it is full. */
+static void
+codec_path_put(struct codec_dec *d, const char *s, size_t n)
+{
+	size_t room = sizeof(d->path) - 1 - d->plen;
+
+	n = n < room ? n : room;
+	memcpy(d->path + d->plen, s, n);
+	d->plen += n;
+	d->path[d->plen] = '\0';
+}
+
+/*
+ * Append ".key" (or "[i]" when key is NULL) to the path; returns the mark.
+ * Called for every member decoded, so it avoids snprintf.
+ */
 static size_t
 codec_enter(struct codec_dec *d, const char *key, size_t i)
 {
-	size_t mark = d->plen, room = sizeof(d->path) - d->plen;
-	int n;
+	size_t mark = d->plen, n = 0;
+	char num[24];
 
-	if (key != NULL)
-		n = snprintf(d->path + d->plen, room, "%s%s",
-		    d->plen > 0 ? "." : "", key);
-	else
-		n = snprintf(d->path + d->plen, room, "[%zu]", i);
-	if (n > 0)
-		d->plen += (size_t)n < room ? (size_t)n : room - 1;
+	if (key != NULL) {
+		if (d->plen > 0)
+			codec_path_put(d, ".", 1);
+		codec_path_put(d, key, strlen(key));
+		return mark;
+	}
+	do
+		num[sizeof(num) - 1 - n++] = (char)('0' + i % 10);
+	while ((i /= 10) > 0 && n < sizeof(num) - 2);
+	codec_path_put(d, "[", 1);
+	codec_path_put(d, num + sizeof(num) - n, n);
+	codec_path_put(d, "]", 1);
 	return mark;
 }
 
