@@ -26,7 +26,7 @@
 #define MK_MAX_HOSTS 64
 #define MK_EXES 8
 #define MK_ROGUE_EXE "/usr/bin/cryptominer"
-#define MK_ROGUE_LABEL 0x7f3a0000ull
+#define MK_ROGUE_LABEL 0x7f3a0000ull /* searched from here: see mk_free_label */
 #define MK_NEW_LABEL 0x66a00000ull
 #define MK_NEW_EXE 2       /* exe index owning the new dominating label */
 #define MK_VANISH_EXE 1    /* exe index that vanishes */
@@ -81,6 +81,8 @@ struct mk {
 	struct mk_exe exes[MK_EXES], rogue;
 	struct mk_anomaly an[MK_NKINDS];
 	int nan;
+	uint64_t rogue_label;  /* the cpu burst's label */
+	uint64_t new_label;    /* the new dominating label */
 	struct config *cfg;
 };
 
@@ -200,38 +202,45 @@ mk_active(const struct mk *m, int kind, uint64_t i, uint32_t host)
 	return NULL;
 }
 
-/* One vital's events of epoch i on host h, from start over len. */
+/*
+ * One vital's events of epoch i on host h, from start over len: the Zipf
+ * stream, and a rogue exe's or a new label's events (burst_factor times
+ * the top label's) interleaved with it, as a probe would see them.
+ */
 static void
 mk_vital_epoch(const struct mk *m, struct vitals_vital *v, int vi, uint32_t h,
     uint64_t i, uint64_t start, uint64_t *rng)
 {
-	const struct mk_anomaly *a;
+	const struct mk_anomaly *a, *rogue, *fresh;
 	const char *name = m->o.vitals[vi];
-	uint64_t n, k, extra, len = m->o.epoch_ns;
+	uint64_t n, k, extra = 0, done = 0, len = m->o.epoch_ns, ts;
 	int vanish = mk_active(m, MK_VANISH, i, h) != NULL;
 	uint32_t r;
 
 	n = m->o.rate * len / MK_NS;
 	if ((a = mk_active(m, MK_RATE_X8, i, h)) != NULL && a->vital == vi)
 		n = (uint64_t)((double)n * a->factor);
+	rogue = mk_active(m, MK_CPU_BURST, i, h);
+	fresh = mk_active(m, MK_NEW_LABEL_K, i, h);
+	a = rogue != NULL && rogue->vital == vi ? rogue :
+	    fresh != NULL && fresh->vital == vi ? fresh : NULL;
+	if (a != NULL)
+		extra = (uint64_t)(a->factor * (double)n * m->cdf[0]);
 	for (k = 0; k < n; k++) {
+		ts = start + k * len / n;
+		for (; done < extra && done * n <= k * extra; done++)
+			mk_emit(v, name, a == rogue ? m->rogue_label : m->new_label,
+			    a == rogue ? &m->rogue : &m->exes[MK_NEW_EXE], ts, rng);
 		r = mk_rank(m, rng);
 		if (vanish && r % MK_EXES == MK_VANISH_EXE)
 			continue;
 		mk_emit(v, name, MK_UBASE + (uint64_t)(r + 1) * 0x100,
-		    &m->exes[r % MK_EXES], start + k * len / n, rng);
+		    &m->exes[r % MK_EXES], ts, rng);
 	}
-	/* A rogue exe, or a new label, with factor x the top label's events. */
-	if ((a = mk_active(m, MK_CPU_BURST, i, h)) != NULL && a->vital == vi)
-		for (extra = (uint64_t)(a->factor * (double)n * m->cdf[0]),
-		    k = 0; k < extra; k++)
-			mk_emit(v, name, MK_ROGUE_LABEL, &m->rogue,
-			    start + k * len / extra, rng);
-	if ((a = mk_active(m, MK_NEW_LABEL_K, i, h)) != NULL && a->vital == vi)
-		for (extra = (uint64_t)(a->factor * (double)n * m->cdf[0]),
-		    k = 0; k < extra; k++)
-			mk_emit(v, name, MK_NEW_LABEL, &m->exes[MK_NEW_EXE],
-			    start + k * len / extra, rng);
+	for (; done < extra; done++)
+		mk_emit(v, name, a == rogue ? m->rogue_label : m->new_label,
+		    a == rogue ? &m->rogue : &m->exes[MK_NEW_EXE],
+		    start + len - 1, rng);
 }
 
 /* All epochs of host h. */
@@ -333,7 +342,7 @@ mk_anomaly_json(const struct mk *m, const struct mk_anomaly *a)
 	}
 	if (a->kind == MK_CPU_BURST || a->kind == MK_NEW_LABEL_K) {
 		snprintf(label, sizeof(label), "0x%llx", (unsigned long long)
-		    (a->kind == MK_CPU_BURST ? MK_ROGUE_LABEL : MK_NEW_LABEL));
+		    (a->kind == MK_CPU_BURST ? m->rogue_label : m->new_label));
 		json_object_set_new(o, "label", json_string(label));
 	}
 	return o;
@@ -379,6 +388,28 @@ mk_manifest(const struct mk *m)
 
 /* ---- setup ---- */
 
+/*
+ * The first label from `from` on (in steps of 0x100) of exe x whose HCA
+ * slot no regular label shares, so that an injected label stands alone
+ * in its counter and its samples name it.
+ */
+static uint64_t
+mk_free_label(const struct mk *m, uint64_t from, const struct mk_exe *x)
+{
+	uint32_t mask = m->cfg->sketch.hca_size - 1, r, slot;
+	uint64_t label;
+
+	for (label = from;; label += 0x100) {
+		slot = (uint32_t)(vitals_label_hash(label, x->id, 1000) & mask);
+		for (r = 0; r < m->o.labels; r++)
+			if ((vitals_label_hash(MK_UBASE + (uint64_t)(r + 1) * 0x100,
+			    m->exes[r % MK_EXES].id, 1000) & mask) == slot)
+				break;
+		if (r == m->o.labels || label - from > 0x100 * 4096ull)
+			return label;
+	}
+}
+
 static void
 mk_exe(struct mk_exe *x, const char *path)
 {
@@ -409,6 +440,8 @@ mk_setup(struct mk *m)
 		mk_exe(&m->exes[i], path);
 	}
 	mk_exe(&m->rogue, MK_ROGUE_EXE);
+	m->rogue_label = mk_free_label(m, MK_ROGUE_LABEL, &m->rogue);
+	m->new_label = mk_free_label(m, MK_NEW_LABEL, &m->exes[MK_NEW_EXE]);
 	m->cfg->epoch_ns = m->o.epoch_ns;
 	m->cfg->sketch.max_samples = m->o.max_samples;
 	m->cfg->sketch.stack_depth = 4;

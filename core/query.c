@@ -45,6 +45,7 @@ struct query_part {
 	uint32_t nents;               /* its files in the slot */
 	struct cache_key key;         /* the rollup's cache key */
 	int have;                     /* the cache holds a file for the key */
+	struct vitals_epoch *cached;  /* read from it when the slot opened */
 	struct rollup *r;             /* being summed while the slot is open */
 };
 
@@ -777,8 +778,10 @@ query_part_epoch(struct query *q, const struct query_ts *t,
 {
 	struct vitals_epoch *e = NULL;
 
-	if (pa->have && (e = query_part_cached(q, t, sl, pa)) != NULL) {
+	if (pa->cached != NULL) {
 		q->rhits++;
+		e = pa->cached;
+		pa->cached = NULL;
 		return e;
 	}
 	if (pa->have)
@@ -825,17 +828,42 @@ query_slot_close(struct query *q, struct query_ts *t)
 	return rc;
 }
 
+/* Whether every file of pa is read during the pass. */
+static int
+query_part_read(const struct query *q, const struct query_slot *sl,
+    const struct query_part *pa)
+{
+	size_t k;
+
+	for (k = sl->first; k < sl->last; k++)
+		if (!q->wanted[k] && strcmp(q->ents[k].se->host, pa->host) == 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * Open t's current slot: cached rollups are read now, so that one that
+ * does not read back is summed from the files the pass reads anyway (or
+ * rebuilt at the close when the pass does not read them).
+ */
 static int
 query_slot_open(struct query *q, struct query_ts *t)
 {
 	struct query_slot *sl = &t->slots[t->cur];
+	struct query_part *pa;
 	size_t i;
 
 	t->open = 1;
-	for (i = 0; i < sl->nparts; i++)
-		if (!sl->parts[i].have && (sl->parts[i].r = rollup_new(sl->start,
-		    t->ts, q->cfg->sketch.max_samples)) == NULL)
+	for (i = 0; i < sl->nparts; i++) {
+		pa = &sl->parts[i];
+		if (pa->have &&
+		    (pa->cached = query_part_cached(q, t, sl, pa)) == NULL &&
+		    query_part_read(q, sl, pa))
+			pa->have = 0;
+		if (!pa->have && (pa->r = rollup_new(sl->start, t->ts,
+		    q->cfg->sketch.max_samples)) == NULL)
 			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -1398,8 +1426,10 @@ query_slots_free(struct query_ts *t)
 	size_t i, k;
 
 	for (i = 0; i < t->nslots; i++) {
-		for (k = 0; k < t->slots[i].nparts; k++)
+		for (k = 0; k < t->slots[i].nparts; k++) {
 			rollup_free(t->slots[i].parts[k].r);
+			vitals_epoch_free(t->slots[i].parts[k].cached);
+		}
 		free(t->slots[i].parts);
 	}
 	free(t->slots);

@@ -915,6 +915,21 @@ qcli_dump(json_t *j)
 	return r == 0 ? QCLI_OK : QCLI_RUNTIME;
 }
 
+/* No epoch in the range: say so, exit 1 as `vitals epochs` does. */
+static int
+qcli_empty(const struct qcli *c, struct vitals_agg_result *r)
+{
+	char a[64], b[64];
+
+	if (r->nslots > 0)
+		return 0;
+	qcli_fmt_time(c->from, a, sizeof(a));
+	qcli_fmt_time(c->to, b, sizeof(b));
+	qcli_msg("no epochs from %s to %s under %s", a, b, c->data_dir);
+	vitals_agg_result_free(r);
+	return 1;
+}
+
 static int
 qcli_query(struct qcli *c)
 {
@@ -924,6 +939,8 @@ qcli_query(struct qcli *c)
 	if ((rc = qcli_window(c, 3600 * QCLI_NS)) != QCLI_OK ||
 	    (rc = qcli_aggregate(c, &r)) != QCLI_OK)
 		return rc;
+	if (qcli_empty(c, r))
+		return QCLI_RUNTIME;
 	if (c->json)
 		rc = qcli_dump(qcli_query_json(c, r));
 	else
@@ -992,6 +1009,8 @@ qcli_findings(struct qcli *c)
 		return qcli_stored(c);
 	if ((rc = qcli_aggregate(c, &r)) != QCLI_OK)
 		return rc;
+	if (qcli_empty(c, r))
+		return QCLI_RUNTIME;
 	if (c->json)
 		rc = qcli_dump(qcli_findings_json(c, r));
 	else
