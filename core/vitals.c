@@ -166,7 +166,8 @@ static const char usage_text[] =
     "options:\n"
     "  -d, --data-dir DIR  the store (default: data_dir of CONFIG, else\n"
     "                      $VITALS_DATA_DIR, else " DEFAULT_DATA_DIR ")\n"
-    "  -c, --config FILE   read data_dir from this vitalsd configuration\n"
+    "  -c, --config FILE   vitalsd configuration: data_dir, and the filters\n"
+    "                      and timescales of range commands\n"
     "  -h, --help          show this help\n"
     "  -V, --version       show the version\n";
 
