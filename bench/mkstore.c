@@ -28,43 +28,43 @@
 #define MK_ROGUE_EXE "/usr/bin/cryptominer"
 #define MK_ROGUE_LABEL 0x7f3a0000ull /* searched from here: see mk_free_label */
 #define MK_NEW_LABEL 0x66a00000ull
-#define MK_NEW_EXE 2       /* exe index owning the new dominating label */
-#define MK_VANISH_EXE 1    /* exe index that vanishes */
+#define MK_NEW_EXE 2 /* exe index owning the new dominating label */
+#define MK_VANISH_EXE 1 /* exe index that vanishes */
 #define MK_UBASE 0x400000ull
 #define MK_KBASE 0xffffffff81000000ull
 
 /* Kinds of anomaly, in the order they are placed along the store. */
 enum { MK_CPU_BURST, MK_RATE_X8, MK_NEW_LABEL_K, MK_VANISH, MK_NKINDS };
 
-static const char *const mk_kind_names[MK_NKINDS] = { "cpu_burst",
-	"rate_x8", "new_label", "vanishing_exe" };
+static const char *const mk_kind_names[MK_NKINDS] = { "cpu_burst", "rate_x8",
+	"new_label", "vanishing_exe" };
 /* Where each starts, as a share of the store's epochs. */
 static const double mk_kind_at[MK_NKINDS] = { 0.25, 0.5, 0.65, 0.8 };
 
 struct mk_opts {
 	const char *out;
 	const char *manifest;
-	uint64_t span_ns;      /* --days / --span */
+	uint64_t span_ns; /* --days / --span */
 	uint64_t epoch_ns;
-	uint64_t start_ns;     /* 0 = end at the last boundary before now */
+	uint64_t start_ns; /* 0 = end at the last boundary before now */
 	uint32_t nhosts;
 	char *hosts[MK_MAX_HOSTS];
 	uint32_t nvitals;
 	char *vitals[MK_MAX_VITALS];
 	uint64_t seed;
-	uint64_t rate;         /* events per second per vital */
+	uint64_t rate; /* events per second per vital */
 	uint32_t labels;
 	double zipf;
 	uint32_t max_samples;
-	int clean;             /* no anomalies */
+	int clean; /* no anomalies */
 	int quiet;
 };
 
 /* One injected anomaly. */
 struct mk_anomaly {
 	int kind;
-	int vital;             /* index in opts vitals, -1 = all */
-	uint64_t first, n;     /* epochs [first, first + n) */
+	int vital; /* index in opts vitals, -1 = all */
+	uint64_t first, n; /* epochs [first, first + n) */
 	double factor;
 };
 
@@ -81,8 +81,8 @@ struct mk {
 	struct mk_exe exes[MK_EXES], rogue;
 	struct mk_anomaly an[MK_NKINDS];
 	int nan;
-	uint64_t rogue_label;  /* the cpu burst's label */
-	uint64_t new_label;    /* the new dominating label */
+	uint64_t rogue_label; /* the cpu burst's label */
+	uint64_t new_label; /* the new dominating label */
 	struct config *cfg;
 };
 
@@ -222,15 +222,18 @@ mk_vital_epoch(const struct mk *m, struct vitals_vital *v, int vi, uint32_t h,
 		n = (uint64_t)((double)n * a->factor);
 	rogue = mk_active(m, MK_CPU_BURST, i, h);
 	fresh = mk_active(m, MK_NEW_LABEL_K, i, h);
-	a = rogue != NULL && rogue->vital == vi ? rogue :
-	    fresh != NULL && fresh->vital == vi ? fresh : NULL;
+	a = rogue != NULL && rogue->vital == vi	  ? rogue
+	    : fresh != NULL && fresh->vital == vi ? fresh
+						  : NULL;
 	if (a != NULL)
 		extra = (uint64_t)(a->factor * (double)n * m->cdf[0]);
 	for (k = 0; k < n; k++) {
 		ts = start + k * len / n;
 		for (; done < extra && done * n <= k * extra; done++)
-			mk_emit(v, name, a == rogue ? m->rogue_label : m->new_label,
-			    a == rogue ? &m->rogue : &m->exes[MK_NEW_EXE], ts, rng);
+			mk_emit(v, name,
+			    a == rogue ? m->rogue_label : m->new_label,
+			    a == rogue ? &m->rogue : &m->exes[MK_NEW_EXE], ts,
+			    rng);
 		r = mk_rank(m, rng);
 		if (vanish && r % MK_EXES == MK_VANISH_EXE)
 			continue;
@@ -258,8 +261,8 @@ mk_host(struct mk *m, uint32_t h)
 	if ((eng = engine_new(m->cfg, m->o.hosts[h])) == NULL)
 		return -ENOMEM;
 	for (k = 0; k < m->o.nvitals && r == 0; k++) {
-		r = engine_vital_open(eng, m->o.vitals[k], mk_unit(m->o.vitals[k]),
-		    &v[k]);
+		r = engine_vital_open(
+		    eng, m->o.vitals[k], mk_unit(m->o.vitals[k]), &v[k]);
 		rng[k] = mk_mix(m->o.seed ^ mk_fnv(m->o.hosts[h]) ^
 		    ((uint64_t)mk_fnv(m->o.vitals[k]) << 32));
 	}
@@ -269,8 +272,8 @@ mk_host(struct mk *m, uint32_t h)
 		for (k = 0; k < m->o.nvitals; k++)
 			mk_vital_epoch(m, v[k], (int)k, h, i, start, &rng[k]);
 		e = engine_close(eng, start + m->o.epoch_ns, 0);
-		if ((r = vitals_epoch_save(e, m->o.out, NULL, 0, err,
-		    sizeof(err))) != 0)
+		if ((r = vitals_epoch_save(
+			 e, m->o.out, NULL, 0, err, sizeof(err))) != 0)
 			fprintf(stderr, "mkstore: %s\n", err);
 		if (!m->o.quiet && i % 500 == 499)
 			fprintf(stderr, "mkstore: %s: %llu/%llu epochs\n",
@@ -319,9 +322,10 @@ mk_plan(struct mk *m)
 static json_t *
 mk_anomaly_json(const struct mk *m, const struct mk_anomaly *a)
 {
-	const struct mk_exe *x = a->kind == MK_CPU_BURST ? &m->rogue :
-	    a->kind == MK_NEW_LABEL_K ? &m->exes[MK_NEW_EXE] :
-	    a->kind == MK_VANISH ? &m->exes[MK_VANISH_EXE] : NULL;
+	const struct mk_exe *x = a->kind == MK_CPU_BURST ? &m->rogue
+	    : a->kind == MK_NEW_LABEL_K			 ? &m->exes[MK_NEW_EXE]
+	    : a->kind == MK_VANISH ? &m->exes[MK_VANISH_EXE]
+				   : NULL;
 	uint64_t start = m->o.start_ns + a->first * m->o.epoch_ns;
 	char label[32];
 	json_t *o;
@@ -335,14 +339,17 @@ mk_anomaly_json(const struct mk *m, const struct mk_anomaly *a)
 	if (o == NULL)
 		return NULL;
 	if (a->vital >= 0)
-		json_object_set_new(o, "vital", json_string(m->o.vitals[a->vital]));
+		json_object_set_new(
+		    o, "vital", json_string(m->o.vitals[a->vital]));
 	if (x != NULL) {
 		json_object_set_new(o, "exe", json_string(x->path));
 		json_object_set_new(o, "comm", json_string(x->comm));
 	}
 	if (a->kind == MK_CPU_BURST || a->kind == MK_NEW_LABEL_K) {
-		snprintf(label, sizeof(label), "0x%llx", (unsigned long long)
-		    (a->kind == MK_CPU_BURST ? m->rogue_label : m->new_label));
+		snprintf(label, sizeof(label), "0x%llx",
+		    (unsigned long long)(a->kind == MK_CPU_BURST
+			    ? m->rogue_label
+			    : m->new_label));
 		json_object_set_new(o, "label", json_string(label));
 	}
 	return o;
@@ -361,7 +368,8 @@ mk_manifest(const struct mk *m)
 	else
 		snprintf(path, sizeof(path), "%s/manifest.json", m->o.out);
 	j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:[], s:[],"
-	    " s:[]}", "seed", (json_int_t)m->o.seed, "start_ns",
+		      " s:[]}",
+	    "seed", (json_int_t)m->o.seed, "start_ns",
 	    (json_int_t)m->o.start_ns, "end_ns",
 	    (json_int_t)(m->o.start_ns + m->nepochs * m->o.epoch_ns),
 	    "epoch_ns", (json_int_t)m->o.epoch_ns, "epochs",
@@ -402,8 +410,10 @@ mk_free_label(const struct mk *m, uint64_t from, const struct mk_exe *x)
 	for (label = from;; label += 0x100) {
 		slot = (uint32_t)(vitals_label_hash(label, x->id, 1000) & mask);
 		for (r = 0; r < m->o.labels; r++)
-			if ((vitals_label_hash(MK_UBASE + (uint64_t)(r + 1) * 0x100,
-			    m->exes[r % MK_EXES].id, 1000) & mask) == slot)
+			if ((vitals_label_hash(
+				 MK_UBASE + (uint64_t)(r + 1) * 0x100,
+				 m->exes[r % MK_EXES].id, 1000) &
+				mask) == slot)
 				break;
 		if (r == m->o.labels || label - from > 0x100 * 4096ull)
 			return label;
@@ -450,8 +460,9 @@ mk_setup(struct mk *m)
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		m->o.start_ns = ((uint64_t)ts.tv_sec * MK_NS) /
-		    m->o.epoch_ns * m->o.epoch_ns - m->nepochs * m->o.epoch_ns;
+		m->o.start_ns = ((uint64_t)ts.tv_sec * MK_NS) / m->o.epoch_ns *
+			m->o.epoch_ns -
+		    m->nepochs * m->o.epoch_ns;
 	}
 	m->o.start_ns -= m->o.start_ns % m->o.epoch_ns;
 	mk_plan(m);
@@ -462,9 +473,12 @@ static void
 mk_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: mkstore --out DIR [--days N | --span DURATION] [--epoch 60s]\n"
-	    "               [--hosts N | --host NAME,...] [--start UNIXSECONDS]\n"
-	    "               [--vitals cpu,sched,diskio] [--rate R] [--labels N]\n"
+	    "usage: mkstore --out DIR [--days N | --span DURATION] [--epoch "
+	    "60s]\n"
+	    "               [--hosts N | --host NAME,...] [--start "
+	    "UNIXSECONDS]\n"
+	    "               [--vitals cpu,sched,diskio] [--rate R] [--labels "
+	    "N]\n"
 	    "               [--zipf S] [--seed S] [--max-samples N] [--clean]\n"
 	    "               [--manifest FILE] [--quiet]\n"
 	    "\n"
@@ -497,8 +511,10 @@ mk_number(const char *opt, const char *s, double min, double max, double *out)
 
 	*out = strtod(s, &end);
 	if (*s == '\0' || *end != '\0' || !(*out >= min && *out <= max)) {
-		fprintf(stderr, "mkstore: %s: expected a number from %g to %g, "
-		    "got \"%s\"\n", opt, min, max, s);
+		fprintf(stderr,
+		    "mkstore: %s: expected a number from %g to %g, "
+		    "got \"%s\"\n",
+		    opt, min, max, s);
 		return -EINVAL;
 	}
 	return 0;
@@ -508,8 +524,8 @@ static int
 mk_duration(const char *opt, const char *s, uint64_t *out)
 {
 	if (option_parse_duration(s, out) != 0 || *out == 0) {
-		fprintf(stderr, "mkstore: %s: expected a duration, got \"%s\"\n",
-		    opt, s);
+		fprintf(stderr,
+		    "mkstore: %s: expected a duration, got \"%s\"\n", opt, s);
 		return -EINVAL;
 	}
 	return 0;
@@ -522,17 +538,27 @@ mk_opt(struct mk_opts *o, int c, const char *arg)
 	double d;
 
 	switch (c) {
-	case 'o': o->out = arg; return 0;
-	case 'm': o->manifest = arg; return 0;
-	case 'C': o->clean = 1; return 0;
-	case 'q': o->quiet = 1; return 0;
+	case 'o':
+		o->out = arg;
+		return 0;
+	case 'm':
+		o->manifest = arg;
+		return 0;
+	case 'C':
+		o->clean = 1;
+		return 0;
+	case 'q':
+		o->quiet = 1;
+		return 0;
 	case 'd':
 		if (mk_number("--days", arg, 0.0001, 3650, &d) != 0)
 			return -EINVAL;
 		o->span_ns = (uint64_t)(d * 86400.0 * (double)MK_NS);
 		return 0;
-	case 'S': return mk_duration("--span", arg, &o->span_ns);
-	case 'e': return mk_duration("--epoch", arg, &o->epoch_ns);
+	case 'S':
+		return mk_duration("--span", arg, &o->span_ns);
+	case 'e':
+		return mk_duration("--epoch", arg, &o->epoch_ns);
 	case 'H':
 		if (mk_number("--hosts", arg, 1, MK_MAX_HOSTS, &d) != 0)
 			return -EINVAL;
@@ -541,8 +567,10 @@ mk_opt(struct mk_opts *o, int c, const char *arg)
 			o->hosts[o->nhosts] = strdup(name);
 		}
 		return 0;
-	case 'h': return mk_list(arg, o->hosts, &o->nhosts, MK_MAX_HOSTS);
-	case 'v': return mk_list(arg, o->vitals, &o->nvitals, MK_MAX_VITALS);
+	case 'h':
+		return mk_list(arg, o->hosts, &o->nhosts, MK_MAX_HOSTS);
+	case 'v':
+		return mk_list(arg, o->vitals, &o->nvitals, MK_MAX_VITALS);
 	case 't':
 		if (mk_number("--start", arg, 1, 4e9, &d) != 0)
 			return -EINVAL;
@@ -563,7 +591,8 @@ mk_opt(struct mk_opts *o, int c, const char *arg)
 			return -EINVAL;
 		o->labels = (uint32_t)d;
 		return 0;
-	case 'z': return mk_number("--zipf", arg, 0, 4, &o->zipf);
+	case 'z':
+		return mk_number("--zipf", arg, 0, 4, &o->zipf);
 	case 'M':
 		if (mk_number("--max-samples", arg, 1, 1e6, &d) != 0)
 			return -EINVAL;
@@ -609,9 +638,11 @@ mk_args(int argc, char **argv, struct mk_opts *o)
 	if (o->nhosts == 0)
 		o->hosts[o->nhosts++] = strdup("node-1");
 	if (o->nvitals == 0)
-		mk_list("cpu,sched,diskio", o->vitals, &o->nvitals, MK_MAX_VITALS);
+		mk_list(
+		    "cpu,sched,diskio", o->vitals, &o->nvitals, MK_MAX_VITALS);
 	if (o->span_ns < o->epoch_ns) {
-		fprintf(stderr, "mkstore: the span is shorter than one epoch\n");
+		fprintf(
+		    stderr, "mkstore: the span is shorter than one epoch\n");
 		return 2;
 	}
 	return 0;

@@ -21,9 +21,9 @@
 /* The recent epochs of one host at one timescale, oldest first. */
 struct aggregate_queue {
 	char *host;
-	uint32_t ts;                 /* 0 = base */
+	uint32_t ts; /* 0 = base */
 	uint32_t n;
-	struct vitals_epoch **v;     /* queue_len slots, n used */
+	struct vitals_epoch **v; /* queue_len slots, n used */
 };
 
 /* The open rollup of one host at one timescale (live). */
@@ -90,8 +90,8 @@ aggregate_params(const struct aggregate *a)
 }
 
 int
-aggregate_filters(struct aggregate *a, const struct aggregate_filter *f,
-    size_t n)
+aggregate_filters(
+    struct aggregate *a, const struct aggregate_filter *f, size_t n)
 {
 	struct aggregate_filter *copy = NULL;
 
@@ -125,7 +125,8 @@ aggregate_queue(struct aggregate *a, const char *host, uint32_t ts)
 	size_t i;
 
 	for (i = 0; i < a->nqueues; i++)
-		if (a->queues[i]->ts == ts && strcmp(a->queues[i]->host, host) == 0)
+		if (a->queues[i]->ts == ts &&
+		    strcmp(a->queues[i]->host, host) == 0)
 			return a->queues[i];
 	v = realloc(a->queues, (a->nqueues + 1) * sizeof(*v));
 	if (v == NULL)
@@ -148,8 +149,8 @@ aggregate_queue(struct aggregate *a, const char *host, uint32_t ts)
 
 /* Append e (owned) to q, freeing the oldest when full. */
 static void
-aggregate_queue_push(struct aggregate *a, struct aggregate_queue *q,
-    struct vitals_epoch *e)
+aggregate_queue_push(
+    struct aggregate *a, struct aggregate_queue *q, struct vitals_epoch *e)
 {
 	if (q->n == a->p.queue_len) {
 		vitals_epoch_free(q->v[0]);
@@ -197,8 +198,8 @@ aggregate_filters_run(struct aggregate *a, uint32_t ts,
 }
 
 int
-aggregate_run(struct aggregate *a, uint32_t ts, struct vitals_epoch **v,
-    size_t n)
+aggregate_run(
+    struct aggregate *a, uint32_t ts, struct vitals_epoch **v, size_t n)
 {
 	struct aggregate_queue **qs = NULL;
 	const struct vitals_epoch **peers = NULL;
@@ -213,7 +214,8 @@ aggregate_run(struct aggregate *a, uint32_t ts, struct vitals_epoch **v,
 		goto out;
 	/* Every epoch of the slot joins its queue before any filter runs. */
 	for (i = 0; i < n; i++)
-		if ((qs[i] = aggregate_queue(a, aggregate_host(v[i]), ts)) == NULL)
+		if ((qs[i] = aggregate_queue(a, aggregate_host(v[i]), ts)) ==
+		    NULL)
 			goto out;
 	for (pushed = 0; pushed < n; pushed++)
 		aggregate_queue_push(a, qs[pushed], v[pushed]);
@@ -264,8 +266,8 @@ aggregate_open_close(struct aggregate *a, struct aggregate_open *o)
 
 /* The open rollup of e's host at ts for slot, made if missing. */
 static struct aggregate_open *
-aggregate_open_get(struct aggregate *a, const char *host, uint32_t ts,
-    uint64_t slot)
+aggregate_open_get(
+    struct aggregate *a, const char *host, uint32_t ts, uint64_t slot)
 {
 	struct aggregate_open *o;
 
@@ -290,8 +292,8 @@ aggregate_open_get(struct aggregate *a, const char *host, uint32_t ts,
 
 /* Add e to the rollup of ts; finish it when e reaches the slot's end. */
 static int
-aggregate_live_add(struct aggregate *a, const struct vitals_epoch *e,
-    uint32_t ts)
+aggregate_live_add(
+    struct aggregate *a, const struct vitals_epoch *e, uint32_t ts)
 {
 	uint64_t len = (uint64_t)ts * AGGREGATE_NS;
 	uint64_t slot = vitals_slot_start(e->start_ns, len);
@@ -323,7 +325,8 @@ aggregate_live(struct aggregate *a, const struct vitals_epoch *e)
 	/* A slot left behind (a gap in the epochs) closes as it is. */
 	for (i = 0; i < a->p.ntimescales; i++) {
 		ts = a->p.timescales[i];
-		slot = vitals_slot_start(e->start_ns, (uint64_t)ts * AGGREGATE_NS);
+		slot =
+		    vitals_slot_start(e->start_ns, (uint64_t)ts * AGGREGATE_NS);
 		o = aggregate_open_find(a, aggregate_host(e), ts);
 		if (o != NULL && rollup_start(o->r) != slot &&
 		    (r = aggregate_open_close(a, o)) != 0 && rc == 0)

@@ -194,8 +194,8 @@ cache_slurp(const char *path, size_t *len)
 }
 
 int
-cache_get(struct cache *c, const char *name, const struct cache_key *k,
-    json_t **out)
+cache_get(
+    struct cache *c, const char *name, const struct cache_key *k, json_t **out)
 {
 	char path[PATH_MAX], hex[33], *buf;
 	json_t *j, *v, *key, *fmt;
@@ -211,8 +211,8 @@ cache_get(struct cache *c, const char *name, const struct cache_key *k,
 	fmt = json_object_get(j, "format");
 	v = json_object_get(j, "value");
 	if (v == NULL || !json_is_string(key) ||
-	    strcmp(json_string_value(key), hex) != 0 ||
-	    !json_is_integer(fmt) || json_integer_value(fmt) != CACHE_FORMAT) {
+	    strcmp(json_string_value(key), hex) != 0 || !json_is_integer(fmt) ||
+	    json_integer_value(fmt) != CACHE_FORMAT) {
 		json_decref(j);
 		return -ENOENT;
 	}
@@ -238,8 +238,8 @@ cache_write_gz(const char *tmp, const char *text, size_t len)
 }
 
 int
-cache_put(struct cache *c, const char *name, const struct cache_key *k,
-    json_t *value)
+cache_put(
+    struct cache *c, const char *name, const struct cache_key *k, json_t *value)
 {
 	char path[PATH_MAX], tmp[PATH_MAX + 32], dir[PATH_MAX], hex[33];
 	char err[PATH_MAX + 64], *text, *slash;
@@ -280,7 +280,8 @@ cache_remove_stale(struct cache *c, const char *name, size_t stem)
 	DIR *d;
 
 	if (cache_path(c, name, path, sizeof(path)) != 0 ||
-	    (base = strrchr(name, '/')) == NULL || (size_t)(base - name) >= stem)
+	    (base = strrchr(name, '/')) == NULL ||
+	    (size_t)(base - name) >= stem)
 		return;
 	prefix = base + 1;
 	plen = stem - (size_t)(prefix - name);
@@ -343,8 +344,8 @@ cache_writer_start(struct cache *c)
 		return c->started > 0 ? 0 : -1;
 	pthread_mutex_init(&c->mu, NULL);
 	pthread_cond_init(&c->cv, NULL);
-	c->started = pthread_create(&c->writer, NULL, cache_writer, c) == 0 ?
-	    1 : -1;
+	c->started =
+	    pthread_create(&c->writer, NULL, cache_writer, c) == 0 ? 1 : -1;
 	return c->started > 0 ? 0 : -1;
 }
 
@@ -364,9 +365,9 @@ cache_writer_stop(struct cache *c)
 }
 
 int
-cache_put_async(struct cache *c, const char *name,
-    const struct cache_key *k, size_t stem, void *obj,
-    json_t *(*encode)(void *obj), void (*release)(void *obj))
+cache_put_async(struct cache *c, const char *name, const struct cache_key *k,
+    size_t stem, void *obj, json_t *(*encode)(void *obj),
+    void (*release)(void *obj))
 {
 	struct cache_job j = { NULL, *k, stem, obj, encode, release };
 
@@ -404,8 +405,8 @@ static struct {
 } cache_walk;
 
 static int
-cache_walk_add(const char *path, const struct stat *st, int flag,
-    struct FTW *ftw)
+cache_walk_add(
+    const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	struct cache_file *v;
 

@@ -476,20 +476,26 @@ cfg_timescale_add(struct cfg *x, const yaml_node_t *n, const char *s)
 
 	if (option_parse_duration(s, &ns) != 0 || ns == 0 ||
 	    ns % NS_PER_S != 0 || ns / NS_PER_S > UINT32_MAX)
-		return cfg_error(x, n, "setting 'timescales': expected a "
-		    "duration in whole seconds (e.g. 5m, 1h, 1d), got \"%s\"", s);
+		return cfg_error(x, n,
+		    "setting 'timescales': expected a "
+		    "duration in whole seconds (e.g. 5m, 1h, 1d), got \"%s\"",
+		    s);
 	if (ns <= c->epoch_ns || ns % c->epoch_ns != 0)
-		return cfg_error(x, n, "setting 'timescales': %s is not a "
-		    "multiple of the epoch (%.3gs) longer than it", s,
-		    (double)c->epoch_ns / NS_PER_S);
+		return cfg_error(x, n,
+		    "setting 'timescales': %s is not a "
+		    "multiple of the epoch (%.3gs) longer than it",
+		    s, (double)c->epoch_ns / NS_PER_S);
 	sec = (uint32_t)(ns / NS_PER_S);
 	for (i = 0; i < c->ntimescales; i++)
 		if (c->timescales[i] == sec)
-			return cfg_error(x, n, "setting 'timescales': %s is "
-			    "given twice", s);
+			return cfg_error(x, n,
+			    "setting 'timescales': %s is "
+			    "given twice",
+			    s);
 	if (c->ntimescales == CONFIG_MAX_TIMESCALES)
-		return cfg_error(x, n, "setting 'timescales': more than "
-		    CFG_XSTR(CONFIG_MAX_TIMESCALES) " timescales");
+		return cfg_error(x, n,
+		    "setting 'timescales': more than " CFG_XSTR(
+			CONFIG_MAX_TIMESCALES) " timescales");
 	for (i = c->ntimescales; i > 0 && c->timescales[i - 1] > sec; i--)
 		c->timescales[i] = c->timescales[i - 1];
 	c->timescales[i] = sec;
@@ -514,7 +520,8 @@ cfg_timescales(
 	if (v->type == YAML_MAPPING_NODE)
 		return cfg_bad(x, k, v);
 	if (v->type == YAML_SCALAR_NODE) {
-		snprintf(buf, sizeof(buf), "%s", (const char *)v->data.scalar.value);
+		snprintf(
+		    buf, sizeof(buf), "%s", (const char *)v->data.scalar.value);
 		for (tok = strtok_r(buf, ", ", &save); tok != NULL;
 		     tok = strtok_r(NULL, ", ", &save))
 			if ((r = cfg_timescale_add(x, v, tok)) != 0)
@@ -526,8 +533,8 @@ cfg_timescales(
 		item = cfg_node(x, *it);
 		if (item->type != YAML_SCALAR_NODE)
 			return cfg_bad(x, k, item);
-		r = cfg_timescale_add(x, item,
-		    (const char *)item->data.scalar.value);
+		r = cfg_timescale_add(
+		    x, item, (const char *)item->data.scalar.value);
 		if (r != 0)
 			return r;
 	}
@@ -542,11 +549,13 @@ cfg_timescales_default(struct config *c)
 	uint64_t ns;
 
 	c->ntimescales = 0;
-	for (i = 0; i < sizeof(cfg_default_timescales) /
-	     sizeof(cfg_default_timescales[0]); i++) {
+	for (i = 0; i <
+	     sizeof(cfg_default_timescales) / sizeof(cfg_default_timescales[0]);
+	     i++) {
 		ns = (uint64_t)cfg_default_timescales[i] * NS_PER_S;
 		if (ns > c->epoch_ns && ns % c->epoch_ns == 0)
-			c->timescales[c->ntimescales++] = cfg_default_timescales[i];
+			c->timescales[c->ntimescales++] =
+			    cfg_default_timescales[i];
 	}
 }
 

@@ -218,8 +218,9 @@ host_ctx_new(struct host *h, const struct config *c,
  * back to `old`, so the running set is untouched.
  */
 static int
-host_instantiate(struct host *h, const struct config *c, struct instance_list *old,
-    struct instance_list *out, char *err, size_t errlen)
+host_instantiate(struct host *h, const struct config *c,
+    struct instance_list *old, struct instance_list *out, char *err,
+    size_t errlen)
 {
 	const struct vitals_plugin *d;
 	struct vitals_ctx *ctx, *o;

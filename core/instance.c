@@ -84,7 +84,7 @@ instance_new(const struct vitals_plugin *d, const struct config_plugin *cp,
 		return -ENOMEM;
 	}
 	if (option_fill(d->options, ctx->config, cp->entries, cp->nentries,
-	    file, err, errlen) != 0) {
+		file, err, errlen) != 0) {
 		instance_free(ctx);
 		return -EINVAL;
 	}
@@ -128,8 +128,8 @@ instance_complain(struct vitals_ctx *ctx, const char *what, int r)
 }
 
 int
-instance_filter(struct vitals_ctx *ctx, const struct vitals_queue *q,
-    const char *host)
+instance_filter(
+    struct vitals_ctx *ctx, const struct vitals_queue *q, const char *host)
 {
 	const struct vitals_epoch *e = q->epochs[q->n - 1];
 	int r;
@@ -200,8 +200,8 @@ vitals_finding_emit(struct vitals_ctx *ctx, const struct vitals_finding *f)
 }
 
 int
-vitals_series_emit(struct vitals_ctx *ctx, const char *name, uint64_t ts_ns,
-    double value)
+vitals_series_emit(
+    struct vitals_ctx *ctx, const char *name, uint64_t ts_ns, double value)
 {
 	if (name == NULL || name[0] == '\0')
 		return -EINVAL;

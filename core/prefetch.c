@@ -21,20 +21,20 @@
 /* One place of the ring. */
 struct prefetch_slot {
 	struct vitals_epoch *e;
-	int done;          /* loaded (or failed), not taken yet */
+	int done; /* loaded (or failed), not taken yet */
 	int rc;
 	char err[512];
 };
 
 struct prefetch {
 	pthread_mutex_t mu;
-	pthread_cond_t ready;      /* a slot was filled */
-	pthread_cond_t space;      /* the caller took one */
+	pthread_cond_t ready; /* a slot was filled */
+	pthread_cond_t space; /* the caller took one */
 	const char *const *paths;
 	size_t n;
-	size_t next;               /* next index to claim */
-	size_t taken;              /* indexes handed to the caller */
-	size_t ahead;              /* ring size */
+	size_t next; /* next index to claim */
+	size_t taken; /* indexes handed to the caller */
+	size_t ahead; /* ring size */
 	struct prefetch_slot *ring;
 	int stop;
 	unsigned nthreads;
@@ -88,13 +88,14 @@ prefetch_ncpu(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-	return n < 1 ? 1 : n > PREFETCH_MAX_THREADS ? PREFETCH_MAX_THREADS :
-	    (unsigned)n;
+	return n < 1		       ? 1
+	    : n > PREFETCH_MAX_THREADS ? PREFETCH_MAX_THREADS
+				       : (unsigned)n;
 }
 
 struct prefetch *
-prefetch_start(const char *const *paths, size_t n, unsigned threads,
-    size_t ahead)
+prefetch_start(
+    const char *const *paths, size_t n, unsigned threads, size_t ahead)
 {
 	struct prefetch *p;
 	unsigned i;
@@ -112,10 +113,11 @@ prefetch_start(const char *const *paths, size_t n, unsigned threads,
 	pthread_cond_init(&p->ready, NULL);
 	pthread_cond_init(&p->space, NULL);
 	threads = threads ? threads : prefetch_ncpu();
-	threads = threads > PREFETCH_MAX_THREADS ? PREFETCH_MAX_THREADS : threads;
+	threads =
+	    threads > PREFETCH_MAX_THREADS ? PREFETCH_MAX_THREADS : threads;
 	for (i = 0; i < threads && i < n; i++)
 		if (pthread_create(&p->threads[p->nthreads], NULL,
-		    prefetch_worker, p) == 0)
+			prefetch_worker, p) == 0)
 			p->nthreads++;
 	if (p->nthreads == 0 && n > 0) {
 		prefetch_stop(p);

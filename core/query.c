@@ -36,48 +36,48 @@
 /* A stored epoch file of the range. */
 struct query_ent {
 	const struct vitals_store_entry *se; /* borrowed from the listing */
-	struct cache_key fp;                 /* its name, size, mtime, inode */
+	struct cache_key fp; /* its name, size, mtime, inode */
 };
 
 /* One host's part of a rollup slot. */
 struct query_part {
-	const char *host;             /* from the listing */
-	uint32_t nents;               /* its files in the slot */
-	struct cache_key key;         /* the rollup's cache key */
-	int have;                     /* the cache holds a file for the key */
-	struct vitals_epoch *cached;  /* read from it when the slot opened */
-	struct rollup *r;             /* being summed while the slot is open */
+	const char *host; /* from the listing */
+	uint32_t nents; /* its files in the slot */
+	struct cache_key key; /* the rollup's cache key */
+	int have; /* the cache holds a file for the key */
+	struct vitals_epoch *cached; /* read from it when the slot opened */
+	struct rollup *r; /* being summed while the slot is open */
 };
 
 /* A slot of a rollup timescale, with the files that start in it. */
 struct query_slot {
 	uint64_t start;
-	size_t first, last;           /* its files: ents[first..last) */
+	size_t first, last; /* its files: ents[first..last) */
 	size_t nparts;
 	struct query_part *parts;
 };
 
 /* A timescale being computed. */
 struct query_ts {
-	uint32_t ts;                  /* seconds; 0 = the base */
-	uint64_t lo, hi;              /* epochs starting in [lo, hi) */
-	size_t first, last;           /* their indexes in ents */
-	struct cache_key key;         /* digest of those files */
-	int need;                     /* something to compute */
-	int sums_cached;              /* totals came from the cache */
-	json_t *sums;                 /* slot totals */
-	size_t nslots;                /* rollup slots that hold files */
+	uint32_t ts; /* seconds; 0 = the base */
+	uint64_t lo, hi; /* epochs starting in [lo, hi) */
+	size_t first, last; /* their indexes in ents */
+	struct cache_key key; /* digest of those files */
+	int need; /* something to compute */
+	int sums_cached; /* totals came from the cache */
+	json_t *sums; /* slot totals */
+	size_t nslots; /* rollup slots that hold files */
 	struct query_slot *slots;
-	size_t cur;                   /* slots before it are closed */
-	int open;                     /* slots[cur] is open */
+	size_t cur; /* slots before it are closed */
+	int open; /* slots[cur] is open */
 };
 
 /* A filter instance at one timescale. */
 struct query_inst {
 	struct vitals_ctx *ctx;
 	uint32_t ts;
-	int started;                  /* init ran */
-	int cached;                   /* results came from the cache */
+	int started; /* init ran */
+	int cached; /* results came from the cache */
 	struct cache_key key;
 	json_t *findings;
 	json_t *points;
@@ -87,7 +87,7 @@ struct query {
 	const struct vitals_agg_params *p;
 	char *err;
 	size_t errlen;
-	char *data_dir;               /* absolute */
+	char *data_dir; /* absolute */
 	struct config *cfg;
 	struct loader *ldr;
 	struct vitals_settings settings;
@@ -96,15 +96,15 @@ struct query {
 	struct query_ent *ents;
 	size_t nts;
 	struct query_ts ts[1 + VITALS_AGG_MAX_TIMESCALES];
-	struct query_ts *base;        /* ts[0] when the base is asked */
+	struct query_ts *base; /* ts[0] when the base is asked */
 	size_t ninsts;
 	struct query_inst *insts;
 	struct aggregate *agg;
 	struct cache *cache;
-	char *wanted;                 /* per file: it must be read */
-	struct prefetch *pf;          /* reads them ahead */
-	const char **pf_paths;        /* the files it reads */
-	size_t ntake;                 /* files taken from pf so far */
+	char *wanted; /* per file: it must be read */
+	struct prefetch *pf; /* reads them ahead */
+	const char **pf_paths; /* the files it reads */
+	size_t ntake; /* files taken from pf so far */
 	uint64_t done, total;
 	uint64_t epochs_read, hits, misses, rhits, rmisses;
 };
@@ -164,13 +164,14 @@ query_config(struct query *q)
 	int r;
 
 	if (p->config != NULL) {
-		if ((r = config_load(p->config, &q->cfg, err, sizeof(err))) != 0)
-			return query_fail(q, r == -ENOENT ? -ENOENT : -EINVAL,
-			    "%s", err);
+		if ((r = config_load(p->config, &q->cfg, err, sizeof(err))) !=
+		    0)
+			return query_fail(
+			    q, r == -ENOENT ? -ENOENT : -EINVAL, "%s", err);
 	} else if ((q->cfg = config_default()) == NULL)
 		return query_fail(q, -ENOMEM, "out of memory");
-	q->ldr = loader_new((const char *const *)q->cfg->plugin_path.v,
-	    q->cfg->plugin_path.n);
+	q->ldr = loader_new(
+	    (const char *const *)q->cfg->plugin_path.v, q->cfg->plugin_path.n);
 	if (q->ldr == NULL)
 		return query_fail(q, -ENOMEM, "out of memory");
 	q->settings.host = q->cfg->host;
@@ -221,8 +222,8 @@ query_timescales(struct query *q)
 	for (i = 0; i < q->nts; i++) {
 		len = (uint64_t)q->ts[i].ts * QUERY_NS;
 		q->ts[i].lo = vitals_slot_start(p->from_ns, len);
-		q->ts[i].hi = len ? vitals_slot_start(p->to_ns - 1, len) + len
-				  : p->to_ns;
+		q->ts[i].hi =
+		    len ? vitals_slot_start(p->to_ns - 1, len) + len : p->to_ns;
 		if ((q->ts[i].sums = json_array()) == NULL)
 			return query_fail(q, -ENOMEM, "out of memory");
 	}
@@ -397,20 +398,21 @@ query_cache_put(struct query *q, const struct cache_key *k, json_t *v)
 /* ---- filter instances ---- */
 
 static int
-query_on_finding(void *arg, struct vitals_ctx *ctx,
-    const struct vitals_finding *f)
+query_on_finding(
+    void *arg, struct vitals_ctx *ctx, const struct vitals_finding *f)
 {
 	struct query_inst *qi = arg;
 	json_t *o;
 
 	o = json_pack("{s:I, s:I, s:i, s:i, s:o, s:o, s:o, s:s, s:s?, s:s?,"
-	    " s:s, s:s, s:b}",
-	    "start_ns", (json_int_t)f->start_ns, "end_ns", (json_int_t)f->end_ns,
-	    "timescale_s", (int)f->timescale_s, "severity", (int)f->severity,
-	    "score", query_num(f->score), "value", query_num(f->value),
-	    "expected", query_num(f->expected), "filter", ctx->name,
-	    "vital", f->vital, "label", f->label, "text", f->text ? f->text : "",
-	    "host", ctx->run.host ? ctx->run.host : "", "base", qi->ts == 0);
+		      " s:s, s:s, s:b}",
+	    "start_ns", (json_int_t)f->start_ns, "end_ns",
+	    (json_int_t)f->end_ns, "timescale_s", (int)f->timescale_s,
+	    "severity", (int)f->severity, "score", query_num(f->score), "value",
+	    query_num(f->value), "expected", query_num(f->expected), "filter",
+	    ctx->name, "vital", f->vital, "label", f->label, "text",
+	    f->text ? f->text : "", "host", ctx->run.host ? ctx->run.host : "",
+	    "base", qi->ts == 0);
 	if (o == NULL || json_array_append_new(qi->findings, o) != 0)
 		return -ENOMEM;
 	return 0;
@@ -434,8 +436,8 @@ query_on_series(void *arg, struct vitals_ctx *ctx, const char *name,
 
 /* The effective options of a filled config block, one string. */
 static void
-query_options_key(struct cache_key *k, const struct vitals_plugin *d,
-    const void *block)
+query_options_key(
+    struct cache_key *k, const struct vitals_plugin *d, const void *block)
 {
 	const struct vitals_option *o;
 	const char *p;
@@ -448,7 +450,8 @@ query_options_key(struct cache_key *k, const struct vitals_plugin *d,
 		cache_key_u64(k, o->type);
 		switch (o->type) {
 		case VITALS_OPT_BOOL:
-			cache_key_u64(k, (uint64_t)*(const int *)(const void *)p);
+			cache_key_u64(
+			    k, (uint64_t) * (const int *)(const void *)p);
 			break;
 		case VITALS_OPT_DOUBLE:
 			snprintf(buf, sizeof(buf), "%.17g",
@@ -459,8 +462,14 @@ query_options_key(struct cache_key *k, const struct vitals_plugin *d,
 			cache_key_str(k, *(char *const *)(const void *)p);
 			break;
 		case VITALS_OPT_STRLIST:
-			for (i = 0; i < ((const struct vitals_strlist *)(const void *)p)->n; i++)
-				cache_key_str(k, ((const struct vitals_strlist *)(const void *)p)->v[i]);
+			for (i = 0; i <
+			     ((const struct vitals_strlist *)(const void *)p)
+				 ->n;
+			     i++)
+				cache_key_str(k,
+				    ((const struct vitals_strlist *)(const void
+					     *)p)
+					->v[i]);
 			break;
 		default: /* INT, DURATION, SIZE: 64 bits */
 			cache_key_u64(k, *(const uint64_t *)(const void *)p);
@@ -521,8 +530,9 @@ query_inst_add(struct query *q, const struct config_plugin *cp,
 	qi->ts = t->ts;
 	qi->findings = json_array();
 	qi->points = json_array();
-	r = instance_new(lp->desc, cp, q->cfg->file ? q->cfg->file : "(defaults)",
-	    &q->settings, NULL, &qi->ctx, err, sizeof(err));
+	r = instance_new(lp->desc, cp,
+	    q->cfg->file ? q->cfg->file : "(defaults)", &q->settings, NULL,
+	    &qi->ctx, err, sizeof(err));
 	if (r != 0)
 		return query_fail(q, r == -ENOMEM ? r : -EINVAL, "%s", err);
 	q->ninsts++;
@@ -548,8 +558,8 @@ query_inst_add(struct query *q, const struct config_plugin *cp,
 
 /* The configured filter called name, or a stand-in with default options. */
 static const struct config_plugin *
-query_filter_conf(const struct config *c, const char *name,
-    struct config_plugin *tmp)
+query_filter_conf(
+    const struct config *c, const char *name, struct config_plugin *tmp)
 {
 	size_t i;
 
@@ -576,8 +586,8 @@ query_filter(struct query *q, const struct config_plugin *cp)
 	if ((r = loader_open(q->ldr, cp->name, &lp, why, sizeof(why))) != 0)
 		return query_fail(q, -EINVAL, "filter '%s': %s", cp->name, why);
 	if (lp->desc->kind != VITALS_PLUGIN_FILTER)
-		return query_fail(q, -EINVAL, "plugin '%s' is not a filter",
-		    cp->name);
+		return query_fail(
+		    q, -EINVAL, "plugin '%s' is not a filter", cp->name);
 	for (i = 0; i < q->nts; i++)
 		if ((r = query_inst_add(q, cp, lp, &q->ts[i])) != 0)
 			return r;
@@ -596,8 +606,8 @@ query_filters(struct query *q)
 	if (q->insts == NULL)
 		return query_fail(q, -ENOMEM, "out of memory");
 	for (i = 0; i < q->p->nfilters; i++)
-		if ((r = query_filter(q, query_filter_conf(c,
-		    q->p->filters[i], &tmp))) != 0)
+		if ((r = query_filter(
+			 q, query_filter_conf(c, q->p->filters[i], &tmp))) != 0)
 			return r;
 	for (i = 0; q->p->nfilters == 0 && i < c->nplugins; i++)
 		if (c->plugins[i].kind == VITALS_PLUGIN_FILTER &&
@@ -685,8 +695,8 @@ query_rollup_name(const struct query_ts *t, const struct query_slot *sl,
 	cache_key_hex(&pa->key, hex);
 	n = (size_t)snprintf(buf, len, "rollup/%u/%s.", t->ts, rel);
 	*stem = n;
-	if (n >= len || snprintf(buf + n, len - n, "%s.json.gz", hex) >=
-	    (int)(len - n))
+	if (n >= len ||
+	    snprintf(buf + n, len - n, "%s.json.gz", hex) >= (int)(len - n))
 		return -ENAMETOOLONG;
 	return 0;
 }
@@ -701,13 +711,14 @@ query_part_rebuild(struct query *q, const struct query_ts *t,
 	char err[1024];
 	size_t k;
 
-	if ((r = rollup_new(sl->start, t->ts, q->cfg->sketch.max_samples)) == NULL)
+	if ((r = rollup_new(sl->start, t->ts, q->cfg->sketch.max_samples)) ==
+	    NULL)
 		return NULL;
 	for (k = sl->first; k < sl->last; k++) {
 		if (strcmp(q->ents[k].se->host, pa->host) != 0)
 			continue;
-		if (vitals_epoch_load(q->ents[k].se->path, &x, err,
-		    sizeof(err)) != 0) {
+		if (vitals_epoch_load(
+			q->ents[k].se->path, &x, err, sizeof(err)) != 0) {
 			log_msg(VITALS_LOG_WARN, NULL, "skipping %s", err);
 			continue;
 		}
@@ -815,8 +826,8 @@ query_slot_close(struct query *q, struct query_ts *t)
 		sl->parts[i].r = NULL;
 		if (v[n] == NULL)
 			continue;
-		rc = query_sums_add(t, v[n], sl->parts[i].host, sl->start,
-		    sl->parts[i].nents);
+		rc = query_sums_add(
+		    t, v[n], sl->parts[i].host, sl->start, sl->parts[i].nents);
 		n++;
 	}
 	if (rc == 0 && aggregate_run(q->agg, t->ts, v, n) == -ENOMEM)
@@ -860,8 +871,9 @@ query_slot_open(struct query *q, struct query_ts *t)
 		    (pa->cached = query_part_cached(q, t, sl, pa)) == NULL &&
 		    query_part_read(q, sl, pa))
 			pa->have = 0;
-		if (!pa->have && (pa->r = rollup_new(sl->start, t->ts,
-		    q->cfg->sketch.max_samples)) == NULL)
+		if (!pa->have &&
+		    (pa->r = rollup_new(
+			 sl->start, t->ts, q->cfg->sketch.max_samples)) == NULL)
 			return -ENOMEM;
 	}
 	return 0;
@@ -881,7 +893,8 @@ query_slots(struct query *q, uint64_t start)
 		len = (uint64_t)t->ts * QUERY_NS;
 		if (t->ts == 0 || !t->need || start < t->lo || start >= t->hi)
 			continue;
-		while (t->cur < t->nslots && t->slots[t->cur].start + len <= start)
+		while (
+		    t->cur < t->nslots && t->slots[t->cur].start + len <= start)
 			if (t->open) {
 				if ((r = query_slot_close(q, t)) != 0)
 					return r;
@@ -917,9 +930,10 @@ query_accumulate(struct query *q, size_t i, const struct vitals_epoch *e)
 	for (k = 0; k < q->nts; k++) {
 		if (!q->ts[k].open)
 			continue;
-		pa = query_part_find(&q->ts[k].slots[q->ts[k].cur],
-		    q->ents[i].se->host);
-		if (pa != NULL && pa->r != NULL && (r = rollup_add(pa->r, e)) != 0)
+		pa = query_part_find(
+		    &q->ts[k].slots[q->ts[k].cur], q->ents[i].se->host);
+		if (pa != NULL && pa->r != NULL &&
+		    (r = rollup_add(pa->r, e)) != 0)
 			return r;
 	}
 	return 0;
@@ -936,7 +950,8 @@ query_take(struct query *q, size_t i)
 	if (q->pf != NULL)
 		r = prefetch_take(q->pf, q->ntake++, &e, err, sizeof(err));
 	else
-		r = vitals_epoch_load(q->ents[i].se->path, &e, err, sizeof(err));
+		r = vitals_epoch_load(
+		    q->ents[i].se->path, &e, err, sizeof(err));
 	query_progress(q, 1);
 	if (r != 0) {
 		log_msg(VITALS_LOG_WARN, NULL, "skipping %s", err);
@@ -984,8 +999,8 @@ query_group(struct query *q, size_t i, size_t j)
 
 /* A new part of slot sl for the host of file k; its key is fed later. */
 static struct query_part *
-query_part_add(struct query *q, struct query_ts *t, struct query_slot *sl,
-    size_t k)
+query_part_add(
+    struct query *q, struct query_ts *t, struct query_slot *sl, size_t k)
 {
 	struct query_part *pa = &sl->parts[sl->nparts++];
 
@@ -1016,8 +1031,8 @@ query_part_have(struct query *q, const struct query_ts *t,
 
 /* The slot of t starting at ents[i], with one part per host. */
 static int
-query_slot_plan(struct query *q, struct query_ts *t, struct query_slot *sl,
-    size_t i)
+query_slot_plan(
+    struct query *q, struct query_ts *t, struct query_slot *sl, size_t i)
 {
 	uint64_t len = (uint64_t)t->ts * QUERY_NS;
 	struct query_part *pa;
@@ -1025,7 +1040,8 @@ query_slot_plan(struct query *q, struct query_ts *t, struct query_slot *sl,
 
 	sl->start = vitals_slot_start(q->ents[i].se->start_ns, len);
 	sl->first = i;
-	for (k = i; k < t->last && q->ents[k].se->start_ns < sl->start + len; k++)
+	for (k = i; k < t->last && q->ents[k].se->start_ns < sl->start + len;
+	     k++)
 		;
 	sl->last = k;
 	if ((sl->parts = calloc(k - i + 1, sizeof(*sl->parts))) == NULL)
@@ -1069,7 +1085,8 @@ query_plan(struct query *q)
 		if (t->slots == NULL)
 			return -ENOMEM;
 		for (i = t->first; i < t->last; i = t->slots[t->nslots++].last)
-			if ((r = query_slot_plan(q, t, &t->slots[t->nslots], i)) != 0)
+			if ((r = query_slot_plan(
+				 q, t, &t->slots[t->nslots], i)) != 0)
 				return r;
 	}
 	return 0;
@@ -1110,18 +1127,21 @@ query_pass(struct query *q)
 	}
 	if (first >= last)
 		return 0;
-	if ((r = query_plan(q)) != 0 || (r = query_prefetch(q, first, last)) != 0)
+	if ((r = query_plan(q)) != 0 ||
+	    (r = query_prefetch(q, first, last)) != 0)
 		return query_fail(q, r, "%s", strerror(-r));
 	for (i = first; i < last && r == 0; i = j) {
 		for (j = i; j < last &&
-		     q->ents[j].se->start_ns == q->ents[i].se->start_ns; j++)
+		     q->ents[j].se->start_ns == q->ents[i].se->start_ns;
+		     j++)
 			;
 		r = query_group(q, i, j);
 	}
 	for (k = 0; k < q->nts && r == 0; k++)
-		while (q->ts[k].ts != 0 && q->ts[k].cur < q->ts[k].nslots && r == 0)
-			r = q->ts[k].open ? query_slot_close(q, &q->ts[k]) :
-			    query_slot_open(q, &q->ts[k]);
+		while (q->ts[k].ts != 0 && q->ts[k].cur < q->ts[k].nslots &&
+		    r == 0)
+			r = q->ts[k].open ? query_slot_close(q, &q->ts[k])
+					  : query_slot_open(q, &q->ts[k]);
 	return r == 0 ? 0 : query_fail(q, r, "%s", strerror(-r));
 }
 
@@ -1184,7 +1204,7 @@ query_store(struct query *q)
 /* A result and the memory behind it. */
 struct query_result {
 	struct vitals_agg_result pub;
-	json_t *hold;                  /* the JSON its strings point into */
+	json_t *hold; /* the JSON its strings point into */
 	uint32_t ts[1 + VITALS_AGG_MAX_TIMESCALES];
 	struct vitals_agg_slot *slots;
 	struct vitals_agg_vital *vitals;
@@ -1203,8 +1223,8 @@ query_vital_cmp(const void *x, const void *y)
 
 /* Slot o (a totals object) into s, its vitals at *vv (advanced). */
 static void
-query_slot_from(json_t *o, struct vitals_agg_slot *s,
-    struct vitals_agg_vital **vv)
+query_slot_from(
+    json_t *o, struct vitals_agg_slot *s, struct vitals_agg_vital **vv)
 {
 	json_t *vit = json_object_get(o, "vitals"), *pair;
 	const char *name;
@@ -1216,14 +1236,18 @@ query_slot_from(json_t *o, struct vitals_agg_slot *s,
 	s->length_ns = query_u64(o, "length_ns");
 	s->nepochs = (uint32_t)query_u64(o, "nepochs");
 	s->vitals = *vv;
-	json_object_foreach(vit, name, pair) {
+	json_object_foreach(vit, name, pair)
+	{
 		(*vv)->name = name;
-		(*vv)->events = (uint64_t)json_integer_value(json_array_get(pair, 0));
-		(*vv)->wsum = (uint64_t)json_integer_value(json_array_get(pair, 1));
+		(*vv)->events =
+		    (uint64_t)json_integer_value(json_array_get(pair, 0));
+		(*vv)->wsum =
+		    (uint64_t)json_integer_value(json_array_get(pair, 1));
 		(*vv)++;
 		s->nvitals++;
 	}
-	qsort((void *)s->vitals, s->nvitals, sizeof(*s->vitals), query_vital_cmp);
+	qsort(
+	    (void *)s->vitals, s->nvitals, sizeof(*s->vitals), query_vital_cmp);
 }
 
 static int
@@ -1235,8 +1259,8 @@ query_result_slots(struct query *q, struct query_result *res)
 
 	for (i = 0; i < q->nts; i++) {
 		n += json_array_size(q->ts[i].sums);
-		json_array_foreach(q->ts[i].sums, j, o)
-			nv += json_object_size(json_object_get(o, "vitals"));
+		json_array_foreach(q->ts[i].sums, j, o) nv +=
+		    json_object_size(json_object_get(o, "vitals"));
 		json_array_append(res->hold, q->ts[i].sums);
 	}
 	res->slots = calloc(n + 1, sizeof(*res->slots));
@@ -1246,7 +1270,7 @@ query_result_slots(struct query *q, struct query_result *res)
 	vv = res->vitals;
 	for (i = 0, n = 0; i < q->nts; i++)
 		json_array_foreach(q->ts[i].sums, j, o)
-			query_slot_from(o, &res->slots[n++], &vv);
+		    query_slot_from(o, &res->slots[n++], &vv);
 	res->pub.slots = res->slots;
 	res->pub.nslots = n;
 	return 0;
@@ -1267,8 +1291,10 @@ query_finding_cmp(const void *x, const void *y)
 	if ((c = strcmp(a->f.filter, b->f.filter)) != 0 ||
 	    (c = strcmp(a->host, b->host)) != 0)
 		return c;
-	if ((c = strcmp(a->f.vital ? a->f.vital : "", b->f.vital ? b->f.vital : "")) != 0 ||
-	    (c = strcmp(a->f.label ? a->f.label : "", b->f.label ? b->f.label : "")) != 0)
+	if ((c = strcmp(a->f.vital ? a->f.vital : "",
+		 b->f.vital ? b->f.vital : "")) != 0 ||
+	    (c = strcmp(a->f.label ? a->f.label : "",
+		 b->f.label ? b->f.label : "")) != 0)
 		return c;
 	return strcmp(a->f.text, b->f.text);
 }
@@ -1352,9 +1378,9 @@ query_result_items(struct query *q, struct query_result *res)
 		return -ENOMEM;
 	for (i = 0, nf = 0, np = 0; i < q->ninsts; i++) {
 		json_array_foreach(q->insts[i].findings, j, o)
-			query_finding_from(o, &res->findings[nf++]);
+		    query_finding_from(o, &res->findings[nf++]);
 		json_array_foreach(q->insts[i].points, j, o)
-			query_point_from(o, &res->points[np++]);
+		    query_point_from(o, &res->points[np++]);
 	}
 	qsort(res->findings, nf, sizeof(*res->findings), query_finding_cmp);
 	qsort(res->points, np, sizeof(*res->points), query_point_cmp);
@@ -1476,7 +1502,8 @@ query_check(struct query *q)
 		return query_fail(q, -EINVAL, "empty time range");
 	if ((q->data_dir = realpath(p->data_dir, NULL)) == NULL)
 		return query_fail(q, -errno, "%s: %s", p->data_dir,
-		    errno == ENOENT ? "no such data directory" : strerror(errno));
+		    errno == ENOENT ? "no such data directory"
+				    : strerror(errno));
 	return 0;
 }
 

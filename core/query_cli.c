@@ -55,9 +55,24 @@
 #define QC_ALL 0x1fu
 
 enum {
-	QO_HELP = 1, QO_DATA_DIR, QO_CONFIG, QO_JSON, QO_FROM, QO_TO,
-	QO_TIMESCALE, QO_VITAL, QO_FILTER, QO_HOST, QO_NO_CACHE, QO_CACHE_DIR,
-	QO_SEVERITY, QO_STORED, QO_K, QO_NO_FILTER, QO_NORMAL, QO_MODEL,
+	QO_HELP = 1,
+	QO_DATA_DIR,
+	QO_CONFIG,
+	QO_JSON,
+	QO_FROM,
+	QO_TO,
+	QO_TIMESCALE,
+	QO_VITAL,
+	QO_FILTER,
+	QO_HOST,
+	QO_NO_CACHE,
+	QO_CACHE_DIR,
+	QO_SEVERITY,
+	QO_STORED,
+	QO_K,
+	QO_NO_FILTER,
+	QO_NORMAL,
+	QO_MODEL,
 };
 
 /* An option: its spellings, whether it takes a value, where it applies. */
@@ -73,11 +88,13 @@ static const struct qcli_opt qcli_opts[] = {
 	{ "--help", "-h", 0, QO_HELP, QC_ALL },
 	{ "--data-dir", "-d", 1, QO_DATA_DIR, QC_ALL },
 	{ "--config", "-c", 1, QO_CONFIG, QC_ALL },
-	{ "--json", NULL, 0, QO_JSON, QC_QUERY | QC_FINDINGS | QC_TOP | QC_DIFF },
+	{ "--json", NULL, 0, QO_JSON,
+	    QC_QUERY | QC_FINDINGS | QC_TOP | QC_DIFF },
 	{ "--from", NULL, 1, QO_FROM, QC_QUERY | QC_FINDINGS | QC_TOP },
 	{ "--to", NULL, 1, QO_TO, QC_QUERY | QC_FINDINGS | QC_TOP },
 	{ "--timescale", "-t", 1, QO_TIMESCALE, QC_QUERY | QC_FINDINGS },
-	{ "--vital", NULL, 1, QO_VITAL, QC_QUERY | QC_FINDINGS | QC_TOP | QC_DIFF },
+	{ "--vital", NULL, 1, QO_VITAL,
+	    QC_QUERY | QC_FINDINGS | QC_TOP | QC_DIFF },
 	{ "--filter", NULL, 1, QO_FILTER, QC_QUERY | QC_FINDINGS },
 	{ "--host", NULL, 1, QO_HOST, QC_ALL },
 	{ "--no-cache", NULL, 0, QO_NO_CACHE, QC_QUERY | QC_FINDINGS },
@@ -117,9 +134,9 @@ struct qcli {
 	const char *cmdname;
 	const char *data_dir_opt;
 	const char *config_opt;
-	const char *data_dir;        /* resolved */
-	const char *config;          /* config file used, or NULL */
-	struct config *cfg;          /* loaded from config, or defaults */
+	const char *data_dir; /* resolved */
+	const char *config; /* config file used, or NULL */
+	struct config *cfg; /* loaded from config, or defaults */
 	int json, no_cache, stored, direct;
 	const char *from_s, *to_s;
 	uint64_t from, to, now;
@@ -135,11 +152,12 @@ struct qcli {
 	int npos;
 	const char *pos[2];
 	const char *normal, *model, *cache_dir;
-	int bar;                     /* a progress bar is on screen */
-	unsigned bar_last;           /* its last percentage */
+	int bar; /* a progress bar is on screen */
+	unsigned bar_last; /* its last percentage */
 };
 
-static void qcli_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void qcli_msg(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 static int qcli_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
@@ -166,7 +184,8 @@ qcli_usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	fprintf(stderr, "usage: vitals [--data-dir DIR] [-c CONFIG] COMMAND\n%s",
+	fprintf(stderr,
+	    "usage: vitals [--data-dir DIR] [-c CONFIG] COMMAND\n%s",
 	    qcli_usage);
 	return QCLI_USAGE;
 }
@@ -244,7 +263,8 @@ qcli_clock(const char **s, struct tm *tm, uint64_t *ns)
 		}
 	}
 	*ns = (uint64_t)frac;
-	return tm->tm_hour > 23 || tm->tm_min > 59 || tm->tm_sec > 60 ? -EINVAL : 0;
+	return tm->tm_hour > 23 || tm->tm_min > 59 || tm->tm_sec > 60 ? -EINVAL
+								      : 0;
 }
 
 /* ISO-8601: a date, optionally a clock, optionally a zone. */
@@ -301,7 +321,8 @@ qcli_relative(const char *s, uint64_t now, uint64_t *out)
 		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 			if (*end == units[i].unit)
 				break;
-		if (i == sizeof(units) / sizeof(units[0]) || n > 100000ull * 365)
+		if (i == sizeof(units) / sizeof(units[0]) ||
+		    n > 100000ull * 365)
 			return -EINVAL;
 		total += n * units[i].sec * QCLI_NS;
 	}
@@ -326,7 +347,8 @@ qcli_time(const char *s, uint64_t now, uint64_t *out)
 		return qcli_relative(s, now, out);
 	if (s[0] == '@') {
 		sec = strtoull(s + 1, &end, 10);
-		if (s[1] < '0' || s[1] > '9' || *end != '\0' || sec > 1ull << 34)
+		if (s[1] < '0' || s[1] > '9' || *end != '\0' ||
+		    sec > 1ull << 34)
 			return -EINVAL;
 		*out = sec * QCLI_NS;
 		return 0;
@@ -337,9 +359,11 @@ qcli_time(const char *s, uint64_t now, uint64_t *out)
 static int
 qcli_bad_time(const char *what, const char *s)
 {
-	qcli_msg("%s: bad time '%s': expected ISO-8601 (2026-11-22T10:00, "
+	qcli_msg(
+	    "%s: bad time '%s': expected ISO-8601 (2026-11-22T10:00, "
 	    "optionally with seconds and Z or +01:00), a date (2026-11-22), "
-	    "now, a time before now (-30m, -2h, -1d) or @UNIXSECONDS", what, s);
+	    "now, a time before now (-30m, -2h, -1d) or @UNIXSECONDS",
+	    what, s);
 	return QCLI_USAGE;
 }
 
@@ -352,7 +376,8 @@ qcli_range(const char *s, uint64_t now, uint64_t *from, uint64_t *to)
 
 	if (dots == NULL || (size_t)(dots - s) >= sizeof(a)) {
 		qcli_msg("bad range '%s': expected FROM..TO (e.g. "
-		    "2026-11-22T10:00..2026-11-22T11:00 or -2h..-1h)", s);
+			 "2026-11-22T10:00..2026-11-22T11:00 or -2h..-1h)",
+		    s);
 		return QCLI_USAGE;
 	}
 	memcpy(a, s, (size_t)(dots - s));
@@ -386,8 +411,10 @@ qcli_timescales(struct qcli *c, const char *arg)
 		}
 		if (option_parse_duration(tok, &ns) != 0 || ns < QCLI_NS ||
 		    ns % QCLI_NS != 0 || ns / QCLI_NS > UINT32_MAX)
-			return qcli_usage_error("bad timescale '%s': expected "
-			    "base or whole seconds (5m, 1h, 1d)", tok);
+			return qcli_usage_error(
+			    "bad timescale '%s': expected "
+			    "base or whole seconds (5m, 1h, 1d)",
+			    tok);
 		c->ts[c->nts++] = (uint32_t)(ns / QCLI_NS);
 	}
 	return QCLI_OK;
@@ -425,8 +452,10 @@ qcli_fmt_ts(uint32_t ts, int base, char *buf, size_t len)
 static const char *
 qcli_severity_name(uint32_t s)
 {
-	return s == VITALS_SEV_CRIT ? "crit" : s == VITALS_SEV_WARN ? "warn" :
-	    s == VITALS_SEV_INFO ? "info" : "?";
+	return s == VITALS_SEV_CRIT ? "crit"
+	    : s == VITALS_SEV_WARN  ? "warn"
+	    : s == VITALS_SEV_INFO  ? "info"
+				    : "?";
 }
 
 static const char *
@@ -468,8 +497,10 @@ qcli_count(const char *opt, const char *s, size_t *out)
 	v = strtoull(s, &end, 10);
 	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v == 0 ||
 	    v > 100000)
-		return qcli_usage_error("%s: expected a count from 1 to 100000, "
-		    "got '%s'", opt, s);
+		return qcli_usage_error(
+		    "%s: expected a count from 1 to 100000, "
+		    "got '%s'",
+		    opt, s);
 	*out = (size_t)v;
 	return QCLI_OK;
 }
@@ -485,7 +516,8 @@ qcli_severity(struct qcli *c, const char *s)
 		c->severity = VITALS_SEV_CRIT;
 	else
 		return qcli_usage_error("--severity: expected info, warn or "
-		    "crit, got '%s'", s);
+					"crit, got '%s'",
+		    s);
 	return QCLI_OK;
 }
 
@@ -503,23 +535,52 @@ static int
 qcli_apply(struct qcli *c, const struct qcli_opt *o, const char *val)
 {
 	switch (o->id) {
-	case QO_DATA_DIR: c->data_dir_opt = val; break;
-	case QO_CONFIG: c->config_opt = val; break;
-	case QO_JSON: c->json = 1; break;
-	case QO_FROM: c->from_s = val; break;
-	case QO_TO: c->to_s = val; break;
-	case QO_TIMESCALE: return qcli_timescales(c, val);
-	case QO_VITAL: c->vital = val; break;
-	case QO_FILTER: return qcli_push(c->filters, &c->nfilters, val, "filters");
-	case QO_HOST: return qcli_push(c->hosts, &c->nhosts, val, "hosts");
-	case QO_NO_CACHE: c->no_cache = 1; break;
-	case QO_CACHE_DIR: c->cache_dir = val; break;
-	case QO_SEVERITY: return qcli_severity(c, val);
-	case QO_STORED: c->stored = 1; break;
-	case QO_K: return qcli_count(o->name, val, &c->k);
-	case QO_NO_FILTER: c->direct = 1; break;
-	case QO_NORMAL: c->normal = val; break;
-	case QO_MODEL: c->model = val; break;
+	case QO_DATA_DIR:
+		c->data_dir_opt = val;
+		break;
+	case QO_CONFIG:
+		c->config_opt = val;
+		break;
+	case QO_JSON:
+		c->json = 1;
+		break;
+	case QO_FROM:
+		c->from_s = val;
+		break;
+	case QO_TO:
+		c->to_s = val;
+		break;
+	case QO_TIMESCALE:
+		return qcli_timescales(c, val);
+	case QO_VITAL:
+		c->vital = val;
+		break;
+	case QO_FILTER:
+		return qcli_push(c->filters, &c->nfilters, val, "filters");
+	case QO_HOST:
+		return qcli_push(c->hosts, &c->nhosts, val, "hosts");
+	case QO_NO_CACHE:
+		c->no_cache = 1;
+		break;
+	case QO_CACHE_DIR:
+		c->cache_dir = val;
+		break;
+	case QO_SEVERITY:
+		return qcli_severity(c, val);
+	case QO_STORED:
+		c->stored = 1;
+		break;
+	case QO_K:
+		return qcli_count(o->name, val, &c->k);
+	case QO_NO_FILTER:
+		c->direct = 1;
+		break;
+	case QO_NORMAL:
+		c->normal = val;
+		break;
+	case QO_MODEL:
+		c->model = val;
+		break;
 	}
 	return QCLI_OK;
 }
@@ -529,8 +590,8 @@ static int
 qcli_positional(struct qcli *c, const char *s)
 {
 	if (c->npos == 2 || (c->cmd & (QC_DIFF | QC_TRAIN)) == 0)
-		return qcli_usage_error("%s: unexpected argument '%s'",
-		    c->cmdname, s);
+		return qcli_usage_error(
+		    "%s: unexpected argument '%s'", c->cmdname, s);
 	c->pos[c->npos++] = s;
 	return QCLI_OK;
 }
@@ -544,8 +605,9 @@ qcli_args(struct qcli *c, int argc, char **argv)
 	int i, rest = 0, rc;
 
 	for (i = 0; i < argc; i++) {
-		if (rest || argv[i][0] != '-' || (argv[i][1] >= '0' &&
-		    argv[i][1] <= '9') || argv[i][1] == '\0') {
+		if (rest || argv[i][0] != '-' ||
+		    (argv[i][1] >= '0' && argv[i][1] <= '9') ||
+		    argv[i][1] == '\0') {
 			if ((rc = qcli_positional(c, argv[i])) != QCLI_OK)
 				return rc;
 			continue;
@@ -556,19 +618,22 @@ qcli_args(struct qcli *c, int argc, char **argv)
 		}
 		if ((o = qcli_opt_find(argv[i], &val)) == NULL ||
 		    (o->cmds & c->cmd) == 0)
-			return qcli_usage_error("%s: unknown option %s",
-			    c->cmdname, argv[i]);
+			return qcli_usage_error(
+			    "%s: unknown option %s", c->cmdname, argv[i]);
 		if (o->id == QO_HELP) {
 			printf("usage: vitals [--data-dir DIR] [-c CONFIG] "
-			    "COMMAND\n%s", qcli_usage);
+			       "COMMAND\n%s",
+			    qcli_usage);
 			return -1;
 		}
 		if (o->arg && val == NULL && ++i >= argc)
-			return qcli_usage_error("option %s needs a value", o->name);
+			return qcli_usage_error(
+			    "option %s needs a value", o->name);
 		if (o->arg && val == NULL)
 			val = argv[i];
 		if (!o->arg && val != NULL)
-			return qcli_usage_error("option %s takes no value", o->name);
+			return qcli_usage_error(
+			    "option %s takes no value", o->name);
 		if ((rc = qcli_apply(c, o, val)) != QCLI_OK)
 			return rc;
 	}
@@ -587,7 +652,8 @@ qcli_window(struct qcli *c, uint64_t span)
 		return qcli_bad_time("--from", c->from_s);
 	if (c->to <= c->from) {
 		qcli_msg("empty range: --to (%s) is not after --from (%s)",
-		    c->to_s ? c->to_s : "now", c->from_s ? c->from_s : "default");
+		    c->to_s ? c->to_s : "now",
+		    c->from_s ? c->from_s : "default");
 		return QCLI_USAGE;
 	}
 	return QCLI_OK;
@@ -610,7 +676,8 @@ qcli_setup(struct qcli *c)
 	if (c->config == NULL && stat(QCLI_CONFIG, &st) == 0)
 		c->config = QCLI_CONFIG;
 	if (c->config != NULL) {
-		if ((r = config_load(c->config, &c->cfg, err, sizeof(err))) != 0) {
+		if ((r = config_load(c->config, &c->cfg, err, sizeof(err))) !=
+		    0) {
 			qcli_msg("%s", err);
 			return r == -ENOENT ? QCLI_RUNTIME : QCLI_USAGE;
 		}
@@ -621,7 +688,8 @@ qcli_setup(struct qcli *c)
 	if (c->data_dir_opt != NULL)
 		c->data_dir = c->data_dir_opt;
 	else if (c->config_opt != NULL || env == NULL || *env == '\0')
-		c->data_dir = c->config != NULL ? c->cfg->data_dir : QCLI_DATA_DIR;
+		c->data_dir =
+		    c->config != NULL ? c->cfg->data_dir : QCLI_DATA_DIR;
 	else
 		c->data_dir = env;
 	return QCLI_OK;
@@ -695,7 +763,8 @@ qcli_finding_wanted(const struct qcli *c, const struct vitals_finding *f)
 {
 	if (f->severity < c->severity)
 		return 0;
-	return c->vital == NULL || (f->vital && strcmp(f->vital, c->vital) == 0);
+	return c->vital == NULL ||
+	    (f->vital && strcmp(f->vital, c->vital) == 0);
 }
 
 static void
@@ -706,8 +775,8 @@ qcli_finding_text(const struct vitals_finding *f, const char *host, int base)
 	qcli_fmt_time(f->start_ns, when, sizeof(when));
 	qcli_fmt_ts(f->timescale_s, base, ts, sizeof(ts));
 	printf("  %s  %-4s  [%s] %s  host %s  vital %s  label %s  score %.3g"
-	    "  value %.6g vs expected %.6g\n", when, ts,
-	    qcli_severity_name(f->severity), qcli_dash(f->filter),
+	       "  value %.6g vs expected %.6g\n",
+	    when, ts, qcli_severity_name(f->severity), qcli_dash(f->filter),
 	    qcli_dash(host), qcli_dash(f->vital), qcli_dash(f->label), f->score,
 	    f->value, f->expected);
 	printf("      %s\n", qcli_dash(f->text));
@@ -720,13 +789,14 @@ qcli_finding_json(const struct vitals_finding *f, const char *host, int base)
 
 	qcli_fmt_time(f->start_ns, when, sizeof(when));
 	return json_pack("{s:s, s:I, s:I, s:s, s:i, s:b, s:s, s:s, s:s?, s:s?,"
-	    " s:o, s:o, s:o, s:s}", "start", when, "start_ns",
-	    (json_int_t)f->start_ns, "end_ns", (json_int_t)f->end_ns,
-	    "filter", qcli_dash(f->filter), "timescale_s", (int)f->timescale_s,
-	    "base", base, "severity", qcli_severity_name(f->severity), "host",
-	    host ? host : "", "vital", f->vital, "label", f->label, "score",
-	    qcli_jnum(f->score), "value", qcli_jnum(f->value), "expected",
-	    qcli_jnum(f->expected), "text", f->text ? f->text : "");
+			 " s:o, s:o, s:o, s:s}",
+	    "start", when, "start_ns", (json_int_t)f->start_ns, "end_ns",
+	    (json_int_t)f->end_ns, "filter", qcli_dash(f->filter),
+	    "timescale_s", (int)f->timescale_s, "base", base, "severity",
+	    qcli_severity_name(f->severity), "host", host ? host : "", "vital",
+	    f->vital, "label", f->label, "score", qcli_jnum(f->score), "value",
+	    qcli_jnum(f->value), "expected", qcli_jnum(f->expected), "text",
+	    f->text ? f->text : "");
 }
 
 static void
@@ -754,9 +824,9 @@ qcli_findings_json(const struct qcli *c, const struct vitals_agg_result *r)
 
 	for (i = 0; a != NULL && i < r->nfindings; i++)
 		if (qcli_finding_wanted(c, &r->findings[i].f))
-			json_array_append_new(a, qcli_finding_json(
-			    &r->findings[i].f, r->findings[i].host,
-			    (int)r->findings[i].base));
+			json_array_append_new(a,
+			    qcli_finding_json(&r->findings[i].f,
+				r->findings[i].host, (int)r->findings[i].base));
 	return a;
 }
 
@@ -804,14 +874,16 @@ qcli_query_text(const struct qcli *c, const struct vitals_agg_result *r)
 	qcli_fmt_time(r->to_ns, to, sizeof(to));
 	printf("QUERY %s .. %s  (%s)\n  timescales", from, to, c->data_dir);
 	for (i = 0; i < r->ntimescales; i++) {
-		qcli_fmt_ts(r->timescales[i], r->timescales[i] == 0, ts, sizeof(ts));
+		qcli_fmt_ts(
+		    r->timescales[i], r->timescales[i] == 0, ts, sizeof(ts));
 		printf(" %s", ts);
 	}
 	printf("; %" PRIu64 " epochs read; cache %" PRIu64 " hits, %" PRIu64
-	    " misses, rollups %" PRIu64 " cached, %" PRIu64 " built\n",
+	       " misses, rollups %" PRIu64 " cached, %" PRIu64 " built\n",
 	    r->epochs_read, r->cache_hits, r->cache_misses, r->rollup_hits,
 	    r->rollup_misses);
-	printf("\nSERIES (start, timescale, host, epochs, vital events/weighted sum)\n");
+	printf("\nSERIES (start, timescale, host, epochs, vital "
+	       "events/weighted sum)\n");
 	for (i = 0; i < r->nslots; i++)
 		qcli_slot_text(c, &r->slots[i]);
 	if (r->nslots == 0)
@@ -819,7 +891,8 @@ qcli_query_text(const struct qcli *c, const struct vitals_agg_result *r)
 	printf("\n");
 	qcli_findings_text(c, r);
 	if (r->npoints > 0)
-		printf("\nFILTER SERIES (filter/name, host, timescale, time, value)\n");
+		printf("\nFILTER SERIES (filter/name, host, timescale, time, "
+		       "value)\n");
 	for (i = 0; i < r->npoints; i++) {
 		p = &r->points[i];
 		qcli_fmt_time(p->ts_ns, from, sizeof(from));
@@ -861,11 +934,13 @@ qcli_points_json(const struct vitals_agg_result *r)
 
 	for (i = 0; a != NULL && i < r->npoints; i++) {
 		p = &r->points[i];
-		json_array_append_new(a, json_pack("{s:s, s:s, s:s, s:i, s:b,"
-		    " s:I, s:o}", "filter", p->filter, "name", p->name, "host",
-		    p->host, "timescale_s", (int)p->timescale_s, "base",
-		    (int)p->base, "ts_ns", (json_int_t)p->ts_ns, "value",
-		    qcli_jnum(p->value)));
+		json_array_append_new(a,
+		    json_pack("{s:s, s:s, s:s, s:i, s:b,"
+			      " s:I, s:o}",
+			"filter", p->filter, "name", p->name, "host", p->host,
+			"timescale_s", (int)p->timescale_s, "base",
+			(int)p->base, "ts_ns", (json_int_t)p->ts_ns, "value",
+			qcli_jnum(p->value)));
 	}
 	return a;
 }
@@ -880,19 +955,20 @@ qcli_query_json(const struct qcli *c, const struct vitals_agg_result *r)
 	qcli_fmt_time(r->from_ns, from, sizeof(from));
 	qcli_fmt_time(r->to_ns, to, sizeof(to));
 	o = json_pack("{s:s, s:s, s:I, s:I, s:[], s:[], s:o, s:o, s:I,"
-	    " s:{s:s?, s:I, s:I, s:I, s:I}}", "from", from, "to", to, "from_ns",
-	    (json_int_t)r->from_ns, "to_ns", (json_int_t)r->to_ns,
-	    "timescales", "slots", "findings", qcli_findings_json(c, r),
-	    "series", qcli_points_json(r), "epochs_read",
-	    (json_int_t)r->epochs_read, "cache", "dir", r->cache_dir, "hits",
-	    (json_int_t)r->cache_hits, "misses", (json_int_t)r->cache_misses,
-	    "rollup_hits", (json_int_t)r->rollup_hits, "rollup_misses",
+		      " s:{s:s?, s:I, s:I, s:I, s:I}}",
+	    "from", from, "to", to, "from_ns", (json_int_t)r->from_ns, "to_ns",
+	    (json_int_t)r->to_ns, "timescales", "slots", "findings",
+	    qcli_findings_json(c, r), "series", qcli_points_json(r),
+	    "epochs_read", (json_int_t)r->epochs_read, "cache", "dir",
+	    r->cache_dir, "hits", (json_int_t)r->cache_hits, "misses",
+	    (json_int_t)r->cache_misses, "rollup_hits",
+	    (json_int_t)r->rollup_hits, "rollup_misses",
 	    (json_int_t)r->rollup_misses);
 	ts = json_object_get(o, "timescales");
 	slots = json_object_get(o, "slots");
 	for (i = 0; o != NULL && i < r->ntimescales; i++) {
-		qcli_fmt_ts(r->timescales[i], r->timescales[i] == 0, buf,
-		    sizeof(buf));
+		qcli_fmt_ts(
+		    r->timescales[i], r->timescales[i] == 0, buf, sizeof(buf));
 		json_array_append_new(ts, json_string(buf));
 	}
 	for (i = 0; o != NULL && i < r->nslots; i++)
@@ -962,8 +1038,8 @@ qcli_stored(struct qcli *c)
 	int r;
 
 	if ((r = vitals_store_list(c->data_dir, &l)) != 0) {
-		qcli_msg("%s: %s", c->data_dir, r == -ENOENT ?
-		    "no such data directory" : strerror(-r));
+		qcli_msg("%s: %s", c->data_dir,
+		    r == -ENOENT ? "no such data directory" : strerror(-r));
 		json_decref(a);
 		return QCLI_RUNTIME;
 	}
@@ -981,12 +1057,14 @@ qcli_stored(struct qcli *c)
 			if (!qcli_finding_wanted(c, &e->findings[k]))
 				continue;
 			if (a != NULL)
-				json_array_append_new(a, qcli_finding_json(
-				    &e->findings[k], e->host,
-				    e->findings[k].timescale_s == e->timescale_s));
+				json_array_append_new(a,
+				    qcli_finding_json(&e->findings[k], e->host,
+					e->findings[k].timescale_s ==
+					    e->timescale_s));
 			else
 				qcli_finding_text(&e->findings[k], e->host,
-				    e->findings[k].timescale_s == e->timescale_s);
+				    e->findings[k].timescale_s ==
+					e->timescale_s);
 			n++;
 		}
 		vitals_epoch_free(e);
@@ -1026,8 +1104,8 @@ qcli_findings(struct qcli *c)
  * epoch.  QCLI_OK with *out, or QCLI_RUNTIME after saying why.
  */
 static int
-qcli_range_epoch(struct qcli *c, uint64_t from, uint64_t to,
-    struct vitals_epoch **out)
+qcli_range_epoch(
+    struct qcli *c, uint64_t from, uint64_t to, struct vitals_epoch **out)
 {
 	struct vitals_store_list l;
 	struct vitals_epoch *e;
@@ -1037,8 +1115,8 @@ qcli_range_epoch(struct qcli *c, uint64_t from, uint64_t to,
 	int r;
 
 	if ((r = vitals_store_list(c->data_dir, &l)) != 0) {
-		qcli_msg("%s: %s", c->data_dir, r == -ENOENT ?
-		    "no such data directory" : strerror(-r));
+		qcli_msg("%s: %s", c->data_dir,
+		    r == -ENOENT ? "no such data directory" : strerror(-r));
 		return QCLI_RUNTIME;
 	}
 	ru = rollup_new(from, (uint32_t)((to - from) / QCLI_NS),
@@ -1062,8 +1140,9 @@ qcli_range_epoch(struct qcli *c, uint64_t from, uint64_t to,
 	}
 	qcli_progress_end(c);
 	vitals_store_list_free(&l);
-	r = ru == NULL ? -ENOMEM : rollup_count(ru) == 0 ? -ENODATA :
-	    rollup_finish(ru, out);
+	r = ru == NULL		    ? -ENOMEM
+	    : rollup_count(ru) == 0 ? -ENODATA
+				    : rollup_finish(ru, out);
 	rollup_free(ru);
 	if (r == -ENODATA) {
 		char a[64], b[64];
@@ -1086,15 +1165,17 @@ struct qcli_sink {
 };
 
 static int
-qcli_on_finding(void *arg, struct vitals_ctx *ctx,
-    const struct vitals_finding *f)
+qcli_on_finding(
+    void *arg, struct vitals_ctx *ctx, const struct vitals_finding *f)
 {
 	struct qcli_sink *s = arg;
 	struct vitals_finding g = *f;
 
 	g.filter = ctx->name;
-	return json_array_append_new(s->findings, qcli_finding_json(&g,
-	    ctx->run.host, 0)) == 0 ? 0 : -ENOMEM;
+	return json_array_append_new(
+		   s->findings, qcli_finding_json(&g, ctx->run.host, 0)) == 0
+	    ? 0
+	    : -ENOMEM;
 }
 
 static int
@@ -1103,9 +1184,12 @@ qcli_on_series(void *arg, struct vitals_ctx *ctx, const char *name,
 {
 	struct qcli_sink *s = arg;
 
-	return json_array_append_new(s->points, json_pack("{s:s, s:s, s:I, s:o}",
-	    "filter", ctx->name, "name", name, "ts_ns", (json_int_t)ts_ns,
-	    "value", qcli_jnum(value))) == 0 ? 0 : -ENOMEM;
+	return json_array_append_new(s->points,
+		   json_pack("{s:s, s:s, s:I, s:o}", "filter", ctx->name,
+		       "name", name, "ts_ns", (json_int_t)ts_ns, "value",
+		       qcli_jnum(value))) == 0
+	    ? 0
+	    : -ENOMEM;
 }
 
 /* The entries of filter `name` in the configuration, plus `extra` overrides. */
@@ -1124,8 +1208,8 @@ qcli_filter_conf(const struct qcli *c, const char *name,
 	cp->name = (char *)name;
 	cp->kind = VITALS_PLUGIN_FILTER;
 	cp->enabled = 1;
-	cp->entries = calloc((src ? src->nentries : 0) + nextra + 1,
-	    sizeof(*cp->entries));
+	cp->entries = calloc(
+	    (src ? src->nentries : 0) + nextra + 1, sizeof(*cp->entries));
 	if (cp->entries == NULL)
 		return -ENOMEM;
 	for (i = 0; src != NULL && i < src->nentries; i++) {
@@ -1156,17 +1240,18 @@ qcli_filter_start(struct qcli *c, const char *name,
 	char err[1024];
 	int r;
 
-	*ldr = loader_new((const char *const *)c->cfg->plugin_path.v,
-	    c->cfg->plugin_path.n);
-	if (*ldr == NULL || qcli_filter_conf(c, name, extra, nextra, &cp) != 0) {
+	*ldr = loader_new(
+	    (const char *const *)c->cfg->plugin_path.v, c->cfg->plugin_path.n);
+	if (*ldr == NULL ||
+	    qcli_filter_conf(c, name, extra, nextra, &cp) != 0) {
 		qcli_msg("out of memory");
 		return QCLI_RUNTIME;
 	}
 	if ((r = loader_open(*ldr, name, &lp, err, sizeof(err))) != 0 ||
 	    lp->desc->kind != VITALS_PLUGIN_FILTER) {
-		qcli_msg("filter '%s' %s: %s", name, r == -ENOENT ?
-		    "is not installed" : "cannot be used", r ? err :
-		    "it is not a filter");
+		qcli_msg("filter '%s' %s: %s", name,
+		    r == -ENOENT ? "is not installed" : "cannot be used",
+		    r ? err : "it is not a filter");
 		free(cp.entries);
 		return QCLI_RUNTIME;
 	}
@@ -1207,18 +1292,21 @@ qcli_sink_print(const struct qcli *c, struct qcli_sink *s, const char *title)
 	size_t i, shown = 0;
 
 	if (c->json) {
-		o = json_pack("{s:O, s:O}", "findings", s->findings, "series",
-		    s->points);
+		o = json_pack(
+		    "{s:O, s:O}", "findings", s->findings, "series", s->points);
 		return qcli_dump(o);
 	}
 	printf("%s\n", title);
-	json_array_foreach(s->findings, i, o) {
-		if (c->vital != NULL && (json_string_value(json_object_get(o,
-		    "vital")) == NULL || strcmp(c->vital, json_string_value(
-		    json_object_get(o, "vital"))) != 0))
+	json_array_foreach(s->findings, i, o)
+	{
+		if (c->vital != NULL &&
+		    (json_string_value(json_object_get(o, "vital")) == NULL ||
+			strcmp(c->vital,
+			    json_string_value(json_object_get(o, "vital"))) !=
+			    0))
 			continue;
 		printf("  [%s] %s  vital %s  label %s  score %.3g  value %.6g"
-		    " vs %.6g\n      %s\n",
+		       " vs %.6g\n      %s\n",
 		    json_string_value(json_object_get(o, "severity")),
 		    json_string_value(json_object_get(o, "filter")),
 		    qcli_dash(json_string_value(json_object_get(o, "vital"))),
@@ -1231,11 +1319,10 @@ qcli_sink_print(const struct qcli *c, struct qcli_sink *s, const char *title)
 	}
 	if (shown == 0)
 		printf("  (no findings)\n");
-	json_array_foreach(s->points, i, o)
-		printf("  series %s/%s %.6g\n",
-		    json_string_value(json_object_get(o, "filter")),
-		    json_string_value(json_object_get(o, "name")),
-		    json_number_value(json_object_get(o, "value")));
+	json_array_foreach(s->points, i, o) printf("  series %s/%s %.6g\n",
+	    json_string_value(json_object_get(o, "filter")),
+	    json_string_value(json_object_get(o, "name")),
+	    json_number_value(json_object_get(o, "value")));
 	return QCLI_OK;
 }
 
@@ -1283,8 +1370,8 @@ qcli_installed(const struct qcli *c, const char *name, const char *key)
 	char err[512];
 	int r = 0;
 
-	l = loader_new((const char *const *)c->cfg->plugin_path.v,
-	    c->cfg->plugin_path.n);
+	l = loader_new(
+	    (const char *const *)c->cfg->plugin_path.v, c->cfg->plugin_path.n);
 	if (l != NULL && loader_open(l, name, &lp, err, sizeof(err)) == 0 &&
 	    lp->desc->kind == VITALS_PLUGIN_FILTER) {
 		r = 1;
@@ -1398,8 +1485,8 @@ qcli_item_json(const struct qcli_item *it, uint64_t wsum, int is_exe)
 }
 
 static void
-qcli_item_text(const struct qcli_item *it, size_t rank, uint64_t wsum,
-    int is_exe)
+qcli_item_text(
+    const struct qcli_item *it, size_t rank, uint64_t wsum, int is_exe)
 {
 	double share = wsum ? 100.0 * (double)it->count / (double)wsum : 0;
 
@@ -1419,8 +1506,8 @@ qcli_item_text(const struct qcli_item *it, size_t rank, uint64_t wsum,
 
 /* One vital's top labels and exes, as text or into obj. */
 static int
-qcli_top_vital(const struct qcli *c, const struct vitals_vital_epoch *v,
-    json_t *obj)
+qcli_top_vital(
+    const struct qcli *c, const struct vitals_vital_epoch *v, json_t *obj)
 {
 	struct qcli_item *sl, *ex = NULL;
 	size_t ns, nx = 0, i;
@@ -1433,19 +1520,21 @@ qcli_top_vital(const struct qcli *c, const struct vitals_vital_epoch *v,
 	}
 	if (obj != NULL) {
 		o = json_pack("{s:s, s:I, s:I, s:[], s:[]}", "unit", v->unit,
-		    "events", (json_int_t)v->events, "wsum", (json_int_t)v->wsum,
-		    "labels", "exes");
+		    "events", (json_int_t)v->events, "wsum",
+		    (json_int_t)v->wsum, "labels", "exes");
 		a = json_object_get(o, "labels");
 		b = json_object_get(o, "exes");
 		for (i = 0; o != NULL && i < ns && i < c->k; i++)
-			json_array_append_new(a, qcli_item_json(&sl[i], v->wsum, 0));
+			json_array_append_new(
+			    a, qcli_item_json(&sl[i], v->wsum, 0));
 		for (i = 0; o != NULL && i < nx && i < c->k; i++)
-			json_array_append_new(b, qcli_item_json(&ex[i], v->wsum, 1));
+			json_array_append_new(
+			    b, qcli_item_json(&ex[i], v->wsum, 1));
 		json_object_set_new(obj, v->name, o);
 	} else {
-		printf("\n%s (unit %s): %" PRIu64 " events, weighted sum %" PRIu64
-		    "\n  TOP LABELS\n", v->name, qcli_dash(v->unit), v->events,
-		    v->wsum);
+		printf("\n%s (unit %s): %" PRIu64
+		       " events, weighted sum %" PRIu64 "\n  TOP LABELS\n",
+		    v->name, qcli_dash(v->unit), v->events, v->wsum);
 		for (i = 0; i < ns && i < c->k; i++)
 			qcli_item_text(&sl[i], i + 1, v->wsum, 0);
 		printf("  TOP EXES\n");
@@ -1467,8 +1556,8 @@ qcli_top_direct(const struct qcli *c, const struct vitals_epoch *e)
 	int r = 0;
 
 	qcli_fmt_time(e->start_ns, a, sizeof(a));
-	qcli_fmt_time(e->start_ns + (uint64_t)e->timescale_s * QCLI_NS, b,
-	    sizeof(b));
+	qcli_fmt_time(
+	    e->start_ns + (uint64_t)e->timescale_s * QCLI_NS, b, sizeof(b));
 	if (!c->json)
 		printf("TOP %s .. %s  host %s\n", a, b, e->host);
 	for (i = 0; i < e->nvitals && r == 0; i++)
@@ -1528,7 +1617,7 @@ qcli_diff(struct qcli *c)
 
 	if (c->npos != 2)
 		return qcli_usage_error("diff: expected two ranges, RANGE_A "
-		    "RANGE_B (FROM..TO each)");
+					"RANGE_B (FROM..TO each)");
 	if ((rc = qcli_range(c->pos[0], c->now, &af, &at)) != QCLI_OK ||
 	    (rc = qcli_range(c->pos[1], c->now, &bf, &bt)) != QCLI_OK)
 		return rc;
@@ -1536,8 +1625,8 @@ qcli_diff(struct qcli *c)
 	    (rc = qcli_range_epoch(c, bf, bt, &b)) == QCLI_OK) {
 		v[0] = a;
 		v[1] = b;
-		rc = qcli_filter_once(c, "diff", NULL, 0, v, 2,
-		    "DIFF (diff filter, A then B)");
+		rc = qcli_filter_once(
+		    c, "diff", NULL, 0, v, 2, "DIFF (diff filter, A then B)");
 	}
 	vitals_epoch_free(a);
 	vitals_epoch_free(b);
@@ -1559,8 +1648,8 @@ qcli_feed(struct qcli *c, struct vitals_ctx *ctx, uint64_t from, uint64_t to,
 	int r;
 
 	if ((r = vitals_store_list(c->data_dir, &l)) != 0) {
-		qcli_msg("%s: %s", c->data_dir, r == -ENOENT ?
-		    "no such data directory" : strerror(-r));
+		qcli_msg("%s: %s", c->data_dir,
+		    r == -ENOENT ? "no such data directory" : strerror(-r));
 		return QCLI_RUNTIME;
 	}
 	q = calloc(cap, sizeof(*q));
@@ -1577,15 +1666,19 @@ qcli_feed(struct qcli *c, struct vitals_ctx *ctx, uint64_t from, uint64_t to,
 			memmove(q, q + 1, (cap - 1) * sizeof(*q));
 			n--;
 		}
-		if (vitals_epoch_load(l.v[i].path, &q[n], err, sizeof(err)) != 0) {
+		if (vitals_epoch_load(l.v[i].path, &q[n], err, sizeof(err)) !=
+		    0) {
 			qcli_msg("skipping %s", err);
 			continue;
 		}
 		n++;
 		(*fed)++;
-		instance_filter(ctx, &(struct vitals_queue){ .timescale_s =
-		    q[n - 1]->timescale_s, .n = n, .epochs =
-		    (const struct vitals_epoch *const *)q }, q[n - 1]->host);
+		instance_filter(ctx,
+		    &(struct vitals_queue){
+			.timescale_s = q[n - 1]->timescale_s,
+			.n = n,
+			.epochs = (const struct vitals_epoch *const *)q },
+		    q[n - 1]->host);
 	}
 	qcli_progress_end(c);
 	while (q != NULL && n > 0)
@@ -1610,7 +1703,7 @@ qcli_train(struct qcli *c)
 
 	if (c->npos != 1 || c->normal == NULL || c->model == NULL)
 		return qcli_usage_error("train: expected NAME --normal RANGE "
-		    "--model PATH");
+					"--model PATH");
 	if ((rc = qcli_range(c->normal, c->now, &from, &to)) != QCLI_OK)
 		return rc;
 	memset(extra, 0, sizeof(extra));
@@ -1669,8 +1762,8 @@ qcli_is_command(const char *cmd)
 }
 
 int
-qcli_run(const char *cmd, const char *data_dir, const char *config,
-    int argc, char **argv)
+qcli_run(const char *cmd, const char *data_dir, const char *config, int argc,
+    char **argv)
 {
 	struct qcli c;
 	size_t i;

@@ -28,18 +28,18 @@ struct rollup_vital {
 	char *unit;
 	uint64_t threshold, floor, events, wsum, unique, dropped;
 	uint64_t samples_dropped;
-	uint32_t hca_size;      /* 0 until an input with counters comes */
+	uint32_t hca_size; /* 0 until an input with counters comes */
 	uint64_t *hca;
-	uint32_t nsamples;      /* kept, best first */
+	uint32_t nsamples; /* kept, best first */
 	struct rollup_sample **samples;
-	uint32_t max_in;        /* largest nsamples of an input */
+	uint32_t max_in; /* largest nsamples of an input */
 };
 
 struct rollup {
-	char *host;             /* NULL until the first epoch; "*" if mixed */
+	char *host; /* NULL until the first epoch; "*" if mixed */
 	uint64_t start_ns;
 	uint32_t timescale_s;
-	uint32_t max_samples;   /* 0: max_in of each vital */
+	uint32_t max_samples; /* 0: max_in of each vital */
 	uint32_t nepochs;
 	uint32_t partial;
 	uint64_t length_ns, dropped, cpu_ns, seq;
@@ -139,8 +139,8 @@ rollup_put_str(char **p, const char *s)
  * frames, then the symbol pointers, then the strings.
  */
 static void
-rollup_sample_fill(struct vitals_sample *d, const struct vitals_sample *s,
-    char *mem)
+rollup_sample_fill(
+    struct vitals_sample *d, const struct vitals_sample *s, char *mem)
 {
 	const char **syms;
 	uint64_t *f = (uint64_t *)(void *)mem;
@@ -203,8 +203,9 @@ rollup_samples_merge(struct rollup_vital *v, const struct vitals_sample **in,
 	if ((out = calloc((size_t)bound + 1, sizeof(*out))) == NULL)
 		return -ENOMEM;
 	while (o < bound && (i < v->nsamples || j < n)) {
-		if (j == n || (i < v->nsamples &&
-		    rollup_sample_cmp(&v->samples[i]->s, in[j]) <= 0)) {
+		if (j == n ||
+		    (i < v->nsamples &&
+			rollup_sample_cmp(&v->samples[i]->s, in[j]) <= 0)) {
 			out[o++] = v->samples[i++];
 			continue;
 		}
@@ -525,8 +526,8 @@ rollup_finish(const struct rollup *r, struct vitals_epoch **out)
 	e->start_ns = r->start_ns;
 	e->length_ns = r->length_ns;
 	e->timescale_s = r->timescale_s;
-	e->partial = r->partial ||
-	    r->length_ns < (uint64_t)r->timescale_s * ROLLUP_NS;
+	e->partial =
+	    r->partial || r->length_ns < (uint64_t)r->timescale_s * ROLLUP_NS;
 	e->seq = r->seq;
 	e->dropped = r->dropped;
 	e->cpu_ns = r->cpu_ns;
@@ -534,7 +535,8 @@ rollup_finish(const struct rollup *r, struct vitals_epoch **out)
 	    (vv = codec_epoch_alloc(e, r->nvitals * sizeof(*vv))) == NULL)
 		goto fail;
 	for (i = 0; i < r->nvitals; i++)
-		if ((rc = rollup_finish_vital(r, &r->vitals[i], e, &vv[i])) != 0)
+		if ((rc = rollup_finish_vital(r, &r->vitals[i], e, &vv[i])) !=
+		    0)
 			goto fail;
 	if (e->host == NULL)
 		goto fail;

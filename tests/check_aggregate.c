@@ -60,8 +60,8 @@ rnd(uint64_t *x)
  * ns samples each, filled from seed.
  */
 static struct fx *
-fx_new(const char *host, uint64_t start, uint32_t len, uint32_t m,
-    uint32_t ns, uint64_t seed)
+fx_new(const char *host, uint64_t start, uint32_t len, uint32_t m, uint32_t ns,
+    uint64_t seed)
 {
 	struct fx *f = calloc(1, sizeof(*f));
 	uint32_t i, j;
@@ -70,7 +70,8 @@ fx_new(const char *host, uint64_t start, uint32_t len, uint32_t m,
 	snprintf(f->host, sizeof(f->host), "%s", host);
 	for (i = 0; i < FX_VITALS; i++) {
 		for (j = 0; j < m; j++)
-			f->hca[i][j] = rnd(&seed) % 4 == 0 ? rnd(&seed) % 1000 : 0;
+			f->hca[i][j] =
+			    rnd(&seed) % 4 == 0 ? rnd(&seed) % 1000 : 0;
 		for (j = 0; j < m; j++) {
 			f->v[i].events += f->hca[i][j] > 0;
 			f->v[i].wsum += f->hca[i][j];
@@ -79,11 +80,18 @@ fx_new(const char *host, uint64_t start, uint32_t len, uint32_t m,
 			f->frames[i][j][0] = rnd(&seed);
 			f->frames[i][j][1] = rnd(&seed);
 			f->s[i][j] = (struct vitals_sample){ .ts_ns = start + j,
-				.label = rnd(&seed) % 64, .weight = 1 + j % 3,
-				.count = rnd(&seed) % 10000, .slot = (uint32_t)(rnd(&seed) % m),
-				.exe_id = 7, .pid = 100 + j, .tid = 100 + j,
-				.nkstack = 1, .nustack = 1, .kstack = &f->frames[i][j][0],
-				.ustack = &f->frames[i][j][1], .exe = "/usr/bin/x",
+				.label = rnd(&seed) % 64,
+				.weight = 1 + j % 3,
+				.count = rnd(&seed) % 10000,
+				.slot = (uint32_t)(rnd(&seed) % m),
+				.exe_id = 7,
+				.pid = 100 + j,
+				.tid = 100 + j,
+				.nkstack = 1,
+				.nustack = 1,
+				.kstack = &f->frames[i][j][0],
+				.ustack = &f->frames[i][j][1],
+				.exe = "/usr/bin/x",
 				.comm = "x" };
 		}
 		f->v[i].name = fx_names[i];
@@ -98,10 +106,15 @@ fx_new(const char *host, uint64_t start, uint32_t len, uint32_t m,
 		f->v[i].nsamples = ns;
 		f->v[i].samples = f->s[i];
 	}
-	f->e = (struct vitals_epoch){ .host = f->host, .start_ns = start,
-		.length_ns = (uint64_t)len * NS, .timescale_s = len,
-		.seq = seed, .dropped = seed % 11, .cpu_ns = 1000 + seed,
-		.nvitals = FX_VITALS, .vitals = f->v };
+	f->e = (struct vitals_epoch){ .host = f->host,
+		.start_ns = start,
+		.length_ns = (uint64_t)len * NS,
+		.timescale_s = len,
+		.seq = seed,
+		.dropped = seed % 11,
+		.cpu_ns = 1000 + seed,
+		.nvitals = FX_VITALS,
+		.vitals = f->v };
 	return f;
 }
 
@@ -120,8 +133,9 @@ static const struct {
 
 START_TEST(test_slot_start)
 {
-	ck_assert_uint_eq(vitals_slot_start(slot_cases[_i].ts,
-	    slot_cases[_i].len), slot_cases[_i].want);
+	ck_assert_uint_eq(
+	    vitals_slot_start(slot_cases[_i].ts, slot_cases[_i].len),
+	    slot_cases[_i].want);
 }
 END_TEST
 
@@ -182,7 +196,8 @@ START_TEST(test_rollup_sums)
 		}
 		for (sum = 0, thr = 0, i = 0; i < 5; i++) {
 			sum += f[i]->v[k].wsum;
-			thr = f[i]->v[k].threshold > thr ? f[i]->v[k].threshold : thr;
+			thr = f[i]->v[k].threshold > thr ? f[i]->v[k].threshold
+							 : thr;
 		}
 		ck_assert_uint_eq(r->vitals[k].wsum, sum);
 		ck_assert_uint_eq(r->vitals[k].threshold, thr);
@@ -191,7 +206,8 @@ START_TEST(test_rollup_sums)
 		ck_assert_uint_eq(r->vitals[k].events, sum);
 		/* Linear counting over the sum: at least each input's. */
 		for (i = 0; i < 5; i++)
-			ck_assert_uint_ge(r->vitals[k].unique, f[i]->v[k].unique);
+			ck_assert_uint_ge(
+			    r->vitals[k].unique, f[i]->v[k].unique);
 	}
 	vitals_epoch_free(r);
 	/* Four of five minutes: the rollup is short of its slot. */
@@ -257,7 +273,8 @@ START_TEST(test_rollup_sample_bound)
 	uint32_t i, j, n = 0;
 
 	for (i = 0; i < 4; i++) {
-		f[i] = fx_new("h", T0 + i * 60 * NS, 60, 256, FX_SAMPLES, 7 + i);
+		f[i] =
+		    fx_new("h", T0 + i * 60 * NS, 60, 256, FX_SAMPLES, 7 + i);
 		v[i] = &f[i]->e;
 		w[3 - i] = &f[i]->e;
 		for (j = 0; j < FX_SAMPLES; j++)
@@ -318,8 +335,11 @@ END_TEST
 START_TEST(test_copy)
 {
 	struct fx *a = fx_new("a", T0, 60, 64, 3, 9);
-	struct vitals_finding fi = { .start_ns = T0, .end_ns = T0 + 60 * NS,
-		.severity = VITALS_SEV_WARN, .filter = "x", .vital = "cpu",
+	struct vitals_finding fi = { .start_ns = T0,
+		.end_ns = T0 + 60 * NS,
+		.severity = VITALS_SEV_WARN,
+		.filter = "x",
+		.vital = "cpu",
 		.text = "t" };
 	struct vitals_epoch *c;
 	json_t *ja, *jc;
@@ -370,7 +390,8 @@ rec_epoch(void *state, const struct vitals_queue *q)
 		s->starts[i] = q->epochs[i]->start_ns;
 	snprintf(s->host, sizeof(s->host), "%s", q->epochs[q->n - 1]->host);
 	for (i = 0; i < q->npeers && i < 4; i++)
-		snprintf(s->peers[i], sizeof(s->peers[i]), "%s", q->peers[i]->host);
+		snprintf(
+		    s->peers[i], sizeof(s->peers[i]), "%s", q->peers[i]->host);
 	if (q->epochs[q->n - 1]->nvitals > 0)
 		s->wsum = q->epochs[q->n - 1]->vitals[0].wsum;
 	return 0;
@@ -388,15 +409,17 @@ static const struct vitals_plugin rec_plugin = {
 static struct vitals_ctx *
 rec_ctx(void)
 {
-	struct config_plugin cp = { .name = "rec", .kind = VITALS_PLUGIN_FILTER,
-		.enabled = 1 };
+	struct config_plugin cp = {
+		.name = "rec", .kind = VITALS_PLUGIN_FILTER, .enabled = 1
+	};
 	static struct vitals_settings st;
 	struct vitals_ctx *ctx = NULL;
 	char err[256];
 
 	nseen = 0;
-	ck_assert_int_eq(instance_new(&rec_plugin, &cp, "test", &st, NULL,
-	    &ctx, err, sizeof(err)), 0);
+	ck_assert_int_eq(instance_new(&rec_plugin, &cp, "test", &st, NULL, &ctx,
+			     err, sizeof(err)),
+	    0);
 	return ctx;
 }
 
@@ -466,8 +489,8 @@ START_TEST(test_peers)
 		/* Each host its own queue; the others of the slot are peers. */
 		ck_assert_str_eq(seen[i].host, hosts[i % 3]);
 		ck_assert_uint_eq(seen[i].n, i / 3 + 1);
-		ck_assert_uint_eq(seen[i].starts[seen[i].n - 1],
-		    T0 + (i / 3) * 60 * NS);
+		ck_assert_uint_eq(
+		    seen[i].starts[seen[i].n - 1], T0 + (i / 3) * 60 * NS);
 		ck_assert_uint_eq(seen[i].npeers, 2);
 		ck_assert_str_ne(seen[i].peers[0], hosts[i % 3]);
 		ck_assert_str_ne(seen[i].peers[1], hosts[i % 3]);
@@ -481,8 +504,10 @@ END_TEST
 /* 10 s epochs, 60 s rollups: each completes with the epoch ending it. */
 START_TEST(test_live)
 {
-	struct aggregate_params p = { .ntimescales = 1, .timescales = { 60 },
-		.queue_len = 4, .max_samples = 8 };
+	struct aggregate_params p = { .ntimescales = 1,
+		.timescales = { 60 },
+		.queue_len = 4,
+		.max_samples = 8 };
 	struct aggregate_filter f = { rec_ctx(), AGGREGATE_ALL };
 	uint64_t want = 0, start;
 	struct aggregate *a;
@@ -581,7 +606,8 @@ static const struct {
 	{ "timescales: [5m, 5m]\n", 0, { 0 },
 	    "1:18: setting 'timescales': 5m is given twice" },
 	{ "timescales: [1500ms]\nepoch: 500ms\n", 0, { 0 },
-	    "1:14: setting 'timescales': expected a duration in whole seconds" },
+	    "1:14: setting 'timescales': expected a duration in whole "
+	    "seconds" },
 	{ "timescales: {a: 1}\n", 0, { 0 }, "1:13: setting 'timescales'" },
 };
 
@@ -680,8 +706,9 @@ make_store(void)
 		x->v[0].wsum = x->v[0].events = x->hca[0][3];
 		for (j = 0; j < 2; j++)
 			x->s[0][j].slot = 3;
-		ck_assert_int_eq(vitals_epoch_save(&x->e, tdir, NULL, 0, err,
-		    sizeof(err)), 0);
+		ck_assert_int_eq(
+		    vitals_epoch_save(&x->e, tdir, NULL, 0, err, sizeof(err)),
+		    0);
 		free(x);
 	}
 }
@@ -690,13 +717,19 @@ static struct vitals_agg_result *
 run_query(const char *config, uint32_t ts)
 {
 	static const char *const filters[] = { "ewma" };
-	struct vitals_agg_params p = { .data_dir = tdir, .config = config,
-		.from_ns = T0, .to_ns = T0 + 20 * 60 * NS, .ntimescales = 1,
-		.timescales = &ts, .nfilters = 1, .filters = filters };
+	struct vitals_agg_params p = { .data_dir = tdir,
+		.config = config,
+		.from_ns = T0,
+		.to_ns = T0 + 20 * 60 * NS,
+		.ntimescales = 1,
+		.timescales = &ts,
+		.nfilters = 1,
+		.filters = filters };
 	struct vitals_agg_result *r = NULL;
 	char err[1024] = "";
 
-	ck_assert_msg(vitals_agg_query(&p, &r, err, sizeof(err)) == 0, "%s", err);
+	ck_assert_msg(
+	    vitals_agg_query(&p, &r, err, sizeof(err)) == 0, "%s", err);
 	return r;
 }
 
@@ -706,8 +739,10 @@ cpu_findings(const struct vitals_agg_result *r, uint64_t at)
 	size_t i, n = 0;
 
 	for (i = 0; i < r->nfindings; i++)
-		if (r->findings[i].f.vital && !strcmp(r->findings[i].f.vital, "cpu") &&
-		    r->findings[i].f.start_ns == at && r->findings[i].f.label == NULL)
+		if (r->findings[i].f.vital &&
+		    !strcmp(r->findings[i].f.vital, "cpu") &&
+		    r->findings[i].f.start_ns == at &&
+		    r->findings[i].f.label == NULL)
 			n++;
 	return n;
 }
@@ -722,10 +757,10 @@ START_TEST(test_query_cache)
 	if (getenv("VITALS_PLUGIN_PATH") == NULL)
 		return; /* run through make check */
 	make_store();
-	snprintf(a, sizeof(a), "%s", write_yaml("a.yaml",
-	    "filters:\n  ewma: { warmup: 3 }\n"));
-	snprintf(b, sizeof(b), "%s", write_yaml("b.yaml",
-	    "filters:\n  ewma: { warmup: 3, k: 1000 }\n"));
+	snprintf(a, sizeof(a), "%s",
+	    write_yaml("a.yaml", "filters:\n  ewma: { warmup: 3 }\n"));
+	snprintf(b, sizeof(b), "%s",
+	    write_yaml("b.yaml", "filters:\n  ewma: { warmup: 3, k: 1000 }\n"));
 	r = run_query(a, 0);
 	ck_assert_uint_eq(r->epochs_read, 20);
 	ck_assert_uint_eq(r->cache_hits, 0);
@@ -788,8 +823,8 @@ aggregate_suite(void)
 	TCase *ag = tcase_create("aggregate");
 	TCase *io = tcase_create("io");
 
-	tcase_add_loop_test(ro, test_slot_start, 0,
-	    sizeof(slot_cases) / sizeof(slot_cases[0]));
+	tcase_add_loop_test(
+	    ro, test_slot_start, 0, sizeof(slot_cases) / sizeof(slot_cases[0]));
 	tcase_add_test(ro, test_fold);
 	tcase_add_test(ro, test_rollup_sums);
 	tcase_add_test(ro, test_rollup_fold_mixed);

@@ -831,8 +831,8 @@ static struct mock_point *mock_points;
 static unsigned mock_npoint;
 
 int
-vitals_series_emit(struct vitals_ctx *ctx, const char *name, uint64_t ts_ns,
-    double value)
+vitals_series_emit(
+    struct vitals_ctx *ctx, const char *name, uint64_t ts_ns, double value)
 {
 	struct mock_point *all;
 

@@ -250,6 +250,20 @@ else
 	expect_err "filter 'callmodel' is not installed" "train without callmodel"
 fi
 
+# ---- several hosts: a queue each, totals per host ----
+"$MKSTORE" --out "$TMP/multi" --span 20m --start $START --hosts 3 --rate 100 --quiet ||
+	fail "mkstore --hosts 3"
+run $Q -d "$TMP/multi" query --from $FROM --to 2026-11-18T10:20 --json
+expect_rc 0 "query of 3 hosts"
+expect_json "
+hosts = sorted({s['host'] for s in j['slots']})
+assert hosts == ['node-1', 'node-2', 'node-3'], hosts
+for h in hosts:
+    assert len([s for s in j['slots'] if s['host'] == h and s['base']]) == 20, h
+    assert len([s for s in j['slots'] if s['host'] == h and s['timescale_s'] == 300]) == 4, h" "query of 3 hosts"
+run $Q -d "$TMP/multi" query --from $FROM --to 2026-11-18T10:20 --host node-2 --json
+expect_json "assert {s['host'] for s in j['slots']} == {'node-2'}" "query --host node-2"
+
 # ---- the daemon: rollups at a longer timescale, findings stored ----
 cat >"$TMP/live.yaml" <<EOC
 epoch: 1s
