@@ -28,6 +28,11 @@
 #include "prefetch.h"
 #include "query.h"
 
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "0"
+#endif
+#define QUERY_VERSION PACKAGE_VERSION "/1"
+
 /* Write the reason for failing with r to q->err; returns r. */
 int
 query_fail(struct query *q, int r, const char *fmt, ...)
@@ -182,6 +187,8 @@ query_ts_key(struct query *q, struct query_ts *t)
 	t->first = query_lower(q, t->lo);
 	t->last = query_lower(q, t->hi);
 	cache_key_init(&t->key, "range");
+	/* A new version may roll up or key differently: start afresh. */
+	cache_key_str(&t->key, q->version);
 	cache_key_str(&t->key, q->data_dir);
 	cache_key_u64(&t->key, t->ts);
 	cache_key_u64(&t->key, t->lo);
@@ -646,6 +653,7 @@ vitals_agg_query(const struct vitals_agg_params *p,
 
 	memset(&q, 0, sizeof(q));
 	q.p = p;
+	q.version = QUERY_VERSION;
 	q.err = err;
 	q.errlen = errlen;
 	if ((r = query_check(&q)) != 0 || (r = query_config(&q)) != 0 ||

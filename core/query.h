@@ -82,6 +82,7 @@ struct query {
 	char *err;
 	size_t errlen;
 	char *data_dir; /* absolute */
+	const char *version; /* of the keys: libvitals' and their format's */
 	struct config *cfg;
 	struct loader *ldr;
 	struct vitals_settings settings;

@@ -386,6 +386,8 @@ query_part_add(
 
 	pa->host = q->ents[k].se->host;
 	cache_key_init(&pa->key, "rollup");
+	cache_key_str(&pa->key, q->version);
+	cache_key_str(&pa->key, q->data_dir);
 	cache_key_u64(&pa->key, t->ts);
 	cache_key_u64(&pa->key, sl->start);
 	cache_key_str(&pa->key, pa->host);
