@@ -513,22 +513,72 @@ codec_epoch_free(struct vitals_epoch *e)
 	free(o);
 }
 
+/*
+ * A new, zeroed epoch in an arena of its own, to be filled with
+ * codec_epoch_alloc (rollups and copies are built this way, so that
+ * vitals_epoch_free frees them like loaded epochs).  NULL when out of
+ * memory.
+ */
+struct vitals_epoch *
+codec_epoch_new(void)
+{
+	struct codec_owner *o;
+
+	if ((o = calloc(1, sizeof(*o))) == NULL)
+		return NULL;
+	return &o->epoch;
+}
+
+/*
+ * n zeroed bytes owned by e, which came from codec_epoch_new or
+ * codec_epoch_from_json; freed with it.  NULL for n == 0 or out of memory.
+ */
+void *
+codec_epoch_alloc(struct vitals_epoch *e, size_t n)
+{
+	struct codec_owner *o;
+
+	o = (struct codec_owner *)((char *)e -
+	    offsetof(struct codec_owner, epoch));
+	return codec_alloc(o, n);
+}
+
 /* ---- decoding ---- */
 
-/* Append ".key" (or "[i]" when key is NULL) to the path; returns the mark. */
+/* Append n bytes of s to the path, cut where it is full. */
+static void
+codec_path_put(struct codec_dec *d, const char *s, size_t n)
+{
+	size_t room = sizeof(d->path) - 1 - d->plen;
+
+	n = n < room ? n : room;
+	memcpy(d->path + d->plen, s, n);
+	d->plen += n;
+	d->path[d->plen] = '\0';
+}
+
+/*
+ * Append ".key" (or "[i]" when key is NULL) to the path; returns the mark.
+ * Called for every member decoded, so it avoids snprintf.
+ */
 static size_t
 codec_enter(struct codec_dec *d, const char *key, size_t i)
 {
-	size_t mark = d->plen, room = sizeof(d->path) - d->plen;
-	int n;
+	size_t mark = d->plen, n = 0;
+	char num[24];
 
-	if (key != NULL)
-		n = snprintf(d->path + d->plen, room, "%s%s",
-		    d->plen > 0 ? "." : "", key);
-	else
-		n = snprintf(d->path + d->plen, room, "[%zu]", i);
-	if (n > 0)
-		d->plen += (size_t)n < room ? (size_t)n : room - 1;
+	if (key != NULL) {
+		if (d->plen > 0)
+			codec_path_put(d, ".", 1);
+		codec_path_put(d, key, strlen(key));
+		return mark;
+	}
+	do
+		num[sizeof(num) - 1 - n++] = (char)('0' + i % 10);
+	while ((i /= 10) > 0 && n < sizeof(num) - 2);
+	codec_path_put(d, "[", 1);
+	codec_path_put(d, num + sizeof(num) - n, n);
+	codec_path_put(d, "]", 1);
 	return mark;
 }
 

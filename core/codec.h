@@ -33,6 +33,14 @@ int codec_epoch_from_json(json_t *j, struct vitals_epoch **out, char *err,
 void codec_epoch_free(struct vitals_epoch *e);
 
 /*
+ * A new zeroed epoch in its own arena (free with codec_epoch_free), and
+ * zeroed memory in the arena of such an epoch or of a decoded one.  Both
+ * return NULL when out of memory (codec_epoch_alloc also for n == 0).
+ */
+struct vitals_epoch *codec_epoch_new(void);
+void *codec_epoch_alloc(struct vitals_epoch *e, size_t n);
+
+/*
  * The path of an epoch's file relative to the data dir:
  * "YYYY-MM-DD/YYYYMMDDTHHMMSS.mmmZ_HOST.json.gz" (UTC).  Returns the
  * length written, or -ENAMETOOLONG.

@@ -458,6 +458,107 @@ cfg_plugin_path(
 	return r;
 }
 
+/* ---- timescales ---- */
+
+/* Default rollup timescales, dropped where they do not fit the epoch. */
+static const uint32_t cfg_default_timescales[] = { 300, 3600, 86400 };
+
+/*
+ * Check one timescale (text s at node n) against the epoch and those
+ * already read, and insert it in ascending order.
+ */
+static int
+cfg_timescale_add(struct cfg *x, const yaml_node_t *n, const char *s)
+{
+	struct config *c = x->c;
+	uint64_t ns;
+	uint32_t i, sec;
+
+	if (option_parse_duration(s, &ns) != 0 || ns == 0 ||
+	    ns % NS_PER_S != 0 || ns / NS_PER_S > UINT32_MAX)
+		return cfg_error(x, n,
+		    "setting 'timescales': expected a "
+		    "duration in whole seconds (e.g. 5m, 1h, 1d), got \"%s\"",
+		    s);
+	if (ns <= c->epoch_ns || ns % c->epoch_ns != 0)
+		return cfg_error(x, n,
+		    "setting 'timescales': %s is not a "
+		    "multiple of the epoch (%.3gs) longer than it",
+		    s, (double)c->epoch_ns / NS_PER_S);
+	sec = (uint32_t)(ns / NS_PER_S);
+	for (i = 0; i < c->ntimescales; i++)
+		if (c->timescales[i] == sec)
+			return cfg_error(x, n,
+			    "setting 'timescales': %s is "
+			    "given twice",
+			    s);
+	if (c->ntimescales == CONFIG_MAX_TIMESCALES)
+		return cfg_error(x, n,
+		    "setting 'timescales': more than " CFG_XSTR(
+			CONFIG_MAX_TIMESCALES) " timescales");
+	for (i = c->ntimescales; i > 0 && c->timescales[i - 1] > sec; i--)
+		c->timescales[i] = c->timescales[i - 1];
+	c->timescales[i] = sec;
+	c->ntimescales++;
+	return 0;
+}
+
+/* timescales: a sequence of durations, or one comma-separated scalar. */
+static int
+cfg_timescales(
+    struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
+{
+	yaml_node_item_t *it;
+	yaml_node_t *item;
+	char buf[256], *tok, *save = NULL;
+	int r;
+
+	(void)base;
+	x->c->ntimescales = 0;
+	if (cfg_is_null(v))
+		return 0;
+	if (v->type == YAML_MAPPING_NODE)
+		return cfg_bad(x, k, v);
+	if (v->type == YAML_SCALAR_NODE) {
+		snprintf(
+		    buf, sizeof(buf), "%s", (const char *)v->data.scalar.value);
+		for (tok = strtok_r(buf, ", ", &save); tok != NULL;
+		     tok = strtok_r(NULL, ", ", &save))
+			if ((r = cfg_timescale_add(x, v, tok)) != 0)
+				return r;
+		return 0;
+	}
+	for (it = v->data.sequence.items.start; it < v->data.sequence.items.top;
+	     it++) {
+		item = cfg_node(x, *it);
+		if (item->type != YAML_SCALAR_NODE)
+			return cfg_bad(x, k, item);
+		r = cfg_timescale_add(
+		    x, item, (const char *)item->data.scalar.value);
+		if (r != 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Without a `timescales` key: the defaults that fit the epoch. */
+static void
+cfg_timescales_default(struct config *c)
+{
+	uint32_t i;
+	uint64_t ns;
+
+	c->ntimescales = 0;
+	for (i = 0; i <
+	     sizeof(cfg_default_timescales) / sizeof(cfg_default_timescales[0]);
+	     i++) {
+		ns = (uint64_t)cfg_default_timescales[i] * NS_PER_S;
+		if (ns > c->epoch_ns && ns % c->epoch_ns == 0)
+			c->timescales[c->ntimescales++] =
+			    cfg_default_timescales[i];
+	}
+}
+
 /* ---- mappings ---- */
 
 /* 1 if v is a mapping, 0 if it is null (nothing set), or an error. */
@@ -949,9 +1050,13 @@ static const struct cfg_key cfg_top_keys[] = {
 	    "a mapping of plugin names to options" },
 	{ "plugins", cfg_section, 0, 0, 0, 0, VITALS_PLUGIN_OUTPUT,
 	    "a mapping of plugin names to options" },
+	/* Last: read after `epoch`, which it must be a multiple of. */
+	{ "timescales", cfg_timescales, 0, 0, 0, 0, 0,
+	    "a list of durations (e.g. [5m, 1h, 1d])" },
 };
 #undef C
 #define CFG_NTOP (sizeof(cfg_top_keys) / sizeof(cfg_top_keys[0]))
+#define CFG_TIMESCALES (CFG_NTOP - 1) /* "timescales", the last key */
 
 static int
 cfg_root(struct cfg *x, yaml_node_t *root)
@@ -969,7 +1074,11 @@ cfg_root(struct cfg *x, yaml_node_t *root)
 		    cfg_got(root, got, sizeof(got)));
 	if ((r = cfg_collect(x, root, cfg_top_keys, CFG_NTOP, seen)) != 0)
 		return r;
-	return cfg_apply(x, cfg_top_keys, 0, CFG_NTOP, seen, NULL);
+	if ((r = cfg_apply(x, cfg_top_keys, 0, CFG_NTOP, seen, NULL)) != 0)
+		return r;
+	if (seen[CFG_TIMESCALES].val == NULL)
+		cfg_timescales_default(x->c);
+	return 0;
 }
 
 /* Read all of path into *out (caller frees).  Returns 0 or -errno. */
@@ -1088,6 +1197,7 @@ cfg_defaults(struct config *c)
 	c->cpu_high = 0.01;
 	c->cpu_low = 0.0025;
 	c->queue_len = 16;
+	cfg_timescales_default(c);
 	c->sketch = (struct config_sketch){ .vital = NULL,
 		.hca_size = 1024,
 		.max_samples = 2048,

@@ -11,6 +11,9 @@
 #include <stdint.h>
 #include <vitals/vitals.h>
 
+/* Most rollup timescales (`timescales:`); VITALS_AGG_MAX_TIMESCALES. */
+#define CONFIG_MAX_TIMESCALES 8
+
 /* One `key: value` under a plugin, with where it was written. */
 struct config_entry {
 	char *key;           /* the key */
@@ -63,6 +66,8 @@ struct config {
 	struct config_sketch *vital_sketch; /* unset fields inherit the defaults */
 	size_t nplugins;         /* entries in plugins, in file order */
 	struct config_plugin *plugins;
+	uint32_t ntimescales;    /* `timescales`: rollup lengths in use */
+	uint32_t timescales[CONFIG_MAX_TIMESCALES]; /* seconds, ascending; default 5m, 1h, 1d */
 };
 
 /*

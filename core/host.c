@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The host that runs plugin instances on one libevent loop: the SDK's
- * services (timers, watches, findings, logging), the epoch boundary
- * (probes flush, filters run over a queue of recent epochs, outputs
- * write), signals, and configuration reload.
+ * loop services (timers, watches, sketches), the epoch boundary (probes
+ * flush, the aggregator runs the filters on the epoch and on the rollups
+ * it completes, outputs write), signals, and configuration reload.
  */
 #include <errno.h>
 #include <event2/event.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,9 +16,10 @@
 
 #include <vitals/store.h>
 
-#include "codec.h"
+#include "aggregate.h"
 #include "engine.h"
 #include "host.h"
+#include "instance.h"
 #include "log.h"
 #include "metric.h"
 #include "option.h"
@@ -40,23 +40,6 @@ struct vitals_watch {
 	void *arg;
 };
 
-/* A running plugin instance: the SDK's struct vitals_ctx. */
-struct vitals_ctx {
-	TAILQ_ENTRY(vitals_ctx) link;
-	struct host *host;
-	const struct vitals_plugin *desc; /* borrowed from the loader */
-	char *name;
-	char *optkey;       /* the options as written, to spot changes on reload */
-	void *config;       /* filled config block */
-	void *state;        /* the plugin's state from init */
-	char err[512];      /* last vitals_error() */
-	uint64_t gen;       /* host generation that started it */
-	struct log_limit lim;
-	LIST_HEAD(, vitals_timer) timers;
-	LIST_HEAD(, vitals_watch) watches;
-};
-TAILQ_HEAD(ctx_list, vitals_ctx);
-
 struct host {
 	struct config *cfg;
 	struct loader *ldr;
@@ -64,9 +47,8 @@ struct host {
 	struct event_base *base;
 	struct event *epoch_ev, *tick_ev, *sig_ev[3];
 	struct vitals_settings settings;
-	struct ctx_list insts;
-	struct vitals_epoch **queue;   /* recent closed epochs, oldest first */
-	uint32_t nqueue;
+	struct instance_list insts;
+	struct aggregate *agg;         /* filter queues and live rollups */
 	uint64_t next_ns;              /* next epoch boundary */
 	uint64_t closed, max_epochs;
 	uint64_t gen;                  /* bumped at each (re)configuration */
@@ -145,36 +127,6 @@ host_section_name(uint32_t kind)
 	return "plugins";
 }
 
-/* The options as written, one string, to tell a changed instance on reload. */
-static char *
-host_optkey(const struct config_plugin *cp)
-{
-	size_t i, j, len = 1;
-	char *k;
-
-	for (i = 0; i < cp->nentries; i++) {
-		len += strlen(cp->entries[i].key) + 2;
-		if (cp->entries[i].scalar)
-			len += strlen(cp->entries[i].scalar);
-		for (j = 0; j < cp->entries[i].nitems; j++)
-			len += strlen(cp->entries[i].items[j]) + 1;
-	}
-	if ((k = calloc(1, len)) == NULL)
-		return NULL;
-	for (i = 0; i < cp->nentries; i++) {
-		strcat(k, cp->entries[i].key);
-		strcat(k, "\x1f");
-		if (cp->entries[i].scalar)
-			strcat(k, cp->entries[i].scalar);
-		for (j = 0; j < cp->entries[i].nitems; j++) {
-			strcat(k, cp->entries[i].items[j]);
-			strcat(k, "\x1d");
-		}
-		strcat(k, "\x1e");
-	}
-	return k;
-}
-
 /*
  * Resolve a configured plugin to its descriptor, checking the section.
  * Returns 0 and sets *out, or -EINVAL with "FILE:LINE:COL: ..." in err.
@@ -205,59 +157,6 @@ host_resolve(const struct config *c, struct loader *l,
 	return 0;
 }
 
-static void
-host_ctx_free(struct vitals_ctx *ctx)
-{
-	struct vitals_timer *t;
-	struct vitals_watch *w;
-
-	if (ctx == NULL)
-		return;
-	while ((t = LIST_FIRST(&ctx->timers)) != NULL)
-		vitals_timer_del(t);
-	while ((w = LIST_FIRST(&ctx->watches)) != NULL)
-		vitals_watch_del(w);
-	if (ctx->config != NULL) {
-		option_free(ctx->desc->options, ctx->config);
-		free(ctx->config);
-	}
-	free(ctx->optkey);
-	free(ctx->name);
-	free(ctx);
-}
-
-/* Make an instance with its options filled, not yet started. */
-static int
-host_ctx_new(struct host *h, const struct config *c,
-    const struct config_plugin *cp, const struct vitals_plugin *d,
-    struct vitals_ctx **out, char *err, size_t errlen)
-{
-	struct vitals_ctx *ctx;
-
-	if ((ctx = calloc(1, sizeof(*ctx))) == NULL)
-		return -ENOMEM;
-	ctx->host = h;
-	ctx->gen = h->gen;
-	ctx->desc = d;
-	ctx->lim = (struct log_limit)LOG_LIMIT_INIT;
-	LIST_INIT(&ctx->timers);
-	LIST_INIT(&ctx->watches);
-	ctx->name = strdup(cp->name);
-	ctx->optkey = host_optkey(cp);
-	ctx->config = calloc(1, d->config_size ? d->config_size : 1);
-	if (!ctx->name || !ctx->optkey || !ctx->config) {
-		host_ctx_free(ctx);
-		return -ENOMEM;
-	}
-	if (option_fill(d->options, ctx->config, cp->entries, cp->nentries,
-	    c->file, err, errlen) != 0) {
-		host_ctx_free(ctx);
-		return -EINVAL;
-	}
-	*out = ctx;
-	return 0;
-}
-
 /* Whether a probe can run here; logs why not.  1 = run it. */
 static int
 host_probe_available(const struct vitals_plugin *d, const char *name)
@@ -274,35 +173,43 @@ host_probe_available(const struct vitals_plugin *d, const char *name)
 	return 0;
 }
 
+/* Findings of every instance go into the epoch being closed. */
 static int
-host_ctx_init(struct vitals_ctx *ctx, char *err, size_t errlen)
+host_on_finding(void *arg, struct vitals_ctx *ctx,
+    const struct vitals_finding *f)
 {
-	int r;
+	struct host *h = arg;
 
-	if (ctx->desc->init == NULL)
-		return 0;
-	if ((r = ctx->desc->init(ctx, ctx->config, &ctx->state)) != 0) {
-		snprintf(err, errlen, "plugin '%s': init failed: %s", ctx->name,
-		    ctx->err[0] ? ctx->err : strerror(-r));
-		return r < 0 ? r : -EIO;
-	}
+	return engine_finding_add(h->eng, f, ctx->name);
+}
+
+/* The daemon keeps no series: `vitals query` computes them. */
+static int
+host_on_series(void *arg, struct vitals_ctx *ctx, const char *name,
+    uint64_t ts_ns, double value)
+{
+	(void)arg;
+	log_msg(VITALS_LOG_DEBUG, ctx->name, "series %s %llu %g", name,
+	    (unsigned long long)ts_ns, value);
 	return 0;
 }
 
-static void
-host_ctx_stop(struct vitals_ctx *ctx)
+/* Make an instance of cp owned by h, its findings going to h's engine. */
+static int
+host_ctx_new(struct host *h, const struct config *c,
+    const struct config_plugin *cp, const struct vitals_plugin *d,
+    struct vitals_ctx **out, char *err, size_t errlen)
 {
-	struct vitals_timer *t;
-	struct vitals_watch *w;
+	int r;
 
-	/* fini first: a plugin may delete its own timers and watches there. */
-	if (ctx->desc->fini != NULL)
-		ctx->desc->fini(ctx->state);
-	ctx->state = NULL;
-	while ((t = LIST_FIRST(&ctx->timers)) != NULL)
-		vitals_timer_del(t);
-	while ((w = LIST_FIRST(&ctx->watches)) != NULL)
-		vitals_watch_del(w);
+	r = instance_new(d, cp, c->file, &h->settings, h, out, err, errlen);
+	if (r != 0)
+		return r;
+	(*out)->gen = h->gen;
+	(*out)->sink.finding = host_on_finding;
+	(*out)->sink.series = host_on_series;
+	(*out)->sink.arg = h;
+	return 0;
 }
 
 /*
@@ -312,8 +219,9 @@ host_ctx_stop(struct vitals_ctx *ctx)
  * back to `old`, so the running set is untouched.
  */
 static int
-host_instantiate(struct host *h, const struct config *c, struct ctx_list *old,
-    struct ctx_list *out, char *err, size_t errlen)
+host_instantiate(struct host *h, const struct config *c,
+    struct instance_list *old, struct instance_list *out, char *err,
+    size_t errlen)
 {
 	const struct vitals_plugin *d;
 	struct vitals_ctx *ctx, *o;
@@ -329,7 +237,7 @@ host_instantiate(struct host *h, const struct config *c, struct ctx_list *old,
 			continue;
 		if ((r = host_resolve(c, h->ldr, cp, &d, err, errlen)) != 0)
 			goto fail;
-		if ((key = host_optkey(cp)) == NULL) {
+		if ((key = instance_optkey(cp)) == NULL) {
 			r = -ENOMEM;
 			goto fail;
 		}
@@ -345,12 +253,12 @@ host_instantiate(struct host *h, const struct config *c, struct ctx_list *old,
 		if ((r = host_ctx_new(h, c, cp, d, &ctx, err, errlen)) != 0)
 			goto fail;
 		if (!host_probe_available(d, cp->name)) {
-			host_ctx_free(ctx);
+			instance_free(ctx);
 			continue;
 		}
-		if ((r = host_ctx_init(ctx, err, errlen)) != 0) {
-			host_ctx_stop(ctx);
-			host_ctx_free(ctx);
+		if ((r = instance_init(ctx, err, errlen)) != 0) {
+			instance_stop(ctx);
+			instance_free(ctx);
 			goto fail;
 		}
 		TAILQ_INSERT_TAIL(out, ctx, link);
@@ -361,8 +269,8 @@ fail:
 	while ((ctx = TAILQ_FIRST(out)) != NULL) {
 		TAILQ_REMOVE(out, ctx, link);
 		if (ctx->gen == h->gen) {
-			host_ctx_stop(ctx);
-			host_ctx_free(ctx);
+			instance_stop(ctx);
+			instance_free(ctx);
 		} else
 			TAILQ_INSERT_TAIL(old, ctx, link);
 	}
@@ -398,74 +306,60 @@ host_check(const struct config *c, struct loader *l, char *err, size_t errlen)
 
 /* ---- the epoch boundary ---- */
 
+/* The aggregator's parameters from configuration c. */
 static void
-host_queue_clear(struct host *h)
+host_agg_params(const struct config *c, struct aggregate_params *p)
 {
 	uint32_t i;
 
-	for (i = 0; i < h->nqueue; i++)
-		vitals_epoch_free(h->queue[i]);
-	free(h->queue);
-	h->queue = NULL;
-	h->nqueue = 0;
+	memset(p, 0, sizeof(*p));
+	p->ntimescales = c->ntimescales;
+	for (i = 0; i < c->ntimescales; i++)
+		p->timescales[i] = c->timescales[i];
+	p->queue_len = c->queue_len;
+	p->max_samples = c->sketch.max_samples;
 }
 
 /*
- * Keep a private copy of a closed epoch for the filters' queue: the
- * engine reuses the view's memory at the next boundary.
+ * Hand the running filters to the aggregator, each at every timescale,
+ * remaking it first if c changed the timescales, the queue length or the
+ * sample bound (the queues and open rollups then start afresh).
  */
-static struct vitals_epoch *
-host_epoch_copy(const struct vitals_epoch *e)
+static int
+host_agg_update(struct host *h, const struct config *c)
 {
-	struct vitals_epoch *copy = NULL;
-	char err[256];
-	json_t *j;
+	struct aggregate_filter *f;
+	struct aggregate_params p;
+	struct aggregate *a;
+	struct vitals_ctx *ctx;
+	size_t n = 0;
+	int r;
 
-	if ((j = codec_epoch_to_json(e)) == NULL)
-		return NULL;
-	if (codec_epoch_from_json(j, &copy, err, sizeof(err)) != 0)
-		copy = NULL;
-	json_decref(j);
-	return copy;
+	/* Never leave it pointing at instances a reload has freed. */
+	if (h->agg != NULL)
+		aggregate_filters(h->agg, NULL, 0);
+	host_agg_params(c, &p);
+	if (h->agg == NULL || memcmp(&p, aggregate_params(h->agg), sizeof(p))) {
+		if ((a = aggregate_new(&p)) == NULL)
+			return -ENOMEM;
+		aggregate_free(h->agg);
+		h->agg = a;
+	}
+	TAILQ_FOREACH(ctx, &h->insts, link)
+		n++;
+	if ((f = calloc(n + 1, sizeof(*f))) == NULL)
+		return -ENOMEM;
+	n = 0;
+	TAILQ_FOREACH(ctx, &h->insts, link)
+		if (ctx->desc->kind == VITALS_PLUGIN_FILTER)
+			f[n++] = (struct aggregate_filter){ ctx, AGGREGATE_ALL };
+	r = aggregate_filters(h->agg, f, n);
+	free(f);
+	return r;
 }
 
 static void
-host_queue_push(struct host *h, const struct vitals_epoch *e)
-{
-	struct vitals_epoch *copy, **q;
-	uint32_t cap = h->cfg->queue_len;
-
-	if ((copy = host_epoch_copy(e)) == NULL) {
-		log_limited(&h->lim, VITALS_LOG_ERR, "core",
-		    "out of memory keeping the filter queue");
-		return;
-	}
-	if (h->queue == NULL) {
-		if ((q = calloc(cap, sizeof(*q))) == NULL) {
-			vitals_epoch_free(copy);
-			return;
-		}
-		h->queue = q;
-	}
-	if (h->nqueue == cap) {
-		vitals_epoch_free(h->queue[0]);
-		memmove(h->queue, h->queue + 1, (cap - 1) * sizeof(*h->queue));
-		h->nqueue--;
-	}
-	h->queue[h->nqueue++] = copy;
-}
-
-static void
-host_complain(struct vitals_ctx *ctx, const char *what, int r)
-{
-	log_limited(&ctx->lim, VITALS_LOG_ERR, ctx->name, "%s failed: %s", what,
-	    ctx->err[0] ? ctx->err : strerror(r < 0 ? -r : r));
-	ctx->err[0] = '\0';
-}
-
-static void
-host_run_kind(struct host *h, uint32_t kind, const struct vitals_epoch *e,
-    const struct vitals_queue *q)
+host_run_kind(struct host *h, uint32_t kind, const struct vitals_epoch *e)
 {
 	struct vitals_ctx *ctx;
 	int r;
@@ -476,36 +370,30 @@ host_run_kind(struct host *h, uint32_t kind, const struct vitals_epoch *e,
 		r = 0;
 		if (kind == VITALS_PLUGIN_PROBE && ctx->desc->flush)
 			r = ctx->desc->flush(ctx->state);
-		else if (kind == VITALS_PLUGIN_FILTER && ctx->desc->epoch)
-			r = ctx->desc->epoch(ctx->state, q);
 		else if (kind == VITALS_PLUGIN_OUTPUT && ctx->desc->write)
 			r = ctx->desc->write(ctx->state, e);
 		if (r != 0)
-			host_complain(ctx, kind == VITALS_PLUGIN_PROBE ? "flush" :
-			    kind == VITALS_PLUGIN_FILTER ? "epoch" : "write", r);
+			instance_complain(ctx,
+			    kind == VITALS_PLUGIN_PROBE ? "flush" : "write", r);
 	}
 }
 
 /*
- * Close the current epoch at at_ns: probes flush, filters run, outputs
- * write.
+ * Close the current epoch at at_ns: probes flush, the aggregator runs the
+ * filters on it and on every rollup it completes (their findings land in
+ * this epoch), outputs write.
  */
 static void
 host_close_epoch(struct host *h, uint64_t at_ns, int partial)
 {
 	const struct vitals_epoch *e;
-	struct vitals_queue q;
 
-	host_run_kind(h, VITALS_PLUGIN_PROBE, NULL, NULL);
+	host_run_kind(h, VITALS_PLUGIN_PROBE, NULL);
 	e = engine_close(h->eng, at_ns, partial);
-	host_queue_push(h, e);
-	memset(&q, 0, sizeof(q));
-	q.timescale_s = e->timescale_s;
-	q.n = h->nqueue;
-	q.epochs = (const struct vitals_epoch *const *)h->queue;
-	if (h->nqueue > 0)
-		host_run_kind(h, VITALS_PLUGIN_FILTER, e, &q);
-	host_run_kind(h, VITALS_PLUGIN_OUTPUT, e, NULL);
+	if (aggregate_live(h->agg, e) == -ENOMEM)
+		log_limited(&h->lim, VITALS_LOG_ERR, "core",
+		    "out of memory keeping the filter queues");
+	host_run_kind(h, VITALS_PLUGIN_OUTPUT, e);
 	h->closed++;
 	log_msg(VITALS_LOG_DEBUG, "core",
 	    "epoch %llu closed: %u vitals, %u findings%s",
@@ -595,14 +483,16 @@ host_on_signal(evutil_socket_t sig, short what, void *arg)
 int
 host_start(struct host *h, char *err, size_t errlen)
 {
-	struct ctx_list none;
+	struct instance_list none;
 	int r;
 
 	TAILQ_INIT(&none);
 	engine_start(h->eng, host_now_ns());
 	if ((r = host_instantiate(h, h->cfg, &none, &h->insts, err, errlen)) != 0)
 		return r;
-	return 0;
+	if ((r = host_agg_update(h, h->cfg)) != 0)
+		snprintf(err, errlen, "out of memory");
+	return r;
 }
 
 static int
@@ -643,7 +533,7 @@ host_run(struct host *h, uint64_t max_epochs)
 int
 host_reload(struct host *h)
 {
-	struct ctx_list next;
+	struct instance_list next;
 	struct vitals_ctx *ctx;
 	struct config *c;
 	char err[1024];
@@ -665,13 +555,16 @@ host_reload(struct host *h)
 	while ((ctx = TAILQ_FIRST(&h->insts)) != NULL) {
 		TAILQ_REMOVE(&h->insts, ctx, link);
 		log_msg(VITALS_LOG_INFO, "core", "stopping '%s'", ctx->name);
-		host_ctx_stop(ctx);
-		host_ctx_free(ctx);
+		instance_stop(ctx);
+		instance_free(ctx);
 	}
 	TAILQ_CONCAT(&h->insts, &next, link);
 	if (c->data_dir && h->cfg->data_dir && strcmp(c->data_dir, h->cfg->data_dir))
 		log_msg(VITALS_LOG_INFO, "core", "data_dir now %s", c->data_dir);
 	engine_reconfigure(h->eng, c, c->host);
+	if (host_agg_update(h, c) != 0)
+		log_msg(VITALS_LOG_ERR, "core",
+		    "out of memory: filters keep their previous timescales");
 	config_free(h->cfg);
 	h->cfg = c;
 	host_settings_update(h);
@@ -689,10 +582,10 @@ host_free(struct host *h)
 		return;
 	while ((ctx = TAILQ_FIRST(&h->insts)) != NULL) {
 		TAILQ_REMOVE(&h->insts, ctx, link);
-		host_ctx_stop(ctx);
-		host_ctx_free(ctx);
+		instance_stop(ctx);
+		instance_free(ctx);
 	}
-	host_queue_clear(h);
+	aggregate_free(h->agg);
 	if (h->epoch_ev)
 		event_free(h->epoch_ev);
 	if (h->tick_ev)
@@ -708,37 +601,6 @@ host_free(struct host *h)
 }
 
 /* ---- the SDK's services ---- */
-
-const struct vitals_settings *
-vitals_settings(const struct vitals_ctx *ctx)
-{
-	return &ctx->host->settings;
-}
-
-void
-vitals_log(struct vitals_ctx *ctx, int level, const char *fmt, ...)
-{
-	char buf[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (level <= VITALS_LOG_WARN)
-		log_limited(&ctx->lim, level, ctx->name, "%s", buf);
-	else
-		log_msg(level, ctx->name, "%s", buf);
-}
-
-void
-vitals_error(struct vitals_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ctx->err, sizeof(ctx->err), fmt, ap);
-	va_end(ap);
-}
 
 int
 vitals_vital_open(struct vitals_ctx *ctx, const char *name, const char *unit,
@@ -775,19 +637,17 @@ int
 vitals_metric_put(struct vitals_ctx *ctx, const char *name, const char *unit,
     double value)
 {
-	int r = engine_metric_put(ctx->host->eng, name, unit, value);
+	int r;
 
+	/* Range queries run filters with no engine behind them. */
+	if (ctx->host == NULL)
+		return -ENOTSUP;
+	r = engine_metric_put(ctx->host->eng, name, unit, value);
 	if (r == -ENOSPC)
 		log_limited(&ctx->lim, VITALS_LOG_WARN, ctx->name,
 		    "metric '%s' dropped: %u metric names kept already", name,
 		    METRIC_MAX_NAMES);
 	return r;
-}
-
-int
-vitals_finding_emit(struct vitals_ctx *ctx, const struct vitals_finding *f)
-{
-	return engine_finding_add(ctx->host->eng, f, ctx->name);
 }
 
 static void

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <ltdl.h>
 #include <stdarg.h>
@@ -705,4 +706,29 @@ loader_known_names(struct loader *l)
 	}
 	loader_names_free(&s);
 	return (out);
+}
+
+/*
+ * Identity of the file a loaded plugin's code came from, for keying
+ * cached results: "PATH SIZE MTIME INODE" of the shared object holding
+ * its descriptor (found with dladdr, so a libtool .la names the .so it
+ * loaded).  Writes buf only on success; returns 0 or a negative errno.
+ */
+int
+loader_file_id(const struct loader_plugin *p, char *buf, size_t len)
+{
+	const char *file = p->path;
+	struct stat st;
+	Dl_info info;
+	int n;
+
+	if (dladdr(p->desc, &info) != 0 && info.dli_fname != NULL &&
+	    info.dli_fname[0] == '/')
+		file = info.dli_fname;
+	if (stat(file, &st) != 0)
+		return (-errno);
+	n = snprintf(buf, len, "%s %lld %lld.%09ld %llu", file,
+	    (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+	    st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
+	return (n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0);
 }

@@ -64,4 +64,10 @@ const struct loader_plugin *loader_plugins(const struct loader *l, size_t *n);
 /* Names of plugins on the search path ("a, b, c") for messages; caller frees. */
 char *loader_known_names(struct loader *l);
 
+/*
+ * "PATH SIZE MTIME INODE" of the shared object p's code was loaded from,
+ * for keying cached results.  Returns 0, or a negative errno.
+ */
+int loader_file_id(const struct loader_plugin *p, char *buf, size_t len);
+
 #endif /* VITALS_LOADER_H */

@@ -24,6 +24,7 @@
 
 #include "codec.h"
 #include "config.h"
+#include "query_cli.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.1.0"
@@ -165,9 +166,19 @@ static const char usage_text[] =
     "options:\n"
     "  -d, --data-dir DIR  the store (default: data_dir of CONFIG, else\n"
     "                      $VITALS_DATA_DIR, else " DEFAULT_DATA_DIR ")\n"
-    "  -c, --config FILE   read data_dir from this vitalsd configuration\n"
+    "  -c, --config FILE   vitalsd configuration: data_dir, and the filters\n"
+    "                      and timescales of range commands\n"
     "  -h, --help          show this help\n"
     "  -V, --version       show the version\n";
+
+/* The usage: this file's commands, then the range commands'. */
+static void
+print_usage(FILE *f)
+{
+	fputs(usage_text, f);
+	fputs("\nrange commands:\n", f);
+	fputs(qcli_usage, f);
+}
 
 static void msg(const char *, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *, ...) __attribute__((format(printf, 1, 2)));
@@ -196,7 +207,7 @@ usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
-	fputs(usage_text, stderr);
+	print_usage(stderr);
 	return EXIT_USAGE;
 }
 
@@ -300,7 +311,7 @@ common_opt(struct cli *cli, int id, const char *val, int *done)
 {
 	switch (id) {
 	case OPT_HELP:
-		fputs(usage_text, stdout);
+		print_usage(stdout);
 		*done = 1;
 		return EXIT_OK;
 	case OPT_VERSION:
@@ -1303,8 +1314,11 @@ dispatch(struct cli *cli, const char *cmd, struct args *a)
 		return cmd_epochs(cli, a);
 	if (strcmp(cmd, "show") == 0)
 		return cmd_show(cli, a);
+	if (qcli_is_command(cmd))
+		return qcli_run(cmd, cli->data_dir_opt, cli->config_path,
+		    a->argc - a->i, a->argv + a->i);
 	if (strcmp(cmd, "help") == 0) {
-		fputs(usage_text, stdout);
+		print_usage(stdout);
 		return EXIT_OK;
 	}
 	return usage_error("unknown command '%s'", cmd);

@@ -444,7 +444,7 @@ END_TEST
 static const char valid_top[] =
     "(valid: host, data_dir, epoch, retention, "
     "plugin_path, log, log_level, filter_queue, sketch, probes, filters, "
-    "plugins)";
+    "plugins, timescales)";
 static const char valid_sizes[] = "hca_size, max_samples, stack_depth, "
 				  "seen_bits, floor, threshold, threshold_max";
 static const char dur_expect[] =

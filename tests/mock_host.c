@@ -115,6 +115,7 @@ mock_reset(void)
 	memset(mock_timers, 0, sizeof(mock_timers));
 	memset(mock_watches, 0, sizeof(mock_watches));
 	mock_findings_clear();
+	mock_series_clear();
 	mock_error[0] = mock_log[0] = '\0';
 	mock_nerror = mock_nlog = 0;
 	mock_cpu = 0;
@@ -931,4 +932,67 @@ vitals_epoch_metric(const struct vitals_epoch *e, const char *name)
 		if (strcmp(e->metrics[i].name, name) == 0)
 			return &e->metrics[i];
 	return NULL;
+}
+
+/* ---- series ---- */
+
+/* One point given to vitals_series_emit. */
+struct mock_point {
+	char *name;
+	uint64_t ts_ns;
+	double value;
+};
+
+static struct mock_point *mock_points;
+static unsigned mock_npoint;
+
+int
+vitals_series_emit(
+    struct vitals_ctx *ctx, const char *name, uint64_t ts_ns, double value)
+{
+	struct mock_point *all;
+
+	(void)ctx;
+	if (name == NULL || name[0] == '\0')
+		return -EINVAL;
+	all = realloc(mock_points, (mock_npoint + 1) * sizeof(*all));
+	if (all == NULL)
+		return -ENOMEM;
+	mock_points = all;
+	all[mock_npoint].ts_ns = ts_ns;
+	all[mock_npoint].value = value;
+	if ((all[mock_npoint].name = strdup(name)) == NULL)
+		return -ENOMEM;
+	mock_npoint++;
+	return 0;
+}
+
+unsigned
+mock_nseries(void)
+{
+	return mock_npoint;
+}
+
+const char *
+mock_series(unsigned i, uint64_t *ts_ns, double *value)
+{
+	if (i >= mock_npoint)
+		return NULL;
+	if (ts_ns != NULL)
+		*ts_ns = mock_points[i].ts_ns;
+	if (value != NULL)
+		*value = mock_points[i].value;
+	return mock_points[i].name;
+}
+
+void
+mock_series_clear(void)
+{
+	unsigned i;
+
+	for (i = 0; i < mock_npoint; i++)
+		free(mock_points[i].name);
+	free(mock_points);
+	mock_points = NULL;
+	mock_npoint = 0;
 }

@@ -100,6 +100,14 @@ unsigned mock_nfindings(void);
 const struct vitals_finding *mock_finding(unsigned i);
 void mock_findings_clear(void);
 
+/*
+ * Points given to vitals_series_emit, in order: mock_series returns the
+ * name (borrowed; NULL past the end) and writes the time and value.
+ */
+unsigned mock_nseries(void);
+const char *mock_series(unsigned i, uint64_t *ts_ns, double *value);
+void mock_series_clear(void);
+
 /* Nanoseconds given to vitals_cpu_add. */
 uint64_t mock_cpu_ns(void);
 

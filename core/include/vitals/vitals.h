@@ -371,8 +371,23 @@ void vitals_watch_del(struct vitals_watch *w);
 int vitals_metric_put(struct vitals_ctx *ctx, const char *name,
     const char *unit, double value);
 
-/* Filter: emit a finding; the core copies it.  Returns 0 or -ENOMEM. */
+/*
+ * Filter: emit a finding; the core copies it.  A finding whose timescale_s
+ * is 0, or whose start_ns and end_ns are both 0, gets those of the newest
+ * epoch of the queue being looked at.  Returns 0 or -ENOMEM.
+ */
 int vitals_finding_emit(struct vitals_ctx *ctx, const struct vitals_finding *f);
+
+/*
+ * Filter: emit one point of a derived series, such as a score the filter
+ * computes at each epoch.  `name` is the series' name within the filter
+ * (the core keys it by filter, host and timescale too); ts_ns is the time
+ * the value stands for, usually the start of the newest epoch.  The core
+ * copies the name.  `vitals query` prints and exports series; the daemon
+ * does not keep them.  Returns 0, -EINVAL for an empty name, or -ENOMEM.
+ */
+int vitals_series_emit(struct vitals_ctx *ctx, const char *name,
+    uint64_t ts_ns, double value);
 
 /* Look up a vital by name in an epoch; NULL if absent.  Borrowed. */
 const struct vitals_vital_epoch *vitals_epoch_vital(const struct vitals_epoch *e,

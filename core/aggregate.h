@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The aggregator's engine room, shared by the daemon (live) and range
+ * queries: per host and timescale a bounded queue of recent epochs, the
+ * filter runs over them with the other hosts' epochs of the same slot as
+ * peers, and (live) the rollups of the slots being filled.
+ */
+#ifndef VITALS_AGGREGATE_INTERNAL_H
+#define VITALS_AGGREGATE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <vitals/aggregate.h>
+#include <vitals/vitals.h>
+
+/* A filter timescale matching every timescale, base included. */
+#define AGGREGATE_ALL UINT32_MAX
+
+/* How an aggregator rolls up and queues. */
+struct aggregate_params {
+	uint32_t ntimescales;  /* rollup timescales in use */
+	uint32_t timescales[VITALS_AGG_MAX_TIMESCALES]; /* seconds, ascending */
+	uint32_t queue_len;    /* epochs per queue, >= 1 */
+	uint32_t max_samples;  /* samples kept per vital in a rollup */
+};
+
+/* A filter instance and the timescale it runs at. */
+struct aggregate_filter {
+	struct vitals_ctx *ctx;  /* borrowed; its sink gets the findings */
+	uint32_t timescale_s;    /* 0 = base only, AGGREGATE_ALL, or one */
+};
+
+struct aggregate;
+
+/* A new aggregator; NULL when out of memory. */
+struct aggregate *aggregate_new(const struct aggregate_params *p);
+
+/* Free it with its queues and open rollups; accepts NULL. */
+void aggregate_free(struct aggregate *a);
+
+/* The parameters it was made with. */
+const struct aggregate_params *aggregate_params(const struct aggregate *a);
+
+/*
+ * Use filters f[0..n) (copied; the instances stay the caller's) from now
+ * on.  Returns 0 or -ENOMEM (the previous list is then kept).
+ */
+int aggregate_filters(struct aggregate *a, const struct aggregate_filter *f,
+    size_t n);
+
+/*
+ * One slot of timescale ts (0 = base): epochs v[0..n), normally one per
+ * host, whose ownership passes to the aggregator (even on failure).  Each
+ * joins the queue of its host and timescale (the oldest beyond queue_len
+ * is freed); then the filters of ts run once per epoch, with that queue
+ * and the others as peers.  Returns 0, or the first error a filter
+ * returned (the others still run), or -ENOMEM.
+ */
+int aggregate_run(struct aggregate *a, uint32_t ts, struct vitals_epoch **v,
+    size_t n);
+
+/*
+ * The daemon: a closed base epoch e (borrowed).  It is added to the open
+ * rollup of each timescale; a rollup whose slot e reaches the end of (or
+ * that e has moved past) is finished and run at its timescale, after the
+ * base filters ran on e.  Returns 0 or the first error.
+ */
+int aggregate_live(struct aggregate *a, const struct vitals_epoch *e);
+
+#endif /* VITALS_AGGREGATE_INTERNAL_H */

@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Rollups: epochs summed into the epoch of a longer slot.  HCAs built with
+ * the same hash add up counter by counter, and a larger HCA folds down to
+ * a smaller one exactly; samples are merged keeping the largest counts up
+ * to a bound.  Also deep copies of epochs, for queues that outlive them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vitals/aggregate.h>
+
+#include "codec.h"
+#include "rollup.h"
+#include "sketch.h"
+
+#define ROLLUP_NS 1000000000ull
+
+/* A kept sample: the sample, then its stacks, symbols and strings. */
+struct rollup_sample {
+	struct vitals_sample s;
+};
+
+/* One vital being summed. */
+struct rollup_vital {
+	char *name;
+	char *unit;
+	uint64_t threshold, floor, events, wsum, unique, dropped;
+	uint64_t samples_dropped;
+	uint32_t hca_size; /* 0 until an input with counters comes */
+	uint64_t *hca;
+	uint32_t nsamples; /* kept, best first */
+	struct rollup_sample **samples;
+	uint32_t max_in; /* largest nsamples of an input */
+};
+
+struct rollup {
+	char *host; /* NULL until the first epoch; "*" if mixed */
+	uint64_t start_ns;
+	uint32_t timescale_s;
+	uint32_t max_samples; /* 0: max_in of each vital */
+	uint32_t nepochs;
+	uint32_t partial;
+	uint64_t length_ns, dropped, cpu_ns, seq;
+	uint32_t nvitals;
+	struct rollup_vital *vitals; /* sorted by name */
+};
+
+uint64_t
+vitals_slot_start(uint64_t ts_ns, uint64_t length_ns)
+{
+	if (length_ns == 0)
+		return ts_ns;
+	return ts_ns - ts_ns % length_ns;
+}
+
+static int
+rollup_pow2(uint32_t x)
+{
+	return x != 0 && (x & (x - 1)) == 0;
+}
+
+int
+vitals_hca_fold(uint64_t *hca, uint32_t m, uint32_t to)
+{
+	uint32_t i;
+
+	if (hca == NULL || !rollup_pow2(m) || !rollup_pow2(to) || to > m)
+		return -EINVAL;
+	for (i = to; i < m; i++)
+		hca[i & (to - 1)] += hca[i];
+	return 0;
+}
+
+/* ---- samples ---- */
+
+static int
+rollup_cmp_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* Best first: larger count, larger weight, then earlier and smaller ids. */
+static int
+rollup_sample_cmp(const struct vitals_sample *a, const struct vitals_sample *b)
+{
+	int c;
+
+	if ((c = rollup_cmp_u64(b->count, a->count)) != 0 ||
+	    (c = rollup_cmp_u64(b->weight, a->weight)) != 0 ||
+	    (c = rollup_cmp_u64(a->ts_ns, b->ts_ns)) != 0 ||
+	    (c = rollup_cmp_u64(a->label, b->label)) != 0 ||
+	    (c = rollup_cmp_u64(a->slot, b->slot)) != 0 ||
+	    (c = rollup_cmp_u64(a->exe_id, b->exe_id)) != 0 ||
+	    (c = rollup_cmp_u64(a->pid, b->pid)) != 0 ||
+	    (c = rollup_cmp_u64(a->tid, b->tid)) != 0)
+		return c;
+	return rollup_cmp_u64(a->op, b->op);
+}
+
+static int
+rollup_sample_pcmp(const void *x, const void *y)
+{
+	const struct vitals_sample *const *a = x, *const *b = y;
+
+	return rollup_sample_cmp(*a, *b);
+}
+
+/* Bytes a copy of s needs after the struct, strings included. */
+static size_t
+rollup_sample_size(const struct vitals_sample *s)
+{
+	size_t n = (s->nkstack + s->nustack) * sizeof(uint64_t);
+	uint32_t i;
+
+	n += strlen(s->exe ? s->exe : "") + strlen(s->comm ? s->comm : "") + 2;
+	if (s->ksyms != NULL) {
+		n += s->nkstack * sizeof(char *);
+		for (i = 0; i < s->nkstack; i++)
+			n += strlen(s->ksyms[i] ? s->ksyms[i] : "") + 1;
+	}
+	return n;
+}
+
+static char *
+rollup_put_str(char **p, const char *s)
+{
+	size_t n = strlen(s ? s : "") + 1;
+	char *d = *p;
+
+	memcpy(d, s ? s : "", n);
+	*p += n;
+	return d;
+}
+
+/*
+ * Copy s into mem (of rollup_sample_size(s) bytes, pointer-aligned): the
+ * frames, then the symbol pointers, then the strings.
+ */
+static void
+rollup_sample_fill(
+    struct vitals_sample *d, const struct vitals_sample *s, char *mem)
+{
+	const char **syms;
+	uint64_t *f = (uint64_t *)(void *)mem;
+	char *p;
+	uint32_t i;
+
+	*d = *s;
+	memcpy(f, s->kstack, s->nkstack * sizeof(*f));
+	memcpy(f + s->nkstack, s->ustack, s->nustack * sizeof(*f));
+	d->kstack = s->nkstack ? f : NULL;
+	d->ustack = s->nustack ? f + s->nkstack : NULL;
+	p = (char *)(f + s->nkstack + s->nustack);
+	d->ksyms = NULL;
+	if (s->ksyms != NULL) {
+		syms = (const char **)(void *)p;
+		p += s->nkstack * sizeof(char *);
+		for (i = 0; i < s->nkstack; i++)
+			syms[i] = rollup_put_str(&p, s->ksyms[i]);
+		d->ksyms = syms;
+	}
+	d->exe = rollup_put_str(&p, s->exe);
+	d->comm = rollup_put_str(&p, s->comm);
+}
+
+static struct rollup_sample *
+rollup_sample_dup(const struct vitals_sample *s, uint32_t m)
+{
+	struct rollup_sample *k;
+
+	if ((k = malloc(sizeof(*k) + rollup_sample_size(s))) == NULL)
+		return NULL;
+	rollup_sample_fill(&k->s, s, (char *)(k + 1));
+	if (m != 0)
+		k->s.slot &= m - 1;
+	return k;
+}
+
+/* Samples' slots after the HCA they index was folded to m counters. */
+static void
+rollup_samples_remap(struct rollup_vital *v, uint32_t m)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nsamples; i++)
+		v->samples[i]->s.slot &= m - 1;
+}
+
+/*
+ * Merge e's samples (sorted best first in in[0..n)) with the kept ones,
+ * keeping the best `bound`.  New survivors are copied; dropped kept ones
+ * freed.  Everything not kept is counted in samples_dropped.
+ */
+static int
+rollup_samples_merge(struct rollup_vital *v, const struct vitals_sample **in,
+    uint32_t n, uint32_t bound)
+{
+	struct rollup_sample **out, *k;
+	uint32_t i = 0, j = 0, o = 0;
+
+	if ((out = calloc((size_t)bound + 1, sizeof(*out))) == NULL)
+		return -ENOMEM;
+	while (o < bound && (i < v->nsamples || j < n)) {
+		if (j == n ||
+		    (i < v->nsamples &&
+			rollup_sample_cmp(&v->samples[i]->s, in[j]) <= 0)) {
+			out[o++] = v->samples[i++];
+			continue;
+		}
+		if ((k = rollup_sample_dup(in[j++], v->hca_size)) == NULL)
+			goto fail;
+		out[o++] = k;
+	}
+	v->samples_dropped += (v->nsamples - i) + (n - j);
+	for (; i < v->nsamples; i++)
+		free(v->samples[i]);
+	free(v->samples);
+	v->samples = out;
+	v->nsamples = o;
+	return 0;
+fail:
+	/* The kept list is untouched; free only the copies made here. */
+	for (i = 0, j = 0; j < o; j++) {
+		if (i < v->nsamples && out[j] == v->samples[i])
+			i++;
+		else
+			free(out[j]);
+	}
+	free(out);
+	return -ENOMEM;
+}
+
+static int
+rollup_samples_add(struct rollup *r, struct rollup_vital *v,
+    const struct vitals_vital_epoch *ve)
+{
+	const struct vitals_sample **in;
+	uint32_t i, bound;
+	int rc;
+
+	if (ve->nsamples > v->max_in)
+		v->max_in = ve->nsamples;
+	/* With no fixed bound, keep everything until finish trims. */
+	bound = r->max_samples ? r->max_samples : UINT32_MAX - 1;
+	if (ve->nsamples == 0 || ve->samples == NULL)
+		return 0;
+	if ((in = calloc(ve->nsamples, sizeof(*in))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < ve->nsamples; i++)
+		in[i] = &ve->samples[i];
+	qsort(in, ve->nsamples, sizeof(*in), rollup_sample_pcmp);
+	if (bound == UINT32_MAX - 1)
+		bound = v->nsamples + ve->nsamples;
+	rc = rollup_samples_merge(v, in, ve->nsamples, bound);
+	free(in);
+	return rc;
+}
+
+/* ---- counters ---- */
+
+/* Add ve's counters, folding whichever of the two is larger. */
+static int
+rollup_hca_add(struct rollup_vital *v, const struct vitals_vital_epoch *ve)
+{
+	uint64_t *tmp;
+	uint32_t i, m = ve->hca_size;
+
+	if (m == 0 || ve->hca == NULL)
+		return 0;
+	if (v->hca_size == 0) {
+		if ((v->hca = calloc(m, sizeof(*v->hca))) == NULL)
+			return -ENOMEM;
+		v->hca_size = m;
+	}
+	if (m < v->hca_size) {
+		vitals_hca_fold(v->hca, v->hca_size, m);
+		v->hca_size = m;
+		rollup_samples_remap(v, m);
+	}
+	if (m == v->hca_size) {
+		for (i = 0; i < m; i++)
+			v->hca[i] += ve->hca[i];
+		return 0;
+	}
+	if ((tmp = malloc(m * sizeof(*tmp))) == NULL)
+		return -ENOMEM;
+	memcpy(tmp, ve->hca, m * sizeof(*tmp));
+	vitals_hca_fold(tmp, m, v->hca_size);
+	for (i = 0; i < v->hca_size; i++)
+		v->hca[i] += tmp[i];
+	free(tmp);
+	return 0;
+}
+
+/* The vital called name, inserted in name order if new; NULL on ENOMEM. */
+static struct rollup_vital *
+rollup_vital_get(struct rollup *r, const struct vitals_vital_epoch *ve)
+{
+	struct rollup_vital *v;
+	uint32_t i;
+	int c = 1;
+
+	for (i = 0; i < r->nvitals; i++)
+		if ((c = strcmp(r->vitals[i].name, ve->name)) >= 0)
+			break;
+	if (i < r->nvitals && c == 0)
+		return &r->vitals[i];
+	v = realloc(r->vitals, (r->nvitals + 1) * sizeof(*v));
+	if (v == NULL)
+		return NULL;
+	r->vitals = v;
+	memmove(v + i + 1, v + i, (r->nvitals - i) * sizeof(*v));
+	memset(&v[i], 0, sizeof(v[i]));
+	r->nvitals++;
+	v[i].name = strdup(ve->name);
+	v[i].unit = strdup(ve->unit ? ve->unit : "");
+	if (v[i].name == NULL || v[i].unit == NULL)
+		return NULL;
+	return &v[i];
+}
+
+static int
+rollup_vital_add(struct rollup *r, const struct vitals_vital_epoch *ve)
+{
+	struct rollup_vital *v;
+	int rc;
+
+	if (ve->name == NULL || (v = rollup_vital_get(r, ve)) == NULL)
+		return ve->name == NULL ? 0 : -ENOMEM;
+	if (ve->threshold > v->threshold)
+		v->threshold = ve->threshold;
+	if (ve->floor > v->floor)
+		v->floor = ve->floor;
+	if (ve->unique > v->unique)
+		v->unique = ve->unique;
+	v->events += ve->events;
+	v->wsum += ve->wsum;
+	v->dropped += ve->dropped;
+	v->samples_dropped += ve->samples_dropped;
+	if ((rc = rollup_hca_add(v, ve)) != 0)
+		return rc;
+	return rollup_samples_add(r, v, ve);
+}
+
+/* ---- the accumulator ---- */
+
+struct rollup *
+rollup_new(uint64_t start_ns, uint32_t timescale_s, uint32_t max_samples)
+{
+	struct rollup *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->start_ns = start_ns;
+	r->timescale_s = timescale_s;
+	r->max_samples = max_samples;
+	return r;
+}
+
+void
+rollup_free(struct rollup *r)
+{
+	uint32_t i, j;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->nvitals; i++) {
+		for (j = 0; j < r->vitals[i].nsamples; j++)
+			free(r->vitals[i].samples[j]);
+		free(r->vitals[i].samples);
+		free(r->vitals[i].hca);
+		free(r->vitals[i].name);
+		free(r->vitals[i].unit);
+	}
+	free(r->vitals);
+	free(r->host);
+	free(r);
+}
+
+static int
+rollup_host(struct rollup *r, const char *host)
+{
+	host = host ? host : "";
+	if (r->host != NULL && strcmp(r->host, host) == 0)
+		return 0;
+	free(r->host);
+	r->host = strdup(r->nepochs == 0 ? host : "*");
+	return r->host != NULL ? 0 : -ENOMEM;
+}
+
+int
+rollup_add(struct rollup *r, const struct vitals_epoch *e)
+{
+	uint32_t i;
+	int rc;
+
+	if ((rc = rollup_host(r, e->host)) != 0)
+		return rc;
+	if (r->nepochs++ == 0)
+		r->seq = e->seq;
+	r->length_ns += e->length_ns;
+	r->dropped += e->dropped;
+	r->cpu_ns += e->cpu_ns;
+	r->partial |= e->partial;
+	for (i = 0; i < e->nvitals; i++)
+		if ((rc = rollup_vital_add(r, &e->vitals[i])) != 0)
+			return rc;
+	return 0;
+}
+
+uint32_t
+rollup_count(const struct rollup *r)
+{
+	return r->nepochs;
+}
+
+uint64_t
+rollup_start(const struct rollup *r)
+{
+	return r->start_ns;
+}
+
+/* ---- building epochs in an arena ---- */
+
+static const char *
+rollup_arena_str(struct vitals_epoch *e, const char *s)
+{
+	size_t n = strlen(s ? s : "") + 1;
+	char *d;
+
+	if ((d = codec_epoch_alloc(e, n)) != NULL)
+		memcpy(d, s ? s : "", n);
+	return d;
+}
+
+/* Copy samples src[0..n) into e's arena; their slots masked to m. */
+static const struct vitals_sample *
+rollup_arena_samples(struct vitals_epoch *e,
+    const struct vitals_sample *const *src, uint32_t n, uint32_t m)
+{
+	struct vitals_sample *d;
+	uint32_t i;
+	char *mem;
+
+	if (n == 0)
+		return NULL;
+	if ((d = codec_epoch_alloc(e, n * sizeof(*d))) == NULL)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		mem = codec_epoch_alloc(e, rollup_sample_size(src[i]));
+		if (mem == NULL)
+			return NULL;
+		rollup_sample_fill(&d[i], src[i], mem);
+		if (m != 0)
+			d[i].slot &= m - 1;
+	}
+	return d;
+}
+
+static int
+rollup_arena_hca(struct vitals_epoch *e, struct vitals_vital_epoch *d,
+    const uint64_t *hca, uint32_t m)
+{
+	uint64_t *h;
+
+	d->hca_size = m;
+	d->hca = NULL;
+	if (m == 0)
+		return 0;
+	if ((h = codec_epoch_alloc(e, m * sizeof(*h))) == NULL)
+		return -ENOMEM;
+	if (hca != NULL)
+		memcpy(h, hca, m * sizeof(*h));
+	d->hca = h;
+	return 0;
+}
+
+static int
+rollup_finish_vital(const struct rollup *r, const struct rollup_vital *v,
+    struct vitals_epoch *e, struct vitals_vital_epoch *d)
+{
+	const struct vitals_sample **src;
+	uint32_t i, n, bound;
+	uint64_t lc;
+
+	bound = r->max_samples ? r->max_samples : v->max_in;
+	n = v->nsamples < bound ? v->nsamples : bound;
+	d->name = rollup_arena_str(e, v->name);
+	d->unit = rollup_arena_str(e, v->unit);
+	d->threshold = v->threshold;
+	d->floor = v->floor;
+	d->events = v->events;
+	d->wsum = v->wsum;
+	d->dropped = v->dropped;
+	d->samples_dropped = v->samples_dropped + (v->nsamples - n);
+	lc = v->hca_size ? sketch_unique(v->hca, v->hca_size) : 0;
+	d->unique = lc > v->unique ? lc : v->unique;
+	if (d->name == NULL || d->unit == NULL ||
+	    rollup_arena_hca(e, d, v->hca, v->hca_size) != 0)
+		return -ENOMEM;
+	if ((src = calloc((size_t)n + 1, sizeof(*src))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		src[i] = &v->samples[i]->s;
+	d->samples = rollup_arena_samples(e, src, n, 0);
+	free(src);
+	d->nsamples = n;
+	return n > 0 && d->samples == NULL ? -ENOMEM : 0;
+}
+
+int
+rollup_finish(const struct rollup *r, struct vitals_epoch **out)
+{
+	struct vitals_vital_epoch *vv = NULL;
+	struct vitals_epoch *e;
+	uint32_t i;
+	int rc = -ENOMEM;
+
+	if (r->nepochs == 0)
+		return -EINVAL;
+	if ((e = codec_epoch_new()) == NULL)
+		return -ENOMEM;
+	e->host = rollup_arena_str(e, r->host);
+	e->start_ns = r->start_ns;
+	e->length_ns = r->length_ns;
+	e->timescale_s = r->timescale_s;
+	e->partial =
+	    r->partial || r->length_ns < (uint64_t)r->timescale_s * ROLLUP_NS;
+	e->seq = r->seq;
+	e->dropped = r->dropped;
+	e->cpu_ns = r->cpu_ns;
+	if (r->nvitals > 0 &&
+	    (vv = codec_epoch_alloc(e, r->nvitals * sizeof(*vv))) == NULL)
+		goto fail;
+	for (i = 0; i < r->nvitals; i++)
+		if ((rc = rollup_finish_vital(r, &r->vitals[i], e, &vv[i])) !=
+		    0)
+			goto fail;
+	if (e->host == NULL)
+		goto fail;
+	e->vitals = vv;
+	e->nvitals = r->nvitals;
+	*out = e;
+	return 0;
+fail:
+	codec_epoch_free(e);
+	return rc;
+}
+
+int
+vitals_epoch_rollup(const struct vitals_epoch *const *v, size_t n,
+    uint64_t start_ns, uint32_t timescale_s, uint32_t max_samples,
+    struct vitals_epoch **out)
+{
+	struct rollup *r;
+	size_t i;
+	int rc = 0;
+
+	if (n == 0 || v == NULL)
+		return -EINVAL;
+	if ((r = rollup_new(start_ns, timescale_s, max_samples)) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n && rc == 0; i++)
+		rc = rollup_add(r, v[i]);
+	if (rc == 0)
+		rc = rollup_finish(r, out);
+	rollup_free(r);
+	return rc;
+}
+
+/* ---- deep copies ---- */
+
+static int
+rollup_copy_vital(struct vitals_epoch *e, struct vitals_vital_epoch *d,
+    const struct vitals_vital_epoch *s)
+{
+	const struct vitals_sample **src;
+	uint32_t i;
+
+	*d = *s;
+	d->name = rollup_arena_str(e, s->name);
+	d->unit = rollup_arena_str(e, s->unit);
+	if (d->name == NULL || d->unit == NULL ||
+	    rollup_arena_hca(e, d, s->hca, s->hca_size) != 0)
+		return -ENOMEM;
+	d->samples = NULL;
+	if (s->nsamples == 0 || s->samples == NULL) {
+		d->nsamples = 0;
+		return 0;
+	}
+	if ((src = calloc(s->nsamples, sizeof(*src))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < s->nsamples; i++)
+		src[i] = &s->samples[i];
+	d->samples = rollup_arena_samples(e, src, s->nsamples, 0);
+	free(src);
+	return d->samples == NULL ? -ENOMEM : 0;
+}
+
+static int
+rollup_copy_finding(struct vitals_epoch *e, struct vitals_finding *d,
+    const struct vitals_finding *s)
+{
+	*d = *s;
+	d->filter = rollup_arena_str(e, s->filter);
+	d->vital = s->vital ? rollup_arena_str(e, s->vital) : NULL;
+	d->label = s->label ? rollup_arena_str(e, s->label) : NULL;
+	d->text = rollup_arena_str(e, s->text);
+	if (!d->filter || !d->text || (s->vital && !d->vital) ||
+	    (s->label && !d->label))
+		return -ENOMEM;
+	return 0;
+}
+
+struct vitals_epoch *
+rollup_copy(const struct vitals_epoch *s)
+{
+	struct vitals_vital_epoch *vv = NULL;
+	struct vitals_finding *ff = NULL;
+	struct vitals_epoch *e;
+	uint32_t i;
+
+	if ((e = codec_epoch_new()) == NULL)
+		return NULL;
+	*e = *s;
+	e->host = rollup_arena_str(e, s->host);
+	if (s->nvitals > 0 &&
+	    (vv = codec_epoch_alloc(e, s->nvitals * sizeof(*vv))) == NULL)
+		goto fail;
+	if (s->nfindings > 0 &&
+	    (ff = codec_epoch_alloc(e, s->nfindings * sizeof(*ff))) == NULL)
+		goto fail;
+	for (i = 0; i < s->nvitals; i++)
+		if (rollup_copy_vital(e, &vv[i], &s->vitals[i]) != 0)
+			goto fail;
+	for (i = 0; i < s->nfindings; i++)
+		if (rollup_copy_finding(e, &ff[i], &s->findings[i]) != 0)
+			goto fail;
+	if (e->host == NULL)
+		goto fail;
+	e->vitals = vv;
+	e->findings = ff;
+	return e;
+fail:
+	codec_epoch_free(e);
+	return NULL;
+}

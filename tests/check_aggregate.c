@@ -1,0 +1,859 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for the aggregator: slot alignment, HCA folding, rollups
+ * (exact sums, folding of mixed sizes, the sample bound), queues and
+ * peers seen by filters, live rollups, the `timescales` setting, the
+ * cache, and range queries whose cached results follow filter options
+ * and epoch files.
+ */
+#include <check.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vitals/aggregate.h>
+#include <vitals/store.h>
+
+#include "aggregate.h"
+#include "cache.h"
+#include "codec.h"
+#include "config.h"
+#include "instance.h"
+#include "rollup.h"
+
+#define NS 1000000000ull
+#define FX_VITALS 3
+#define FX_HCA 1024
+#define FX_SAMPLES 16
+/* 2026-11-22T10:00:00Z, a multiple of one day plus 10 hours. */
+#define T0 (1795341600ull * NS)
+
+static const char *const fx_names[FX_VITALS] = { "cpu", "diskio", "sched" };
+
+/* A hand-made epoch and the memory it points to. */
+struct fx {
+	struct vitals_epoch e;
+	struct vitals_vital_epoch v[FX_VITALS];
+	uint64_t hca[FX_VITALS][FX_HCA];
+	struct vitals_sample s[FX_VITALS][FX_SAMPLES];
+	uint64_t frames[FX_VITALS][FX_SAMPLES][2];
+	char host[32];
+};
+
+static uint64_t
+rnd(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/*
+ * An epoch of host at start, len seconds long, vitals with m counters and
+ * ns samples each, filled from seed.
+ */
+static struct fx *
+fx_new(const char *host, uint64_t start, uint32_t len, uint32_t m, uint32_t ns,
+    uint64_t seed)
+{
+	struct fx *f = calloc(1, sizeof(*f));
+	uint32_t i, j;
+
+	ck_assert_ptr_nonnull(f);
+	snprintf(f->host, sizeof(f->host), "%s", host);
+	for (i = 0; i < FX_VITALS; i++) {
+		for (j = 0; j < m; j++)
+			f->hca[i][j] =
+			    rnd(&seed) % 4 == 0 ? rnd(&seed) % 1000 : 0;
+		for (j = 0; j < m; j++) {
+			f->v[i].events += f->hca[i][j] > 0;
+			f->v[i].wsum += f->hca[i][j];
+		}
+		for (j = 0; j < ns; j++) {
+			f->frames[i][j][0] = rnd(&seed);
+			f->frames[i][j][1] = rnd(&seed);
+			f->s[i][j] = (struct vitals_sample){ .ts_ns = start + j,
+				.label = rnd(&seed) % 64,
+				.weight = 1 + j % 3,
+				.count = rnd(&seed) % 10000,
+				.slot = (uint32_t)(rnd(&seed) % m),
+				.exe_id = 7,
+				.pid = 100 + j,
+				.tid = 100 + j,
+				.nkstack = 1,
+				.nustack = 1,
+				.kstack = &f->frames[i][j][0],
+				.ustack = &f->frames[i][j][1],
+				.exe = "/usr/bin/x",
+				.comm = "x" };
+		}
+		f->v[i].name = fx_names[i];
+		f->v[i].unit = "samples";
+		f->v[i].threshold = 2u << (seed % 4);
+		f->v[i].floor = 1;
+		f->v[i].unique = 10 + seed % 7;
+		f->v[i].dropped = seed % 5;
+		f->v[i].samples_dropped = seed % 3;
+		f->v[i].hca_size = m;
+		f->v[i].hca = f->hca[i];
+		f->v[i].nsamples = ns;
+		f->v[i].samples = f->s[i];
+	}
+	f->e = (struct vitals_epoch){ .host = f->host,
+		.start_ns = start,
+		.length_ns = (uint64_t)len * NS,
+		.timescale_s = len,
+		.seq = seed,
+		.dropped = seed % 11,
+		.cpu_ns = 1000 + seed,
+		.nvitals = FX_VITALS,
+		.vitals = f->v };
+	return f;
+}
+
+/* ---- slots and folding ---- */
+
+static const struct {
+	uint64_t ts, len, want;
+} slot_cases[] = {
+	{ T0 + 7 * 60 * NS + 5, 300 * NS, T0 + 5 * 60 * NS },
+	{ T0 + 59 * 60 * NS, 3600 * NS, T0 },
+	{ T0 + 13 * 3600 * NS, 86400 * NS, T0 - 10 * 3600 * NS },
+	{ T0, 300 * NS, T0 },
+	{ T0 + 1, 0, T0 + 1 },
+	{ 59 * NS, 60 * NS, 0 },
+};
+
+START_TEST(test_slot_start)
+{
+	ck_assert_uint_eq(
+	    vitals_slot_start(slot_cases[_i].ts, slot_cases[_i].len),
+	    slot_cases[_i].want);
+}
+END_TEST
+
+START_TEST(test_fold)
+{
+	uint64_t hca[FX_HCA], orig[FX_HCA], seed = 42, want;
+	uint32_t i, j;
+
+	for (i = 0; i < FX_HCA; i++)
+		orig[i] = hca[i] = rnd(&seed) % 100000;
+	ck_assert_int_eq(vitals_hca_fold(hca, FX_HCA, 64), 0);
+	for (i = 0; i < 64; i++) {
+		for (want = 0, j = i; j < FX_HCA; j += 64)
+			want += orig[j];
+		ck_assert_uint_eq(hca[i], want);
+	}
+	ck_assert_int_eq(vitals_hca_fold(hca, FX_HCA, 48), -EINVAL);
+	ck_assert_int_eq(vitals_hca_fold(hca, 64, 128), -EINVAL);
+	ck_assert_int_eq(vitals_hca_fold(hca, 100, 4), -EINVAL);
+	ck_assert_int_eq(vitals_hca_fold(NULL, 64, 4), -EINVAL);
+}
+END_TEST
+
+/* ---- rollups ---- */
+
+START_TEST(test_rollup_sums)
+{
+	const struct vitals_epoch *v[5];
+	struct vitals_epoch *r;
+	struct fx *f[5];
+	uint64_t sum, len = 0, cpu = 0, dropped = 0, thr;
+	uint32_t i, k, j;
+
+	for (i = 0; i < 5; i++) {
+		f[i] = fx_new("h1", T0 + i * 60 * NS, 60, FX_HCA, 4, 100 + i);
+		v[i] = &f[i]->e;
+		len += v[i]->length_ns;
+		cpu += v[i]->cpu_ns;
+		dropped += v[i]->dropped;
+	}
+	ck_assert_int_eq(vitals_epoch_rollup(v, 5, T0, 300, 0, &r), 0);
+	ck_assert_str_eq(r->host, "h1");
+	ck_assert_uint_eq(r->start_ns, T0);
+	ck_assert_uint_eq(r->timescale_s, 300);
+	ck_assert_uint_eq(r->length_ns, len);
+	ck_assert_uint_eq(r->partial, 0);
+	ck_assert_uint_eq(r->cpu_ns, cpu);
+	ck_assert_uint_eq(r->dropped, dropped);
+	ck_assert_uint_eq(r->nfindings, 0);
+	ck_assert_uint_eq(r->nvitals, FX_VITALS);
+	for (k = 0; k < FX_VITALS; k++) {
+		ck_assert_str_eq(r->vitals[k].name, fx_names[k]);
+		ck_assert_uint_eq(r->vitals[k].hca_size, FX_HCA);
+		for (j = 0; j < FX_HCA; j++) {
+			for (sum = 0, i = 0; i < 5; i++)
+				sum += f[i]->hca[k][j];
+			ck_assert_uint_eq(r->vitals[k].hca[j], sum);
+		}
+		for (sum = 0, thr = 0, i = 0; i < 5; i++) {
+			sum += f[i]->v[k].wsum;
+			thr = f[i]->v[k].threshold > thr ? f[i]->v[k].threshold
+							 : thr;
+		}
+		ck_assert_uint_eq(r->vitals[k].wsum, sum);
+		ck_assert_uint_eq(r->vitals[k].threshold, thr);
+		for (sum = 0, i = 0; i < 5; i++)
+			sum += f[i]->v[k].events;
+		ck_assert_uint_eq(r->vitals[k].events, sum);
+		/* Linear counting over the sum: at least each input's. */
+		for (i = 0; i < 5; i++)
+			ck_assert_uint_ge(
+			    r->vitals[k].unique, f[i]->v[k].unique);
+	}
+	vitals_epoch_free(r);
+	/* Four of five minutes: the rollup is short of its slot. */
+	ck_assert_int_eq(vitals_epoch_rollup(v, 4, T0, 300, 0, &r), 0);
+	ck_assert_uint_eq(r->partial, 1);
+	vitals_epoch_free(r);
+	ck_assert_int_eq(vitals_epoch_rollup(v, 0, T0, 300, 0, &r), -EINVAL);
+	for (i = 0; i < 5; i++)
+		free(f[i]);
+}
+END_TEST
+
+/* Sizes 1024 and 128: the result is the 128-counter fold of the sum. */
+START_TEST(test_rollup_fold_mixed)
+{
+	struct fx *a = fx_new("h", T0, 60, FX_HCA, 8, 1);
+	struct fx *b = fx_new("h", T0 + 60 * NS, 60, 128, 8, 2);
+	const struct vitals_epoch *v[2] = { &a->e, &b->e };
+	struct vitals_epoch *r;
+	uint64_t want[FX_HCA];
+	uint32_t i, k;
+
+	ck_assert_int_eq(vitals_epoch_rollup(v, 2, T0, 300, 0, &r), 0);
+	for (k = 0; k < FX_VITALS; k++) {
+		memcpy(want, a->hca[k], sizeof(want));
+		vitals_hca_fold(want, FX_HCA, 128);
+		for (i = 0; i < 128; i++)
+			want[i] += b->hca[k][i];
+		ck_assert_uint_eq(r->vitals[k].hca_size, 128);
+		for (i = 0; i < 128; i++)
+			ck_assert_uint_eq(r->vitals[k].hca[i], want[i]);
+		for (i = 0; i < r->vitals[k].nsamples; i++)
+			ck_assert_uint_lt(r->vitals[k].samples[i].slot, 128);
+	}
+	vitals_epoch_free(r);
+	/* The same the other way round. */
+	v[0] = &b->e;
+	v[1] = &a->e;
+	ck_assert_int_eq(vitals_epoch_rollup(v, 2, T0, 300, 0, &r), 0);
+	ck_assert_uint_eq(r->vitals[0].hca_size, 128);
+	vitals_epoch_free(r);
+	free(a);
+	free(b);
+}
+END_TEST
+
+static int
+count_cmp(const void *x, const void *y)
+{
+	const uint64_t *a = x, *b = y;
+
+	return *a < *b ? 1 : *a > *b ? -1 : 0;
+}
+
+/* The kept samples are the `bound` largest counts, whatever the order. */
+START_TEST(test_rollup_sample_bound)
+{
+	const uint32_t bound = 5;
+	struct fx *f[4];
+	const struct vitals_epoch *v[4], *w[4];
+	struct vitals_epoch *r1, *r2, *r0;
+	uint64_t counts[4 * FX_SAMPLES], dropped = 0;
+	uint32_t i, j, n = 0;
+
+	for (i = 0; i < 4; i++) {
+		f[i] =
+		    fx_new("h", T0 + i * 60 * NS, 60, 256, FX_SAMPLES, 7 + i);
+		v[i] = &f[i]->e;
+		w[3 - i] = &f[i]->e;
+		for (j = 0; j < FX_SAMPLES; j++)
+			counts[n++] = f[i]->s[0][j].count;
+		dropped += f[i]->v[0].samples_dropped;
+	}
+	qsort(counts, n, sizeof(counts[0]), count_cmp);
+	ck_assert_int_eq(vitals_epoch_rollup(v, 4, T0, 300, bound, &r1), 0);
+	ck_assert_int_eq(vitals_epoch_rollup(w, 4, T0, 300, bound, &r2), 0);
+	ck_assert_uint_eq(r1->vitals[0].nsamples, bound);
+	for (j = 0; j < bound; j++) {
+		ck_assert_uint_eq(r1->vitals[0].samples[j].count, counts[j]);
+		ck_assert_uint_eq(r2->vitals[0].samples[j].count, counts[j]);
+		ck_assert_uint_eq(r1->vitals[0].samples[j].label,
+		    r2->vitals[0].samples[j].label);
+		ck_assert_str_eq(r1->vitals[0].samples[j].exe, "/usr/bin/x");
+		ck_assert_uint_eq(r1->vitals[0].samples[j].nkstack, 1);
+	}
+	ck_assert_uint_eq(r1->vitals[0].samples_dropped, dropped + n - bound);
+	/* No bound given: the largest nsamples of the inputs. */
+	ck_assert_int_eq(vitals_epoch_rollup(v, 4, T0, 300, 0, &r0), 0);
+	ck_assert_uint_eq(r0->vitals[0].nsamples, FX_SAMPLES);
+	ck_assert_uint_eq(r0->vitals[0].samples[FX_SAMPLES - 1].count,
+	    counts[FX_SAMPLES - 1]);
+	vitals_epoch_free(r0);
+	vitals_epoch_free(r1);
+	vitals_epoch_free(r2);
+	for (i = 0; i < 4; i++)
+		free(f[i]);
+}
+END_TEST
+
+/* Vitals missing from some epochs, hosts that differ. */
+START_TEST(test_rollup_union)
+{
+	struct fx *a = fx_new("a", T0, 60, 64, 2, 1);
+	struct fx *b = fx_new("b", T0 + 60 * NS, 60, 64, 2, 2);
+	const struct vitals_epoch *v[2] = { &a->e, &b->e };
+	struct vitals_epoch *r;
+
+	a->e.nvitals = 1; /* cpu only */
+	b->e.vitals = &b->v[1]; /* diskio, sched */
+	b->e.nvitals = 2;
+	ck_assert_int_eq(vitals_epoch_rollup(v, 2, T0, 300, 0, &r), 0);
+	ck_assert_str_eq(r->host, "*");
+	ck_assert_uint_eq(r->nvitals, 3);
+	ck_assert_str_eq(r->vitals[0].name, "cpu");
+	ck_assert_str_eq(r->vitals[1].name, "diskio");
+	ck_assert_str_eq(r->vitals[2].name, "sched");
+	ck_assert_uint_eq(r->vitals[0].wsum, a->v[0].wsum);
+	ck_assert_uint_eq(r->vitals[2].wsum, b->v[2].wsum);
+	vitals_epoch_free(r);
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(test_copy)
+{
+	struct fx *a = fx_new("a", T0, 60, 64, 3, 9);
+	struct vitals_finding fi = { .start_ns = T0,
+		.end_ns = T0 + 60 * NS,
+		.severity = VITALS_SEV_WARN,
+		.filter = "x",
+		.vital = "cpu",
+		.text = "t" };
+	struct vitals_epoch *c;
+	json_t *ja, *jc;
+
+	a->e.findings = &fi;
+	a->e.nfindings = 1;
+	ck_assert_ptr_nonnull(c = rollup_copy(&a->e));
+	free(a); /* the copy owns all it points to */
+	a = fx_new("a", T0, 60, 64, 3, 9);
+	a->e.findings = &fi;
+	a->e.nfindings = 1;
+	ja = codec_epoch_to_json(&a->e);
+	jc = codec_epoch_to_json(c);
+	ck_assert(json_equal(ja, jc));
+	json_decref(ja);
+	json_decref(jc);
+	vitals_epoch_free(c);
+	free(a);
+}
+END_TEST
+
+/* ---- queues, peers and live rollups through a filter ---- */
+
+/* What the recording filter saw at one call. */
+struct seen {
+	uint32_t ts, n, npeers;
+	uint64_t starts[8];
+	char host[32];
+	char peers[4][32];
+	uint64_t wsum; /* of the newest epoch's first vital */
+};
+
+static struct seen seen[64];
+static unsigned nseen;
+
+static int
+rec_epoch(void *state, const struct vitals_queue *q)
+{
+	struct seen *s = &seen[nseen < 64 ? nseen++ : 63];
+	uint32_t i;
+
+	(void)state;
+	memset(s, 0, sizeof(*s));
+	s->ts = q->timescale_s;
+	s->n = q->n;
+	s->npeers = q->npeers;
+	for (i = 0; i < q->n && i < 8; i++)
+		s->starts[i] = q->epochs[i]->start_ns;
+	snprintf(s->host, sizeof(s->host), "%s", q->epochs[q->n - 1]->host);
+	for (i = 0; i < q->npeers && i < 4; i++)
+		snprintf(
+		    s->peers[i], sizeof(s->peers[i]), "%s", q->peers[i]->host);
+	if (q->epochs[q->n - 1]->nvitals > 0)
+		s->wsum = q->epochs[q->n - 1]->vitals[0].wsum;
+	return 0;
+}
+
+static const struct vitals_plugin rec_plugin = {
+	.abi_major = VITALS_ABI_MAJOR,
+	.abi_minor = VITALS_ABI_MINOR,
+	.kind = VITALS_PLUGIN_FILTER,
+	.name = "rec",
+	.description = "records what it is given",
+	.epoch = rec_epoch,
+};
+
+static struct vitals_ctx *
+rec_ctx(void)
+{
+	struct config_plugin cp = {
+		.name = "rec", .kind = VITALS_PLUGIN_FILTER, .enabled = 1
+	};
+	static struct vitals_settings st;
+	struct vitals_ctx *ctx = NULL;
+	char err[256];
+
+	nseen = 0;
+	ck_assert_int_eq(instance_new(&rec_plugin, &cp, "test", &st, NULL, &ctx,
+			     err, sizeof(err)),
+	    0);
+	return ctx;
+}
+
+START_TEST(test_queue_order)
+{
+	struct aggregate_params p = { .queue_len = 4 };
+	struct aggregate_filter f;
+	struct aggregate *a;
+	struct vitals_epoch *e;
+	struct fx *x;
+	uint32_t i, j;
+
+	f.ctx = rec_ctx();
+	f.timescale_s = 0;
+	ck_assert_ptr_nonnull(a = aggregate_new(&p));
+	ck_assert_int_eq(aggregate_filters(a, &f, 1), 0);
+	for (i = 0; i < 10; i++) {
+		x = fx_new("h", T0 + i * 60 * NS, 60, 64, 1, i);
+		e = rollup_copy(&x->e);
+		free(x);
+		ck_assert_int_eq(aggregate_run(a, 0, &e, 1), 0);
+	}
+	/* A filter of another timescale does not run at the base. */
+	f.timescale_s = 300;
+	aggregate_filters(a, &f, 1);
+	x = fx_new("h", T0 + 10 * 60 * NS, 60, 64, 1, 10);
+	e = rollup_copy(&x->e);
+	free(x);
+	aggregate_run(a, 0, &e, 1);
+	ck_assert_uint_eq(nseen, 10);
+	for (i = 0; i < 10; i++) {
+		ck_assert_uint_eq(seen[i].ts, 60);
+		ck_assert_uint_eq(seen[i].n, i + 1 < 4 ? i + 1 : 4);
+		/* Oldest first, the newest last. */
+		for (j = 0; j < seen[i].n; j++)
+			ck_assert_uint_eq(seen[i].starts[j],
+			    T0 + (i + 1 - seen[i].n + j) * 60 * NS);
+		ck_assert_uint_eq(seen[i].npeers, 0);
+	}
+	aggregate_free(a);
+	instance_free(f.ctx);
+}
+END_TEST
+
+START_TEST(test_peers)
+{
+	static const char *const hosts[3] = { "a", "b", "c" };
+	struct aggregate_params p = { .queue_len = 8 };
+	struct aggregate_filter f = { rec_ctx(), AGGREGATE_ALL };
+	struct vitals_epoch *v[3];
+	struct aggregate *a;
+	struct fx *x;
+	uint32_t i, slot;
+
+	a = aggregate_new(&p);
+	aggregate_filters(a, &f, 1);
+	for (slot = 0; slot < 2; slot++) {
+		for (i = 0; i < 3; i++) {
+			x = fx_new(hosts[i], T0 + slot * 60 * NS, 60, 64, 1, i);
+			v[i] = rollup_copy(&x->e);
+			free(x);
+		}
+		ck_assert_int_eq(aggregate_run(a, 0, v, 3), 0);
+	}
+	ck_assert_uint_eq(nseen, 6);
+	for (i = 0; i < 6; i++) {
+		/* Each host its own queue; the others of the slot are peers. */
+		ck_assert_str_eq(seen[i].host, hosts[i % 3]);
+		ck_assert_uint_eq(seen[i].n, i / 3 + 1);
+		ck_assert_uint_eq(
+		    seen[i].starts[seen[i].n - 1], T0 + (i / 3) * 60 * NS);
+		ck_assert_uint_eq(seen[i].npeers, 2);
+		ck_assert_str_ne(seen[i].peers[0], hosts[i % 3]);
+		ck_assert_str_ne(seen[i].peers[1], hosts[i % 3]);
+		ck_assert_str_ne(seen[i].peers[0], seen[i].peers[1]);
+	}
+	aggregate_free(a);
+	instance_free(f.ctx);
+}
+END_TEST
+
+/* 10 s epochs, 60 s rollups: each completes with the epoch ending it. */
+START_TEST(test_live)
+{
+	struct aggregate_params p = { .ntimescales = 1,
+		.timescales = { 60 },
+		.queue_len = 4,
+		.max_samples = 8 };
+	struct aggregate_filter f = { rec_ctx(), AGGREGATE_ALL };
+	uint64_t want = 0, start;
+	struct aggregate *a;
+	struct fx *x[14];
+	uint32_t i, rollups = 0;
+
+	a = aggregate_new(&p);
+	aggregate_filters(a, &f, 1);
+	for (i = 0; i < 14; i++) {
+		/* Epoch 8 is missing: the second slot closes with a gap. */
+		start = T0 + (i + (i >= 8)) * 10 * NS;
+		x[i] = fx_new("h", start, 10, 64, 2, i);
+		if (i < 6)
+			want += x[i]->v[0].wsum;
+		nseen = 0;
+		ck_assert_int_eq(aggregate_live(a, &x[i]->e), 0);
+		ck_assert_uint_ge(nseen, 1);
+		ck_assert_uint_eq(seen[0].ts, 10);
+		if (nseen == 2) {
+			ck_assert_uint_eq(seen[1].ts, 60);
+			rollups++;
+			if (rollups == 1) {
+				ck_assert_uint_eq(i, 5);
+				ck_assert_uint_eq(seen[1].wsum, want);
+			}
+		}
+	}
+	/* Slot 1 lacks an epoch, yet closes with the epoch that ends it. */
+	ck_assert_uint_eq(rollups, 2);
+	aggregate_free(a);
+	instance_free(f.ctx);
+	for (i = 0; i < 14; i++)
+		free(x[i]);
+}
+END_TEST
+
+/* ---- the timescales setting ---- */
+
+static char *tdir;
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void
+setup(void)
+{
+	char tmpl[] = "/tmp/check_aggregate.XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(tmpl));
+	tdir = strdup(tmpl);
+}
+
+static void
+teardown(void)
+{
+	nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	free(tdir);
+	tdir = NULL;
+}
+
+static const char *
+write_yaml(const char *name, const char *text)
+{
+	static char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", tdir, name);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static const struct {
+	const char *yaml;
+	uint32_t n;
+	uint32_t ts[3];
+	const char *err; /* expected after "FILE:" */
+} ts_cases[] = {
+	{ "epoch: 60s\n", 3, { 300, 3600, 86400 }, NULL },
+	{ "timescales: [1h, 5m]\n", 2, { 300, 3600 }, NULL },
+	{ "timescales: 10m, 2h\n", 2, { 600, 7200 }, NULL },
+	{ "timescales: []\n", 0, { 0 }, NULL },
+	{ "epoch: 7s\n", 0, { 0 }, NULL },
+	{ "epoch: 1s\ntimescales: [2s]\n", 1, { 2 }, NULL },
+	{ "timescales: [5m, 90s]\n", 0, { 0 },
+	    "1:18: setting 'timescales': 90s is not a multiple of the epoch" },
+	{ "timescales:\n  - 5m\n  - soon\n", 0, { 0 },
+	    "3:5: setting 'timescales': expected a duration" },
+	{ "timescales: [5m, 5m]\n", 0, { 0 },
+	    "1:18: setting 'timescales': 5m is given twice" },
+	{ "timescales: [1500ms]\nepoch: 500ms\n", 0, { 0 },
+	    "1:14: setting 'timescales': expected a duration in whole "
+	    "seconds" },
+	{ "timescales: {a: 1}\n", 0, { 0 }, "1:13: setting 'timescales'" },
+};
+
+START_TEST(test_config_timescales)
+{
+	const char *path = write_yaml("t.yaml", ts_cases[_i].yaml);
+	struct config *c = NULL;
+	char err[1024] = "", want[1024];
+	uint32_t i;
+	int r;
+
+	r = config_load(path, &c, err, sizeof(err));
+	if (ts_cases[_i].err != NULL) {
+		ck_assert_int_eq(r, -EINVAL);
+		snprintf(want, sizeof(want), "%s:%s", path, ts_cases[_i].err);
+		ck_assert_msg(strncmp(err, want, strlen(want)) == 0,
+		    "got '%s', want '%s...'", err, want);
+		return;
+	}
+	ck_assert_msg(r == 0, "%s", err);
+	ck_assert_uint_eq(c->ntimescales, ts_cases[_i].n);
+	for (i = 0; i < c->ntimescales; i++)
+		ck_assert_uint_eq(c->timescales[i], ts_cases[_i].ts[i]);
+	config_free(c);
+}
+END_TEST
+
+/* ---- the cache ---- */
+
+START_TEST(test_cache)
+{
+	struct cache_key k1, k2, k3;
+	struct cache *c;
+	char dir[600], path[700], hex1[33], hex2[33];
+	json_t *v = json_pack("{s:i}", "x", 42), *got = NULL;
+	FILE *f;
+
+	cache_key_init(&k1, "t");
+	cache_key_str(&k1, "ab");
+	cache_key_str(&k1, "c");
+	cache_key_init(&k2, "t");
+	cache_key_str(&k2, "a");
+	cache_key_str(&k2, "bc");
+	cache_key_init(&k3, "t");
+	cache_key_str(&k3, "ab");
+	cache_key_str(&k3, "c");
+	cache_key_hex(&k1, hex1);
+	cache_key_hex(&k2, hex2);
+	ck_assert_str_ne(hex1, hex2);
+	ck_assert(memcmp(&k1, &k3, sizeof(k1)) == 0);
+	snprintf(dir, sizeof(dir), "%s/cache", tdir);
+	ck_assert_int_eq(cache_open(dir, &c), 0);
+	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k1, &got), -ENOENT);
+	ck_assert_int_eq(cache_put(c, "r/e.json.gz", &k1, v), 0);
+	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k1, &got), 0);
+	ck_assert(json_equal(got, v));
+	json_decref(got);
+	/* Another key: stale. */
+	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k2, &got), -ENOENT);
+	/* A corrupt entry is a miss, not an error. */
+	snprintf(path, sizeof(path), "%s/r/e.json.gz", dir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fputs("garbage", f);
+	fclose(f);
+	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k1, &got), -ENOENT);
+	/* Older versions of a keyed name go when a new one is stored. */
+	ck_assert_int_eq(cache_put(c, "r/s.1.json.gz", &k1, v), 0);
+	ck_assert_int_eq(cache_put(c, "r/s.2.json.gz", &k2, v), 0);
+	cache_remove_stale(c, "r/s.2.json.gz", strlen("r/s."));
+	ck_assert_int_eq(cache_get(c, "r/s.1.json.gz", &k1, &got), -ENOENT);
+	ck_assert_int_eq(cache_get(c, "r/s.2.json.gz", &k2, &got), 0);
+	json_decref(got);
+	ck_assert_int_eq(cache_prune(c, "r", 1), 1);
+	cache_close(c);
+	json_decref(v);
+}
+END_TEST
+
+/* ---- range queries and their cache ---- */
+
+/*
+ * A store of 20 one-minute epochs whose cpu weighted sum is 1000 each,
+ * but 10000 in epoch 12.
+ */
+static void
+make_store(void)
+{
+	char err[512];
+	struct fx *x;
+	uint32_t i, j;
+
+	for (i = 0; i < 20; i++) {
+		x = fx_new("h", T0 + i * 60 * NS, 60, 64, 2, 5);
+		memset(x->hca[0], 0, sizeof(x->hca[0]));
+		x->hca[0][3] = i == 12 ? 10000 : 1000;
+		x->v[0].wsum = x->v[0].events = x->hca[0][3];
+		for (j = 0; j < 2; j++)
+			x->s[0][j].slot = 3;
+		ck_assert_int_eq(
+		    vitals_epoch_save(&x->e, tdir, NULL, 0, err, sizeof(err)),
+		    0);
+		free(x);
+	}
+}
+
+static struct vitals_agg_result *
+run_query(const char *config, uint32_t ts)
+{
+	static const char *const filters[] = { "ewma" };
+	struct vitals_agg_params p = { .data_dir = tdir,
+		.config = config,
+		.from_ns = T0,
+		.to_ns = T0 + 20 * 60 * NS,
+		.ntimescales = 1,
+		.timescales = &ts,
+		.nfilters = 1,
+		.filters = filters };
+	struct vitals_agg_result *r = NULL;
+	char err[1024] = "";
+
+	ck_assert_msg(
+	    vitals_agg_query(&p, &r, err, sizeof(err)) == 0, "%s", err);
+	return r;
+}
+
+static size_t
+cpu_findings(const struct vitals_agg_result *r, uint64_t at)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nfindings; i++)
+		if (r->findings[i].f.vital &&
+		    !strcmp(r->findings[i].f.vital, "cpu") &&
+		    r->findings[i].f.start_ns == at &&
+		    r->findings[i].f.label == NULL)
+			n++;
+	return n;
+}
+
+START_TEST(test_query_cache)
+{
+	struct vitals_agg_result *r;
+	char a[600], b[600], file[800];
+	struct vitals_store_list l;
+	struct timespec ts[2];
+
+	if (getenv("VITALS_PLUGIN_PATH") == NULL)
+		return; /* run through make check */
+	make_store();
+	snprintf(a, sizeof(a), "%s",
+	    write_yaml("a.yaml", "filters:\n  ewma: { warmup: 3 }\n"));
+	snprintf(b, sizeof(b), "%s",
+	    write_yaml("b.yaml", "filters:\n  ewma: { warmup: 3, k: 1000 }\n"));
+	r = run_query(a, 0);
+	ck_assert_uint_eq(r->epochs_read, 20);
+	ck_assert_uint_eq(r->cache_hits, 0);
+	ck_assert_uint_eq(r->cache_misses, 2); /* the totals, ewma */
+	ck_assert_uint_eq(r->nslots, 20);
+	ck_assert_uint_eq(cpu_findings(r, T0 + 12 * 60 * NS), 1);
+	vitals_agg_result_free(r);
+	/* Unchanged: everything from the cache, no epoch read. */
+	r = run_query(a, 0);
+	ck_assert_uint_eq(r->epochs_read, 0);
+	ck_assert_uint_eq(r->cache_hits, 2);
+	ck_assert_uint_eq(r->cache_misses, 0);
+	ck_assert_uint_eq(cpu_findings(r, T0 + 12 * 60 * NS), 1);
+	ck_assert_uint_eq(r->nslots, 20);
+	vitals_agg_result_free(r);
+	/* Another option: ewma alone is recomputed, and finds nothing now. */
+	r = run_query(b, 0);
+	ck_assert_uint_eq(r->cache_hits, 1);
+	ck_assert_uint_eq(r->cache_misses, 1);
+	ck_assert_uint_eq(r->epochs_read, 20);
+	ck_assert_uint_eq(cpu_findings(r, T0 + 12 * 60 * NS), 0);
+	vitals_agg_result_free(r);
+	/* A rewritten epoch file invalidates the results of its range. */
+	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	snprintf(file, sizeof(file), "%s", l.v[4].path);
+	vitals_store_list_free(&l);
+	clock_gettime(CLOCK_REALTIME, &ts[0]);
+	ts[0].tv_sec += 10;
+	ts[1] = ts[0];
+	ck_assert_int_eq(utimensat(0, file, ts, 0), 0);
+	r = run_query(b, 0);
+	ck_assert_uint_eq(r->cache_hits, 0);
+	ck_assert_uint_eq(r->cache_misses, 2);
+	vitals_agg_result_free(r);
+	/* 5m rollups: built once... */
+	r = run_query(b, 300);
+	ck_assert_uint_eq(r->rollup_misses, 4);
+	ck_assert_uint_eq(r->nslots, 4);
+	ck_assert_uint_eq(r->slots[2].start_ns, T0 + 600 * NS);
+	ck_assert_uint_eq(r->slots[2].nepochs, 5);
+	ck_assert_str_eq(r->slots[2].vitals[0].name, "cpu");
+	ck_assert_uint_eq(r->slots[2].vitals[0].wsum, 4 * 1000 + 10000);
+	vitals_agg_result_free(r);
+	/* ...then read from the cache when a filter needs them again. */
+	r = run_query(a, 300);
+	ck_assert_uint_eq(r->rollup_hits, 4);
+	ck_assert_uint_eq(r->rollup_misses, 0);
+	ck_assert_uint_eq(r->epochs_read, 0);
+	ck_assert_uint_eq(r->cache_hits, 1);
+	ck_assert_uint_eq(r->cache_misses, 1);
+	vitals_agg_result_free(r);
+}
+END_TEST
+
+static Suite *
+aggregate_suite(void)
+{
+	Suite *s = suite_create("aggregate");
+	TCase *ro = tcase_create("rollup");
+	TCase *ag = tcase_create("aggregate");
+	TCase *io = tcase_create("io");
+
+	tcase_add_loop_test(
+	    ro, test_slot_start, 0, sizeof(slot_cases) / sizeof(slot_cases[0]));
+	tcase_add_test(ro, test_fold);
+	tcase_add_test(ro, test_rollup_sums);
+	tcase_add_test(ro, test_rollup_fold_mixed);
+	tcase_add_test(ro, test_rollup_sample_bound);
+	tcase_add_test(ro, test_rollup_union);
+	tcase_add_test(ro, test_copy);
+	suite_add_tcase(s, ro);
+	tcase_add_test(ag, test_queue_order);
+	tcase_add_test(ag, test_peers);
+	tcase_add_test(ag, test_live);
+	suite_add_tcase(s, ag);
+	tcase_add_checked_fixture(io, setup, teardown);
+	tcase_add_loop_test(io, test_config_timescales, 0,
+	    sizeof(ts_cases) / sizeof(ts_cases[0]));
+	tcase_add_test(io, test_cache);
+	tcase_add_test(io, test_query_cache);
+	tcase_set_timeout(io, 60);
+	suite_add_tcase(s, io);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(aggregate_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
