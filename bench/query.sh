@@ -51,6 +51,8 @@ write_conf() { # [CANDIDATE-LINE]
 used=""
 for f in $filters; do
 	line="$f: {}"
+	# threshold has no default rules: give it a bound a burst would cross.
+	[ "$f" = threshold ] && line='threshold: { rules: ["cpu.wsum > 100000"] }'
 	if [ "$f" = callmodel ]; then
 		write_conf
 		model="$STORE/callmodel.model"
