@@ -582,51 +582,8 @@ vitals_bpf_available(const char *const *tracepoints, char *why, size_t len)
 	return 0;
 }
 
-/*
- * Look symbol `name` up in kallsyms (f): 1 and *addr if found, else 0.
- * With name NULL, *addr is the lowest symbol address above *addr.
- */
-static int
-bpf_ksym_scan(FILE *f, const char *name, uint64_t *addr)
-{
-	char line[512], sym[256], type;
-	unsigned long long a;
-	uint64_t above = *addr, best = 0;
-
-	rewind(f);
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (sscanf(line, "%llx %c %255s", &a, &type, sym) != 3)
-			continue;
-		if (name != NULL && strcmp(sym, name) == 0) {
-			*addr = a;
-			return 1;
-		}
-		if (name == NULL && a > above && (best == 0 || a < best))
-			best = a;
-	}
-	*addr = best;
-	return name == NULL && best != 0;
-}
-
 int
 vitals_bpf_ksym_range(const char *name, uint64_t *lo, uint64_t *hi)
 {
-	uint64_t start = 0, end;
-	int found;
-	FILE *f;
-
-	if ((f = fopen("/proc/kallsyms", "r")) == NULL)
-		return -errno;
-	found = bpf_ksym_scan(f, name, &start);
-	end = start;
-	if (found && start != 0 && !bpf_ksym_scan(f, NULL, &end))
-		end = start + 1;
-	fclose(f);
-	if (!found)
-		return -ENOENT;
-	if (start == 0)
-		return -EPERM;
-	*lo = start;
-	*hi = end;
-	return 0;
+	return sym_kernel_range(name, lo, hi);
 }

@@ -141,6 +141,27 @@ sym_kernel(uint64_t addr)
 	return sym_ktab.n ? sym_find(&sym_ktab, addr) : NULL;
 }
 
+int
+sym_kernel_range(const char *name, uint64_t *lo, uint64_t *hi)
+{
+	size_t i, j;
+
+	if (!sym_kloaded)
+		sym_kernel_load();
+	for (i = 0; i < sym_ktab.n; i++) {
+		if (strcmp(sym_ktab.v[i].name, name) != 0)
+			continue;
+		/* Aliases share an address: the end is the next higher one. */
+		for (j = i + 1; j < sym_ktab.n &&
+		    sym_ktab.v[j].addr == sym_ktab.v[i].addr; j++)
+			;
+		*lo = sym_ktab.v[i].addr;
+		*hi = j < sym_ktab.n ? sym_ktab.v[j].addr : *lo + 1;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 /* Function symbols of one section into t. */
 static void
 sym_elf_section(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct sym_table *t,

@@ -14,6 +14,13 @@
 const char *sym_kernel(uint64_t addr);
 
 /*
+ * Address range [*lo, *hi) of kernel function `name`: its start and the
+ * next function's.  Returns 0, or -ENOENT if it is unknown or kallsyms
+ * addresses are hidden.
+ */
+int sym_kernel_range(const char *name, uint64_t *lo, uint64_t *hi);
+
+/*
  * Name of the function holding user address addr in process pid, or
  * NULL if the process is gone, the address is not in a file mapping, or
  * the file has no symbol for it.  Maps are cached per pid and re-read

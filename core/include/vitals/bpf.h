@@ -129,8 +129,8 @@ int vitals_bpf_available(const char *const *tracepoints, char *why, size_t len);
  * Address range [*lo, *hi) of kernel function `name` from /proc/kallsyms,
  * e.g. a tracepoint's __traceiter_ function: it heads the kernel stacks a
  * program takes while another tracer shares the tracepoint, so probes can
- * drop that frame.  Returns 0, -ENOENT if absent, -EPERM if addresses are
- * hidden (kptr_restrict), or another negative errno.
+ * drop that frame.  Returns 0, or -ENOENT if absent or if addresses are
+ * hidden (kptr_restrict).
  */
 int vitals_bpf_ksym_range(const char *name, uint64_t *lo, uint64_t *hi);
 
