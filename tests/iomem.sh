@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Helpers for the diskio/kmem/umem probe tests (sourced after lib.sh):
-# preconditions, the workload binaries, a daemon run in the background,
+# a daemon run in the background (need_probe and workload are in lib.sh)
 # and the stored epochs as JSON.
 
 # Processes a test started in the background: ended on any exit, so a
@@ -16,40 +16,6 @@ iomem_bg() {
 # iomem_reaped PID: PID was waited for (its number may be reused): forget it.
 iomem_reaped() {
 	IOMEM_PIDS=$(for p in $IOMEM_PIDS; do [ "$p" = "$1" ] || echo "$p"; done)
-}
-
-# iomem_need NAME: skip unless run as root and the probe can run here.
-iomem_need() {
-	[ "$(id -u)" -eq 0 ] || skip "probe $1 needs root"
-	"$VITALSD" --list-plugins --json >"$TMP/plugins.json" 2>&1 ||
-		fail "--list-plugins --json"
-	why=$(python3 - "$TMP/plugins.json" "$1" <<'EOF'
-import json, sys
-for p in json.load(open(sys.argv[1])):
-    if p["name"] == sys.argv[2]:
-        print("" if p.get("available") is True else p.get("why") or p.get("available"))
-        break
-else:
-    print("plugin not built")
-EOF
-)
-	[ -z "$why" ] || skip "probe $1 cannot run here: $why"
-}
-
-# iomem_workload NAME: print the path of workload NAME: built in the tree, or
-# compiled from tests/workloads/NAME.c into $TMP; skip if neither exists.
-# VITALS_WORKLOADS may name another directory holding the binaries.  Run
-# it as WL=$(iomem_workload NAME) || exit $? so a skip leaves the test.
-iomem_workload() {
-	for d in ${VITALS_WORKLOADS:-} "$top_builddir/tests/workloads"; do
-		[ -x "$d/$1" ] && { echo "$d/$1"; return 0; }
-	done
-	src="$top_srcdir/tests/workloads"
-	[ -f "$src/$1.c" ] || skip "workload $1 not found (tests/workloads/$1.c)"
-	${CC:-cc} -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline \
-		-pthread -I"$src" -o "$TMP/$1" "$src/$1.c" "$src/wl.c" -lm \
-		>"$TMP/cc-$1.out" 2>&1 || { cat "$TMP/cc-$1.out" >&2; fail "cannot build workload $1"; }
-	echo "$TMP/$1"
 }
 
 # iomem_start CONF: start vitalsd on CONF in the background (pid in

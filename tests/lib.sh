@@ -32,24 +32,28 @@ count_epochs() {
 # need_probe NAME: skip unless running as root and probe NAME can run here.
 need_probe() {
 	[ "$(id -u)" -eq 0 ] || skip "probe $1 needs root (BPF)"
-	line=$("$VITALSD" --list-plugins 2>/dev/null | awk -v n="$1" '$1 == n')
-	[ -n "$line" ] || fail "probe $1 not built"
-	echo "$line" | awk '{ exit $4 == "yes" ? 0 : 1 }' ||
-		skip "probe $1 unavailable here: $(echo "$line" | cut -c 34-)"
+	"$VITALSD" --list-plugins --json >"$TMP/plugins.json" 2>"$TMP/plugins.err" ||
+		{ cat "$TMP/plugins.err" >&2; fail "--list-plugins --json"; }
+	why=$(python3 -c 'import json, sys
+p = [p for p in json.load(open(sys.argv[1])) if p["name"] == sys.argv[2]]
+print("not built" if not p else "" if p[0]["available"] is True
+      else p[0].get("why") or "unavailable")' "$TMP/plugins.json" "$1")
+	[ "$why" != "not built" ] || fail "probe $1 not built"
+	[ -z "$why" ] || skip "probe $1 unavailable here: $why"
 }
 
-# workload NAME: path of a built workload program (compiled into $TMP
-# from tests/workloads when the build tree has none).
+# workload NAME: path of a built workload program: from $VITALS_WORKLOADS
+# or the build tree, else compiled into $TMP from tests/workloads.  Returns
+# 1 (with the compiler's messages) if it cannot be had.
 workload() {
-	w="$top_builddir/tests/workloads/$1"
-	if [ ! -x "$w" ]; then
-		w="$TMP/$1"
-		${CC:-cc} -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline -pthread \
-			-I"$top_srcdir/tests/workloads" -o "$w" \
-			"$top_srcdir/tests/workloads/$1.c" \
-			"$top_srcdir/tests/workloads/wl.c" || fail "cannot build workload $1"
-	fi
-	echo "$w"
+	for d in ${VITALS_WORKLOADS:-} "$top_builddir/tests/workloads"; do
+		[ -x "$d/$1" ] && { echo "$d/$1"; return 0; }
+	done
+	src="$top_srcdir/tests/workloads"
+	${CC:-cc} -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer -fno-inline \
+		-pthread -I"$src" -o "$TMP/$1" "$src/$1.c" "$src/wl.c" -lm \
+		>"$TMP/cc-$1.out" 2>&1 || { cat "$TMP/cc-$1.out" >&2; return 1; }
+	echo "$TMP/$1"
 }
 
 # probe_config NAME EPOCH [YAML]: a config with only probe NAME and the store.

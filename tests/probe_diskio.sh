@@ -7,8 +7,8 @@
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/iomem.sh"
 
-iomem_need diskio
-WL=$(iomem_workload fsync_writer) || exit $?
+need_probe diskio
+WL=$(workload fsync_writer) || fail "cannot build workload fsync_writer"
 DIR=/var/tmp
 [ "$(stat -f -c %T "$DIR")" != tmpfs ] || skip "$DIR is tmpfs: no block I/O to see"
 command -v perf >/dev/null 2>&1 || skip "perf is not installed"

@@ -14,8 +14,8 @@
 
 [ "$(id -u)" -eq 0 ] || skip "not root (BPF probes need root)"
 command -v perf >/dev/null 2>&1 || skip "perf not installed (apt-get install linux-perf)"
-probe_available lock
-LOCKER=$(workload lock_contention) || skip "no lock_contention workload (tests/workloads)"
+need_probe lock
+LOCKER=$(workload lock_contention) || fail "cannot build workload lock_contention"
 
 cat >"$TMP/conf.yaml" <<EOC
 epoch: 1s

@@ -8,9 +8,9 @@
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/iomem.sh"
 
-iomem_need umem
-iomem_need kmem
-WL=$(iomem_workload page_toucher) || exit $?
+need_probe umem
+need_probe kmem
+WL=$(workload page_toucher) || fail "cannot build workload page_toucher"
 command -v perf >/dev/null 2>&1 || skip "perf is not installed"
 
 # The checks sum the HCA slots the workload's samples name.  On a busy

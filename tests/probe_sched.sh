@@ -9,11 +9,6 @@
 . "$top_srcdir/tests/lib.sh"
 need_probe sched
 command -v perf > /dev/null || skip "perf is not installed (apt-get install linux-perf)"
-for w in runq pipe_sleeper; do
-	[ -x "$top_builddir/tests/workloads/$w" ] ||
-		[ -f "$top_srcdir/tests/workloads/$w.c" ] ||
-		skip "workload $w is not in this tree (tests/workloads)"
-done
 runq=$(workload runq) && [ -x "$runq" ] || fail "no runq workload"
 sleeper=$(workload pipe_sleeper) && [ -x "$sleeper" ] || fail "no pipe_sleeper workload"
 

@@ -13,8 +13,8 @@
 [ "$(id -u)" -eq 0 ] || skip "not root (BPF probes need root)"
 command -v perf >/dev/null 2>&1 || skip "perf not installed (apt-get install linux-perf)"
 
-probe_available signal
-STORM=$(workload signal_storm) || skip "no signal_storm workload (tests/workloads)"
+need_probe signal
+STORM=$(workload signal_storm) || fail "cannot build workload signal_storm"
 
 cat >"$TMP/conf.yaml" <<EOC
 epoch: 1s

@@ -11,8 +11,8 @@
 
 [ "$(id -u)" -eq 0 ] || skip "not root (BPF probes need root)"
 command -v perf >/dev/null 2>&1 || skip "perf not installed (apt-get install linux-perf)"
-probe_available socket
-SENDER=$(workload udp_sender) || skip "no udp_sender workload (tests/workloads)"
+need_probe socket
+SENDER=$(workload udp_sender) || fail "cannot build workload udp_sender"
 
 cat >"$TMP/conf.yaml" <<EOC
 epoch: 1s
