@@ -31,13 +31,14 @@ vitals_cpu_sample(struct cpu_perf_ctx *ctx)
 {
 	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
 	struct vitals_bpf_rec *r;
-	__u64 pt = bpf_get_current_pid_tgid(), ip = ctx->regs[CPU_REG_IP];
+	struct task_struct *task = vitals_bpf_task();
+	__u64 pt = vitals_bpf_pid_tgid(task), ip = ctx->regs[CPU_REG_IP];
 	__u32 kernel = (ctx->regs[CPU_REG_CS] & 3) != 3;
 
 	if (c == 0 || (pt >> 32) == 0 || !vitals_bpf_wanted(c, pt))
 		return 0;
 	r = vitals_bpf_count(c, 0, ip >> 8, 1, pt,
-	    vitals_bpf_current_exe(pt >> 32), (__u32)bpf_get_current_uid_gid());
+	    vitals_bpf_current_exe(pt >> 32), vitals_bpf_uid(task));
 	if (r == 0)
 		return 0;
 	r->op = kernel;

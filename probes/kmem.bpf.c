@@ -24,15 +24,16 @@ kmem_count(struct vitals_bpf_cfg *c, __u32 p, __u64 label, __u32 order,
     int relaxed)
 {
 	struct vitals_bpf_exe_slot *me;
-	__u64 pt = bpf_get_current_pid_tgid();
+	struct task_struct *task = vitals_bpf_task();
+	__u64 pt = vitals_bpf_pid_tgid(task);
 
 	if (!vitals_bpf_wanted(c, pt))
 		return 0;
-	if ((me = vitals_bpf_current(pt >> 32)) == 0)
+	if ((me = vitals_bpf_current_task(task, pt >> 32)) == 0)
 		return 0;
 	return vitals_bpf_count_with(c, (__u32)c->param[p], label,
 	    1ULL << (order & 31), pt, me->exe_id,
-	    (__u32)bpf_get_current_uid_gid(), relaxed);
+	    vitals_bpf_uid(task), relaxed);
 }
 
 /* mm_page_alloc(struct page *page, unsigned int order, gfp_t gfp, int mt) */

@@ -149,7 +149,8 @@ vitals_lock_end(__u64 *ctx)
 	struct lock_key k = { .lock = ctx[0] };
 	struct vitals_bpf_rec *r;
 	struct lock_wait *w, v;
-	__u64 pt = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	struct task_struct *task = vitals_bpf_task();
+	__u64 pt = vitals_bpf_pid_tgid(task), now = bpf_ktime_get_ns();
 
 	if (c == 0)
 		return 0;
@@ -161,7 +162,7 @@ vitals_lock_end(__u64 *ctx)
 	if (now < v.ts || now - v.ts < c->param[LOCK_P_MIN_WAIT])
 		return 0;
 	r = vitals_bpf_count(c, 0, k.lock ^ lock_site(c, ctx), now - v.ts, pt,
-	    vitals_bpf_current_exe(pt >> 32), (__u32)bpf_get_current_uid_gid());
+	    vitals_bpf_current_exe(pt >> 32), vitals_bpf_uid(task));
 	if (r == 0)
 		return 0;
 	r->args[0] = k.lock;

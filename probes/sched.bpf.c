@@ -19,14 +19,6 @@
  * suffix is a CO-RE flavour: it relocates against the kernel's
  * task_struct like the plain name would.
  */
-typedef struct {
-	unsigned int val;
-} sched_kuid_t;
-
-struct cred {
-	sched_kuid_t uid;
-} __attribute__((preserve_access_index));
-
 struct kernfs_node {
 	__u64 id;
 } __attribute__((preserve_access_index));

@@ -149,14 +149,15 @@ vitals_signal_deliver(__u64 *ctx)
 	struct kernel_siginfo *info = (struct kernel_siginfo *)ctx[1];
 	struct k_sigaction *ka = (struct k_sigaction *)ctx[2];
 	struct vitals_bpf_rec *r;
-	__u64 pt = bpf_get_current_pid_tgid();
+	struct task_struct *task = vitals_bpf_task();
+	__u64 pt = vitals_bpf_pid_tgid(task);
 	__u32 sig = (__u32)ctx[0], sender;
 
 	if (c == 0 || !vitals_bpf_wanted(c, pt))
 		return 0;
 	sender = c->param[SIGNAL_P_SENDER] ? signal_sender_of(sig) : 0;
 	r = vitals_bpf_count(c, 0, sig, 1, pt, vitals_bpf_current_exe(pt >> 32),
-	    (__u32)bpf_get_current_uid_gid());
+	    vitals_bpf_uid(task));
 	if (r == 0)
 		return 0;
 	r->op = sig;

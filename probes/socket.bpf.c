@@ -209,7 +209,8 @@ socket_count(__u64 *ctx, __u32 dir)
 	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
 	struct sock *sk = (struct sock *)ctx[0];
 	struct vitals_bpf_rec *r;
-	__u64 pt = bpf_get_current_pid_tgid(), label;
+	struct task_struct *task = vitals_bpf_task();
+	__u64 pt = vitals_bpf_pid_tgid(task), label;
 	__u32 proto, kind, addr = 0, port = 0;
 	int ret = (int)ctx[1];
 
@@ -222,7 +223,7 @@ socket_count(__u64 *ctx, __u32 dir)
 	label = addr | (__u64)port << 32 | (__u64)(proto & 0xff) << 48 |
 	    (__u64)kind << 56 | (__u64)dir << 63;
 	r = vitals_bpf_count(c, 0, label, (__u64)ret, pt,
-	    vitals_bpf_current_exe(pt >> 32), (__u32)bpf_get_current_uid_gid());
+	    vitals_bpf_current_exe(pt >> 32), vitals_bpf_uid(task));
 	if (r == 0)
 		return 0;
 	r->op = dir;

@@ -30,15 +30,16 @@ vitals_sys_enter(__u64 *ctx)
 	struct vitals_bpf_exe_slot *me;
 	struct vitals_bpf_rec *r;
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
-	__u64 pt = bpf_get_current_pid_tgid(), sp, nr = ctx[1];
+	struct task_struct *t = vitals_bpf_task();
+	__u64 pt = vitals_bpf_pid_tgid(t), sp, nr = ctx[1];
 
 	if (c == 0 || !vitals_bpf_wanted(c, pt))
 		return 0;
 	sp = regs->sp;
-	if ((me = vitals_bpf_current(pt >> 32)) == 0)
+	if ((me = vitals_bpf_current_task(t, pt >> 32)) == 0)
 		return 0;
 	r = vitals_bpf_count(c, 0, ((me->stack_top - sp) << 12) ^ nr, 1, pt,
-	    me->exe_id, (__u32)bpf_get_current_uid_gid());
+	    me->exe_id, vitals_bpf_uid(t));
 	if (r == 0)
 		return 0;
 	r->op = (__u32)nr;

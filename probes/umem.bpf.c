@@ -22,15 +22,16 @@ umem_fault(struct bpf_raw_tracepoint_args *ctx)
 	struct vitals_bpf_exe_slot *me;
 	struct vitals_bpf_rec *r;
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[1];
-	__u64 pt = bpf_get_current_pid_tgid(), ip = 0;
+	struct task_struct *task = vitals_bpf_task();
+	__u64 pt = vitals_bpf_pid_tgid(task), ip = 0;
 
 	if (c == 0 || !vitals_bpf_wanted(c, pt))
 		return 0;
-	if ((me = vitals_bpf_current(pt >> 32)) == 0)
+	if ((me = vitals_bpf_current_task(task, pt >> 32)) == 0)
 		return 0;
 	bpf_probe_read_kernel(&ip, sizeof(ip), &regs->ip);
 	r = vitals_bpf_count(c, 0, ip >> 8, 1, pt, me->exe_id,
-	    (__u32)bpf_get_current_uid_gid());
+	    vitals_bpf_uid(task));
 	if (r == 0)
 		return 0;
 	r->args[0] = ctx->args[0];

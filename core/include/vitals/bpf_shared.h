@@ -26,7 +26,7 @@
  * space flips it at each boundary and then reads the other half.
  */
 struct vitals_bpf_cfg {
-	__u32 epoch;       /* live half: 0 or 1 */
+	__u32 epoch;       /* epochs flipped so far; the live half is epoch & 1 */
 	__u32 nvitals;     /* vitals in this object */
 	__u32 mask;        /* HCA size - 1 (a power of two minus one) */
 	__u32 seen_words;  /* u64 words of first-sighting bits per vital */
