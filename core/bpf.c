@@ -234,6 +234,31 @@ bpf_symbolize(const struct vitals_event *ev, const char **names)
 		    ev->ustack[i] - (i > 0));
 }
 
+/*
+ * Drop leading kernel frames of the tracing machinery itself: whether the
+ * kernel reaches a program through __traceiter_<tracepoint> (and its
+ * __bpf_trace_ stub) depends on who else traces the same tracepoint, and
+ * a stack must not.
+ */
+static void
+bpf_strip_tracing(struct vitals_event *ev)
+{
+	static const char *const pfx[] = { "__traceiter_", "__bpf_trace_",
+		"bpf_trace_run" };
+	const char *n;
+	size_t i;
+
+	while (ev->nkstack > 0 && (n = sym_kernel(ev->kstack[0])) != NULL) {
+		for (i = 0; i < sizeof(pfx) / sizeof(pfx[0]); i++)
+			if (strncmp(n, pfx[i], strlen(pfx[i])) == 0)
+				break;
+		if (i == sizeof(pfx) / sizeof(pfx[0]))
+			return;
+		ev->kstack++;
+		ev->nkstack--;
+	}
+}
+
 /* Turn a record into an event and give it to the core. */
 static int
 bpf_on_sample(void *arg, void *data, size_t len)
@@ -265,6 +290,7 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	ev.exe = exe_path(r->pid, r->exe_id, b->exe, sizeof(b->exe)) == 0 ?
 	    b->exe : NULL;
 	memcpy(ev.args, r->args, sizeof(ev.args));
+	bpf_strip_tracing(&ev);
 	if (b->spec.fixup != NULL && b->spec.fixup(b->spec.fixup_arg, r, &ev))
 		return 0;
 	/* Symbolize only what the core kept: names cost /proc and ELF reads. */

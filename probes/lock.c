@@ -55,25 +55,6 @@ lock_available(char *why, size_t len)
 	return vitals_bpf_available(lock_tracepoints, why, len);
 }
 
-/*
- * While another tracer shares contention_end, the kernel reaches the
- * programs through __traceiter_contention_end, an extra first frame: drop
- * it so a wait's stack does not depend on who else traces.
- */
-static int
-lock_fixup(void *arg, const struct vitals_bpf_rec *r, struct vitals_event *ev)
-{
-	const struct lock_state *s = arg;
-
-	(void)r;
-	if (ev->nkstack > 0 && ev->kstack[0] >= s->iter[0] &&
-	    ev->kstack[0] < s->iter[1]) {
-		ev->kstack++;
-		ev->nkstack--;
-	}
-	return 0;
-}
-
 static void
 lock_fini(void *state)
 {
@@ -101,8 +82,6 @@ lock_init(struct vitals_ctx *ctx, const void *config, void **state)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -ENOMEM;
 	vitals_bpf_spec_opts(&spec, &cf->bpf);
-	spec.fixup = lock_fixup;
-	spec.fixup_arg = s;
 	/* Unknown (addresses hidden): the frame is kept, labels then vary. */
 	if (vitals_bpf_ksym_range("__traceiter_contention_end", &s->iter[0],
 	    &s->iter[1]) < 0)

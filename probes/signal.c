@@ -27,7 +27,6 @@ struct signal_config {
 struct signal_state {
 	struct signal_bpf *skel;
 	struct vitals_bpf *bpf;
-	uint64_t iter[2]; /* __traceiter_signal_deliver, [lo, hi); 0s if unknown */
 };
 
 static const char *const signal_tracepoints[] = {
@@ -46,24 +45,6 @@ static int
 signal_available(char *why, size_t len)
 {
 	return vitals_bpf_available(signal_tracepoints, why, len);
-}
-
-/*
- * While another tracer shares signal_deliver, the kernel reaches the
- * program through __traceiter_signal_deliver, an extra first frame: drop it.
- */
-static int
-signal_fixup(void *arg, const struct vitals_bpf_rec *r, struct vitals_event *ev)
-{
-	const struct signal_state *s = arg;
-
-	(void)r;
-	if (ev->nkstack > 0 && ev->kstack[0] >= s->iter[0] &&
-	    ev->kstack[0] < s->iter[1]) {
-		ev->kstack++;
-		ev->nkstack--;
-	}
-	return 0;
 }
 
 static void
@@ -93,11 +74,6 @@ signal_init(struct vitals_ctx *ctx, const void *config, void **state)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -ENOMEM;
 	vitals_bpf_spec_opts(&spec, &cf->bpf);
-	spec.fixup = signal_fixup;
-	spec.fixup_arg = s;
-	if (vitals_bpf_ksym_range("__traceiter_signal_deliver", &s->iter[0],
-	    &s->iter[1]) < 0)
-		s->iter[0] = s->iter[1] = 0;
 	if ((s->skel = signal_bpf__open()) == NULL) {
 		r = -errno;
 		vitals_error(ctx, "cannot open the BPF object: %s", strerror(-r));

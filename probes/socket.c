@@ -25,12 +25,6 @@ struct socket_config {
 struct socket_state {
 	struct socket_bpf *skel;
 	struct vitals_bpf *bpf;
-	uint64_t iter[2][2]; /* __traceiter_sock_{send,recv}_length, [lo, hi) */
-};
-
-/* The functions that head a program's stack while another tracer shares its tracepoint. */
-static const char *const socket_iters[2] = {
-	"__traceiter_sock_send_length", "__traceiter_sock_recv_length"
 };
 
 static const char *const socket_tracepoints[] = {
@@ -57,20 +51,6 @@ static int
 socket_available(char *why, size_t len)
 {
 	return vitals_bpf_available(socket_tracepoints, why, len);
-}
-
-/* Drop a leading __traceiter_ frame: stacks must not depend on who else traces. */
-static int
-socket_fixup(void *arg, const struct vitals_bpf_rec *r, struct vitals_event *ev)
-{
-	const struct socket_state *s = arg;
-	const uint64_t *it = s->iter[r->op != 0];
-
-	if (ev->nkstack > 0 && ev->kstack[0] >= it[0] && ev->kstack[0] < it[1]) {
-		ev->kstack++;
-		ev->nkstack--;
-	}
-	return 0;
 }
 
 static void
@@ -115,17 +95,11 @@ socket_init(struct vitals_ctx *ctx, const void *config, void **state)
 		.units = { "bytes" },
 	};
 	struct socket_state *s;
-	int i, r;
+	int r;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -ENOMEM;
 	vitals_bpf_spec_opts(&spec, &cf->bpf);
-	spec.fixup = socket_fixup;
-	spec.fixup_arg = s;
-	for (i = 0; i < 2; i++)
-		if (vitals_bpf_ksym_range(socket_iters[i], &s->iter[i][0],
-		    &s->iter[i][1]) < 0)
-			s->iter[i][0] = s->iter[i][1] = 0;
 	if ((s->skel = socket_bpf__open()) == NULL) {
 		r = -errno;
 		vitals_error(ctx, "cannot open the BPF object: %s", strerror(-r));
