@@ -2,9 +2,10 @@
 /*
  * Monitoring overhead: lmbench-like latency rows (null syscall ... fork+exec)
  * and a small compile, each measured with no monitor, with vitalsd running,
- * and under `perf record -a -g` on the tracepoints the probes use, in
- * interleaved rounds.  Prints medians, ratios and added latency; asserts
- * nothing.
+ * under `perf record -a -g` on the tracepoints the probes use, and with
+ * empty BPF programs on those tracepoints (bench/floor: what any BPF
+ * monitor pays here), in interleaved rounds.  Prints medians, ratios and
+ * added latency; asserts nothing.
  */
 #include "config.h"
 
@@ -45,7 +46,7 @@
 
 extern char **environ;
 
-enum { OV_NONE, OV_VITALSD, OV_PERF, OV_NMON };
+enum { OV_NONE, OV_VITALSD, OV_PERF, OV_FLOOR, OV_NMON };
 
 struct overhead_opts {
 	const char *config;      /* vitalsd configuration */
@@ -710,6 +711,53 @@ overhead_vitalsd_stop(struct overhead_mon *m, const char *tmp)
 	nftw(data, overhead_count_epoch, 16, FTW_PHYS);
 }
 
+/* Start bench/floor and wait for its "attached" line. */
+static int
+overhead_floor_start(struct overhead_mon *m, const char *tmp)
+{
+	char log[PATH_MAX];
+	int fd, waited;
+
+	snprintf(log, sizeof(log), "%s/floor.log", tmp);
+	if ((fd = overhead_open_log(log)) < 0)
+		return -errno;
+	if ((m->pid = fork()) < 0) {
+		close(fd);
+		return -errno;
+	}
+	if (m->pid == 0) {
+		overhead_child_prepare(fd);
+		execl(OVERHEAD_BUILDDIR "/bench/floor", "floor", (char *)NULL);
+		fprintf(stderr, "exec %s/bench/floor: %s\n", OVERHEAD_BUILDDIR,
+		    strerror(errno));
+		_exit(127);
+	}
+	close(fd);
+	for (waited = 0; waited < 10000 && !overhead_stop; waited += 10) {
+		if (overhead_file_has(log, "floor: attached")) {
+			if (m->starts == 0)
+				overhead_print_warnings(log, "floor said: ");
+			return 0;
+		}
+		if (waitpid(m->pid, NULL, WNOHANG) == m->pid) {
+			m->pid = 0;
+			snprintf(m->why, sizeof(m->why), "floor exited at start");
+			fprintf(stderr, "overhead: %s:\n", m->why);
+			overhead_print_tail(log);
+			return -ECHILD;
+		}
+		overhead_sleep_ms(10);
+	}
+	return 0;
+}
+
+static void
+overhead_floor_stop(struct overhead_mon *m)
+{
+	kill(m->pid, SIGTERM);
+	overhead_reap(m->pid, 10000);
+}
+
 /* The tracepoints the kernel probes attach to, the ones this kernel has. */
 static int
 overhead_perf_events(char *why, size_t len)
@@ -873,6 +921,8 @@ overhead_mon_start(struct overhead_mon *m, int i,
 		r = overhead_vitalsd_start(m, o, tmp);
 	else if (i == OV_PERF)
 		r = overhead_perf_start(m, o, tmp);
+	else if (i == OV_FLOOR)
+		r = overhead_floor_start(m, tmp);
 	if (r < 0) {
 		m->on = 0;
 		m->failed = 1;
@@ -894,6 +944,8 @@ overhead_mon_stop(struct overhead_mon *m, int i, const char *tmp)
 		overhead_vitalsd_stop(m, tmp);
 	else if (i == OV_PERF)
 		overhead_perf_stop(m, tmp);
+	else if (i == OV_FLOOR)
+		overhead_floor_stop(m);
 	m->pid = 0;
 }
 
@@ -1020,7 +1072,8 @@ overhead_selected(const char *list, const char *id)
 static void
 overhead_mons_init(struct overhead_mon *m, const struct overhead_opts *o)
 {
-	static const char *names[OV_NMON] = { "none", "vitalsd", "perf" };
+	static const char *names[OV_NMON] = { "none", "vitalsd", "perf",
+		"floor" };
 	int i;
 
 	for (i = 0; i < OV_NMON; i++) {
@@ -1045,6 +1098,10 @@ overhead_mons_init(struct overhead_mon *m, const struct overhead_opts *o)
 			    "(Debian package linux-perf)", o->perf);
 		else if (i == OV_PERF)
 			overhead_perf_events(m[i].why, sizeof(m[i].why));
+		else if (i == OV_FLOOR &&
+		    access(OVERHEAD_BUILDDIR "/bench/floor", X_OK) < 0)
+			snprintf(m[i].why, sizeof(m[i].why), "%s/bench/floor: "
+			    "%s (run make)", OVERHEAD_BUILDDIR, strerror(errno));
 		if (m[i].why[0])
 			m[i].on = 0;
 	}
@@ -1061,12 +1118,12 @@ overhead_usage(FILE *f)
 	    "                [--perf PATH] [--cc CC] [-r ROUNDS] [-s SAMPLES] "
 	    "[-t MS] [--files N]\n"
 	    "                [--rows LIST] [--monitors LIST]\n"
-	    "Latency of lmbench-like rows with no monitor, with vitalsd and "
-	    "under\nperf record -a -g on the probes' tracepoints, interleaved "
-	    "in rounds.\n"
+	    "Latency of lmbench-like rows with no monitor, with vitalsd, "
+	    "under\nperf record -a -g on the probes' tracepoints, and with "
+	    "empty BPF programs\non them (floor), interleaved in rounds.\n"
 	    "rows: null read write stat open select sigins sigdel pipe fork "
 	    "exec build\n"
-	    "monitors: none vitalsd perf (vitalsd and perf need root)\n");
+	    "monitors: none vitalsd perf floor (all but none need root)\n");
 }
 
 static int
@@ -1149,7 +1206,7 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 		    "open select sigins sigdel pipe fork exec build ");
 	if (o->monitors)
 		overhead_check_list(
-		    o->monitors, "--monitors", " none vitalsd perf ");
+		    o->monitors, "--monitors", " none vitalsd perf floor ");
 	o->rounds = r ? r : o->quick ? 2 : 8;
 	o->samples = s ? s : 2;
 	o->ms = t ? t : o->quick ? 40 : 100;
@@ -1250,25 +1307,28 @@ static void
 overhead_print_row(int row, double med[OV_NMON], double spread)
 {
 	static const char *units[] = { "ns", "us", "ms", "s" };
-	char b[8][32];
+	char b[11][32];
 	double scale = 1, ref = isnan(med[0]) ? med[1] : med[0];
 	int u = 0;
 
 	while (u < 3 && ref >= scale * 1000)
 		scale *= 1000, u++;
 	if (!isnan(spread))
-		snprintf(b[7], 32, "%.0f%%", spread * 100);
-	printf("%-20s %11s %11s %11s %9s %9s %11s %11s %6s\n",
+		snprintf(b[10], 32, "%.0f%%", spread * 100);
+	printf("%-20s %10s %10s %10s %10s %8s %8s %10s %10s %10s %6s\n",
 	    overhead_rows[row].name,
 	    overhead_fmt(b[0], 32, med[OV_NONE], scale, units[u], 0),
-	    overhead_fmt(b[1], 32, med[OV_VITALSD], scale, units[u], 0),
-	    overhead_fmt(b[2], 32, med[OV_PERF], scale, units[u], 0),
-	    overhead_ratio(b[3], 32, med[OV_VITALSD], med[OV_NONE]),
-	    overhead_ratio(b[4], 32, med[OV_PERF], med[OV_NONE]),
-	    overhead_fmt(b[5], 32, med[OV_VITALSD] - med[OV_NONE], scale,
+	    overhead_fmt(b[1], 32, med[OV_FLOOR], scale, units[u], 0),
+	    overhead_fmt(b[2], 32, med[OV_VITALSD], scale, units[u], 0),
+	    overhead_fmt(b[3], 32, med[OV_PERF], scale, units[u], 0),
+	    overhead_ratio(b[4], 32, med[OV_VITALSD], med[OV_NONE]),
+	    overhead_ratio(b[5], 32, med[OV_PERF], med[OV_NONE]),
+	    overhead_fmt(b[6], 32, med[OV_FLOOR] - med[OV_NONE], scale,
 		units[u], 1),
-	    overhead_fmt(b[6], 32, med[OV_PERF] - med[OV_NONE], scale,
-		units[u], 1), isnan(spread) ? "-" : b[7]);
+	    overhead_fmt(b[7], 32, med[OV_VITALSD] - med[OV_NONE], scale,
+		units[u], 1),
+	    overhead_fmt(b[8], 32, med[OV_PERF] - med[OV_NONE], scale,
+		units[u], 1), isnan(spread) ? "-" : b[10]);
 }
 
 /* Geometric mean of monitor i's latency ratios, and the build's ratio. */
@@ -1313,9 +1373,9 @@ overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 	double med[OV_NROWS][OV_NMON];
 	int row, i;
 
-	printf("\n%-20s %11s %11s %11s %9s %9s %11s %11s %6s\n",
-	    "row (median)", "none", "vitalsd", "perf", "vd/none", "perf/none",
-	    "+vitalsd", "+perf", "noise");
+	printf("\n%-20s %10s %10s %10s %10s %8s %8s %10s %10s %10s %6s\n",
+	    "row (median)", "none", "floor", "vitalsd", "perf", "vd/none",
+	    "pf/none", "+floor", "+vitalsd", "+perf", "noise");
 	for (row = 0; row < OV_NROWS; row++) {
 		for (i = 0; i < OV_NMON; i++)
 			med[row][i] =
@@ -1324,7 +1384,8 @@ overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 			printf("%-20s error: %s\n", overhead_rows[row].name,
 			    res->msg[row][0] ? res->msg[row] :
 			    strerror(res->err[row]));
-		else if (res->n[row][0] + res->n[row][1] + res->n[row][2])
+		else if (res->n[row][OV_NONE] + res->n[row][OV_VITALSD] +
+		    res->n[row][OV_PERF] + res->n[row][OV_FLOOR])
 			overhead_print_row(row, med[row],
 			    overhead_spread(res->v[row][OV_NONE],
 				res->n[row][OV_NONE], med[row][OV_NONE]));
