@@ -194,6 +194,9 @@ vitals_bpf_crossed(__u64 old, __u64 new, __u32 shift, __u64 floor)
 
 	if (new <= old || new < floor || shift == 0)
 		return 0;
+	/* Same top bit, same power of two: no crossing (most events). */
+	if ((old ^ new) <= old)
+		return 0;
 	lnew = vitals_bpf_log2(new) / shift;
 	if (old != 0 && vitals_bpf_log2(old) / shift == lnew)
 		return 0;
