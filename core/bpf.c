@@ -27,6 +27,7 @@
 
 #define BPF_DRAIN_NS (100 * 1000 * 1000ULL)
 #define BPF_RINGBUF_DEFAULT (1024 * 1024ULL)
+#define BPF_MAX_LINKS 16 /* programs vitals_bpf_attach() attaches per object */
 
 struct vitals_bpf {
 	struct vitals_ctx *ctx;
@@ -53,6 +54,8 @@ struct vitals_bpf {
 	struct vitals_timer *timer;
 	struct vitals_watch *watch;
 	int stats_fd;                /* BPF_ENABLE_STATS handle, or -1 */
+	struct bpf_link *links[BPF_MAX_LINKS]; /* vitals_bpf_attach()'s */
+	int nlinks;
 	char exe[4096];              /* scratch for one resolved exe path */
 };
 
@@ -469,6 +472,46 @@ vitals_bpf_start(struct vitals_bpf *b)
 	    &b->timer);
 }
 
+int
+vitals_bpf_load(struct vitals_bpf *b)
+{
+	int r;
+
+	if ((r = bpf_object__load(b->obj)) < 0) {
+		vitals_error(b->ctx, "cannot load the BPF programs: %s",
+		    strerror(-r));
+		return r;
+	}
+	return vitals_bpf_start(b);
+}
+
+int
+vitals_bpf_attach(struct vitals_bpf *b)
+{
+	struct bpf_program *p;
+	const char *sec;
+	int r;
+
+	bpf_object__for_each_program(p, b->obj) {
+		sec = bpf_program__section_name(p);
+		if (!bpf_program__autoload(p) || strcmp(sec, "perf_event") == 0)
+			continue;
+		if (b->nlinks == BPF_MAX_LINKS) {
+			vitals_error(b->ctx, "more than %d programs to attach",
+			    BPF_MAX_LINKS);
+			return -E2BIG;
+		}
+		if ((b->links[b->nlinks] = bpf_program__attach(p)) == NULL) {
+			r = -errno;
+			vitals_error(b->ctx, "cannot attach to %s: %s", sec,
+			    strerror(-r));
+			return r;
+		}
+		b->nlinks++;
+	}
+	return 0;
+}
+
 /* Fold the map's m counters of one vital down to the vital's own size. */
 static const uint64_t *
 bpf_fold(struct vitals_bpf *b, const uint64_t *src, uint32_t m)
@@ -553,6 +596,8 @@ vitals_bpf_free(struct vitals_bpf *b)
 {
 	if (b == NULL)
 		return;
+	while (b->nlinks > 0)
+		bpf_link__destroy(b->links[--b->nlinks]);
 	if (b->timer != NULL)
 		vitals_timer_del(b->timer);
 	if (b->rb != NULL)

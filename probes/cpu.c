@@ -194,12 +194,7 @@ cpu_init(struct vitals_ctx *ctx, const void *config, void **state)
 	}
 	if ((r = vitals_bpf_prepare(ctx, s->skel->obj, &spec, &s->bpf)) < 0)
 		goto fail;
-	if ((r = cpu_bpf__load(s->skel)) < 0) {
-		vitals_error(ctx, "cannot load the BPF program: %s",
-		    strerror(-r));
-		goto fail;
-	}
-	if ((r = vitals_bpf_start(s->bpf)) < 0 || (r = cpu_attach(ctx, s)) < 0)
+	if ((r = vitals_bpf_load(s->bpf)) < 0 || (r = cpu_attach(ctx, s)) < 0)
 		goto fail;
 	*state = s;
 	return 0;

@@ -149,18 +149,9 @@ kmem_init(struct vitals_ctx *ctx, const void *config, void **state)
 	s->ctx = ctx;
 	if ((r = kmem_prepare(ctx, config, s)) < 0)
 		goto fail;
-	if ((r = kmem_bpf__load(s->skel)) < 0) {
-		vitals_error(ctx, "cannot load the BPF programs: %s",
-		    strerror(-r));
+	if ((r = vitals_bpf_load(s->bpf)) < 0 ||
+	    (r = vitals_bpf_attach(s->bpf)) < 0)
 		goto fail;
-	}
-	if ((r = vitals_bpf_start(s->bpf)) < 0)
-		goto fail;
-	if ((r = kmem_bpf__attach(s->skel)) < 0) {
-		vitals_error(ctx, "cannot attach to kmem:mm_page_alloc/free: %s",
-		    strerror(-r));
-		goto fail;
-	}
 	*state = s;
 	return 0;
 fail:

@@ -97,18 +97,9 @@ lock_init(struct vitals_ctx *ctx, const void *config, void **state)
 	vitals_bpf_set_param(s->bpf, LOCK_P_SPIN, cf->spin != 0);
 	vitals_bpf_set_param(s->bpf, LOCK_P_ITER_LO, s->iter[0]);
 	vitals_bpf_set_param(s->bpf, LOCK_P_ITER_HI, s->iter[1]);
-	if ((r = lock_bpf__load(s->skel)) < 0) {
-		vitals_error(ctx, "cannot load the BPF programs: %s",
-		    strerror(-r));
+	if ((r = vitals_bpf_load(s->bpf)) < 0 ||
+	    (r = vitals_bpf_attach(s->bpf)) < 0)
 		goto fail;
-	}
-	if ((r = vitals_bpf_start(s->bpf)) < 0)
-		goto fail;
-	if ((r = lock_bpf__attach(s->skel)) < 0) {
-		vitals_error(ctx, "cannot attach to the lock tracepoints: %s",
-		    strerror(-r));
-		goto fail;
-	}
 	*state = s;
 	return 0;
 fail:

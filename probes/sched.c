@@ -172,20 +172,9 @@ sched_init(struct vitals_ctx *ctx, const void *config, void **state)
 	if ((r = vitals_bpf_prepare(ctx, s->skel->obj, &spec, &s->bpf)) < 0)
 		goto fail;
 	sched_configure(s, cf, sched, blocking);
-	if ((r = sched_bpf__load(s->skel)) < 0) {
-		vitals_error(
-		    ctx, "cannot load the BPF programs: %s", strerror(-r));
+	if ((r = vitals_bpf_load(s->bpf)) < 0 ||
+	    (r = vitals_bpf_attach(s->bpf)) < 0)
 		goto fail;
-	}
-	if ((r = vitals_bpf_start(s->bpf)) < 0)
-		goto fail;
-	if ((r = sched_bpf__attach(s->skel)) < 0) {
-		vitals_error(ctx,
-		    "cannot attach to sched:sched_switch and "
-		    "sched:sched_wakeup(_new): %s",
-		    strerror(-r));
-		goto fail;
-	}
 	*state = s;
 	return 0;
 fail:

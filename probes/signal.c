@@ -85,18 +85,9 @@ signal_init(struct vitals_ctx *ctx, const void *config, void **state)
 	if ((r = vitals_bpf_prepare(ctx, s->skel->obj, &spec, &s->bpf)) < 0)
 		goto fail;
 	vitals_bpf_set_param(s->bpf, SIGNAL_P_SENDER, cf->sender != 0);
-	if ((r = signal_bpf__load(s->skel)) < 0) {
-		vitals_error(ctx, "cannot load the BPF programs: %s",
-		    strerror(-r));
+	if ((r = vitals_bpf_load(s->bpf)) < 0 ||
+	    (r = vitals_bpf_attach(s->bpf)) < 0)
 		goto fail;
-	}
-	if ((r = vitals_bpf_start(s->bpf)) < 0)
-		goto fail;
-	if ((r = signal_bpf__attach(s->skel)) < 0) {
-		vitals_error(ctx, "cannot attach to the signal tracepoints: %s",
-		    strerror(-r));
-		goto fail;
-	}
 	*state = s;
 	return 0;
 fail:

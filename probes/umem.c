@@ -90,18 +90,9 @@ umem_init(struct vitals_ctx *ctx, const void *config, void **state)
 	}
 	if ((r = vitals_bpf_prepare(ctx, s->skel->obj, &spec, &s->bpf)) < 0)
 		goto fail;
-	if ((r = umem_bpf__load(s->skel)) < 0) {
-		vitals_error(ctx, "cannot load the BPF program: %s",
-		    strerror(-r));
+	if ((r = vitals_bpf_load(s->bpf)) < 0 ||
+	    (r = vitals_bpf_attach(s->bpf)) < 0)
 		goto fail;
-	}
-	if ((r = vitals_bpf_start(s->bpf)) < 0)
-		goto fail;
-	if ((r = umem_bpf__attach(s->skel)) < 0) {
-		vitals_error(ctx, "cannot attach to exceptions:page_fault_user: "
-		    "%s", strerror(-r));
-		goto fail;
-	}
 	*state = s;
 	return 0;
 fail:

@@ -3,8 +3,8 @@
  * The user-space half of the in-kernel sketch, for probes whose BPF
  * programs count events with <vitals/sketch.bpf.h>.  A probe opens its BPF
  * object (e.g. from a bpftool skeleton), hands it to vitals_bpf_prepare()
- * before loading, loads and attaches it, calls vitals_bpf_start(), and
- * calls vitals_bpf_flush() from its flush callback.  The layer sizes the
+ * before loading, then calls vitals_bpf_load() and vitals_bpf_attach(),
+ * and calls vitals_bpf_flush() from its flush callback.  The layer sizes the
  * maps from the sketch configuration, writes t and the filters, drains
  * the ring buffer of sampled events into the core's sample store, reads
  * and clears the HCA half of the closing epoch, and reports the programs'
@@ -106,6 +106,21 @@ void vitals_bpf_set_param(struct vitals_bpf *b, uint32_t i, uint64_t value);
  * negative errno after vitals_error().
  */
 int vitals_bpf_start(struct vitals_bpf *b);
+
+/*
+ * Load the prepared object's programs and vitals_bpf_start(): what a probe
+ * does between vitals_bpf_prepare() and attaching.  Returns 0 or a
+ * negative errno after vitals_error().
+ */
+int vitals_bpf_load(struct vitals_bpf *b);
+
+/*
+ * Attach every loaded tracepoint program of the object (tp, raw_tp,
+ * tp_btf); perf_event programs are left to the probe, which knows the
+ * events.  The links are destroyed by vitals_bpf_free().  Returns 0 or a
+ * negative errno after vitals_error() naming the program's section.
+ */
+int vitals_bpf_attach(struct vitals_bpf *b);
 
 /*
  * At the epoch boundary (the probe's flush): drain samples, flip the live
