@@ -54,11 +54,15 @@ struct sched_task {
 	__u32 cause; /* SCHED_CAUSE_* of the runnable stamp */
 };
 
+/*
+ * Task-local storage: found through the task itself (no hash, no LRU lock
+ * on every switch) and freed with the task.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct sched_task);
-	__uint(max_entries, SCHED_TASKS);
 } sched_tasks SEC(".maps");
 
 /* The user stack of a thread that went to sleep (ustack option). */
@@ -68,10 +72,10 @@ struct sched_ustack {
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct sched_ustack);
-	__uint(max_entries, SCHED_USTACKS); /* 1 when the option is off */
 } sched_ustacks SEC(".maps");
 
 /* Per CPU: the top frames of the incoming thread's kernel stack. */
@@ -102,17 +106,20 @@ sched_wanted(const struct vitals_bpf_cfg *c, struct task_struct___sched *t)
 	return 1;
 }
 
-/* The thread's entry, created empty if it has none; NULL if the map fails. */
+/* The thread's entry, created empty if it has none; NULL if that fails. */
 static __always_inline struct sched_task *
-sched_entry(__u32 tid)
+sched_entry(struct task_struct___sched *t)
 {
-	struct sched_task zero = { 0 }, *e;
+	return bpf_task_storage_get(&sched_tasks, (struct task_struct *)t, 0,
+	    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
 
-	e = bpf_map_lookup_elem(&sched_tasks, &tid);
-	if (e != 0)
-		return e;
-	bpf_map_update_elem(&sched_tasks, &tid, &zero, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&sched_tasks, &tid);
+/* The thread's entry, or NULL if it has none. */
+static __always_inline struct sched_task *
+sched_lookup(struct task_struct___sched *t)
+{
+	return bpf_task_storage_get(&sched_tasks, (struct task_struct *)t, 0,
+	    0);
 }
 
 /* A task became runnable: stamp it unless it already waits for a CPU. */
@@ -125,7 +132,7 @@ sched_wake(struct task_struct___sched *p, __u32 cause)
 
 	if (c == 0 || c->param[SCHED_P_SCHED] == 0 || tid == 0)
 		return;
-	if ((e = sched_entry(tid)) == 0)
+	if ((e = sched_entry(p)) == 0)
 		return;
 	if (cause == SCHED_CAUSE_NEW) {
 		e->off = 0;
@@ -155,18 +162,18 @@ vitals_sched_wakeup_new(__u64 *ctx)
 
 /* Keep the user stack of the current thread, which is going to sleep. */
 static __always_inline void
-sched_keep_ustack(const struct vitals_bpf_cfg *c, void *ctx, __u32 tid)
+sched_keep_ustack(const struct vitals_bpf_cfg *c, void *ctx,
+    struct task_struct___sched *t)
 {
-	struct sched_ustack zero = { 0 }, *u;
+	struct sched_ustack *u;
 	long n;
 
 	if (!vitals_bpf_wanted(c, bpf_get_current_pid_tgid()))
 		return;
-	if ((u = bpf_map_lookup_elem(&sched_ustacks, &tid)) == 0) {
-		bpf_map_update_elem(&sched_ustacks, &tid, &zero, BPF_ANY);
-		if ((u = bpf_map_lookup_elem(&sched_ustacks, &tid)) == 0)
-			return;
-	}
+	u = bpf_task_storage_get(&sched_ustacks, (struct task_struct *)t, 0,
+	    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (u == 0)
+		return;
 	n = bpf_get_stack(ctx, u->ip, sizeof(u->ip), BPF_F_USER_STACK);
 	u->n = n > 0 ? (__u64)n / 8 : 0;
 }
@@ -184,15 +191,12 @@ sched_out(const struct vitals_bpf_cfg *c, void *ctx,
 
 	if (tid == 0)
 		return;
-	if (state & SCHED_TASK_DEAD) {
-		bpf_map_delete_elem(&sched_tasks, &tid);
-		if (c->param[SCHED_P_USTACK])
-			bpf_map_delete_elem(&sched_ustacks, &tid);
+	/* A dead task's storage goes with it. */
+	if (state & SCHED_TASK_DEAD)
 		return;
-	}
 	/* A pending signal leaves a sleeper runnable: __state is reset. */
 	if (preempt || state == 0 || prev->__state == 0) {
-		if (c->param[SCHED_P_SCHED] == 0 || (e = sched_entry(tid)) == 0)
+		if (c->param[SCHED_P_SCHED] == 0 || (e = sched_entry(prev)) == 0)
 			return;
 		e->runnable = now;
 		e->cause = SCHED_CAUSE_PREEMPTED;
@@ -201,17 +205,17 @@ sched_out(const struct vitals_bpf_cfg *c, void *ctx,
 	}
 	if (c->param[SCHED_P_BLOCKING] == 0) {
 		/* Forget a wakeup stamped while it was still running. */
-		if ((e = bpf_map_lookup_elem(&sched_tasks, &tid)) != 0)
+		if ((e = sched_lookup(prev)) != 0)
 			e->runnable = 0;
 		return;
 	}
-	if ((e = sched_entry(tid)) == 0)
+	if ((e = sched_entry(prev)) == 0)
 		return;
 	e->runnable = 0;
 	e->off = now;
 	e->state = state;
 	if (c->param[SCHED_P_USTACK] && prev->mm != 0)
-		sched_keep_ustack(c, ctx, tid);
+		sched_keep_ustack(c, ctx, prev);
 }
 
 /* Copy the task's name over the current one vitals_bpf_count() wrote. */
@@ -304,13 +308,14 @@ sched_site(struct task_struct___sched *t, __u64 frames)
 /* The sleeping thread's user stack, kept at switch-out, or its user PC. */
 static __always_inline void
 sched_ustack(const struct vitals_bpf_cfg *c, struct vitals_bpf_rec *r,
-    struct task_struct___sched *t, __u32 tid)
+    struct task_struct___sched *t)
 {
 	struct sched_ustack *u;
 	int i;
 
 	if (c->param[SCHED_P_USTACK] &&
-	    (u = bpf_map_lookup_elem(&sched_ustacks, &tid)) != 0 && u->n > 0) {
+	    (u = bpf_task_storage_get(&sched_ustacks, (struct task_struct *)t, 0,
+	    0)) != 0 && u->n > 0) {
 		for (i = 0; i < VITALS_BPF_STACK; i++)
 			r->ustack[i] = u->ip[i];
 		r->nustack = (__u32)u->n;
@@ -338,7 +343,7 @@ sched_count_block(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
 	r->args[1] = waited;
 	sched_comm(r, t);
 	sched_kstack(r, t);
-	sched_ustack(c, r, t, (__u32)pt);
+	sched_ustack(c, r, t);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
@@ -350,7 +355,7 @@ sched_in(struct vitals_bpf_cfg *c, struct task_struct___sched *next, __u64 now)
 	__u64 runnable, off, delay = 0, blocked = 0, pt;
 	__u32 tid = next->pid, state, cause, exe, uid;
 
-	if (tid == 0 || (e = bpf_map_lookup_elem(&sched_tasks, &tid)) == 0)
+	if (tid == 0 || (e = sched_lookup(next)) == 0)
 		return;
 	runnable = e->runnable;
 	off = e->off;

@@ -137,8 +137,6 @@ sched_configure(struct sched_state *s, const struct sched_config *cf,
 	    s->skel->progs.vitals_sched_wakeup, sched != 0);
 	bpf_program__set_autoload(
 	    s->skel->progs.vitals_sched_wakeup_new, sched != 0);
-	bpf_map__set_max_entries(
-	    s->skel->maps.sched_ustacks, ustack ? SCHED_USTACKS : 1);
 	vitals_bpf_set_param(s->bpf, SCHED_P_MIN_DELAY, cf->min_delay);
 	vitals_bpf_set_param(s->bpf, SCHED_P_MIN_BLOCK, cf->min_block);
 	vitals_bpf_set_param(s->bpf, SCHED_P_SCHED, sched);

@@ -20,9 +20,4 @@
 #define SCHED_CAUSE_NEW 2 /* sched_wakeup_new: a new task */
 #define SCHED_CAUSE_PREEMPTED 3 /* switched out while still runnable */
 
-/* Per-thread state entries kept (LRU: the least recently used go first). */
-#define SCHED_TASKS 65536
-/* Sleeping threads whose user stacks are kept, when ustack is on. */
-#define SCHED_USTACKS 16384
-
 #endif /* VITALS_PROBE_SCHED_H */
