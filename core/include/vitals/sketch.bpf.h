@@ -61,23 +61,28 @@ struct {
 	__uint(max_entries, 2 * VITALS_BPF_MAX_VITALS);
 } vitals_events SEC(".maps");
 
+/* The last event of one vital counted on a CPU (see vitals_bpf_exe_slot). */
+struct vitals_bpf_last {
+	__u64 label; /* its label, */
+	__u64 h;     /* hash, */
+	__u32 exe;   /* exe id, */
+	__u32 uid;   /* uid, */
+	__u32 epoch; /* and the cfg epoch its first-sighting bits were set in */
+	__u32 pad;
+	__u64 chk;   /* vitals_bpf_last_chk() of the fields above */
+};
+
 /*
  * Per CPU: the last process seen and its exe id, so most events skip the
- * walk, and the last label counted with its hash, so a label counted again
- * on the same CPU skips the hash and, in the same epoch, the first-sighting
- * test.
+ * walk, and per vital the last label counted with its hash, so a label
+ * counted again on the same CPU skips the hash and, in the same epoch, the
+ * first-sighting test (per vital: kmem's allocations and frees alternate).
  */
 struct vitals_bpf_exe_slot {
 	__u32 tgid;
 	__u32 exe_id;
-	__u64 stack_top;  /* mm->start_stack: user stack depths are taken from it */
-	__u64 last_label; /* the last event counted here: its label, */
-	__u64 last_h;     /* its hash, */
-	__u32 last_exe;   /* exe id, */
-	__u32 last_uid;   /* uid, */
-	__u32 last_vital; /* vital */
-	__u32 last_epoch; /* and the cfg epoch its first-sighting bits were set in */
-	__u64 last_chk;   /* vitals_bpf_last_chk() of the fields above */
+	__u64 stack_top; /* mm->start_stack: user stack depths are taken from it */
+	struct vitals_bpf_last last[VITALS_BPF_MAX_VITALS];
 };
 
 /*
@@ -86,10 +91,9 @@ struct vitals_bpf_exe_slot {
  * update, and a torn entry must not pair one label with another's hash.
  */
 static __always_inline __u64
-vitals_bpf_last_chk(__u64 label, __u64 h, __u32 exe_id, __u32 uid,
-    __u32 vital)
+vitals_bpf_last_chk(__u64 label, __u64 h, __u32 exe_id, __u32 uid)
 {
-	return label ^ h ^ ((__u64)exe_id << 32 | uid) ^ ((__u64)vital << 59);
+	return label ^ h ^ ((__u64)exe_id << 32 | uid);
 }
 
 struct {
@@ -359,7 +363,8 @@ static __always_inline struct vitals_bpf_rec *
 vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
     __u64 weight, __u64 pid_tgid, __u32 exe_id, __u32 uid, int relaxed)
 {
-	struct vitals_bpf_exe_slot *last;
+	struct vitals_bpf_exe_slot *cpu;
+	struct vitals_bpf_last *last = 0;
 	struct vitals_bpf_rec *r;
 	__u64 h, old, new, *cnt, *ev;
 	__u32 slot, idx, epoch, fresh, zero = 0;
@@ -375,26 +380,23 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 		if (ev != 0)
 			*ev += weight - 1;
 	}
-	last = bpf_map_lookup_elem(&vitals_exe_cache, &zero);
-	same = last != 0 && last->last_label == label &&
-	    last->last_exe == exe_id && last->last_uid == uid &&
-	    last->last_vital == vital;
+	if ((cpu = bpf_map_lookup_elem(&vitals_exe_cache, &zero)) != 0)
+		last = &cpu->last[vital & (VITALS_BPF_MAX_VITALS - 1)];
+	same = last != 0 && last->label == label && last->exe == exe_id &&
+	    last->uid == uid;
 	if (same) {
-		h = last->last_h;
-		same = last->last_chk ==
-		    vitals_bpf_last_chk(label, h, exe_id, uid, vital);
+		h = last->h;
+		same = last->chk == vitals_bpf_last_chk(label, h, exe_id, uid);
 	}
 	if (!same) {
 		h = vitals_bpf_hash(label, exe_id, uid);
 		if (last != 0) {
-			last->last_label = label;
-			last->last_h = h;
-			last->last_exe = exe_id;
-			last->last_uid = uid;
-			last->last_vital = vital;
-			last->last_epoch = ~0U; /* bits not known set */
-			last->last_chk = vitals_bpf_last_chk(label, h, exe_id,
-			    uid, vital);
+			last->label = label;
+			last->h = h;
+			last->exe = exe_id;
+			last->uid = uid;
+			last->epoch = ~0U; /* bits not known set */
+			last->chk = vitals_bpf_last_chk(label, h, exe_id, uid);
 		}
 	}
 	slot = (__u32)h & c->mask;
@@ -416,13 +418,13 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	 * bits set already.  cfg's epoch is a counter, not the half, so a CPU
 	 * idle across two boundaries does not trust bits since cleared.
 	 */
-	if (same && last->last_epoch == c->epoch)
+	if (same && last->epoch == c->epoch)
 		fresh = 0;
 	else {
 		fresh = vitals_bpf_first(c,
 		    (epoch * c->nvitals + vital) * c->seen_words, h);
 		if (last != 0)
-			last->last_epoch = c->epoch;
+			last->epoch = c->epoch;
 	}
 	if (!fresh && !vitals_bpf_crossed(old, new, c->shift[vital],
 	    c->floor[vital]))
