@@ -28,6 +28,8 @@
 #define BPF_DRAIN_NS (100 * 1000 * 1000ULL)
 #define BPF_RINGBUF_DEFAULT (1024 * 1024ULL)
 #define BPF_MAX_LINKS 16 /* programs vitals_bpf_attach() attaches per object */
+/* Least time between two sweeps of the identity caches for dead pids. */
+#define BPF_DROP_NS (1000 * 1000 * 1000ULL)
 
 struct vitals_bpf {
 	struct vitals_ctx *ctx;
@@ -223,9 +225,10 @@ vitals_bpf_set_param(struct vitals_bpf *b, uint32_t i, uint64_t value)
 		b->cfg->param[i] = value;
 }
 
-/* Names for the event's frames: kernel ones, then user ones. */
+/* Names for the event's frames: kernel ones, then user ones (raw). */
 static void
-bpf_symbolize(const struct vitals_event *ev, const char **names)
+bpf_symbolize(const struct vitals_event *ev, const uint64_t *ustack,
+    const char **names)
 {
 	uint32_t i;
 
@@ -234,7 +237,22 @@ bpf_symbolize(const struct vitals_event *ev, const char **names)
 	/* Outer user frames are return addresses: look up the call itself. */
 	for (i = 0; i < ev->nustack; i++)
 		names[ev->nkstack + i] = sym_user(ev->pid,
-		    ev->ustack[i] - (i > 0));
+		    ustack[i] - (i > 0));
+}
+
+/*
+ * The event's user frames as they are kept: (module, file offset) where
+ * they fall in a file mapping (VITALS_UFRAME), since the raw addresses
+ * mean nothing once the process is gone; written to buf.
+ */
+static void
+bpf_encode_ustack(struct vitals_event *ev, uint64_t *buf)
+{
+	uint32_t i;
+
+	for (i = 0; i < ev->nustack; i++)
+		buf[i] = sym_user_frame(ev->pid, ev->exe_id, ev->ustack[i]);
+	ev->ustack = buf;
 }
 
 /*
@@ -271,6 +289,8 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	struct vitals_event ev;
 	char comm[VITALS_BPF_COMM_LEN + 1];
 	const char *names[2 * VITALS_BPF_STACK];
+	uint64_t ustack[VITALS_BPF_STACK];
+	const uint64_t *raw;
 
 	if (len < sizeof(*r) || r->vital >= b->spec.nvitals)
 		return 0;
@@ -296,9 +316,11 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	bpf_strip_tracing(&ev);
 	if (b->spec.fixup != NULL && b->spec.fixup(b->spec.fixup_arg, r, &ev))
 		return 0;
+	raw = ev.ustack;
+	bpf_encode_ustack(&ev, ustack);
 	/* Symbolize only what the core kept: names cost /proc and ELF reads. */
 	if (vitals_vital_sample(b->vitals[r->vital], &ev, r->count)) {
-		bpf_symbolize(&ev, names);
+		bpf_symbolize(&ev, raw, names);
 		engine_vital_name_last(b->vitals[r->vital], names, ev.nkstack,
 		    ev.nustack);
 	}
@@ -547,6 +569,23 @@ bpf_take_events(struct vitals_bpf *b, uint32_t half, uint32_t vital)
 	return n;
 }
 
+/*
+ * Forget what the identity caches (exe paths, process maps) hold about
+ * exited processes.  Every probe flushes at the boundary: once is enough.
+ */
+static void
+bpf_drop_dead(void)
+{
+	static uint64_t last;
+	uint64_t now = bpf_clock(CLOCK_MONOTONIC);
+
+	if (last != 0 && now - last < BPF_DROP_NS)
+		return;
+	last = now;
+	sym_drop_dead();
+	exe_drop_dead();
+}
+
 int
 vitals_bpf_flush(struct vitals_bpf *b)
 {
@@ -585,6 +624,7 @@ vitals_bpf_flush(struct vitals_bpf *b)
 		    0, b->init.seen_words * sizeof(uint64_t));
 	}
 	bpf_stats_close(b);
+	bpf_drop_dead();
 	vitals_cpu_add(b->ctx, (uint64_t)(b->ns_per_event * (double)all));
 	b->epoch_start = bpf_clock(CLOCK_MONOTONIC);
 	b->win_done = 0;

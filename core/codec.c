@@ -437,6 +437,32 @@ codec_metrics_to_json(const struct vitals_epoch *e)
 	return o;
 }
 
+/* The modules table as [{"id": N, "path": "...", "build_id": "..."}]. */
+static json_t *
+codec_modules_to_json(const struct vitals_epoch *e)
+{
+	static const struct codec_field fields[] = {
+		CODEC_F(CODEC_U32, vitals_module, id),
+		CODEC_F(CODEC_STR, vitals_module, path),
+		CODEC_F(CODEC_STR, vitals_module, build_id),
+		{ NULL, 0, 0 },
+	};
+	json_t *a, *mo;
+	uint32_t i;
+
+	if ((a = json_array()) == NULL)
+		return NULL;
+	for (i = 0; e->modules != NULL && i < e->nmodules; i++) {
+		/* The array owns mo from the append on, even if it fails. */
+		if (json_array_append_new(a, mo = json_object()) < 0 ||
+		    codec_fields_to_json(mo, fields, &e->modules[i]) < 0) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 /*
  * Encode an epoch (borrowed) as a new JSON object, the caller's
  * reference.  Returns NULL only when memory runs out.
@@ -456,7 +482,8 @@ codec_epoch_to_json(const struct vitals_epoch *e)
 	    codec_set(o, "findings",
 		codec_array_to_json(e->findings, e->nfindings,
 		    sizeof(*e->findings), codec_finding_to_json)) < 0 ||
-	    codec_set(o, "metrics", codec_metrics_to_json(e)) < 0) {
+	    codec_set(o, "metrics", codec_metrics_to_json(e)) < 0 ||
+	    codec_set(o, "modules", codec_modules_to_json(e)) < 0) {
 		json_decref(o);
 		return NULL;
 	}
@@ -1054,6 +1081,66 @@ codec_metrics_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 	return 0;
 }
 
+/* One member of "modules": an id VITALS_UFRAME can name, two strings. */
+static int
+codec_module_from(struct codec_dec *d, json_t *o, void *item, const void *arg)
+{
+	static const struct codec_field fields[] = {
+		CODEC_F(CODEC_U32, vitals_module, id),
+		CODEC_F(CODEC_STR, vitals_module, path),
+		CODEC_F(CODEC_STR, vitals_module, build_id),
+		{ NULL, 0, 0 },
+	};
+	const struct vitals_module *m = item;
+	int r;
+
+	(void)arg;
+	if ((r = codec_fields_from_json(d, o, fields, item)) < 0)
+		return r;
+	if (m->id >= VITALS_UFRAME_MAX_MODULES)
+		return codec_fail(d, "id", "%u out of range (at most %u)",
+		    m->id, VITALS_UFRAME_MAX_MODULES - 1);
+	return 0;
+}
+
+static int
+codec_module_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct vitals_module *)a)->id;
+	uint32_t y = ((const struct vitals_module *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The optional "modules" array (files written before ABI minor 2 have
+ * none), sorted by id, each id once.
+ */
+static int
+codec_modules_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
+{
+	struct vitals_module *m;
+	void *v = NULL;
+	uint32_t i, n = 0;
+	int r;
+
+	if (json_object_get(j, "modules") == NULL)
+		return 0;
+	if ((r = codec_array_from(d, j, "modules", sizeof(*m),
+		 codec_module_from, NULL, &v, &n)) < 0)
+		return r;
+	m = v;
+	if (n > 1)
+		qsort(m, n, sizeof(*m), codec_module_cmp);
+	for (i = 1; i < n; i++)
+		if (m[i - 1].id == m[i].id)
+			return codec_fail(d, "modules",
+			    "module %u appears twice", m[i].id);
+	e->modules = m;
+	e->nmodules = n;
+	return 0;
+}
+
 static int
 codec_epoch_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 {
@@ -1076,7 +1163,8 @@ codec_epoch_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 	    (r = codec_array_from(d, j, "findings",
 		 sizeof(struct vitals_finding), codec_finding_from, NULL,
 		 &findings, &e->nfindings)) < 0 ||
-	    (r = codec_metrics_from(d, j, e)) < 0)
+	    (r = codec_metrics_from(d, j, e)) < 0 ||
+	    (r = codec_modules_from(d, j, e)) < 0)
 		return r;
 	e->vitals = vitals;
 	e->findings = findings;

@@ -13,6 +13,10 @@
 #include "engine.h"
 #include "hash.h"
 #include "metric.h"
+#include "module.h"
+
+/* Bitmap words to mark every module id VITALS_UFRAME can name. */
+#define ENGINE_MOD_WORDS ((VITALS_UFRAME_MAX_MODULES + 63) / 64)
 
 struct engine {
 	const struct config *cfg;
@@ -30,6 +34,9 @@ struct engine {
 	struct vitals_vital_epoch views[ENGINE_MAX_VITALS];
 	struct vitals_finding *findings;
 	uint32_t nfindings, findings_cap;
+	struct vitals_module *modules; /* the closed epoch's modules table */
+	uint32_t modules_cap;
+	uint64_t mod_seen[ENGINE_MOD_WORDS]; /* ids referenced, while building */
 };
 
 static uint64_t
@@ -99,6 +106,7 @@ engine_free(struct engine *e)
 	}
 	engine_findings_clear(e);
 	free(e->findings);
+	free(e->modules);
 	metric_table_free(e->metrics);
 	free(e);
 }
@@ -252,6 +260,63 @@ engine_view_vital(struct vitals_vital_epoch *ve, const struct vitals_vital *v,
 	ve->samples = s->samples;
 }
 
+/* Mark the modules a sample refers to: its user frames' and its exe's. */
+static void
+engine_mark_sample(struct engine *e, const struct vitals_sample *s,
+    const char **last_exe)
+{
+	uint32_t i, id;
+	int32_t m;
+
+	for (i = 0; s->ustack != NULL && i < s->nustack; i++)
+		if ((m = VITALS_UFRAME_MODULE(s->ustack[i])) >= 0)
+			e->mod_seen[m / 64] |= 1ULL << (m % 64);
+	/* Samples of one process share the interned exe string: look up once. */
+	if (s->exe == NULL || s->exe[0] == '\0' || s->exe == *last_exe)
+		return;
+	*last_exe = s->exe;
+	if (module_by_path(s->exe, &id) == 0)
+		e->mod_seen[id / 64] |= 1ULL << (id % 64);
+}
+
+/*
+ * The closed epoch's modules table: exactly the modules its samples refer
+ * to, in id order, copied from the registry (whose strings live as long as
+ * the process).  Out of memory, the table is left short.
+ */
+static void
+engine_modules(struct engine *e)
+{
+	const struct vitals_module *m;
+	const char *last_exe = NULL;
+	struct vitals_module *v;
+	uint32_t i, j, n = 0, cap;
+	uint64_t w;
+
+	for (i = 0; i < e->nvitals; i++)
+		for (j = 0; j < e->views[i].nsamples; j++)
+			engine_mark_sample(e, &e->views[i].samples[j], &last_exe);
+	for (i = 0; i < ENGINE_MOD_WORDS; i++) {
+		for (w = e->mod_seen[i]; w != 0; w &= w - 1) {
+			m = module_of(i * 64 + (uint32_t)__builtin_ctzll(w));
+			if (m == NULL)
+				continue; /* not ours: e.g. a probe's made-up frame */
+			if (n == e->modules_cap) {
+				cap = e->modules_cap ? e->modules_cap * 2 : 64;
+				v = realloc(e->modules, cap * sizeof(*v));
+				if (v == NULL)
+					break;
+				e->modules = v;
+				e->modules_cap = cap;
+			}
+			e->modules[n++] = *m;
+		}
+		e->mod_seen[i] = 0;
+	}
+	e->closed.nmodules = n;
+	e->closed.modules = n > 0 ? e->modules : NULL;
+}
+
 const struct vitals_epoch *
 engine_close(struct engine *e, uint64_t now_ns, int partial)
 {
@@ -289,6 +354,7 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 	e->closed.nvitals = e->nvitals;
 	e->closed.vitals = e->views;
 	e->closed.nmetrics = metric_close(e->metrics, &e->closed.metrics);
+	engine_modules(e);
 	engine_adapt(e, cpu, e->closed.length_ns);
 	engine_start(e, now_ns);
 	return &e->closed;

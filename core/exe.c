@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A small direct-mapped cache pid -> (exe id, path) for the BPF layer, so
- * /proc is read once per process rather than once per sample.
+ * /proc is read once per process rather than once per sample; entries of
+ * exited processes are dropped by exe_drop_dead.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -13,7 +15,6 @@
 
 #include "exe.h"
 
-#define EXE_SLOTS 1024
 #define EXE_PATH 256
 
 struct exe_entry {
@@ -68,4 +69,29 @@ exe_path(uint32_t pid, uint32_t exe_id, char *buf, size_t len)
 	}
 	snprintf(buf, len, "%s", e->path);
 	return 0;
+}
+
+uint32_t
+exe_drop_dead(void)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < EXE_SLOTS; i++) {
+		if (exe_cache[i].pid == 0 ||
+		    kill((pid_t)exe_cache[i].pid, 0) == 0 || errno != ESRCH)
+			continue;
+		exe_cache[i].pid = 0;
+		n++;
+	}
+	return n;
+}
+
+uint32_t
+exe_cached(void)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < EXE_SLOTS; i++)
+		n += exe_cache[i].pid != 0;
+	return n;
 }

@@ -2,13 +2,17 @@
 /*
  * Executable paths of processes, resolved once per process from
  * /proc/PID/exe and cached; an entry whose exe id no longer matches (the
- * pid was reused, or the process exec'd) is resolved again.
+ * pid was reused, or the process exec'd) is resolved again, and entries
+ * of exited processes are dropped.
  */
 #ifndef VITALS_EXE_H
 #define VITALS_EXE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* Processes whose exe is cached (direct-mapped: slot pid % EXE_SLOTS). */
+#define EXE_SLOTS 1024
 
 /*
  * Copy the path of process pid's executable into buf.  exe_id is the id
@@ -20,5 +24,14 @@ int exe_path(uint32_t pid, uint32_t exe_id, char *buf, size_t len);
 
 /* Exe id of a process as the kernel side computes it; 0 if unknown. */
 uint32_t exe_id_of(uint32_t pid);
+
+/*
+ * Forget the entries of processes that have exited (kill(pid, 0) says
+ * ESRCH): one syscall per cached process.  Returns how many were dropped.
+ */
+uint32_t exe_drop_dead(void);
+
+/* Processes whose exe path is cached now. */
+uint32_t exe_cached(void);
 
 #endif /* VITALS_EXE_H */

@@ -365,6 +365,30 @@ vitals_epoch_metric(const struct vitals_epoch *e, const char *name)
 	return NULL;
 }
 
+/*
+ * The module with id in e, borrowed from e, or NULL.  A binary search: the
+ * engine and the decoder both hand modules out sorted by id.
+ */
+const struct vitals_module *
+vitals_epoch_module(const struct vitals_epoch *e, uint32_t id)
+{
+	uint32_t lo = 0, hi, mid;
+
+	if (e == NULL || e->modules == NULL)
+		return NULL;
+	hi = e->nmodules;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (e->modules[mid].id == id)
+			return &e->modules[mid];
+		if (e->modules[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 /* mkdir -p path (0755).  Returns 1 if it made path itself, 0, or -errno. */
 static int
 store_mkdir_p(const char *path)

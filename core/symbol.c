@@ -1,24 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Stack frame symbolization (core/symbol.h).  /proc/kallsyms is read once
- * and searched by address; user frames go through a small per-pid cache of
- * /proc/PID/maps and a per-file cache of ELF function symbols (.symtab,
- * else .dynsym).  All names live until the process exits.
+ * and searched by address; user frames go through a per-pid cache of the
+ * executable mappings in /proc/PID/maps, each with its module id
+ * (core/module.h), and a per-module cache of ELF function symbols
+ * (.symtab, else .dynsym).  All names live until the process exits.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "module.h"
 #include "symbol.h"
 
-#define SYM_PROCS 64     /* processes whose maps are cached */
-#define SYM_MAPS 256     /* file mappings kept per process */
+#define SYM_MAPS 256     /* executable mappings kept per process */
 #define SYM_FILES 128    /* ELF files whose symbols are cached */
+/* A miss re-reads a process's maps at most this often (bad frames miss). */
+#define SYM_REREAD_NS (100 * 1000 * 1000ULL)
 
 struct sym {
 	uint64_t addr;
@@ -31,20 +36,23 @@ struct sym_table {
 	size_t n;
 };
 
+/* An executable mapping; maps are kept in address order, as listed. */
 struct sym_map {
 	uint64_t start, end, pgoff;
-	int file;            /* index in sym_files, -1 if not loaded */
-	char path[240];
+	int32_t module;      /* module id (core/module.h), -1 if not a file */
+	int32_t file;        /* index in sym_files; -1 not yet, -2 none */
 };
 
 struct sym_proc {
-	uint32_t pid;
+	uint32_t pid;        /* 0 = free */
+	uint32_t exe_id;     /* exe id the maps were read for, 0 = unknown */
+	uint64_t read_ns;    /* monotonic time of the last read */
 	uint32_t nmaps;
 	struct sym_map maps[SYM_MAPS];
 };
 
 struct sym_file {
-	char path[240];
+	uint32_t module;     /* module id whose symbols these are */
 	struct sym_table t;
 	uint64_t bias;       /* file offset -> vaddr: vaddr = off + bias */
 	int ok;
@@ -203,7 +211,7 @@ sym_elf_bias(Elf *e)
 }
 
 static void
-sym_file_load(struct sym_file *sf)
+sym_file_load(struct sym_file *sf, uint32_t pid)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
@@ -211,7 +219,7 @@ sym_file_load(struct sym_file *sf)
 	int fd, have_symtab = 0;
 	Elf *e;
 
-	if ((fd = open(sf->path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((fd = module_open(sf->module, pid)) < 0)
 		return;
 	elf_version(EV_CURRENT);
 	if ((e = elf_begin(fd, ELF_C_READ, NULL)) != NULL) {
@@ -233,85 +241,141 @@ sym_file_load(struct sym_file *sf)
 	close(fd);
 }
 
+/* The symbols of a module, loaded on first use; -1 when the cache is full. */
 static int
-sym_file_index(const char *path)
+sym_file_index(uint32_t module, uint32_t pid)
 {
 	unsigned i;
 
 	for (i = 0; i < sym_nfiles; i++)
-		if (strcmp(sym_files[i].path, path) == 0)
+		if (sym_files[i].module == module)
 			return (int)i;
 	if (sym_nfiles == SYM_FILES)
 		return -1;
 	i = sym_nfiles++;
-	snprintf(sym_files[i].path, sizeof(sym_files[i].path), "%s", path);
-	sym_file_load(&sym_files[i]);
+	sym_files[i].module = module;
+	sym_file_load(&sym_files[i], pid);
 	return (int)i;
 }
 
-static int
-sym_proc_read(struct sym_proc *p, uint32_t pid)
+static uint64_t
+sym_now_ns(void)
 {
-	char fn[64], line[512], path[240];
-	unsigned long long s, e, off;
-	char perm[8];
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * One line of /proc/PID/maps into m if it is an executable mapping; file
+ * mappings get their module id (registered if new).
+ */
+static int
+sym_map_parse(char *line, uint32_t pid, struct sym_map *m)
+{
+	unsigned long long s, e, off, ino;
+	char perm[8], *path, *nl;
+	uint32_t id;
+	int n = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %*s %llu%n", &s, &e, perm, &off,
+	    &ino, &n) < 5 || n == 0 || perm[2] != 'x')
+		return 0;
+	for (path = line + n; *path == ' '; path++)
+		;
+	if ((nl = strchr(path, '\n')) != NULL)
+		*nl = '\0';
+	m->start = s;
+	m->end = e;
+	m->pgoff = off;
+	m->file = -1;
+	m->module = -1;
+	if (path[0] == '/' && module_get(path, ino, pid, &id) == 0)
+		m->module = (int32_t)id;
+	return 1;
+}
+
+static int
+sym_proc_read(struct sym_proc *p, uint32_t pid, uint32_t exe_id)
+{
+	char fn[64], *line = NULL;
+	size_t cap = 0;
 	FILE *f;
 
 	snprintf(fn, sizeof(fn), "/proc/%u/maps", pid);
 	if ((f = fopen(fn, "r")) == NULL)
 		return -errno;
 	p->pid = pid;
+	p->exe_id = exe_id;
+	p->read_ns = sym_now_ns();
 	p->nmaps = 0;
-	while (p->nmaps < SYM_MAPS && fgets(line, sizeof(line), f) != NULL) {
-		path[0] = '\0';
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %239s", &s, &e,
-		    perm, &off, path) < 4 || perm[2] != 'x' || path[0] != '/')
-			continue;
-		p->maps[p->nmaps].start = s;
-		p->maps[p->nmaps].end = e;
-		p->maps[p->nmaps].pgoff = off;
-		p->maps[p->nmaps].file = -1;
-		snprintf(p->maps[p->nmaps].path, sizeof(p->maps[0].path), "%s",
-		    path);
-		p->nmaps++;
-	}
+	while (p->nmaps < SYM_MAPS && getline(&line, &cap, f) > 0)
+		p->nmaps += sym_map_parse(line, pid, &p->maps[p->nmaps]);
+	free(line);
 	fclose(f);
 	return 0;
 }
 
+/* The mapping holding addr (maps are in address order), or NULL. */
 static struct sym_map *
 sym_proc_map(struct sym_proc *p, uint64_t addr)
 {
-	uint32_t i;
+	uint32_t lo = 0, hi = p->nmaps, mid;
 
-	for (i = 0; i < p->nmaps; i++)
-		if (addr >= p->maps[i].start && addr < p->maps[i].end)
-			return &p->maps[i];
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (addr < p->maps[mid].start)
+			hi = mid;
+		else if (addr >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return &p->maps[mid];
+	}
 	return NULL;
 }
 
-const char *
-sym_user(uint32_t pid, uint64_t addr)
+/*
+ * The executable mapping of pid holding addr, from the cache, which is
+ * read again when the exe id differs (a new program in that pid) or, at
+ * most every SYM_REREAD_NS, on a miss (a library loaded since).
+ */
+static struct sym_map *
+sym_lookup(uint32_t pid, uint32_t exe_id, uint64_t addr)
 {
-	struct sym_proc **slot = &sym_procs[pid % SYM_PROCS];
-	struct sym_map *m = NULL;
-	struct sym_file *sf;
+	struct sym_proc **slot = &sym_procs[pid % SYM_PROCS], *p;
+	struct sym_map *m;
 
 	if (pid == 0)
 		return NULL;
 	if (*slot == NULL && (*slot = calloc(1, sizeof(**slot))) == NULL)
 		return NULL;
-	if ((*slot)->pid == pid)
-		m = sym_proc_map(*slot, addr);
-	if (m == NULL) {
-		if (sym_proc_read(*slot, pid) < 0) {
-			(*slot)->pid = 0;
-			return NULL;
-		}
-		if ((m = sym_proc_map(*slot, addr)) == NULL)
+	p = *slot;
+	if (p->pid == pid && (exe_id == 0 || exe_id == p->exe_id)) {
+		if ((m = sym_proc_map(p, addr)) != NULL)
+			return m;
+		if (sym_now_ns() - p->read_ns < SYM_REREAD_NS)
 			return NULL;
 	}
-	if (m->file < 0 && (m->file = sym_file_index(m->path)) < 0)
+	if (sym_proc_read(p, pid, exe_id) < 0) {
+		p->pid = 0;
+		return NULL;
+	}
+	return sym_proc_map(p, addr);
+}
+
+const char *
+sym_user(uint32_t pid, uint64_t addr)
+{
+	struct sym_map *m = sym_lookup(pid, 0, addr);
+	struct sym_file *sf;
+
+	if (m == NULL || m->module < 0)
+		return NULL;
+	if (m->file == -1 &&
+	    (m->file = sym_file_index((uint32_t)m->module, pid)) < 0)
+		m->file = -2;
+	if (m->file < 0)
 		return NULL;
 	sf = &sym_files[m->file];
 	if (!sf->ok)
@@ -319,12 +383,71 @@ sym_user(uint32_t pid, uint64_t addr)
 	return sym_find(&sf->t, addr - m->start + m->pgoff + sf->bias);
 }
 
+int
+sym_user_loc(uint32_t pid, uint32_t exe_id, uint64_t addr, uint32_t *module,
+    uint64_t *off)
+{
+	struct sym_map *m = sym_lookup(pid, exe_id, addr);
+	uint64_t o;
+
+	if (m == NULL || m->module < 0)
+		return -ENOENT;
+	o = addr - m->start + m->pgoff;
+	if (o > VITALS_UFRAME_OFF_MASK)
+		return -ERANGE;
+	*module = (uint32_t)m->module;
+	*off = o;
+	return 0;
+}
+
+uint64_t
+sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr)
+{
+	uint32_t module;
+	uint64_t off;
+
+	if (sym_user_loc(pid, exe_id, addr, &module, &off) < 0)
+		return addr;
+	return VITALS_UFRAME(module, off);
+}
+
+uint32_t
+sym_drop_dead(void)
+{
+	unsigned i;
+	uint32_t n = 0;
+
+	for (i = 0; i < SYM_PROCS; i++) {
+		if (sym_procs[i] == NULL)
+			continue;
+		if (sym_procs[i]->pid != 0 &&
+		    (kill((pid_t)sym_procs[i]->pid, 0) == 0 || errno != ESRCH))
+			continue;
+		n += sym_procs[i]->pid != 0;
+		free(sym_procs[i]);
+		sym_procs[i] = NULL;
+	}
+	return n;
+}
+
+uint32_t
+sym_procs_cached(void)
+{
+	unsigned i;
+	uint32_t n = 0;
+
+	for (i = 0; i < SYM_PROCS; i++)
+		n += sym_procs[i] != NULL && sym_procs[i]->pid != 0;
+	return n;
+}
+
 void
 sym_flush_procs(void)
 {
 	unsigned i;
 
-	for (i = 0; i < SYM_PROCS; i++)
-		if (sym_procs[i] != NULL)
-			sym_procs[i]->pid = 0;
+	for (i = 0; i < SYM_PROCS; i++) {
+		free(sym_procs[i]);
+		sym_procs[i] = NULL;
+	}
 }

@@ -10,6 +10,9 @@
 
 #include <stdint.h>
 
+/* Processes whose maps are cached (direct-mapped: slot pid % SYM_PROCS). */
+#define SYM_PROCS 256
+
 /* Name of the kernel function holding addr, or NULL (unknown, no access). */
 const char *sym_kernel(uint64_t addr);
 
@@ -24,11 +27,39 @@ int sym_kernel_range(const char *name, uint64_t *lo, uint64_t *hi);
  * Name of the function holding user address addr in process pid, or
  * NULL if the process is gone, the address is not in a file mapping, or
  * the file has no symbol for it.  Maps are cached per pid and re-read
- * when an address falls outside them.
+ * when an address falls outside them (at most every 100 ms).
  */
 const char *sym_user(uint32_t pid, uint64_t addr);
 
-/* Forget cached process mappings (not the names handed out). */
+/*
+ * Where user address addr of process pid lies: the module id of the file
+ * mapped there (core/module.h) and the address's offset in that file.
+ * exe_id, when not 0, is the process's exe id as the event carried it:
+ * cached maps read for another exe id (the pid exec'd or was reused) are
+ * read again.  Returns 0; -ENOENT if the process is gone or addr is in no
+ * file mapping (anonymous or JIT code); -ERANGE if the offset does not
+ * fit VITALS_UFRAME.
+ */
+int sym_user_loc(uint32_t pid, uint32_t exe_id, uint64_t addr,
+    uint32_t *module, uint64_t *off);
+
+/*
+ * addr as a stored user frame: VITALS_UFRAME(module, offset) where
+ * sym_user_loc finds it, else addr itself.
+ */
+uint64_t sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr);
+
+/*
+ * Forget the cached maps of processes that have exited (kill(pid, 0)
+ * says ESRCH), so the cache neither grows with dead pids nor serves one
+ * reused.  One syscall per cached process.  Returns how many were dropped.
+ */
+uint32_t sym_drop_dead(void);
+
+/* Processes whose maps are cached now. */
+uint32_t sym_procs_cached(void);
+
+/* Forget all cached process mappings (not the names handed out). */
 void sym_flush_procs(void);
 
 #endif /* VITALS_SYMBOL_H */

@@ -875,9 +875,42 @@ cmp_sample(const void *a, const void *b)
 	return 0;
 }
 
+/*
+ * A user frame: "name (module+0xOFF)" or "module+0xOFF" for one stored
+ * module-relative (VITALS_UFRAME), else the raw address and its name.
+ */
+static void
+print_uframe(const struct vitals_epoch *e, uint64_t v, const char *name)
+{
+	int32_t id = VITALS_UFRAME_MODULE(v);
+	const struct vitals_module *m;
+	const char *base;
+	char where[320];
+
+	if (name != NULL && *name == '\0')
+		name = NULL;
+	if (id < 0) {
+		printf("        u 0x%" PRIx64 "%s%s\n", v, name ? " " : "",
+		    name ? name : "");
+		return;
+	}
+	if ((m = vitals_epoch_module(e, (uint32_t)id)) != NULL) {
+		base = strrchr(m->path, '/');
+		snprintf(where, sizeof where, "%s+0x%" PRIx64,
+		    base != NULL ? base + 1 : m->path, VITALS_UFRAME_OFFSET(v));
+	} else {
+		snprintf(where, sizeof where, "[module %" PRId32 "]+0x%" PRIx64,
+		    id, VITALS_UFRAME_OFFSET(v));
+	}
+	if (name != NULL)
+		printf("        u %s (%s)\n", name, where);
+	else
+		printf("        u %s\n", where);
+}
+
 /* A sample's stack, innermost frame first, kernel then user. */
 static void
-print_stack(const struct vitals_sample *s)
+print_stack(const struct vitals_epoch *e, const struct vitals_sample *s)
 {
 	uint32_t i;
 
@@ -888,20 +921,14 @@ print_stack(const struct vitals_sample *s)
 		else
 			printf("        k 0x%016" PRIx64 "\n", s->kstack[i]);
 	}
-	for (i = 0; i < s->nustack; i++) {
-		const char *n = s->ksyms != NULL ?
-		    s->ksyms[s->nkstack + i] : NULL;
-
-		if (n != NULL && *n != '\0')
-			printf("        u 0x%" PRIx64 " %s\n", s->ustack[i], n);
-		else
-			printf("        u 0x%" PRIx64 "\n", s->ustack[i]);
-	}
+	for (i = 0; i < s->nustack; i++)
+		print_uframe(e, s->ustack[i],
+		    s->ksyms != NULL ? s->ksyms[s->nkstack + i] : NULL);
 }
 
 /* One sample: when, who, what, then its stack. */
 static void
-print_sample(const struct vitals_sample *s)
+print_sample(const struct vitals_epoch *e, const struct vitals_sample *s)
 {
 	char when[64];
 
@@ -915,12 +942,13 @@ print_sample(const struct vitals_sample *s)
 	       ",%" PRIu64 "\n",
 	    s->label, s->weight, s->count, s->op, s->args[0], s->args[1],
 	    s->args[2], s->args[3]);
-	print_stack(s);
+	print_stack(e, s);
 }
 
 /* Up to n samples, the largest counts first. */
 static int
-print_samples(const struct vitals_vital_epoch *v, size_t n)
+print_samples(const struct vitals_epoch *e, const struct vitals_vital_epoch *v,
+    size_t n)
 {
 	const struct vitals_sample **sv;
 	uint32_t i;
@@ -935,7 +963,7 @@ print_samples(const struct vitals_vital_epoch *v, size_t n)
 	printf("  SAMPLES (%zu of %" PRIu32 ")\n",
 	    n < v->nsamples ? n : (size_t)v->nsamples, v->nsamples);
 	for (i = 0; i < v->nsamples && i < n; i++)
-		print_sample(sv[i]);
+		print_sample(e, sv[i]);
 	free(sv);
 	return 0;
 }
@@ -988,16 +1016,37 @@ print_metrics(const struct vitals_epoch *e)
 	}
 }
 
+/* The modules user frames and exes refer to: id, build-id, path. */
+static void
+print_modules(const struct vitals_epoch *e)
+{
+	const struct vitals_module *m;
+	uint32_t i;
+
+	printf("\nMODULES (%" PRIu32 ")\n", e->nmodules);
+	if (e->nmodules == 0) {
+		printf("  (none)\n");
+		return;
+	}
+	printf("  %5s  %-40s  %s\n", "id", "build-id", "path");
+	for (i = 0; i < e->nmodules; i++) {
+		m = &e->modules[i];
+		printf("  %5" PRIu32 "  %-40s  %s\n", m->id,
+		    str_or_dash(m->build_id), str_or_dash(m->path));
+	}
+}
+
 /* One vital in full: counts, top labels, samples. */
 static int
-show_vital(const struct vitals_vital_epoch *v, const struct show_opts *o)
+show_vital(const struct vitals_epoch *e, const struct vitals_vital_epoch *v,
+    const struct show_opts *o)
 {
 	int rc;
 
 	print_vital(v);
 	if ((rc = print_top(v, o->top)) < 0)
 		return rc;
-	return print_samples(v, o->nsamples);
+	return print_samples(e, v, o->nsamples);
 }
 
 /* The whole epoch as text. */
@@ -1014,10 +1063,12 @@ show_text(
 	print_header(e, path, v);
 	for (i = 0; i < e->nvitals && rc == 0; i++) {
 		if (o->vital == NULL || strcmp(v[i]->name, o->vital) == 0)
-			rc = show_vital(v[i], o);
+			rc = show_vital(e, v[i], o);
 	}
 	if (rc == 0 && o->vital == NULL)
 		print_metrics(e);
+	if (rc == 0 && o->vital == NULL)
+		print_modules(e);
 	if (rc == 0)
 		print_findings(e, o->vital);
 	free(v);

@@ -39,3 +39,56 @@ assert len(inloop) * 10 >= len(user) * 9, "%d of %d user samples in busy_loop" %
 assert all(s["exe"].endswith("/busy") for s in r["samples"]), "exe not resolved"
 print("top comm %s; busy share %.1f%%, %d samples for %.2f CPU s (%.0f expected), %d/%d in busy_loop" % (r["top_comm"], 100 * r["share"], w, cpu_s, want, len(inloop), len(user)))
 PY
+# User frames are stored as (module, file offset): the busy loop's frames
+# must name the busy binary's module, with the build-id readelf reads from
+# it (none if it has none), at an offset that nm places in busy_loop.
+readelf -nW "$busy" > "$TMP/busy.notes" && readelf -lW "$busy" > "$TMP/busy.phdrs" &&
+	nm -S "$busy" > "$TMP/busy.nm" || fail "readelf/nm on $busy"
+python3 - "$busy" "$TMP" $(ls "$TMP"/e*.json) <<'PY' || fail "user frames do not decode to busy_loop in the busy module"
+import json, os, re, sys
+busy, tmp, files = os.path.realpath(sys.argv[1]), sys.argv[2], sys.argv[3:]
+m = re.search(r"Build ID: ([0-9a-f]+)", open(tmp + "/busy.notes").read())
+want_id = m.group(1) if m else ""
+# File offset -> address: the executable PT_LOAD's VirtAddr - Offset.
+for line in open(tmp + "/busy.phdrs"):
+    f = line.split()
+    if f and f[0] == "LOAD" and "E" in f[6:-1]:
+        bias = int(f[2], 16) - int(f[1], 16)
+        break
+else:
+    raise SystemExit("no executable LOAD in busy")
+lo, size = [(int(f[0], 16), int(f[1], 16)) for f in
+            (l.split() for l in open(tmp + "/busy.nm")) if f[-1] == "busy_loop"][0]
+named = decoded = 0
+for fn in files:
+    e = json.load(open(fn))
+    mods = dict((m["id"], m) for m in e.get("modules", []))
+    for v in e["vitals"]:
+        for s in v["samples"]:
+            if not s["comm"].startswith("busy"):
+                continue
+            # The exe is a module of the epoch too.
+            assert any(m["path"] == s["exe"] for m in mods.values()), "exe %s not in modules" % s["exe"]
+            if s["op"] != 0 or not s.get("usyms") or s["usyms"][0] != "busy_loop":
+                continue
+            named += 1
+            u = s["ustack"][0] & (2**64 - 1)
+            mid, off = (u >> 48) - 1, u & (2**48 - 1)
+            assert mid >= 0, "busy_loop frame %#x stored raw" % u
+            mod = mods[mid]
+            assert mod["path"] == busy, "module %r, want %r" % (mod["path"], busy)
+            assert mod["build_id"] == want_id, "build-id %r, want %r" % (mod["build_id"], want_id)
+            assert lo <= off + bias < lo + size, "offset %#x (+%#x) not in busy_loop [%#x, %#x)" % (off, bias, lo, lo + size)
+            decoded += 1
+assert named > 0, "no busy_loop samples"
+print("%d busy_loop frames as (%s, offset in busy_loop), build-id %s" % (decoded, os.path.basename(busy), want_id or "none"))
+PY
+# The text form names the module and offset of each user frame.
+n=$(count_epochs "$TMP/data")
+i=0
+while [ "$i" -lt "$n" ]; do
+	"$VITALS" --data-dir "$TMP/data" show "$i" --vital cpu --samples 1000 ||
+		fail "vitals show $i"
+	i=$((i + 1))
+done > "$TMP/show.txt"
+assert_grep "u busy_loop \(busy\+0x[0-9a-f]+\)" "$TMP/show.txt"

@@ -21,9 +21,12 @@ extern "C" {
  * differs, or whose minor is newer than the core's.
  * Minor 1: named metrics (struct vitals_metric, vitals_metric_put, the
  * nmetrics/metrics members appended to struct vitals_epoch).
+ * Minor 2: user frames as (module, offset) (VITALS_UFRAME and struct
+ * vitals_module, the nmodules/modules members appended to struct
+ * vitals_epoch, vitals_epoch_module).
  */
 #define VITALS_ABI_MAJOR 1
-#define VITALS_ABI_MINOR 1
+#define VITALS_ABI_MINOR 2
 
 /* Plugin kinds (struct vitals_plugin.kind). */
 #define VITALS_PLUGIN_PROBE  1u /* emits events into sketches */
@@ -56,6 +59,29 @@ extern "C" {
 #define VITALS_NARGS 4
 /* Length of a comm, as in the kernel (TASK_COMM_LEN). */
 #define VITALS_COMM_LEN 16
+
+/*
+ * User frames (struct vitals_sample.ustack) that fall in a file mapping
+ * are stored module-relative: the module's id + 1 in the top 16 bits and
+ * the address's offset in that file below, so they still mean something
+ * once the process is gone (ASLR).  A frame outside any file mapping (JIT
+ * code, anonymous memory) stays the raw address, which is below 2^47 on
+ * x86-64 and so has 0 in the top bits.  Module ids index the epoch's
+ * modules table (struct vitals_module).
+ */
+#define VITALS_UFRAME_SHIFT 48
+#define VITALS_UFRAME_OFF_MASK ((UINT64_C(1) << VITALS_UFRAME_SHIFT) - 1)
+/* Most modules ids can name (ids 0 to VITALS_UFRAME_MAX_MODULES - 1). */
+#define VITALS_UFRAME_MAX_MODULES 65535u
+/* The frame at file offset off (< 2^48) of module id. */
+#define VITALS_UFRAME(id, off) \
+	(((uint64_t)(id) + 1) << VITALS_UFRAME_SHIFT | \
+	    ((uint64_t)(off) & VITALS_UFRAME_OFF_MASK))
+/* A frame's module id (int32_t), or -1 for a raw address. */
+#define VITALS_UFRAME_MODULE(v) \
+	((int32_t)((uint64_t)(v) >> VITALS_UFRAME_SHIFT) - 1)
+/* A frame's offset in its module (a raw address is returned as is). */
+#define VITALS_UFRAME_OFFSET(v) ((uint64_t)(v) & VITALS_UFRAME_OFF_MASK)
 
 /* A list of strings filled from a YAML sequence; owned by the core. */
 struct vitals_strlist {
@@ -176,6 +202,17 @@ struct vitals_metric {
 	uint64_t n;            /* observations in the epoch (>= 1) */
 };
 
+/*
+ * A file the samples of an epoch refer to: a module of a user frame
+ * (VITALS_UFRAME_MODULE) or a sample's executable.  Ids are the
+ * collector's and only mean something within the epoch that lists them.
+ */
+struct vitals_module {
+	uint32_t id;           /* as in VITALS_UFRAME */
+	const char *path;      /* file path as the process saw it */
+	const char *build_id;  /* lowercase hex, "" if the file has none */
+};
+
 /* A closed epoch (or a rollup of several), read-only for plugins. */
 struct vitals_epoch {
 	const char *host;      /* host name */
@@ -193,6 +230,9 @@ struct vitals_epoch {
 	/* ABI minor 1: */
 	uint32_t nmetrics;     /* entries in metrics */
 	const struct vitals_metric *metrics; /* sorted by name (strcmp) */
+	/* ABI minor 2: */
+	uint32_t nmodules;     /* entries in modules */
+	const struct vitals_module *modules; /* sorted by id, each id once */
 };
 
 /*
@@ -400,6 +440,13 @@ const struct vitals_vital_epoch *vitals_epoch_vital(const struct vitals_epoch *e
  */
 const struct vitals_metric *vitals_epoch_metric(const struct vitals_epoch *e,
     const char *name);
+
+/*
+ * Look up a module by id in an epoch (its modules sorted by id, as every
+ * epoch the core or the store hands out is); NULL if absent.  Borrowed.
+ */
+const struct vitals_module *vitals_epoch_module(const struct vitals_epoch *e,
+    uint32_t id);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for core/module.c, core/symbol.c and core/exe.c: build-ids
+ * read from ELF notes (with and without section headers), the module
+ * registry, user addresses resolved to (module, file offset), and the
+ * per-pid caches forgetting processes that exited.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <elf.h>
+
+#include "exe.h"
+#include "module.h"
+#include "symbol.h"
+
+/* The build-id tests/buildid_known is linked with (Makefile.am). */
+#define KNOWN_ID "0123456789abcdeffedcba9876543210deadbeef"
+
+/* A function of this executable whose code the tests look for. */
+int check_symbol_target(int x) __attribute__((noinline, noipa));
+
+int
+check_symbol_target(int x)
+{
+	return x * 3 + 1;
+}
+
+/* A file of the build tree (tests/NAME) or of the temp dir. */
+static const char *
+path_of(const char *dir, const char *name)
+{
+	static char p[PATH_MAX];
+	const char *top = getenv(dir);
+
+	snprintf(p, sizeof(p), "%s/%s", top ? top : ".", name);
+	return p;
+}
+
+/* A copy of src at dst with its section headers removed from the header. */
+static void
+copy_without_sections(const char *src, const char *dst)
+{
+	char buf[65536];
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)buf;
+	ssize_t n;
+	int in, out;
+
+	ck_assert_int_ge(in = open(src, O_RDONLY), 0);
+	ck_assert_int_ge(
+	    out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0600), 0);
+	n = read(in, buf, sizeof(buf));
+	ck_assert_int_gt(n, (ssize_t)sizeof(*eh));
+	ck_assert_int_eq(eh->e_ident[EI_CLASS], ELFCLASS64);
+	eh->e_shoff = 0;
+	eh->e_shnum = 0;
+	eh->e_shstrndx = 0;
+	do
+		ck_assert_int_eq(write(out, buf, (size_t)n), n);
+	while ((n = read(in, buf, sizeof(buf))) > 0);
+	close(in);
+	close(out);
+}
+
+/* ---- build-ids ---- */
+
+START_TEST(test_build_id_known)
+{
+	char hex[MODULE_BUILD_ID_HEX] = "x";
+
+	ck_assert_int_eq(
+	    module_build_id(path_of("top_builddir", "tests/buildid_known"), hex,
+		sizeof(hex)),
+	    0);
+	ck_assert_str_eq(hex, KNOWN_ID);
+}
+END_TEST
+
+START_TEST(test_build_id_none)
+{
+	char hex[MODULE_BUILD_ID_HEX] = "x";
+
+	ck_assert_int_eq(
+	    module_build_id(path_of("top_builddir", "tests/buildid_none"), hex,
+		sizeof(hex)),
+	    -ENOENT);
+	ck_assert_str_eq(hex, "x");
+}
+END_TEST
+
+/* Files stripped of section headers still have the note through PT_NOTE. */
+START_TEST(test_build_id_phdr_only)
+{
+	char hex[MODULE_BUILD_ID_HEX] = "", dst[PATH_MAX];
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(dst, sizeof(dst), "%s/nosh.XXXXXX", tmp ? tmp : "/tmp");
+	close(mkstemp(dst));
+	copy_without_sections(
+	    path_of("top_builddir", "tests/buildid_known"), dst);
+	ck_assert_int_eq(module_build_id(dst, hex, sizeof(hex)), 0);
+	unlink(dst);
+	ck_assert_str_eq(hex, KNOWN_ID);
+}
+END_TEST
+
+START_TEST(test_build_id_errors)
+{
+	char hex[MODULE_BUILD_ID_HEX], small[40];
+	const char *known = path_of("top_builddir", "tests/buildid_known");
+
+	/* 20 bytes need 41 characters. */
+	ck_assert_int_eq(module_build_id(known, small, sizeof(small)), -ENOSPC);
+	ck_assert_int_eq(
+	    module_build_id("/proc/self/status", hex, sizeof(hex)), -EINVAL);
+	ck_assert_int_eq(
+	    module_build_id("/nonexistent/x", hex, sizeof(hex)), -ENOENT);
+}
+END_TEST
+
+/* ---- the registry ---- */
+
+START_TEST(test_registry)
+{
+	const char *known = path_of("top_builddir", "tests/buildid_known");
+	const struct vitals_module *m;
+	uint32_t a, b, c, d, n0 = module_count();
+	struct stat st;
+
+	ck_assert_int_eq(stat(known, &st), 0);
+	ck_assert_int_eq(module_get(known, st.st_ino, 0, &a), 0);
+	ck_assert_int_eq(module_get(known, st.st_ino, 0, &b), 0);
+	ck_assert_uint_eq(a, b);
+	ck_assert_uint_eq(a, n0); /* ids are dense */
+	ck_assert_ptr_nonnull(m = module_of(a));
+	ck_assert_uint_eq(m->id, a);
+	ck_assert_str_eq(m->path, known);
+	ck_assert_str_eq(m->build_id, KNOWN_ID);
+	/* Same path, another inode (rebuilt since): another module, no id. */
+	ck_assert_int_eq(module_get(known, st.st_ino + 1, 0, &c), 0);
+	ck_assert_uint_ne(c, a);
+	ck_assert_str_eq(module_of(c)->build_id, "");
+	/* By path: the newest module with that path. */
+	ck_assert_int_eq(module_by_path(known, &d), 0);
+	ck_assert_uint_eq(d, c);
+	ck_assert_uint_eq(module_count(), n0 + 2);
+	ck_assert_ptr_null(module_of(module_count()));
+	ck_assert_int_eq(module_open(c, 0), -ENOENT);
+	ck_assert_int_ge(d = (uint32_t)module_open(a, 0), 0);
+	close((int)d);
+}
+END_TEST
+
+/* Enough paths to grow the head table several times; all found again. */
+START_TEST(test_registry_many)
+{
+	char p[64];
+	uint32_t i, id, first = module_count();
+
+	for (i = 0; i < 3000; i++) {
+		snprintf(p, sizeof(p), "/nonexistent/lib%u.so", i);
+		ck_assert_int_eq(module_get(p, i + 1, 0, &id), 0);
+		ck_assert_uint_eq(id, first + i);
+	}
+	for (i = 0; i < 3000; i++) {
+		snprintf(p, sizeof(p), "/nonexistent/lib%u.so", i);
+		ck_assert_int_eq(module_by_path(p, &id), 0);
+		ck_assert_uint_eq(id, first + i);
+		ck_assert_str_eq(module_of(id)->path, p);
+	}
+}
+END_TEST
+
+/* ---- user addresses ---- */
+
+/* (module, offset) of a function of ours names its code in the file. */
+START_TEST(test_user_loc_self)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&check_symbol_target, off;
+	char exe[PATH_MAX], hex[MODULE_BUILD_ID_HEX] = "", file[16];
+	const struct vitals_module *m;
+	uint32_t id;
+	ssize_t n;
+	int fd;
+
+	ck_assert_int_gt(
+	    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1), 0);
+	exe[n] = '\0';
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)getpid(), 0, addr, &id, &off), 0);
+	ck_assert_ptr_nonnull(m = module_of(id));
+	ck_assert_str_eq(m->path, exe);
+	module_build_id(exe, hex, sizeof(hex));
+	ck_assert_str_eq(m->build_id, hex);
+	/* The bytes at that offset of the file are the function's code. */
+	ck_assert_int_ge(fd = open(exe, O_RDONLY), 0);
+	ck_assert_int_eq(
+	    pread(fd, file, sizeof(file), (off_t)off), (ssize_t)sizeof(file));
+	close(fd);
+	ck_assert_mem_eq(file, (const void *)(uintptr_t)addr, sizeof(file));
+	ck_assert_uint_eq(sym_user_frame((uint32_t)getpid(), 0, addr),
+	    VITALS_UFRAME(id, off));
+	ck_assert_str_eq(
+	    sym_user((uint32_t)getpid(), addr), "check_symbol_target");
+}
+END_TEST
+
+/* Anonymous executable memory (JIT code) and non-code stay raw. */
+START_TEST(test_user_loc_anon)
+{
+	uint32_t pid = (uint32_t)getpid(), id = 99;
+	uint64_t off = 99, a;
+	static int data;
+	void *p;
+
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0);
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	a = (uint64_t)(uintptr_t)p + 16;
+	ck_assert_int_eq(sym_user_loc(pid, 0, a, &id, &off), -ENOENT);
+	ck_assert_uint_eq(sym_user_frame(pid, 0, a), a);
+	a = (uint64_t)(uintptr_t)&data;
+	ck_assert_int_eq(sym_user_loc(pid, 0, a, &id, &off), -ENOENT);
+	ck_assert_int_eq(sym_user_loc(0, 0, a, &id, &off), -ENOENT);
+	ck_assert_uint_eq(id, 99); /* outputs untouched on failure */
+	ck_assert_uint_eq(off, 99);
+	munmap(p, 4096);
+}
+END_TEST
+
+/* ---- dropping exited processes ---- */
+
+static void
+reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, NULL, 0), pid);
+}
+
+/*
+ * A child that waits to be killed, whose pid does not share a cache slot
+ * with ours (both caches are direct-mapped by pid).
+ */
+static pid_t
+spawn_sleeper(void)
+{
+	pid_t pid;
+
+	for (;;) {
+		ck_assert_int_ge(pid = fork(), 0);
+		if (pid == 0) {
+			pause();
+			_exit(0);
+		}
+		if ((uint32_t)pid % SYM_PROCS !=
+			(uint32_t)getpid() % SYM_PROCS &&
+		    (uint32_t)pid % EXE_SLOTS != (uint32_t)getpid() % EXE_SLOTS)
+			return pid;
+		reap(pid);
+	}
+}
+
+START_TEST(test_maps_dropped_on_exit)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&check_symbol_target, off;
+	pid_t child = spawn_sleeper();
+	uint32_t id, idc;
+
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)getpid(), 0, addr, &id, &off), 0);
+	/* The child runs the same file: the same module. */
+	ck_assert_int_eq(sym_user_loc((uint32_t)child, 0, addr, &idc, &off), 0);
+	ck_assert_uint_eq(idc, id);
+	ck_assert_uint_eq(sym_procs_cached(), 2);
+	ck_assert_uint_eq(sym_drop_dead(), 0); /* both alive */
+	ck_assert_uint_eq(sym_procs_cached(), 2);
+	reap(child);
+	ck_assert_uint_eq(sym_drop_dead(), 1);
+	ck_assert_uint_eq(sym_procs_cached(), 1);
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)child, 0, addr, &idc, &off), -ENOENT);
+	ck_assert_uint_eq(sym_procs_cached(), 1);
+}
+END_TEST
+
+START_TEST(test_exe_dropped_on_exit)
+{
+	char self[PATH_MAX], path[PATH_MAX];
+	pid_t child = spawn_sleeper();
+	uint32_t xid = exe_id_of((uint32_t)child);
+	ssize_t n;
+
+	ck_assert_uint_ne(xid, 0);
+	ck_assert_int_gt(
+	    n = readlink("/proc/self/exe", self, sizeof(self) - 1), 0);
+	self[n] = '\0';
+	ck_assert_int_eq(exe_path((uint32_t)child, xid, path, sizeof(path)), 0);
+	ck_assert_str_eq(path, self);
+	ck_assert_int_eq(exe_path((uint32_t)getpid(),
+			     exe_id_of((uint32_t)getpid()), path, sizeof(path)),
+	    0);
+	ck_assert_uint_eq(exe_cached(), 2);
+	ck_assert_uint_eq(exe_drop_dead(), 0);
+	reap(child);
+	ck_assert_uint_eq(exe_drop_dead(), 1);
+	ck_assert_uint_eq(exe_cached(), 1);
+	ck_assert_int_eq(
+	    exe_path((uint32_t)child, xid, path, sizeof(path)), -ENOENT);
+}
+END_TEST
+
+static Suite *
+symbol_suite(void)
+{
+	Suite *s = suite_create("symbol");
+	TCase *b = tcase_create("build_id"), *r = tcase_create("registry");
+	TCase *u = tcase_create("user"), *d = tcase_create("drop");
+
+	tcase_add_test(b, test_build_id_known);
+	tcase_add_test(b, test_build_id_none);
+	tcase_add_test(b, test_build_id_phdr_only);
+	tcase_add_test(b, test_build_id_errors);
+	suite_add_tcase(s, b);
+	tcase_add_test(r, test_registry);
+	tcase_add_test(r, test_registry_many);
+	suite_add_tcase(s, r);
+	tcase_add_test(u, test_user_loc_self);
+	tcase_add_test(u, test_user_loc_anon);
+	suite_add_tcase(s, u);
+	tcase_add_test(d, test_maps_dropped_on_exit);
+	tcase_add_test(d, test_exe_dropped_on_exit);
+	suite_add_tcase(s, d);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(symbol_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
