@@ -321,6 +321,57 @@ diff_changed(const struct diff *d, const struct diff_table *t)
 	return rb == 0 || fabs(rn - rb) / rb > d->cf->min_change;
 }
 
+/* The rate of vital `name` in epoch e; -1 if absent or of no length. */
+static double
+diff_epoch_rate(const struct vitals_epoch *e, const char *name)
+{
+	const struct vitals_vital_epoch *v = vitals_epoch_vital(e, name);
+
+	if (v == NULL || diff_seconds(e) <= 0)
+		return -1; /* not collected then: no evidence */
+	return (double)v->wsum / diff_seconds(e);
+}
+
+static int
+diff_double_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Which of the n baseline epochs from q->epochs[first] make the norm
+ * (keep[j] = 1): those whose rate of the vital is within min_change of
+ * the baseline epochs' median rate.  An epoch that was itself a change
+ * (a burst now over) is left out, so that the return to normal is not
+ * reported as a change for as long as the burst stays in the baseline.
+ * When that leaves none, every epoch with the vital is kept.
+ */
+static void
+diff_norm(const struct diff *d, const struct vitals_queue *q, uint32_t first,
+    uint32_t n, const char *name, int *keep)
+{
+	double rate[1024], sorted[1024], med;
+	uint32_t i, m = 0, kept = 0;
+
+	for (i = 0; i < n; i++)
+		if ((rate[i] = diff_epoch_rate(q->epochs[first + i], name)) >=
+		    0)
+			sorted[m++] = rate[i];
+	if (m == 0)
+		return;
+	qsort(sorted, m, sizeof(*sorted), diff_double_cmp);
+	med = m % 2 ? sorted[m / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
+	for (i = 0; i < n; i++) {
+		keep[i] = rate[i] >= 0 &&
+		    fabs(rate[i] - med) <= d->cf->min_change * med;
+		kept += (uint32_t)keep[i];
+	}
+	for (i = 0; i < n && kept == 0; i++)
+		keep[i] = rate[i] >= 0;
+}
+
 /* Compare one vital of the newest epoch with the baseline epochs. */
 static int
 diff_vital(struct diff *d, const struct vitals_queue *q,
@@ -329,21 +380,23 @@ diff_vital(struct diff *d, const struct vitals_queue *q,
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
 	const struct vitals_vital_epoch *vb;
 	struct diff_table t = { .new_s = diff_seconds(ep) };
-	uint32_t nb = q->n - 1, i;
-	int r = -ENOMEM;
+	uint32_t nb = q->n - 1, i, first;
+	int keep[1024] = { 0 }, r = -ENOMEM;
 
 	if (nb > (uint32_t)d->cf->baseline)
 		nb = (uint32_t)d->cf->baseline;
 	if (t.new_s <= 0)
 		return 0;
+	first = q->n - 1 - nb;
+	diff_norm(d, q, first, nb, ve->name, keep);
 	if ((t.map = labels_map_new()) == NULL ||
 	    (r = diff_add(d, &t, ep, ve, 0)) != 0)
 		goto out;
 	t.wsum_new = (double)ve->wsum;
-	for (i = q->n - 1 - nb; i < q->n - 1; i++) {
+	for (i = first; i < q->n - 1; i++) {
 		vb = vitals_epoch_vital(q->epochs[i], ve->name);
-		if (vb == NULL || diff_seconds(q->epochs[i]) <= 0)
-			continue; /* not collected then: no evidence */
+		if (!keep[i - first])
+			continue;
 		t.base_s += diff_seconds(q->epochs[i]);
 		t.wsum_base += (double)vb->wsum;
 		if ((r = diff_add(d, &t, q->epochs[i], vb, 1)) != 0)

@@ -221,7 +221,7 @@ struct want {
 
 static const struct {
 	const char *name;
-	const char *base[4]; /* baseline epochs, oldest first */
+	const char *base[7]; /* baseline epochs, oldest first, NULL-ended */
 	const char *news; /* the newest epoch */
 	const char *opts[5]; /* option pairs */
 	unsigned n; /* findings */
@@ -313,6 +313,23 @@ static const struct {
 	{ "baseline all", { "cpu:/bin/a@foo#1=6000", "cpu:/bin/a@foo#1=600" },
 	    "cpu:/bin/a@foo#1=600", { NULL }, 1,
 	    { { "cpu", "/bin/a", 1.0, 10, 55, "-82%" } } },
+	/*
+	 * A burst of b that is over: its epochs are off the baseline's
+	 * median rate (10/s) by more than min_change and left out, so the
+	 * return to normal is no change.  While it lasts it is reported.
+	 */
+	{ "burst over",
+	    { "cpu:/bin/a@foo#1=600", "cpu:/bin/a@foo#1=600",
+		"cpu:/bin/a@foo#1=600", "cpu:/bin/a@foo#1=600",
+		"cpu:/bin/a@foo#1=600 cpu:/bin/b@bar#2=6000",
+		"cpu:/bin/a@foo#1=600 cpu:/bin/b@bar#2=6000" },
+	    "cpu:/bin/a@foo#1=600", { NULL }, 0, { { NULL } } },
+	{ "burst going on",
+	    { "cpu:/bin/a@foo#1=600", "cpu:/bin/a@foo#1=600",
+		"cpu:/bin/a@foo#1=600", "cpu:/bin/a@foo#1=600",
+		"cpu:/bin/a@foo#1=600 cpu:/bin/b@bar#2=6000" },
+	    "cpu:/bin/a@foo#1=600 cpu:/bin/b@bar#2=6000", { NULL }, 1,
+	    { { "cpu", "/bin/b", 1.0, 100, 0, "cpu +1000% vs baseline" } } },
 	{ "baseline 1", { "cpu:/bin/a@foo#1=6000", "cpu:/bin/a@foo#1=600" },
 	    "cpu:/bin/a@foo#1=600", { "baseline", "1" }, 0, { { NULL } } },
 	{ "two vitals change", { A2 " diskio:/usr/bin/fio@x#3=6000" },
