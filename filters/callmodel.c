@@ -1112,8 +1112,8 @@ callmodel_fini(void *state)
 		    "no epoch learnt: model %s not written", c->cf->model);
 	else if (c->train &&
 	    callmodel_model_save(c->model, c->cf->model, err, sizeof(err)) != 0)
-		vitals_log(c->ctx, VITALS_LOG_ERR, "model %s not written: %s",
-		    c->cf->model, err);
+		vitals_error(c->ctx, "model %s not written: %s", c->cf->model,
+		    err); /* the core says it and fails the command */
 	else if (c->train)
 		vitals_log(c->ctx, VITALS_LOG_INFO,
 		    "model %s written: %" PRIu64 " epochs, %u nodes",
