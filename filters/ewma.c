@@ -4,7 +4,7 @@
  * keeps an exponentially weighted mean and variance of the epoch's weighted
  * sum and of its largest HCA slots, and reports a value that leaves
  * mean +- k*sd once `warmup` values have been seen.  A weighted sum that
- * leaves its band names the slot that moved it most.
+ * leaves its band names in its text the slot that moved it most.
  */
 #include <errno.h>
 #include <math.h>
@@ -133,7 +133,6 @@ ewma_check(struct ewma *e, const struct vitals_queue *q, const char *vital,
 		snprintf(text + used, sizeof(text) - used,
 		    "; most of the change in %s (count %.0f, EWMA %.0f)",
 		    mv->who, mv->now, mv->was);
-		label = mv->who;
 	}
 	f.start_ns = ep->start_ns;
 	f.end_ns = ep->start_ns + ep->length_ns;

@@ -39,8 +39,9 @@ def loud(fs):
 def names(f, a):
     """Whether finding f names the fault's exe (or label) as it should."""
     label = f.get("label") or ""
-    if a["filter"] == "ewma":  # "exe (comm) slot N"
-        return f["vital"] == a["vital"] and label.startswith(a["exe"] + " ")
+    if a["filter"] == "ewma":  # the vital's, naming the slot that moved
+        return f["vital"] == a["vital"] and \
+            "most of the change in %s (" % a["exe"] in f["text"]
     if a["filter"] == "rules":
         return label == a["exe"] and "(rule #%d)" % a["rule"] in f["text"]
     if a["filter"] in ("threshold", "affinity", "diff"):
