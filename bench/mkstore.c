@@ -3,8 +3,9 @@
  * mkstore: write a store of simulated epochs without waiting for them.  A
  * seeded Zipf event stream per host and vital goes through the real sketch
  * engine (core/engine.h) at simulated times, each epoch is closed at its
- * simulated end and saved with vitals_epoch_save, and anomalies are
- * injected at known times, listed in a JSON manifest.
+ * simulated end and saved with vitals_epoch_save, and anomalies (or, with
+ * --faults, one fault per filter: mkfaults.c) are injected at known
+ * times, listed in a JSON manifest.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,74 +20,24 @@
 
 #include "config.h"
 #include "engine.h"
+#include "mkstore.h"
 #include "option.h"
 
-#define MK_NS 1000000000ull
-#define MK_MAX_VITALS 16
-#define MK_MAX_HOSTS 64
-#define MK_EXES 8
 #define MK_ROGUE_EXE "/usr/bin/cryptominer"
 #define MK_ROGUE_LABEL 0x7f3a0000ull /* searched from here: see mk_free_label */
 #define MK_NEW_LABEL 0x66a00000ull
 #define MK_NEW_EXE 2 /* exe index owning the new dominating label */
 #define MK_VANISH_EXE 1 /* exe index that vanishes */
-#define MK_UBASE 0x400000ull
-#define MK_KBASE 0xffffffff81000000ull
 
 /* Kinds of anomaly, in the order they are placed along the store. */
-enum { MK_CPU_BURST, MK_RATE_X8, MK_NEW_LABEL_K, MK_VANISH, MK_NKINDS };
+enum { MK_CPU_BURST, MK_RATE_X8, MK_NEW_LABEL_K, MK_VANISH };
 
 static const char *const mk_kind_names[MK_NKINDS] = { "cpu_burst", "rate_x8",
 	"new_label", "vanishing_exe" };
 /* Where each starts, as a share of the store's epochs. */
 static const double mk_kind_at[MK_NKINDS] = { 0.25, 0.5, 0.65, 0.8 };
 
-struct mk_opts {
-	const char *out;
-	const char *manifest;
-	uint64_t span_ns; /* --days / --span */
-	uint64_t epoch_ns;
-	uint64_t start_ns; /* 0 = end at the last boundary before now */
-	uint32_t nhosts;
-	char *hosts[MK_MAX_HOSTS];
-	uint32_t nvitals;
-	char *vitals[MK_MAX_VITALS];
-	uint64_t seed;
-	uint64_t rate; /* events per second per vital */
-	uint32_t labels;
-	double zipf;
-	uint32_t max_samples;
-	int clean; /* no anomalies */
-	int quiet;
-};
-
-/* One injected anomaly. */
-struct mk_anomaly {
-	int kind;
-	int vital; /* index in opts vitals, -1 = all */
-	uint64_t first, n; /* epochs [first, first + n) */
-	double factor;
-};
-
-struct mk_exe {
-	char path[32];
-	char comm[16];
-	uint32_t id;
-};
-
-struct mk {
-	struct mk_opts o;
-	uint64_t nepochs;
-	double *cdf;
-	struct mk_exe exes[MK_EXES], rogue;
-	struct mk_anomaly an[MK_NKINDS];
-	int nan;
-	uint64_t rogue_label; /* the cpu burst's label */
-	uint64_t new_label; /* the new dominating label */
-	struct config *cfg;
-};
-
-static uint64_t
+uint64_t
 mk_mix(uint64_t z)
 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -133,34 +84,114 @@ mk_rank(const struct mk *m, uint64_t *rng)
 	return lo;
 }
 
+/* ---- one event ---- */
+
+static int
+mk_is(const char *vital, const char *a, const char *b, const char *c)
+{
+	return strcmp(vital, a) == 0 || (b && strcmp(vital, b) == 0) ||
+	    (c && strcmp(vital, c) == 0);
+}
+
 /* Weight of one event by vital: samples, ns of delay, bytes. */
 static uint64_t
 mk_weight(const char *vital, uint64_t *rng)
 {
-	if (strcmp(vital, "sched") == 0 || strcmp(vital, "blocking") == 0 ||
-	    strcmp(vital, "lock") == 0)
+	if (mk_is(vital, "sched", "blocking", "lock"))
 		return 1000 + mk_next(rng) % 40000;
-	if (strcmp(vital, "diskio") == 0 || strcmp(vital, "socket") == 0)
+	if (mk_is(vital, "diskio", "socket", NULL))
 		return 4096 * (1 + mk_next(rng) % 16);
+	return 1;
+}
+
+double
+mk_mean_weight(const char *vital)
+{
+	if (mk_is(vital, "sched", "blocking", "lock"))
+		return 1000 + 39999 / 2.0;
+	if (mk_is(vital, "diskio", "socket", NULL))
+		return 4096 * 8.5;
 	return 1;
 }
 
 static const char *
 mk_unit(const char *vital)
 {
-	if (strcmp(vital, "sched") == 0 || strcmp(vital, "blocking") == 0 ||
-	    strcmp(vital, "lock") == 0)
+	if (mk_is(vital, "sched", "blocking", "lock"))
 		return "ns";
-	if (strcmp(vital, "diskio") == 0 || strcmp(vital, "socket") == 0)
+	if (mk_is(vital, "diskio", "socket", NULL))
 		return "bytes";
-	if (strcmp(vital, "cpu") == 0 || strcmp(vital, "cache") == 0)
+	if (mk_is(vital, "cpu", "cache", NULL))
 		return "samples";
+	if (strcmp(vital, "umem") == 0)
+		return "faults";
+	if (mk_is(vital, "kmem", "kmem_free", NULL))
+		return "pages";
+	if (strcmp(vital, "syscall") == 0)
+		return "calls";
+	if (strcmp(vital, "signal") == 0)
+		return "signals";
 	return "events";
 }
 
+/* Common system calls and harmless signals, picked by label. */
+static const uint32_t mk_syscalls[] = { 0, 1, 3, 7, 35, 44, 45, 202, 232, 257 };
+static const uint32_t mk_signals[] = { 10, 14, 17, 28, 29 };
+#define MK_NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * The vital's op and args for an event, as the kernel probes fill them
+ * (README, the vitals contract), derived from its label so that they
+ * cost no random draw: a label is one site doing one thing.
+ */
 static void
-mk_emit(struct vitals_vital *v, const char *vital, uint64_t label,
-    const struct mk_exe *x, uint64_t ts, uint64_t *rng)
+mk_details(
+    const struct mk *m, uint32_t h, const char *vital, struct vitals_event *ev)
+{
+	uint64_t z = mk_mix(ev->label), free = 0;
+
+	ev->args[0] = ev->weight;
+	if (mk_is(vital, "umem", "kmem", NULL))
+		free = mkf_free_memory(m, h, ev->ts_ns);
+	if (mk_is(vital, "cpu", "cache", NULL)) {
+		ev->args[0] = ev->label;
+	} else if (strcmp(vital, "sched") == 0) {
+		ev->args[1] = ev->tid;
+	} else if (strcmp(vital, "blocking") == 0) {
+		ev->op = 1; /* TASK_INTERRUPTIBLE */
+	} else if (strcmp(vital, "diskio") == 0) {
+		ev->op = (uint32_t)(z & 1);
+		ev->args[1] = 100000 + (z >> 8) % 5000000; /* latency ns */
+		ev->args[2] = 8u << 20; /* sda as the kernel's dev_t */
+		ev->args[3] = (z >> 16) % 100000000;
+	} else if (strcmp(vital, "umem") == 0) {
+		ev->args[0] = 0x7f0000000000ull + (z % 1000000) * MK_PAGE;
+		ev->args[1] = free;
+	} else if (strcmp(vital, "kmem") == 0) {
+		ev->args[0] = 0; /* order */
+		ev->args[1] = 0xcc0; /* GFP_KERNEL */
+		ev->args[2] = free;
+	} else if (strcmp(vital, "kmem_free") == 0) {
+		ev->args[0] = 0;
+	} else if (strcmp(vital, "syscall") == 0) {
+		ev->op = mk_syscalls[z % MK_NELEM(mk_syscalls)];
+		ev->args[0] = (z >> 8) % 64; /* a file descriptor */
+	} else if (strcmp(vital, "signal") == 0) {
+		ev->op = mk_signals[z % MK_NELEM(mk_signals)];
+		ev->args[0] = 0; /* SI_USER */
+		ev->args[1] = 1; /* sent by init */
+		ev->args[2] = ev->pid;
+	}
+}
+
+/*
+ * Count one event of exe x with label at ts; xs, when not NULL, is the
+ * injected stream it belongs to (its weight, op and args win).
+ */
+static void
+mk_emit(const struct mk *m, uint32_t h, struct vitals_vital *v,
+    const char *vital, uint64_t label, const struct mk_exe *x, uint64_t ts,
+    uint64_t *rng, const struct mk_extra *xs)
 {
 	uint64_t k[2], u[2];
 	struct vitals_event ev;
@@ -168,10 +199,11 @@ mk_emit(struct vitals_vital *v, const char *vital, uint64_t label,
 	memset(&ev, 0, sizeof(ev));
 	ev.ts_ns = ts;
 	ev.label = label;
-	ev.weight = mk_weight(vital, rng);
+	ev.weight =
+	    xs != NULL && xs->weight ? xs->weight : mk_weight(vital, rng);
 	ev.exe_id = x->id;
-	ev.uid = 1000;
-	ev.pid = ev.tid = 1000 + (x->id % 30000);
+	ev.uid = MK_UID;
+	ev.pid = ev.tid = x->pid;
 	k[0] = MK_KBASE + (mk_mix(label) & 0xfffff0);
 	k[1] = MK_KBASE + (mk_mix(label + 1) & 0xfffff0);
 	u[0] = label + 0x10;
@@ -182,9 +214,15 @@ mk_emit(struct vitals_vital *v, const char *vital, uint64_t label,
 	ev.ustack = u;
 	ev.exe = x->path;
 	ev.comm = x->comm;
-	ev.args[0] = ev.weight;
+	mk_details(m, h, vital, &ev);
+	if (xs != NULL && xs->op >= 0)
+		ev.op = (uint32_t)xs->op;
+	if (xs != NULL && xs->set_args)
+		memcpy(ev.args, xs->args, sizeof(ev.args));
 	vitals_emit(v, &ev);
 }
+
+/* ---- one vital's epoch ---- */
 
 /* The anomaly of kind active at epoch i on host 0, or NULL. */
 static const struct mk_anomaly *
@@ -203,47 +241,99 @@ mk_active(const struct mk *m, int kind, uint64_t i, uint32_t host)
 }
 
 /*
- * One vital's events of epoch i on host h, from start over len: the Zipf
- * stream, and a rogue exe's or a new label's events (burst_factor times
- * the top label's) interleaved with it, as a probe would see them.
+ * The default anomalies in one vital's epoch: a rate times factor, a
+ * vanished exe, and a rogue exe's or a new label's events (factor times
+ * the top label's).
  */
 static void
-mk_vital_epoch(const struct mk *m, struct vitals_vital *v, int vi, uint32_t h,
-    uint64_t i, uint64_t start, uint64_t *rng)
+mk_anomaly_changes(const struct mk *m, uint32_t h, int vi, uint64_t i,
+    uint64_t regular, struct mk_change *c)
 {
 	const struct mk_anomaly *a, *rogue, *fresh;
-	const char *name = m->o.vitals[vi];
-	uint64_t n, k, extra = 0, done = 0, len = m->o.epoch_ns, ts;
-	int vanish = mk_active(m, MK_VANISH, i, h) != NULL;
-	uint32_t r;
+	struct mk_extra *x = &c->extra[c->nextra];
+	uint64_t n = regular;
 
-	n = m->o.rate * len / MK_NS;
-	if ((a = mk_active(m, MK_RATE_X8, i, h)) != NULL && a->vital == vi)
+	if ((a = mk_active(m, MK_RATE_X8, i, h)) != NULL && a->vital == vi) {
 		n = (uint64_t)((double)n * a->factor);
+		c->scale = a->factor;
+	}
+	if (mk_active(m, MK_VANISH, i, h) != NULL)
+		c->absent |= 1u << MK_VANISH_EXE;
 	rogue = mk_active(m, MK_CPU_BURST, i, h);
 	fresh = mk_active(m, MK_NEW_LABEL_K, i, h);
 	a = rogue != NULL && rogue->vital == vi	  ? rogue
 	    : fresh != NULL && fresh->vital == vi ? fresh
 						  : NULL;
-	if (a != NULL)
-		extra = (uint64_t)(a->factor * (double)n * m->cdf[0]);
+	if (a == NULL)
+		return;
+	*x = (struct mk_extra){ .label =
+				    a == rogue ? m->rogue_label : m->new_label,
+		.nlabels = 1,
+		.x = a == rogue ? &m->rogue : &m->exes[MK_NEW_EXE],
+		.op = -1 };
+	x->n = (uint64_t)(a->factor * (double)n * m->cdf[0]);
+	c->nextra++;
+}
+
+/*
+ * Emit the events of the extra streams due before regular event k of n
+ * (all that are left when k == n), at ts.
+ */
+static void
+mk_extras(const struct mk *m, uint32_t h, struct vitals_vital *v,
+    const char *vital, const struct mk_change *c, uint64_t *done, uint64_t k,
+    uint64_t n, uint64_t ts, uint64_t *rng)
+{
+	const struct mk_extra *x;
+	uint32_t s;
+
+	for (s = 0; s < c->nextra; s++) {
+		x = &c->extra[s];
+		if (x->at_end && k < n)
+			continue;
+		for (; done[s] < x->n && (k == n || done[s] * n <= k * x->n);
+		     done[s]++)
+			mk_emit(m, h, v, vital,
+			    x->label + (done[s] % x->nlabels) * 0x100, x->x, ts,
+			    rng, x);
+	}
+}
+
+/*
+ * One vital's events of epoch i on host h, from start over one epoch: the
+ * Zipf stream, changed and interleaved with injected streams as a probe
+ * would see them.
+ */
+static void
+mk_vital_epoch(const struct mk *m, struct vitals_vital *v, int vi, uint32_t h,
+    uint64_t i, uint64_t start, uint64_t *rng)
+{
+	const char *name = m->o.vitals[vi];
+	uint64_t n, k, len = m->o.epoch_ns, ts, done[MK_MAX_EXTRA] = { 0 };
+	struct mk_change c;
+	uint32_t r, e, rep;
+
+	memset(&c, 0, sizeof(c));
+	c.scale = 1;
+	c.boost = 1;
+	n = m->o.rate * len / MK_NS;
+	mk_anomaly_changes(m, h, vi, i, n, &c);
+	if (m->faults != NULL)
+		mkf_changes(m, h, vi, i, n, &c);
+	n = (uint64_t)((double)n * c.scale);
 	for (k = 0; k < n; k++) {
 		ts = start + k * len / n;
-		for (; done < extra && done * n <= k * extra; done++)
-			mk_emit(v, name,
-			    a == rogue ? m->rogue_label : m->new_label,
-			    a == rogue ? &m->rogue : &m->exes[MK_NEW_EXE], ts,
-			    rng);
+		mk_extras(m, h, v, name, &c, done, k, n, ts, rng);
 		r = mk_rank(m, rng);
-		if (vanish && r % MK_EXES == MK_VANISH_EXE)
+		e = r % MK_EXES;
+		if (c.absent & (1u << e))
 			continue;
-		mk_emit(v, name, MK_UBASE + (uint64_t)(r + 1) * 0x100,
-		    &m->exes[r % MK_EXES], ts, rng);
+		for (rep = (c.boosted >> e) & 1 ? c.boost : 1; rep > 0; rep--)
+			mk_emit(m, h, v, name,
+			    MK_UBASE + (uint64_t)(r + 1) * 0x100, &m->exes[e],
+			    ts, rng, NULL);
 	}
-	for (; done < extra; done++)
-		mk_emit(v, name, a == rogue ? m->rogue_label : m->new_label,
-		    a == rogue ? &m->rogue : &m->exes[MK_NEW_EXE],
-		    start + len - 1, rng);
+	mk_extras(m, h, v, name, &c, done, n, n, start + len - 1, rng);
 }
 
 /* All epochs of host h. */
@@ -286,14 +376,25 @@ mk_host(struct mk *m, uint32_t h)
 
 /* ---- anomalies and manifest ---- */
 
-static int
-mk_vital_index(const struct mk *m, const char *name, int fallback)
+int
+mk_vital_index(const struct mk *m, const char *name)
 {
 	uint32_t k;
 
 	for (k = 0; k < m->o.nvitals; k++)
 		if (strcmp(m->o.vitals[k], name) == 0)
 			return (int)k;
+	return -1;
+}
+
+/* The vital name, else the vital of index fallback, else the first. */
+static int
+mk_vital_or(const struct mk *m, const char *name, int fallback)
+{
+	int k = mk_vital_index(m, name);
+
+	if (k >= 0)
+		return k;
 	return fallback < (int)m->o.nvitals ? fallback : 0;
 }
 
@@ -307,11 +408,11 @@ mk_plan(struct mk *m)
 	int k;
 
 	len = len < 3 ? 3 : len > 10 ? 10 : len;
-	if (m->o.clean)
+	if (m->o.clean || m->o.faults)
 		return;
 	for (k = 0; k < MK_NKINDS; k++) {
 		m->an[k].kind = k;
-		m->an[k].vital = vital[k] ? mk_vital_index(m, vital[k], k) : -1;
+		m->an[k].vital = vital[k] ? mk_vital_or(m, vital[k], k) : -1;
 		m->an[k].first = (uint64_t)(mk_kind_at[k] * (double)m->nepochs);
 		m->an[k].n = k == MK_VANISH ? m->nepochs - m->an[k].first : len;
 		m->an[k].factor = factor[k];
@@ -330,9 +431,9 @@ mk_anomaly_json(const struct mk *m, const struct mk_anomaly *a)
 	char label[32];
 	json_t *o;
 
-	o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:f}", "kind",
-	    mk_kind_names[a->kind], "host", m->o.hosts[0], "start_ns",
-	    (json_int_t)start, "end_ns",
+	o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f}", "kind",
+	    mk_kind_names[a->kind], "filter", "ewma", "host", m->o.hosts[0],
+	    "start_ns", (json_int_t)start, "end_ns",
 	    (json_int_t)(start + a->n * m->o.epoch_ns), "first_epoch",
 	    (json_int_t)a->first, "epochs", (json_int_t)a->n, "factor",
 	    a->factor);
@@ -367,10 +468,10 @@ mk_manifest(const struct mk *m)
 		snprintf(path, sizeof(path), "%s", m->o.manifest);
 	else
 		snprintf(path, sizeof(path), "%s/manifest.json", m->o.out);
-	j = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:f, s:[], s:[],"
-		      " s:[]}",
-	    "seed", (json_int_t)m->o.seed, "start_ns",
-	    (json_int_t)m->o.start_ns, "end_ns",
+	j = json_pack("{s:I, s:b, s:b, s:I, s:I, s:I, s:I, s:I, s:i, s:f, "
+		      "s:[], s:[], s:[]}",
+	    "seed", (json_int_t)m->o.seed, "clean", m->o.clean, "faults",
+	    m->o.faults, "start_ns", (json_int_t)m->o.start_ns, "end_ns",
 	    (json_int_t)(m->o.start_ns + m->nepochs * m->o.epoch_ns),
 	    "epoch_ns", (json_int_t)m->o.epoch_ns, "epochs",
 	    (json_int_t)m->nepochs, "rate", (json_int_t)m->o.rate, "labels",
@@ -387,6 +488,10 @@ mk_manifest(const struct mk *m)
 		json_array_append_new(vitals, json_string(m->o.vitals[k]));
 	for (k = 0; k < (uint32_t)m->nan; k++)
 		json_array_append_new(an, mk_anomaly_json(m, &m->an[k]));
+	if ((r = m->faults ? mkf_manifest(m, an) : 0) != 0) {
+		json_decref(j);
+		return r;
+	}
 	r = json_dump_file(j, path, JSON_INDENT(2)) == 0 ? 0 : -EIO;
 	if (r != 0)
 		fprintf(stderr, "mkstore: cannot write %s\n", path);
@@ -396,23 +501,19 @@ mk_manifest(const struct mk *m)
 
 /* ---- setup ---- */
 
-/*
- * The first label from `from` on (in steps of 0x100) of exe x whose HCA
- * slot no regular label shares, so that an injected label stands alone
- * in its counter and its samples name it.
- */
-static uint64_t
+uint64_t
 mk_free_label(const struct mk *m, uint64_t from, const struct mk_exe *x)
 {
 	uint32_t mask = m->cfg->sketch.hca_size - 1, r, slot;
 	uint64_t label;
 
 	for (label = from;; label += 0x100) {
-		slot = (uint32_t)(vitals_label_hash(label, x->id, 1000) & mask);
+		slot =
+		    (uint32_t)(vitals_label_hash(label, x->id, MK_UID) & mask);
 		for (r = 0; r < m->o.labels; r++)
 			if ((vitals_label_hash(
 				 MK_UBASE + (uint64_t)(r + 1) * 0x100,
-				 m->exes[r % MK_EXES].id, 1000) &
+				 m->exes[r % MK_EXES].id, MK_UID) &
 				mask) == slot)
 				break;
 		if (r == m->o.labels || label - from > 0x100 * 4096ull)
@@ -420,14 +521,32 @@ mk_free_label(const struct mk *m, uint64_t from, const struct mk_exe *x)
 	}
 }
 
-static void
-mk_exe(struct mk_exe *x, const char *path)
+void
+mk_exe_init(struct mk_exe *x, const char *path)
 {
 	const char *base = strrchr(path, '/');
 
 	snprintf(x->path, sizeof(x->path), "%s", path);
 	snprintf(x->comm, sizeof(x->comm), "%.15s", base ? base + 1 : path);
 	x->id = mk_fnv(path);
+	x->pid = 1000 + (x->id % 30000);
+}
+
+double
+mk_share(const struct mk *m, uint32_t r)
+{
+	return r < m->o.labels ? m->cdf[r] : 1.0;
+}
+
+double
+mk_exe_share(const struct mk *m, uint32_t e)
+{
+	double share = 0;
+	uint32_t r;
+
+	for (r = e; r < m->o.labels; r += MK_EXES)
+		share += mk_share(m, r) - (r > 0 ? mk_share(m, r - 1) : 0);
+	return share;
 }
 
 static int
@@ -447,9 +566,9 @@ mk_setup(struct mk *m)
 	m->cdf[m->o.labels - 1] = 1.0;
 	for (i = 0; i < MK_EXES; i++) {
 		snprintf(path, sizeof(path), "/usr/bin/synth-%u", i);
-		mk_exe(&m->exes[i], path);
+		mk_exe_init(&m->exes[i], path);
 	}
-	mk_exe(&m->rogue, MK_ROGUE_EXE);
+	mk_exe_init(&m->rogue, MK_ROGUE_EXE);
 	m->rogue_label = mk_free_label(m, MK_ROGUE_LABEL, &m->rogue);
 	m->new_label = mk_free_label(m, MK_NEW_LABEL, &m->exes[MK_NEW_EXE]);
 	m->cfg->epoch_ns = m->o.epoch_ns;
@@ -466,7 +585,7 @@ mk_setup(struct mk *m)
 	}
 	m->o.start_ns -= m->o.start_ns % m->o.epoch_ns;
 	mk_plan(m);
-	return 0;
+	return m->o.faults ? mkf_plan(m) : 0;
 }
 
 static void
@@ -480,14 +599,17 @@ mk_usage(FILE *f)
 	    "               [--vitals cpu,sched,diskio] [--rate R] [--labels "
 	    "N]\n"
 	    "               [--zipf S] [--seed S] [--max-samples N] [--clean]\n"
-	    "               [--manifest FILE] [--quiet]\n"
+	    "               [--faults] [--manifest FILE] [--quiet]\n"
 	    "\n"
 	    "Writes simulated epochs (default 1 day of 60s epochs, one host\n"
 	    "'node-1', cpu/sched/diskio at 200 events/s each over 200 Zipf\n"
 	    "labels) ending at the last epoch boundary before now, with a cpu\n"
 	    "burst of a rogue exe, a rate x8, a new dominating label and a\n"
 	    "vanishing exe on the first host (none with --clean), and\n"
-	    "DIR/manifest.json saying where they are.\n");
+	    "DIR/manifest.json saying where they are.  --faults injects\n"
+	    "instead one fault for each filter (ewma, threshold, rules #2,\n"
+	    "#3, #8, #10, affinity, diff, callmodel), by default into\n"
+	    "" MKF_VITALS "; the store needs at least 3 hours.\n");
 }
 
 /* Split a comma list into v (strdup'd), at most max items. */
@@ -546,6 +668,9 @@ mk_opt(struct mk_opts *o, int c, const char *arg)
 		return 0;
 	case 'C':
 		o->clean = 1;
+		return 0;
+	case 'F':
+		o->faults = 1;
 		return 0;
 	case 'q':
 		o->quiet = 1;
@@ -622,6 +747,7 @@ mk_args(int argc, char **argv, struct mk_opts *o)
 		{ "zipf", required_argument, NULL, 'z' },
 		{ "max-samples", required_argument, NULL, 'M' },
 		{ "clean", no_argument, NULL, 'C' },
+		{ "faults", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, '?' },
 		{ NULL, 0, NULL, 0 },
@@ -638,8 +764,8 @@ mk_args(int argc, char **argv, struct mk_opts *o)
 	if (o->nhosts == 0)
 		o->hosts[o->nhosts++] = strdup("node-1");
 	if (o->nvitals == 0)
-		mk_list(
-		    "cpu,sched,diskio", o->vitals, &o->nvitals, MK_MAX_VITALS);
+		mk_list(o->faults ? MKF_VITALS : "cpu,sched,diskio", o->vitals,
+		    &o->nvitals, MK_MAX_VITALS);
 	if (o->span_ns < o->epoch_ns) {
 		fprintf(
 		    stderr, "mkstore: the span is shorter than one epoch\n");
@@ -671,9 +797,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "mkstore: %s\n", err);
 		return 1;
 	}
-	if (mk_setup(&m) != 0) {
-		fprintf(stderr, "mkstore: out of memory\n");
-		return 1;
+	if ((r = mk_setup(&m)) != 0) {
+		if (r == -ENOMEM)
+			fprintf(stderr, "mkstore: out of memory\n");
+		return r == -EINVAL ? 2 : 1;
 	}
 	for (h = 0, r = 0; h < m.o.nhosts && r == 0; h++)
 		r = mk_host(&m, h);
@@ -683,6 +810,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "mkstore: %llu epochs x %u hosts under %s\n",
 		    (unsigned long long)m.nepochs, m.o.nhosts, m.o.out);
 	config_free(m.cfg);
+	mkf_free(m.faults);
 	free(m.cdf);
 	for (h = 0; h < m.o.nhosts; h++)
 		free(m.o.hosts[h]);

@@ -107,10 +107,16 @@ instance_init(struct vitals_ctx *ctx, char *err, size_t errlen)
 	return 0;
 }
 
-void
+/* Instances whose fini reported a failure, in this process. */
+static unsigned instance_failed_stops;
+
+int
 instance_stop(struct vitals_ctx *ctx)
 {
+	int r = 0;
+
 	/* fini first: a plugin may delete its own timers and watches there. */
+	ctx->err[0] = '\0';
 	if (ctx->desc->fini != NULL)
 		ctx->desc->fini(ctx->state);
 	ctx->state = NULL;
@@ -118,6 +124,19 @@ instance_stop(struct vitals_ctx *ctx)
 		vitals_timer_del(LIST_FIRST(&ctx->timers));
 	while (!LIST_EMPTY(&ctx->watches))
 		vitals_watch_del(LIST_FIRST(&ctx->watches));
+	/* What fini could not save (a trained model) is said and counted. */
+	if (ctx->err[0] != '\0') {
+		log_msg(VITALS_LOG_ERR, ctx->name, "%s", ctx->err);
+		instance_failed_stops++;
+		r = -EIO;
+	}
+	return r;
+}
+
+unsigned
+instance_stop_failures(void)
+{
+	return instance_failed_stops;
 }
 
 void

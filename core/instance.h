@@ -89,8 +89,21 @@ int instance_new(const struct vitals_plugin *d, const struct config_plugin *cp,
  */
 int instance_init(struct vitals_ctx *ctx, char *err, size_t errlen);
 
-/* Delete its timers and watches and run fini; it may be started again. */
-void instance_stop(struct vitals_ctx *ctx);
+/*
+ * Run fini and delete its timers and watches; it may be started again.
+ * A failure fini reports with vitals_error() (state it could not save,
+ * such as a trained model) is logged as an error naming the plugin,
+ * counted (instance_stop_failures) and kept in ctx->err.  Returns 0, or
+ * -EIO after such a failure.
+ */
+int instance_stop(struct vitals_ctx *ctx);
+
+/*
+ * How many instance_stop calls in this process found fini failing, so a
+ * command that stops its plugins at exit (vitalsd, vitals train) can exit
+ * non-zero.
+ */
+unsigned instance_stop_failures(void);
 
 /* Free a stopped instance; accepts NULL and half-built ones. */
 void instance_free(struct vitals_ctx *ctx);

@@ -24,6 +24,7 @@
 
 #include "codec.h"
 #include "config.h"
+#include "instance.h"
 #include "query_cli.h"
 
 #ifndef PACKAGE_VERSION
@@ -1361,13 +1362,20 @@ global_args(struct cli *cli, struct args *a, const char **cmd, int *done)
 static int
 dispatch(struct cli *cli, const char *cmd, struct args *a)
 {
+	int rc;
+
 	if (strcmp(cmd, "epochs") == 0)
 		return cmd_epochs(cli, a);
 	if (strcmp(cmd, "show") == 0)
 		return cmd_show(cli, a);
-	if (qcli_is_command(cmd))
-		return qcli_run(cmd, cli->data_dir_opt, cli->config_path,
+	if (qcli_is_command(cmd)) {
+		rc = qcli_run(cmd, cli->data_dir_opt, cli->config_path,
 		    a->argc - a->i, a->argv + a->i);
+		/* A filter that could not save its state (a model) failed. */
+		return rc == EXIT_OK && instance_stop_failures() > 0
+		    ? EXIT_RUNTIME
+		    : rc;
+	}
 	if (strcmp(cmd, "help") == 0) {
 		print_usage(stdout);
 		return EXIT_OK;

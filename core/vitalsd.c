@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "host.h"
+#include "instance.h"
 #include "loader.h"
 #include "log.h"
 #include "option.h"
@@ -250,7 +251,8 @@ vitalsd_run(struct config *c, struct loader *l, uint64_t epochs)
 	    (double)c->epoch_ns / 1e9, c->data_dir);
 	r = host_run(h, epochs);
 	host_free(h);
-	return r == 0 ? 0 : 1;
+	/* A filter that could not save its state (a model) at stop failed. */
+	return r == 0 && instance_stop_failures() == 0 ? 0 : 1;
 }
 
 int

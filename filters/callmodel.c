@@ -18,13 +18,13 @@
 
 #include <vitals/vitals.h>
 
-#include "attrib.h"
+#include "labels.h"
 #include "callmodel.h"
 
 /* ---- call trees ---- */
 
 struct callmodel_tree {
-	struct attrib_map *names; /* (parent, name) -> node id */
+	struct labels_map *names; /* (parent, name) -> node id */
 	uint32_t cap; /* room in the arrays below */
 	uint64_t *count;
 	uint32_t *child; /* first child */
@@ -77,8 +77,8 @@ callmodel_tree_new(const char *root)
 
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return NULL;
-	if ((t->names = attrib_map_new()) == NULL ||
-	    attrib_map_put(t->names, CALLMODEL_NONE, root, &id) < 0 ||
+	if ((t->names = labels_map_new()) == NULL ||
+	    labels_map_put(t->names, CALLMODEL_NONE, root, &id) < 0 ||
 	    callmodel_tree_link(t, CALLMODEL_NONE, id) != 0) {
 		callmodel_tree_free(t);
 		return NULL;
@@ -91,7 +91,7 @@ callmodel_tree_free(struct callmodel_tree *t)
 {
 	if (t == NULL)
 		return;
-	attrib_map_free(t->names);
+	labels_map_free(t->names);
 	free(t->count);
 	free(t->child);
 	free(t->sibling);
@@ -105,9 +105,9 @@ callmodel_tree_add(struct callmodel_tree *t, uint32_t parent, const char *name,
 	uint32_t n;
 	int r;
 
-	if (parent >= attrib_map_size(t->names))
+	if (parent >= labels_map_size(t->names))
 		return -EINVAL;
-	if ((r = attrib_map_put(t->names, parent, name, &n)) < 0)
+	if ((r = labels_map_put(t->names, parent, name, &n)) < 0)
 		return r;
 	if (r == 1 && callmodel_tree_link(t, parent, n) != 0)
 		return -ENOMEM;
@@ -120,7 +120,7 @@ callmodel_tree_add(struct callmodel_tree *t, uint32_t parent, const char *name,
 void
 callmodel_tree_bump(struct callmodel_tree *t, uint32_t id, uint64_t count)
 {
-	if (id < attrib_map_size(t->names))
+	if (id < labels_map_size(t->names))
 		t->count[id] += count;
 }
 
@@ -128,25 +128,25 @@ uint32_t
 callmodel_tree_find(
     const struct callmodel_tree *t, uint32_t parent, const char *name)
 {
-	return attrib_map_find(t->names, parent, name);
+	return labels_map_find(t->names, parent, name);
 }
 
 uint32_t
 callmodel_tree_size(const struct callmodel_tree *t)
 {
-	return attrib_map_size(t->names);
+	return labels_map_size(t->names);
 }
 
 const char *
 callmodel_tree_name(const struct callmodel_tree *t, uint32_t id)
 {
-	return attrib_map_key(t->names, id);
+	return labels_map_key(t->names, id);
 }
 
 uint32_t
 callmodel_tree_parent(const struct callmodel_tree *t, uint32_t id)
 {
-	return attrib_map_scope(t->names, id);
+	return labels_map_scope(t->names, id);
 }
 
 uint64_t
@@ -401,16 +401,16 @@ callmodel_build_sample(struct callmodel_tree *t, uint32_t vn,
 {
 	uint32_t nu = m->ustack && s->ustack != NULL ? s->nustack : 0;
 	uint32_t nk = s->kstack != NULL ? s->nkstack : 0, i, kept = 0;
-	char name[ATTRIB_FRAME_LEN];
+	char name[LABELS_FRAME_LEN];
 	int r;
 
 	for (i = nu + nk; i > 0; i--) {
 		if (m->depth > 0 && kept++ == m->depth)
 			break;
 		if (i > nk)
-			attrib_frame(s, 0, i - nk - 1, 0, name, sizeof(name));
+			labels_frame(s, 0, i - nk - 1, 0, name, sizeof(name));
 		else
-			attrib_frame(
+			labels_frame(
 			    s, 1, i - 1, m->offsets, name, sizeof(name));
 		if ((r = callmodel_tree_add(t, vn, name, 1, &vn)) != 0)
 			return r;
@@ -419,13 +419,15 @@ callmodel_build_sample(struct callmodel_tree *t, uint32_t vn,
 }
 
 /*
- * The exe as a tree name: bytes >= 0x80 become '?', so the model file is
- * valid JSON (UTF-8) and training and scoring name an exe alike.
+ * The exe as a tree name (as every filter names it, labels_name): bytes
+ * >= 0x80 become '?', so the model file is valid JSON (UTF-8) and
+ * training and scoring name an exe alike.  buf holds at least
+ * LABELS_NAME_LEN bytes.
  */
 static const char *
 callmodel_exe_name(const struct vitals_sample *s, char *buf, size_t len)
 {
-	const char *exe = attrib_exe(s), *p;
+	const char *exe = labels_name(s, LABELS_BY_EXE, buf, len), *p;
 	size_t i;
 
 	for (p = exe; *p != '\0' && (unsigned char)*p < 0x80; p++)
@@ -1110,8 +1112,8 @@ callmodel_fini(void *state)
 		    "no epoch learnt: model %s not written", c->cf->model);
 	else if (c->train &&
 	    callmodel_model_save(c->model, c->cf->model, err, sizeof(err)) != 0)
-		vitals_log(c->ctx, VITALS_LOG_ERR, "model %s not written: %s",
-		    c->cf->model, err);
+		vitals_error(c->ctx, "model %s not written: %s", c->cf->model,
+		    err); /* the core says it and fails the command */
 	else if (c->train)
 		vitals_log(c->ctx, VITALS_LOG_INFO,
 		    "model %s written: %" PRIu64 " epochs, %u nodes",

@@ -13,7 +13,7 @@
 
 #include <vitals/vitals.h>
 
-#include "attrib.h"
+#include "labels.h"
 
 #define DIFF_UNATTRIBUTED "(unattributed)"
 
@@ -66,6 +66,7 @@ struct diff {
 	struct vitals_ctx *ctx;
 	const struct diff_config *cf;
 	int by_site;
+	uint64_t base_ns; /* nominal base epoch: runs of a rollup's samples */
 };
 
 /* Weight per key of one vital on both sides of the comparison. */
@@ -80,7 +81,7 @@ struct diff_acc {
  * contributor c; acc is indexed by entry id.
  */
 struct diff_table {
-	struct attrib_map *map;
+	struct labels_map *map;
 	struct diff_acc *acc;
 	uint32_t cap;
 	double new_s; /* length of the newest epoch, seconds */
@@ -112,7 +113,7 @@ diff_credit(struct diff_table *t, uint32_t scope, const char *key, int base,
 	uint32_t cap;
 	int r;
 
-	if ((r = attrib_map_put(t->map, scope, key, id)) < 0)
+	if ((r = labels_map_put(t->map, scope, key, id)) < 0)
 		return r;
 	if (*id >= t->cap) {
 		cap = t->cap ? 2 * t->cap : 256;
@@ -144,10 +145,10 @@ diff_credit2(struct diff_table *t, const char *first, const char *second,
 
 /* Attribute one epoch's weight of the vital to its contributors. */
 static int
-diff_add(struct diff *d, struct diff_table *t,
+diff_add(struct diff *d, struct diff_table *t, const struct vitals_epoch *e,
     const struct vitals_vital_epoch *ve, int base)
 {
-	char site[ATTRIB_FRAME_LEN];
+	char site[LABELS_FRAME_LEN], name[LABELS_NAME_LEN];
 	const struct vitals_sample *s;
 	double *w, total = 0;
 	const char *exe;
@@ -156,14 +157,14 @@ diff_add(struct diff *d, struct diff_table *t,
 
 	if ((w = calloc(ve->nsamples + 1, sizeof(*w))) == NULL)
 		return -ENOMEM;
-	if (attrib_weights(ve, w, &total) != 0) {
+	if (labels_weights(ve, labels_runs(e, d->base_ns), w, &total) != 0) {
 		free(w);
 		return -ENOMEM;
 	}
 	for (j = 0; j < ve->nsamples && r == 0; j++) {
 		s = &ve->samples[j];
-		exe = attrib_exe(s);
-		attrib_site(s, site, sizeof(site));
+		exe = labels_name(s, LABELS_BY_EXE, name, sizeof(name));
+		labels_site(s, site, sizeof(site));
 		if (w[j] > 0)
 			r = diff_credit2(t, d->by_site ? site : exe,
 			    d->by_site ? exe : site, base, w[j]);
@@ -204,15 +205,15 @@ diff_rank_cmp(const void *a, const void *b)
 static const char *
 diff_main_sub(const struct diff_table *t, uint32_t c, double total)
 {
-	uint32_t id, n = attrib_map_size(t->map), best = ATTRIB_NONE;
+	uint32_t id, n = labels_map_size(t->map), best = LABELS_NONE;
 
 	for (id = 0; id < n; id++)
-		if (attrib_map_scope(t->map, id) == c + 1 &&
-		    (best == ATTRIB_NONE ||
+		if (labels_map_scope(t->map, id) == c + 1 &&
+		    (best == LABELS_NONE ||
 			diff_delta(t, id) / total >
 			    diff_delta(t, best) / total))
 			best = id;
-	return best != ATTRIB_NONE ? attrib_map_key(t->map, best) : NULL;
+	return best != LABELS_NONE ? labels_map_key(t->map, best) : NULL;
 }
 
 /* A rate in at most 3 significant digits with a k/M/G/T suffix. */
@@ -256,7 +257,7 @@ diff_emit(struct diff *d, const struct vitals_queue *q,
     const struct diff_rank *rk, double total)
 {
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
-	const char *who = attrib_map_key(t->map, rk->id);
+	const char *who = labels_map_key(t->map, rk->id);
 	const char *sub = diff_main_sub(t, rk->id, total);
 	struct vitals_finding f = { 0 };
 	char change[160], extra[512] = "", text[1024];
@@ -289,14 +290,14 @@ diff_report(struct diff *d, const struct vitals_queue *q,
 {
 	double total = diff_rate(t->wsum_new, t->new_s) -
 	    diff_rate(t->wsum_base, t->base_s);
-	uint32_t id, n = 0, size = attrib_map_size(t->map);
+	uint32_t id, n = 0, size = labels_map_size(t->map);
 	struct diff_rank *rk;
 	int rc = 0;
 
 	if ((rk = calloc(size + 1, sizeof(*rk))) == NULL)
 		return -ENOMEM;
 	for (id = 0; id < size; id++)
-		if (attrib_map_scope(t->map, id) == 0)
+		if (labels_map_scope(t->map, id) == 0)
 			rk[n++] =
 			    (struct diff_rank){ id, diff_delta(t, id) / total };
 	qsort(rk, n, sizeof(*rk), diff_rank_cmp);
@@ -320,6 +321,57 @@ diff_changed(const struct diff *d, const struct diff_table *t)
 	return rb == 0 || fabs(rn - rb) / rb > d->cf->min_change;
 }
 
+/* The rate of vital `name` in epoch e; -1 if absent or of no length. */
+static double
+diff_epoch_rate(const struct vitals_epoch *e, const char *name)
+{
+	const struct vitals_vital_epoch *v = vitals_epoch_vital(e, name);
+
+	if (v == NULL || diff_seconds(e) <= 0)
+		return -1; /* not collected then: no evidence */
+	return (double)v->wsum / diff_seconds(e);
+}
+
+static int
+diff_double_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Which of the n baseline epochs from q->epochs[first] make the norm
+ * (keep[j] = 1): those whose rate of the vital is within min_change of
+ * the baseline epochs' median rate.  An epoch that was itself a change
+ * (a burst now over) is left out, so that the return to normal is not
+ * reported as a change for as long as the burst stays in the baseline.
+ * When that leaves none, every epoch with the vital is kept.
+ */
+static void
+diff_norm(const struct diff *d, const struct vitals_queue *q, uint32_t first,
+    uint32_t n, const char *name, int *keep)
+{
+	double rate[1024], sorted[1024], med;
+	uint32_t i, m = 0, kept = 0;
+
+	for (i = 0; i < n; i++)
+		if ((rate[i] = diff_epoch_rate(q->epochs[first + i], name)) >=
+		    0)
+			sorted[m++] = rate[i];
+	if (m == 0)
+		return;
+	qsort(sorted, m, sizeof(*sorted), diff_double_cmp);
+	med = m % 2 ? sorted[m / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
+	for (i = 0; i < n; i++) {
+		keep[i] = rate[i] >= 0 &&
+		    fabs(rate[i] - med) <= d->cf->min_change * med;
+		kept += (uint32_t)keep[i];
+	}
+	for (i = 0; i < n && kept == 0; i++)
+		keep[i] = rate[i] >= 0;
+}
+
 /* Compare one vital of the newest epoch with the baseline epochs. */
 static int
 diff_vital(struct diff *d, const struct vitals_queue *q,
@@ -328,29 +380,31 @@ diff_vital(struct diff *d, const struct vitals_queue *q,
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
 	const struct vitals_vital_epoch *vb;
 	struct diff_table t = { .new_s = diff_seconds(ep) };
-	uint32_t nb = q->n - 1, i;
-	int r = -ENOMEM;
+	uint32_t nb = q->n - 1, i, first;
+	int keep[1024] = { 0 }, r = -ENOMEM;
 
 	if (nb > (uint32_t)d->cf->baseline)
 		nb = (uint32_t)d->cf->baseline;
 	if (t.new_s <= 0)
 		return 0;
-	if ((t.map = attrib_map_new()) == NULL ||
-	    (r = diff_add(d, &t, ve, 0)) != 0)
+	first = q->n - 1 - nb;
+	diff_norm(d, q, first, nb, ve->name, keep);
+	if ((t.map = labels_map_new()) == NULL ||
+	    (r = diff_add(d, &t, ep, ve, 0)) != 0)
 		goto out;
 	t.wsum_new = (double)ve->wsum;
-	for (i = q->n - 1 - nb; i < q->n - 1; i++) {
+	for (i = first; i < q->n - 1; i++) {
 		vb = vitals_epoch_vital(q->epochs[i], ve->name);
-		if (vb == NULL || diff_seconds(q->epochs[i]) <= 0)
-			continue; /* not collected then: no evidence */
+		if (!keep[i - first])
+			continue;
 		t.base_s += diff_seconds(q->epochs[i]);
 		t.wsum_base += (double)vb->wsum;
-		if ((r = diff_add(d, &t, vb, 1)) != 0)
+		if ((r = diff_add(d, &t, q->epochs[i], vb, 1)) != 0)
 			goto out;
 	}
 	r = diff_changed(d, &t) ? diff_report(d, q, ve, &t) : 0;
 out:
-	attrib_map_free(t.map);
+	labels_map_free(t.map);
 	free(t.acc);
 	return r;
 }
@@ -427,6 +481,7 @@ diff_init(struct vitals_ctx *ctx, const void *config, void **state)
 	d->ctx = ctx;
 	d->cf = cf;
 	d->by_site = strcmp(cf->by, "site") == 0;
+	d->base_ns = vitals_settings(ctx)->epoch_ns;
 	*state = d;
 	return 0;
 }

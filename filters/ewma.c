@@ -3,7 +3,8 @@
  * ewma: the Chopstix EWMA anomaly detector.  Per timescale and per vital it
  * keeps an exponentially weighted mean and variance of the epoch's weighted
  * sum and of its largest HCA slots, and reports a value that leaves
- * mean +- k*sd once `warmup` values have been seen.
+ * mean +- k*sd once `warmup` values have been seen.  A weighted sum that
+ * leaves its band names in its text the slot that moved it most.
  */
 #include <errno.h>
 #include <math.h>
@@ -15,6 +16,7 @@
 
 #define EWMA_TOP_MAX 16 /* most slots checked per vital and epoch */
 #define EWMA_LABELS 64 /* slots tracked per vital; least recent evicted */
+#define EWMA_WHO 160 /* "exe (comm) slot N" of a slot */
 
 struct ewma_config {
 	double alpha; /* weight of the newest value */
@@ -57,6 +59,13 @@ struct ewma_label {
 	uint32_t slot;
 	uint64_t seen; /* epoch it was last among the top; 0 = free */
 	struct ewma_stat st;
+	char who[EWMA_WHO]; /* its text when last among the top */
+};
+
+/* The slot that moved a weighted sum most, named in its finding. */
+struct ewma_mover {
+	const char *who; /* NULL: no slot made most of the change */
+	double now, was; /* its value and its EWMA (0 if untracked) */
 };
 
 /* One vital at one timescale. */
@@ -98,12 +107,14 @@ ewma_learn(const struct ewma *e, struct ewma_stat *s, double x)
  */
 static int
 ewma_check(struct ewma *e, const struct vitals_queue *q, const char *vital,
-    const char *label, struct ewma_stat *s, double x)
+    const char *label, struct ewma_stat *s, double x,
+    const struct ewma_mover *mv)
 {
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
 	struct vitals_finding f = { 0 };
 	double sd = fmax(fmax(sqrt(s->var), 0.05 * fabs(s->mean)), 1.0);
-	char text[256];
+	char text[512];
+	size_t used;
 
 	if (s->n > 0 && s->n >= (uint64_t)e->cf->warmup)
 		f.score = fabs(x - s->mean) / sd;
@@ -117,6 +128,12 @@ ewma_check(struct ewma *e, const struct vitals_queue *q, const char *vital,
 	    vital, label ? label : "weighted sum", label ? " count " : " ", x,
 	    f.score, x > f.expected ? "above" : "below", f.expected,
 	    e->cf->alpha, e->cf->k);
+	if (mv != NULL && mv->who != NULL) {
+		used = strlen(text);
+		snprintf(text + used, sizeof(text) - used,
+		    "; most of the change in %s (count %.0f, EWMA %.0f)",
+		    mv->who, mv->now, mv->was);
+	}
 	f.start_ns = ep->start_ns;
 	f.end_ns = ep->start_ns + ep->length_ns;
 	f.timescale_s = q->timescale_s;
@@ -148,13 +165,11 @@ ewma_label_text(
 	snprintf(buf, len, "slot %u", slot);
 }
 
-/* Mark the n largest non-zero slots as seen now, tracking new ones. */
-static void
-ewma_top(struct ewma_vital *v, const struct vitals_vital_epoch *ve, uint32_t n,
-    uint64_t now)
+/* The n largest non-zero slots, largest first; returns how many. */
+static uint32_t
+ewma_find_top(const struct vitals_vital_epoch *ve, uint32_t n, uint32_t *top)
 {
-	uint32_t top[EWMA_TOP_MAX], ntop = 0, i, j;
-	struct ewma_label *l, *lru;
+	uint32_t ntop = 0, i, j;
 
 	for (i = 0; i < ve->hca_size && ve->hca != NULL; i++) {
 		for (j = ntop; j > 0 && ve->hca[top[j - 1]] < ve->hca[i]; j--)
@@ -165,6 +180,71 @@ ewma_top(struct ewma_vital *v, const struct vitals_vital_epoch *ve, uint32_t n,
 			ntop += ntop < n;
 		}
 	}
+	return ntop;
+}
+
+/* The tracked state of slot, or NULL. */
+static struct ewma_label *
+ewma_tracked(struct ewma_vital *v, uint32_t slot)
+{
+	struct ewma_label *l;
+
+	for (l = v->labels; l < v->labels + EWMA_LABELS; l++)
+		if (l->seen != 0 && l->slot == slot)
+			return l;
+	return NULL;
+}
+
+/*
+ * The slot that moved the weighted sum most in the direction it moved
+ * (by `delta` from its EWMA): among the slots in the top now (an untracked
+ * one was below the top: counted from 0) and the tracked ones (one that
+ * left the top is named as it was last seen).  Named only when it made at
+ * least half of the change; a change spread over many labels has no mover.
+ */
+static void
+ewma_find_mover(struct ewma_vital *v, const struct vitals_vital_epoch *ve,
+    const uint32_t *top, uint32_t ntop, double scale, double delta, char *buf,
+    size_t len, struct ewma_mover *mv)
+{
+	struct ewma_label *l;
+	double best = 0, now, was, d;
+	uint32_t i;
+
+	memset(mv, 0, sizeof(*mv));
+	for (i = 0; i < ntop + EWMA_LABELS; i++) {
+		l = i < ntop ? ewma_tracked(v, top[i]) : &v->labels[i - ntop];
+		if (i >= ntop && (l->seen == 0 || l->slot >= ve->hca_size))
+			continue;
+		now = scale * (double)ve->hca[i < ntop ? top[i] : l->slot];
+		was = l != NULL ? l->st.mean : 0;
+		d = delta > 0 ? now - was : was - now;
+		if (d <= best || d < 0.5 * fabs(delta))
+			continue;
+		best = d;
+		mv->now = now;
+		mv->was = was;
+		if (i < ntop || l->who[0] == '\0')
+			ewma_label_text(
+			    ve, i < ntop ? top[i] : l->slot, buf, len);
+		else
+			snprintf(buf, len, "%s", l->who);
+		mv->who = buf;
+	}
+}
+
+/*
+ * Mark the n largest non-zero slots as seen now (top[0..ntop)), tracking
+ * new ones, and note how each is named.
+ */
+static void
+ewma_mark_top(struct ewma_vital *v, const struct vitals_vital_epoch *ve,
+    const uint32_t *top, uint32_t ntop, uint64_t now)
+{
+	struct ewma_label *l, *lru;
+	char who[EWMA_WHO];
+	uint32_t i;
+
 	for (i = 0; i < ntop; i++) {
 		for (lru = l = v->labels; l < v->labels + EWMA_LABELS; l++) {
 			if (l->seen != 0 && l->slot == top[i])
@@ -175,6 +255,10 @@ ewma_top(struct ewma_vital *v, const struct vitals_vital_epoch *ve, uint32_t n,
 		if (l == v->labels + EWMA_LABELS)
 			*(l = lru) = (struct ewma_label){ .slot = top[i] };
 		l->seen = now;
+		ewma_label_text(ve, top[i], who, sizeof(who));
+		/* Keep the exe it was last seen with when no sample names it. */
+		if (l->who[0] == '\0' || strncmp(who, "slot ", 5) != 0)
+			snprintf(l->who, sizeof(l->who), "%s", who);
 	}
 }
 
@@ -200,8 +284,10 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 {
 	double scale = ewma_scale(q->epochs[q->n - 1]);
 	uint64_t now = ++v->epochs;
+	uint32_t top[EWMA_TOP_MAX], ntop;
+	struct ewma_mover mv;
 	struct ewma_label *l;
-	char label[160];
+	char label[EWMA_WHO], moved[EWMA_WHO];
 	double x;
 	int rc = 0;
 
@@ -209,10 +295,13 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 		memset(v->labels, 0, sizeof(v->labels));
 		v->hca_size = ve->hca_size;
 	}
-	if (ewma_check(e, q, v->name, NULL, &v->total,
-	    scale * (double)ve->wsum) != 0)
+	ntop = ewma_find_top(ve, (uint32_t)e->cf->top, top);
+	x = scale * (double)ve->wsum;
+	ewma_find_mover(v, ve, top, ntop, scale, x - v->total.mean, moved,
+	    sizeof(moved), &mv);
+	if (ewma_check(e, q, v->name, NULL, &v->total, x, &mv) != 0)
 		rc = -ENOMEM;
-	ewma_top(v, ve, (uint32_t)e->cf->top, now);
+	ewma_mark_top(v, ve, top, ntop, now);
 	for (l = v->labels; l < v->labels + EWMA_LABELS; l++) {
 		if (l->seen == 0 || ve->hca == NULL || l->slot >= ve->hca_size)
 			continue;
@@ -222,7 +311,7 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 			continue;
 		}
 		ewma_label_text(ve, l->slot, label, sizeof(label));
-		if (ewma_check(e, q, v->name, label, &l->st, x) != 0)
+		if (ewma_check(e, q, v->name, label, &l->st, x, NULL) != 0)
 			rc = -ENOMEM;
 	}
 	return rc;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Attribution of anonymous HCA weight to the exes and labels sampled in
- * each slot, shared by the threshold, topk, affinity and rules filters
- * (see labels.h).
+ * The one attribution of anonymous HCA weight to the samples, exes and
+ * labels of each slot, shared by every filter (see labels.h), with how a
+ * sample names its exe, frames and site and a (scope, string) -> id map.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -21,9 +21,7 @@ struct labels_key {
 
 /* One (slot, label, exe_id, uid) and its weight. */
 struct labels_part {
-	uint32_t slot;
-	double count; /* summed run maxima of its samples' counts */
-	double weight; /* share of the slot's counter */
+	double weight; /* its share of the slot's counter */
 	const struct vitals_sample *rep; /* sample with the highest count */
 	const char *name; /* group name, in names[] or in the sample */
 };
@@ -51,96 +49,146 @@ labels_same(const struct labels_key *x, const struct labels_key *y)
 	    x->exe_id == y->exe_id && x->uid == y->uid;
 }
 
-/*
- * Sum of the highest count of each run: a counter restarts at every base
- * epoch boundary, which shows as a new base epoch or a smaller count.
- */
-static void
-labels_run(const struct vitals_vital_epoch *ve, const struct labels_key *k,
-    size_t n, uint64_t base_ns, struct labels_part *p)
+/* The samples' keys sorted by (slot, label, exe_id, uid, arrival). */
+static struct labels_key *
+labels_keys(const struct vitals_vital_epoch *ve)
 {
-	const struct vitals_sample *s, *prev = NULL;
-	double runmax = 0;
-	size_t i;
+	struct labels_key *k;
+	uint32_t i;
 
-	p->slot = k[0].slot;
-	p->count = 0;
-	p->rep = &ve->samples[k[0].idx];
-	for (i = 0; i < n; i++) {
-		s = &ve->samples[k[i].idx];
-		if (prev != NULL &&
-		    (s->count < prev->count ||
-			(base_ns != 0 &&
-			    s->ts_ns / base_ns != prev->ts_ns / base_ns))) {
-			p->count += runmax;
-			runmax = 0;
-		}
-		if ((double)s->count > runmax)
-			runmax = (double)s->count;
-		if (s->count >= p->rep->count)
-			p->rep = s;
-		prev = s;
-	}
-	p->count += runmax;
+	if ((k = malloc(ve->nsamples * sizeof(*k))) == NULL)
+		return NULL;
+	for (i = 0; i < ve->nsamples; i++)
+		k[i] = (struct labels_key){ ve->samples[i].slot,
+			ve->samples[i].exe_id, ve->samples[i].uid, i,
+			ve->samples[i].label };
+	qsort(k, ve->nsamples, sizeof(*k), labels_key_cmp);
+	return k;
 }
 
-/* Share each slot's counter among its parts, by their counts. */
-static double
-labels_share_slots(
-    const struct vitals_vital_epoch *ve, struct labels_part *p, size_t n)
+/*
+ * Credit each sample of one key k[0..n) with the rise of its count since
+ * the key's previous sample: a counter restarts at every base epoch
+ * boundary, which shows as a new base epoch or a smaller count, so the
+ * credits add up to the sum of the runs' highest counts.
+ */
+static void
+labels_rises(const struct vitals_vital_epoch *ve, const struct labels_key *k,
+    size_t n, uint64_t base_ns, double *w)
 {
-	double sum, w, all = 0;
-	size_t i, j, k;
+	const struct vitals_sample *s, *prev = NULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		s = &ve->samples[k[i].idx];
+		if (prev == NULL || s->count < prev->count ||
+		    (base_ns != 0 &&
+			s->ts_ns / base_ns != prev->ts_ns / base_ns))
+			w[k[i].idx] = (double)s->count;
+		else
+			w[k[i].idx] = (double)(s->count - prev->count);
+		prev = s;
+	}
+}
+
+/* Scale the credits of one slot's samples k[0..n) to its counter. */
+static double
+labels_share_slot(const struct vitals_vital_epoch *ve,
+    const struct labels_key *k, size_t n, double *w)
+{
+	double sum = 0, counter;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sum += w[k[i].idx];
+	if (sum <= 0)
+		return 0;
+	counter = sum;
+	if (ve->hca != NULL && k[0].slot < ve->hca_size &&
+	    ve->hca[k[0].slot] > 0)
+		counter = (double)ve->hca[k[0].slot];
+	for (i = 0; i < n; i++)
+		w[k[i].idx] *= counter / sum;
+	return counter;
+}
+
+/* labels_weights on the sorted keys. */
+static double
+labels_credit(const struct vitals_vital_epoch *ve, const struct labels_key *k,
+    uint64_t base_ns, double *w)
+{
+	double all = 0;
+	size_t i, j, n = ve->nsamples;
 
 	for (i = 0; i < n; i = j) {
-		sum = 0;
-		for (j = i; j < n && p[j].slot == p[i].slot; j++)
-			sum += p[j].count;
-		w = sum;
-		if (ve->hca != NULL && p[i].slot < ve->hca_size &&
-		    ve->hca[p[i].slot] > 0)
-			w = (double)ve->hca[p[i].slot];
-		for (k = i; k < j; k++)
-			p[k].weight = sum > 0 ? w * p[k].count / sum : 0;
-		all += sum > 0 ? w : 0;
+		for (j = i + 1; j < n && labels_same(&k[i], &k[j]);)
+			j++;
+		labels_rises(ve, k + i, j - i, base_ns, w);
+	}
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && k[j].slot == k[i].slot;)
+			j++;
+		all += labels_share_slot(ve, k + i, j - i, w);
 	}
 	return all;
+}
+
+int
+labels_weights(const struct vitals_vital_epoch *ve, uint64_t base_ns, double *w,
+    double *attributed)
+{
+	struct labels_key *k;
+
+	if (ve->nsamples == 0 || ve->samples == NULL) {
+		*attributed = 0;
+		return 0;
+	}
+	if ((k = labels_keys(ve)) == NULL)
+		return -ENOMEM;
+	*attributed = labels_credit(ve, k, base_ns, w);
+	free(k);
+	return 0;
 }
 
 /* The parts of a vital: one per sampled (slot, label, exe_id, uid). */
 static int
 labels_parts(const struct vitals_vital_epoch *ve, uint64_t base_ns,
-    struct labels_part **out, size_t *nout)
+    struct labels_part **out, size_t *nout, double *attributed)
 {
-	struct labels_key *k;
-	struct labels_part *p;
+	struct labels_key *k = NULL;
+	struct labels_part *p = NULL;
+	double *w = NULL;
 	size_t i, j, n = 0;
 
 	*out = NULL;
 	*nout = 0;
+	*attributed = 0;
 	if (ve->nsamples == 0 || ve->samples == NULL)
 		return 0;
-	k = malloc(ve->nsamples * sizeof(*k));
-	p = malloc(ve->nsamples * sizeof(*p));
-	if (k == NULL || p == NULL) {
-		free(k);
-		free(p);
-		return -ENOMEM;
-	}
-	for (i = 0; i < ve->nsamples; i++)
-		k[i] = (struct labels_key){ ve->samples[i].slot,
-			ve->samples[i].exe_id, ve->samples[i].uid, (uint32_t)i,
-			ve->samples[i].label };
-	qsort(k, ve->nsamples, sizeof(*k), labels_key_cmp);
-	for (i = 0; i < ve->nsamples; i = j) {
-		for (j = i + 1; j < ve->nsamples && labels_same(&k[i], &k[j]);)
-			j++;
-		labels_run(ve, k + i, j - i, base_ns, &p[n++]);
+	if ((k = labels_keys(ve)) == NULL ||
+	    (w = malloc(ve->nsamples * sizeof(*w))) == NULL ||
+	    (p = calloc(ve->nsamples, sizeof(*p))) == NULL)
+		goto fail;
+	*attributed = labels_credit(ve, k, base_ns, w);
+	for (i = 0; i < ve->nsamples; i = j, n++) {
+		p[n].rep = &ve->samples[k[i].idx];
+		for (j = i; j < ve->nsamples && labels_same(&k[i], &k[j]);
+		     j++) {
+			p[n].weight += w[k[j].idx];
+			if (ve->samples[k[j].idx].count >= p[n].rep->count)
+				p[n].rep = &ve->samples[k[j].idx];
+		}
 	}
 	free(k);
+	free(w);
 	*out = p;
 	*nout = n;
 	return 0;
+fail:
+	free(k);
+	free(w);
+	free(p);
+	return -ENOMEM;
 }
 
 /* By name, the heaviest part of each name first. */
@@ -195,7 +243,7 @@ labels_group(const struct labels_part *p, size_t n, struct labels *out)
 /* Name the parts the match keeps and drop the others. */
 static int
 labels_name_parts(struct labels_part *p, size_t *n,
-    const struct labels_how *how, char (**names)[24])
+    const struct labels_how *how, char (**names)[LABELS_NAME_LEN])
 {
 	size_t i, kept = 0;
 
@@ -218,15 +266,15 @@ labels_collect(const struct vitals_vital_epoch *ve,
     const struct labels_how *how, struct labels *out)
 {
 	struct labels_part *p = NULL;
-	char(*names)[24] = NULL;
+	char(*names)[LABELS_NAME_LEN] = NULL;
 	size_t n;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	out->total = (double)ve->wsum;
-	if ((rc = labels_parts(ve, how->base_ns, &p, &n)) != 0)
+	if ((rc = labels_parts(ve, how->base_ns, &p, &n, &out->attributed)) !=
+	    0)
 		goto fail;
-	out->attributed = labels_share_slots(ve, p, n);
 	if ((rc = labels_name_parts(p, &n, how, &names)) != 0)
 		goto fail;
 	qsort(p, n, sizeof(*p), labels_part_name_cmp);
@@ -274,6 +322,40 @@ labels_name(const struct vitals_sample *s, int by, char *buf, size_t len)
 	if (by == LABELS_BY_EXE && s->comm != NULL && s->comm[0] != '\0')
 		return s->comm;
 	snprintf(buf, len, "0x%" PRIx64, s->label);
+	return buf;
+}
+
+char *
+labels_frame(const struct vitals_sample *s, int kernel, uint32_t i, int offsets,
+    char *buf, size_t len)
+{
+	const uint64_t *stack;
+	const char *sym = NULL;
+	size_t n;
+
+	if (kernel && s->ksyms != NULL && i < s->nkstack)
+		sym = s->ksyms[i];
+	if (sym != NULL && sym[0] != '\0') {
+		n = offsets ? strlen(sym) : strcspn(sym, "+");
+		snprintf(buf, len, "%.*s", (int)n, sym);
+		return buf;
+	}
+	stack = kernel ? s->kstack : s->ustack;
+	if (stack == NULL || i >= (kernel ? s->nkstack : s->nustack))
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "0x%" PRIx64, stack[i]);
+	return buf;
+}
+
+char *
+labels_site(const struct vitals_sample *s, char *buf, size_t len)
+{
+	if (s->nkstack > 0 && s->kstack != NULL)
+		return labels_frame(s, 1, 0, 0, buf, len);
+	if (s->nustack > 0 && s->ustack != NULL)
+		return labels_frame(s, 0, 0, 0, buf, len);
+	snprintf(buf, len, "-");
 	return buf;
 }
 
@@ -328,4 +410,153 @@ labels_by(const char *text, int *by)
 	else
 		return -EINVAL;
 	return 0;
+}
+
+/* ---- the map ---- */
+
+struct labels_map_entry {
+	char *key;
+	uint32_t scope;
+	uint64_t hash;
+};
+
+struct labels_map {
+	uint32_t n; /* entries */
+	uint32_t cap; /* room in entries */
+	uint32_t mask; /* table size - 1; the table is a power of two */
+	struct labels_map_entry *entries;
+	uint32_t *table; /* entry id + 1, 0 = empty; linear probing */
+};
+
+/* FNV-1a of the key, mixed with the scope (splitmix64 finaliser). */
+static uint64_t
+labels_map_hash(uint32_t scope, const char *key)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ scope;
+
+	while (*key != '\0')
+		h = (h ^ (unsigned char)*key++) * 0x100000001b3ULL;
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+	return h ^ (h >> 31);
+}
+
+struct labels_map *
+labels_map_new(void)
+{
+	return calloc(1, sizeof(struct labels_map));
+}
+
+void
+labels_map_free(struct labels_map *m)
+{
+	uint32_t i;
+
+	if (m == NULL)
+		return;
+	for (i = 0; i < m->n; i++)
+		free(m->entries[i].key);
+	free(m->entries);
+	free(m->table);
+	free(m);
+}
+
+/* Table slot holding (scope, key), or the empty slot where it would go. */
+static uint32_t
+labels_map_slot(
+    const struct labels_map *m, uint32_t scope, const char *key, uint64_t h)
+{
+	const struct labels_map_entry *e;
+	uint32_t i = (uint32_t)h & m->mask;
+
+	for (; m->table[i] != 0; i = (i + 1) & m->mask) {
+		e = &m->entries[m->table[i] - 1];
+		if (e->hash == h && e->scope == scope &&
+		    strcmp(e->key, key) == 0)
+			break;
+	}
+	return i;
+}
+
+/* Double the table (kept at most half full) and re-place every entry. */
+static int
+labels_map_grow(struct labels_map *m)
+{
+	uint32_t size = m->table == NULL ? 64 : 2 * (m->mask + 1), i, j;
+	uint32_t *t;
+
+	if ((t = calloc(size, sizeof(*t))) == NULL)
+		return -ENOMEM;
+	free(m->table);
+	m->table = t;
+	m->mask = size - 1;
+	for (i = 0; i < m->n; i++) {
+		j = (uint32_t)m->entries[i].hash & m->mask;
+		while (t[j] != 0)
+			j = (j + 1) & m->mask;
+		t[j] = i + 1;
+	}
+	return 0;
+}
+
+int
+labels_map_put(
+    struct labels_map *m, uint32_t scope, const char *key, uint32_t *id)
+{
+	uint64_t h = labels_map_hash(scope, key);
+	struct labels_map_entry *e;
+	uint32_t slot;
+	char *copy;
+
+	if ((m->table == NULL || 2 * (m->n + 1) > m->mask + 1) &&
+	    labels_map_grow(m) != 0)
+		return -ENOMEM;
+	slot = labels_map_slot(m, scope, key, h);
+	if (m->table[slot] != 0) {
+		*id = m->table[slot] - 1;
+		return 0;
+	}
+	if (m->n == m->cap) {
+		e = realloc(
+		    m->entries, (m->cap ? 2 * m->cap : 64) * sizeof(*e));
+		if (e == NULL)
+			return -ENOMEM;
+		m->entries = e;
+		m->cap = m->cap ? 2 * m->cap : 64;
+	}
+	if ((copy = strdup(key)) == NULL)
+		return -ENOMEM;
+	m->entries[m->n] = (struct labels_map_entry){ copy, scope, h };
+	m->table[slot] = ++m->n;
+	*id = m->n - 1;
+	return 1;
+}
+
+uint32_t
+labels_map_find(const struct labels_map *m, uint32_t scope, const char *key)
+{
+	uint32_t slot;
+
+	if (m->table == NULL)
+		return LABELS_NONE;
+	slot = labels_map_slot(m, scope, key, labels_map_hash(scope, key));
+	return m->table[slot] != 0 ? m->table[slot] - 1 : LABELS_NONE;
+}
+
+uint32_t
+labels_map_size(const struct labels_map *m)
+{
+	return m->n;
+}
+
+const char *
+labels_map_key(const struct labels_map *m, uint32_t id)
+{
+	return id < m->n ? m->entries[id].key : NULL;
+}
+
+uint32_t
+labels_map_scope(const struct labels_map *m, uint32_t id)
+{
+	return id < m->n ? m->entries[id].scope : LABELS_NONE;
 }

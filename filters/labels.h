@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Who an epoch's weight belongs to.  HCA counters are anonymous; samples
- * name their label, exe and slot, so a slot's weight is shared among the
- * labels sampled in it and summed per exe (or per label).  Compiled into
- * the filters that need it; neither installed nor part of the SDK.
+ * Who an epoch's weight belongs to, for every filter that asks: HCA
+ * counters are anonymous, samples name their label, exe, stack and slot,
+ * so a slot's weight is shared among the labels sampled in it and summed
+ * per exe, label, site or any key of the caller's.  Also how a sample
+ * names its exe and frames, and a string map for such keys.  Compiled
+ * into the filters that need it; neither installed nor part of the SDK.
  */
 #ifndef VITALS_FILTERS_LABELS_H
 #define VITALS_FILTERS_LABELS_H
@@ -16,6 +18,13 @@
 /* Grouping of weight (struct labels_how.by). */
 #define LABELS_BY_EXE 0 /* exe path, else comm, else the hex label */
 #define LABELS_BY_LABEL 1 /* the hex label ("0x401234") */
+
+/* Room for a group name of labels_name (a hex label), NUL included. */
+#define LABELS_NAME_LEN 24
+/* Longest frame name labels_frame writes, NUL included. */
+#define LABELS_FRAME_LEN 128
+/* No such entry (labels_map_find). */
+#define LABELS_NONE UINT32_MAX
 
 /* How labels_collect groups and which samples it keeps. */
 struct labels_how {
@@ -54,12 +63,27 @@ struct labels {
 };
 
 /*
- * Attribute the vital's HCA weight to groups: each (slot, label, exe_id,
- * uid) sampled gets its highest `count` (summed over base epochs in a
- * rollup), and the slot's counter hca[slot] is shared among them in that
- * proportion (the counts themselves where there is no HCA).  Fills *out,
- * which the caller frees with labels_free (rep pointers stay borrowed
- * from ve).  Returns 0 or -ENOMEM (then *out is empty).
+ * The one attribution of a vital's HCA weight to its samples, which
+ * labels_collect groups and callers may group by keys of their own.
+ * Each (slot, label, exe_id, uid) sampled counts its highest `count`,
+ * summed over its runs (a rollup's base epochs: a new base epoch of
+ * ts_ns / base_ns when base_ns is set, or a count lower than the one
+ * before); the slot's counter hca[slot] is shared among them in that
+ * proportion (the counts themselves where there is no HCA).  Within one
+ * (slot, label, exe_id, uid), each sample is credited with the rise of
+ * its count since that key's previous sample in the run, so its samples
+ * add up to its share.  w has ve->nsamples entries; *attributed gets the
+ * weight of the sampled slots (the sum of w).  Returns 0, or -ENOMEM
+ * (w and *attributed untouched).
+ */
+int labels_weights(const struct vitals_vital_epoch *ve, uint64_t base_ns,
+    double *w, double *attributed);
+
+/*
+ * Attribute the vital's HCA weight to groups (labels_weights summed per
+ * group).  Fills *out, which the caller frees with labels_free (rep
+ * pointers stay borrowed from ve).  Returns 0 or -ENOMEM (then *out is
+ * empty).
  */
 int labels_collect(const struct vitals_vital_epoch *ve,
     const struct labels_how *how, struct labels *out);
@@ -73,11 +97,27 @@ const struct labels_entry *labels_find(
 
 /*
  * The group name of a sample: for LABELS_BY_EXE its exe path, else its
- * comm, else the label in hex written to buf; for LABELS_BY_LABEL the
- * hex label.  Returns a string borrowed from s or buf.
+ * comm, else the label in hex written to buf (LABELS_NAME_LEN bytes are
+ * enough); for LABELS_BY_LABEL the hex label.  This is how every filter
+ * names a sample's exe.  Returns a string borrowed from s or buf.
  */
 const char *labels_name(
     const struct vitals_sample *s, int by, char *buf, size_t len);
+
+/*
+ * Name frame i of a sample's kernel (kernel != 0) or user stack into buf:
+ * the kernel symbol when the sample has one, without its "+0x.." offset
+ * unless offsets is set, else the address in hex ("?" past the stack).
+ * Returns buf.
+ */
+char *labels_frame(const struct vitals_sample *s, int kernel, uint32_t i,
+    int offsets, char *buf, size_t len);
+
+/*
+ * The sample's site: its innermost kernel frame, else its innermost user
+ * frame (as labels_frame names them, without offsets), else "-".
+ */
+char *labels_site(const struct vitals_sample *s, char *buf, size_t len);
 
 /*
  * Factor that turns a value of epoch e into a value per nominal base
@@ -101,5 +141,35 @@ const char *labels_fmt(double x, const char *unit, char *buf, size_t len);
 
 /* Parse "by" option text ("exe" or "label"); -EINVAL if neither. */
 int labels_by(const char *text, int *by);
+
+/*
+ * A map from (scope, string) to dense ids 0, 1, 2... in insertion order,
+ * for the keys weight is summed under.  The scope lets one map hold
+ * several namespaces (e.g. the children of each tree node).  Strings are
+ * copied and owned by the map.
+ */
+struct labels_map;
+
+/* A new empty map, or NULL if memory runs out.  Free with labels_map_free. */
+struct labels_map *labels_map_new(void);
+
+/* Free a map and its strings; accepts NULL. */
+void labels_map_free(struct labels_map *m);
+
+/*
+ * The id of (scope, key), added if absent.  Returns 1 and sets *id when
+ * added, 0 and sets *id when it was there, -ENOMEM.
+ */
+int labels_map_put(
+    struct labels_map *m, uint32_t scope, const char *key, uint32_t *id);
+
+/* The id of (scope, key), or LABELS_NONE. */
+uint32_t labels_map_find(
+    const struct labels_map *m, uint32_t scope, const char *key);
+
+/* Entries in the map; the key and scope of entry id (borrowed). */
+uint32_t labels_map_size(const struct labels_map *m);
+const char *labels_map_key(const struct labels_map *m, uint32_t id);
+uint32_t labels_map_scope(const struct labels_map *m, uint32_t id);
 
 #endif /* VITALS_FILTERS_LABELS_H */

@@ -107,7 +107,7 @@ static const struct vitals_option rules_options[] = {
 	    .help = "an exe's blocking per base epoch that is low (#8)" },
 	{ .key = "rise", .type = VITALS_OPT_DOUBLE, .offset = RULES_OFF(rise),
 	    .def = "2", .help = "times the mean of the previous epochs that is "
-	    "a rise (#5)", .min = 1, .max = 1e9 },
+	    "a rise (#5; #2 without kmem_free)", .min = 1, .max = 1e9 },
 	{ .key = "window", .type = VITALS_OPT_INT, .offset = RULES_OFF(window),
 	    .def = "4", .help = "previous epochs averaged as the baseline (#5)",
 	    .min = 1, .max = 1024 },
@@ -440,9 +440,42 @@ rules_netted(struct rules *r, struct rules_run *run, int vi, uint32_t first)
 }
 
 /*
- * Net allocation (kmem less kmem_free) needs no more evidence; gross
- * allocation (umem faults, kmem alone) also needs free memory to fall,
- * as a process that maps and unmaps memory faults all the time.
+ * exe's mean allocation in vital vi over the queue's epochs before first
+ * that have the vital; -1 if there are none.
+ */
+static double
+rules_leak_before(struct rules *r, struct rules_run *run, int vi,
+    const char *exe, uint32_t first)
+{
+	struct rules_view *v;
+	double sum = 0;
+	uint32_t i, n = 0;
+
+	for (i = 0; i < first; i++) {
+		v = rules_view(r, run, i);
+		if (v->ve[vi] != NULL) {
+			sum += rules_net(v, vi, exe);
+			n++;
+		}
+	}
+	return n > 0 ? sum / n : -1;
+}
+
+/* "page faults", "pages net of frees" or "pages allocated". */
+static const char *
+rules_leak_what(int vi, int netted)
+{
+	if (vi == RULES_UMEM)
+		return "page faults";
+	return netted ? "pages net of frees" : "pages allocated";
+}
+
+/*
+ * Net allocation (kmem less kmem_free) needs no more evidence.  Gross
+ * allocation (umem faults, kmem alone) also needs free memory to fall
+ * and the exe's allocation to have risen: a process that maps and unmaps
+ * memory faults all the time, and free memory falls whenever the page
+ * cache grows, so a steady allocator is not a leak.
  */
 static void
 rules_leak_vital(struct rules *r, struct rules_run *run, int vi)
@@ -453,9 +486,9 @@ rules_leak_vital(struct rules *r, struct rules_run *run, int vi)
 		.severity = VITALS_SEV_WARN,
 		.first = first,
 		.vital = rules_vitals[vi] };
-	double least, sum, was, now;
+	double least, sum, was, now, before = 0;
 	int netted = rules_netted(r, run, vi, first), fell;
-	char a[48], b[48], falling[160] = "";
+	char a[48], b[48], c[48], falling[200] = "", rise[80] = "";
 
 	was = rules_free_mem(rules_view(r, run, first), vi);
 	now = rules_free_mem(v, vi);
@@ -466,7 +499,8 @@ rules_leak_vital(struct rules *r, struct rules_run *run, int vi)
 		return;
 	if (fell)
 		snprintf(falling, sizeof(falling),
-		    " while free memory fell from %s to %s",
+		    " while free memory fell by %s, from %s to %s",
+		    labels_fmt(was - now, "bytes", c, sizeof(c)),
 		    labels_fmt(was, "bytes", a, sizeof(a)),
 		    labels_fmt(now, "bytes", b, sizeof(b)));
 	for (i = 0; i < v->lab[vi].n; i++) {
@@ -474,17 +508,21 @@ rules_leak_vital(struct rules *r, struct rules_run *run, int vi)
 		least = rules_leak_min(r, run, vi, o.label, first, &sum);
 		if (least < r->cf->leak_pages || least <= 0)
 			continue;
+		if (!netted) {
+			before = rules_leak_before(r, run, vi, o.label, first);
+			if (before < 0 || least < r->cf->rise * before)
+				continue;
+			snprintf(rise, sizeof(rise),
+			    ", up from %.0f per epoch before", before);
+		}
 		o.value = sum;
 		o.expected = r->cf->leak_pages * (double)r->cf->leak_epochs;
 		o.score = least / fmax(r->cf->leak_pages, 1);
 		rules_emit(r, run, &o,
-		    "%s took at least %.0f %s %s in each of the last %lld "
-		    "epochs (%.0f in all)%s",
-		    o.label, least, rules_units[vi],
-		    vi == RULES_UMEM ? "in page faults"
-			: netted     ? "net of frees"
-				     : "allocated",
-		    (long long)r->cf->leak_epochs, sum, falling);
+		    "%s took at least %.0f %s in each of the last %lld "
+		    "epochs (%.0f in all%s)%s",
+		    o.label, least, rules_leak_what(vi, netted),
+		    (long long)r->cf->leak_epochs, sum, rise, falling);
 	}
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -940,6 +941,34 @@ START_TEST(train_needs_writable_path)
 }
 END_TEST
 
+/*
+ * The model cannot be written at the end (its directory went away): fini
+ * reports it with vitals_error, naming the file, so the core can fail
+ * the command; no model is left behind.
+ */
+START_TEST(train_save_fails)
+{
+	const char *kv[] = { "mode", "train", NULL };
+	char sub[96], want[192];
+	unsigned i;
+
+	snprintf(sub, sizeof(sub), "%s/gone", dir);
+	ck_assert_int_eq(mkdir(sub, 0755), 0);
+	snprintf(model_path, sizeof(model_path), "%s/model.json", sub);
+	start(kv);
+	for (i = 0; i < 3; i++)
+		run(normal(i));
+	ck_assert_int_eq(rmdir(sub), 0);
+	ck_assert_uint_eq(mock_nerrors(), 0);
+	stop();
+	ck_assert_uint_eq(mock_nerrors(), 1);
+	snprintf(want, sizeof(want), "model %s not written: ", model_path);
+	ck_assert_msg(strstr(mock_last_error(), want) != NULL, "error '%s'",
+	    mock_last_error());
+	ck_assert_int_ne(access(model_path, F_OK), 0);
+}
+END_TEST
+
 START_TEST(train_nothing_no_file)
 {
 	const char *kv[] = { "mode", "train", NULL };
@@ -1008,6 +1037,7 @@ callmodel_suite(void)
 	tcase_add_test(tc, model_file_by_hand);
 	tcase_add_loop_test(tc, bad_model_files, 0, NCASES(bad_cases));
 	tcase_add_test(tc, train_needs_writable_path);
+	tcase_add_test(tc, train_save_fails);
 	tcase_add_test(tc, train_nothing_no_file);
 	tcase_add_loop_test(tc, bad_options, 0, NCASES(opt_cases));
 	tcase_add_test(tc, descriptor);

@@ -34,6 +34,8 @@ struct fake {
 	const char *ksyms[NV][MAXS];
 	char exe[NV][MAXS][32], site[NV][MAXS][48];
 	uint32_t ns[NV]; /* samples per vital */
+	uint32_t base; /* base epoch of the samples being added ("base=") */
+	int roll; /* a rollup ("roll") */
 	uint64_t wsum[NV], events[NV];
 	int present[NV];
 };
@@ -41,6 +43,16 @@ struct fake {
 static struct fake fakes[NFAKE];
 static const struct vitals_epoch *queue[NFAKE];
 static void *cfg, *st;
+
+static uint32_t
+fnv(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s != '\0')
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
 
 static int
 vital_index(const char *name, size_t len)
@@ -57,10 +69,13 @@ vital_index(const char *name, size_t len)
 
 /*
  * One token of a spec: "len=S" (epoch length in seconds, default 60),
- * "vital" (present, empty), "vital:#SLOT=W" (weight no sample was kept
- * for), or "vital:EXE@SITE#SLOT=W[^COUNT]": W added to the slot and one
- * sample whose count is the counter after it (or COUNT); a SITE of
- * "0x..." has no symbol, "-" means no stack.
+ * "roll" (a rollup of 60 s base epochs: its timescale is its length),
+ * "base=N" (later samples are in base epoch N of the rollup), "vital"
+ * (present, empty), "vital:#SLOT=W" (weight no sample was kept for), or
+ * "vital:EXE@SITE#SLOT=W[^COUNT]": W added to the slot and one sample
+ * whose count is the counter after it (or COUNT); a SITE of "0x..." has
+ * no symbol, "-" means no stack.  A sample's label is a hash of its
+ * site, its exe_id a hash of its exe, as a probe would set them.
  */
 static void
 token(struct fake *f, const char *tok)
@@ -73,6 +88,14 @@ token(struct fake *f, const char *tok)
 
 	if (strncmp(tok, "len=", 4) == 0) {
 		f->e.length_ns = strtoull(tok + 4, NULL, 10) * 1000000000ULL;
+		return;
+	}
+	if (strcmp(tok, "roll") == 0) {
+		f->roll = 1;
+		return;
+	}
+	if (strncmp(tok, "base=", 5) == 0) {
+		f->base = (uint32_t)strtoul(tok + 5, NULL, 10);
 		return;
 	}
 	v = vital_index(tok, colon ? (size_t)(colon - tok) : strlen(tok));
@@ -98,6 +121,9 @@ token(struct fake *f, const char *tok)
 	    (int)(hash - at - 1), at + 1);
 	s->exe = f->exe[v][n];
 	s->comm = "";
+	s->exe_id = fnv(f->exe[v][n]);
+	s->label = fnv(f->site[v][n]);
+	s->ts_ns = f->base * 60000000000ULL + n; /* from the epoch's start */
 	s->slot = slot;
 	s->weight = w;
 	caret = strchr(eq, '^');
@@ -121,6 +147,7 @@ make(unsigned i, const char *spec)
 	struct fake *f = &fakes[i];
 	char buf[512], *tok, *save = NULL;
 	uint64_t start = BASE_NS;
+	uint32_t n;
 	int v;
 
 	ck_assert_uint_lt(i, NFAKE);
@@ -150,6 +177,11 @@ make(unsigned i, const char *spec)
 		start = fakes[i - 1].e.start_ns + fakes[i - 1].e.length_ns;
 	f->e.start_ns = start;
 	f->e.seq = i;
+	if (f->roll)
+		f->e.timescale_s = (uint32_t)(f->e.length_ns / 1000000000ULL);
+	for (v = 0; v < NV; v++)
+		for (n = 0; n < f->ns[v]; n++)
+			f->s[v][n].ts_ns += start;
 	return &f->e;
 }
 
@@ -189,7 +221,7 @@ struct want {
 
 static const struct {
 	const char *name;
-	const char *base[4]; /* baseline epochs, oldest first */
+	const char *base[7]; /* baseline epochs, oldest first, NULL-ended */
 	const char *news; /* the newest epoch */
 	const char *opts[5]; /* option pairs */
 	unsigned n; /* findings */
@@ -242,15 +274,26 @@ static const struct {
 	    { { "cpu", "/bin/a", 1.0, 14, 10, "+40%" } } },
 	{ "min_rate", { "cpu:/bin/a@foo#1=60" }, "cpu:/bin/a@foo#1=600",
 	    { "min_rate", "20" }, 0, { { NULL } } },
-	/* c collides with a in slot 1: each is credited its rise. */
+	/*
+	 * c collides with a in slot 1: they share its 3000 by their highest
+	 * counts, 600 and 3000, so a 500 and c 2500 (+2500 of a +2400 rise).
+	 */
 	{ "collision", { A2 },
 	    "cpu:/bin/a@foo#1=600 cpu:/bin/c@baz#1=2400 cpu:/bin/b@bar#2=600",
-	    { NULL }, 1, { { "cpu", "/bin/c", 1.0, 40, 0, "(site baz)" } } },
-	/* Two base epochs rolled up: the counts of slot 1 restart. */
-	{ "rollup", { "len=120 cpu:/bin/a@foo#1=1200^1200" },
-	    "len=120 cpu:/bin/a@foo#1=600^600 cpu:/bin/c@baz#1=2400^3000 "
-	    "cpu:/bin/a@foo#1=600^600 cpu:/bin/c@baz#1=2400^3000",
-	    { NULL }, 1, { { "cpu", "/bin/c", 1.0, 40, 0, NULL } } },
+	    { NULL }, 1,
+	    { { "cpu", "/bin/c", 2500.0 / 2400, 2500.0 / 60, 0,
+		"(site baz)" } } },
+	/*
+	 * Two base epochs rolled up: the counts of slot 1 restart, so a
+	 * counts 600 + 1200 and c 3000 + 1800 (4800 of them) of the 4800:
+	 * a 1309, c 3491 (a change of +30/s, c's +29.1/s).
+	 */
+	{ "rollup", { "len=120 roll cpu:/bin/a@foo#1=1200^1200" },
+	    "len=120 roll cpu:/bin/a@foo#1=600^600 cpu:/bin/c@baz#1=2400^3000 "
+	    "base=1 cpu:/bin/a@foo#1=1200^1200 cpu:/bin/c@baz#1=600^1800",
+	    { NULL }, 1,
+	    { { "cpu", "/bin/c", 4800.0 * 4800 / 6600 / 120 / 30,
+		4800.0 * 4800 / 6600 / 120, 0, NULL } } },
 	{ "unsampled weight", { "cpu:/bin/a@foo#1=600" },
 	    "cpu:/bin/a@foo#1=600 cpu:#7=1800", { NULL }, 1,
 	    { { "cpu", "(unattributed)", 1.0, 30, 0,
@@ -270,6 +313,23 @@ static const struct {
 	{ "baseline all", { "cpu:/bin/a@foo#1=6000", "cpu:/bin/a@foo#1=600" },
 	    "cpu:/bin/a@foo#1=600", { NULL }, 1,
 	    { { "cpu", "/bin/a", 1.0, 10, 55, "-82%" } } },
+	/*
+	 * A burst of b that is over: its epochs are off the baseline's
+	 * median rate (10/s) by more than min_change and left out, so the
+	 * return to normal is no change.  While it lasts it is reported.
+	 */
+	{ "burst over",
+	    { "cpu:/bin/a@foo#1=600", "cpu:/bin/a@foo#1=600",
+		"cpu:/bin/a@foo#1=600", "cpu:/bin/a@foo#1=600",
+		"cpu:/bin/a@foo#1=600 cpu:/bin/b@bar#2=6000",
+		"cpu:/bin/a@foo#1=600 cpu:/bin/b@bar#2=6000" },
+	    "cpu:/bin/a@foo#1=600", { NULL }, 0, { { NULL } } },
+	{ "burst going on",
+	    { "cpu:/bin/a@foo#1=600", "cpu:/bin/a@foo#1=600",
+		"cpu:/bin/a@foo#1=600", "cpu:/bin/a@foo#1=600",
+		"cpu:/bin/a@foo#1=600 cpu:/bin/b@bar#2=6000" },
+	    "cpu:/bin/a@foo#1=600 cpu:/bin/b@bar#2=6000", { NULL }, 1,
+	    { { "cpu", "/bin/b", 1.0, 100, 0, "cpu +1000% vs baseline" } } },
 	{ "baseline 1", { "cpu:/bin/a@foo#1=6000", "cpu:/bin/a@foo#1=600" },
 	    "cpu:/bin/a@foo#1=600", { "baseline", "1" }, 0, { { NULL } } },
 	{ "two vitals change", { A2 " diskio:/usr/bin/fio@x#3=6000" },
@@ -326,8 +386,8 @@ END_TEST
  * Several contributors move both ways, over baseline epochs of different
  * lengths: the ranking follows the shares, shrinking ones are left out.
  * By hand: baseline 2600 over 90 s (a 1200, b 1000, c 300, unsampled
- * 100), new 10800 over 60 s (a 100, b 9000, d 700 sharing a's slot,
- * unsampled 1000).
+ * 100), new 10800 over 60 s (b 9000, unsampled 1000, and a 100 and d 700
+ * sharing a's slot, whose 800 they split by their counts 100 and 800).
  */
 START_TEST(mixed_changes)
 {
@@ -336,7 +396,8 @@ START_TEST(mixed_changes)
 	double total = 10800.0 / 60 - 2600.0 / 90;
 	const char *labels[] = { "/bin/b", "(unattributed)", "/bin/d" };
 	double shares[] = { (9000.0 / 60 - 1000.0 / 90) / total,
-		(1000.0 / 60 - 100.0 / 90) / total, (700.0 / 60) / total };
+		(1000.0 / 60 - 100.0 / 90) / total,
+		(800.0 * 800 / 900 / 60) / total };
 	unsigned i;
 
 	start(kv);

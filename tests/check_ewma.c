@@ -324,6 +324,10 @@ START_TEST(label_burst)
 }
 END_TEST
 
+/*
+ * A slot new to the top has no history to be anomalous against: only the
+ * weighted sum is reported, its text naming the slot that made the change.
+ */
 START_TEST(new_label_not_anomalous)
 {
 	struct fake *f;
@@ -334,9 +338,70 @@ START_TEST(new_label_not_anomalous)
 	f = next(&h60);
 	f->hca[CPU][20] = 50000;
 	f->v[CPU].wsum += 50000;
+	f->s[0] = (struct vitals_sample){ .slot = 20,
+		.label = 0x7f3a00,
+		.weight = 1,
+		.count = 50000,
+		.exe = "/usr/bin/miner",
+		.comm = "miner" };
+	f->v[CPU].samples = f->s;
+	f->v[CPU].nsamples = 1;
 	run(&h60);
-	ck_assert_ptr_null(only_finding()->label);
 	ck_assert_str_eq(only_finding()->vital, "cpu");
+	ck_assert_ptr_null(only_finding()->label); /* the whole vital's */
+	ck_assert_ptr_nonnull(strstr(only_finding()->text,
+	    "above its EWMA 25800 (alpha 0.3, k 3); most of the change in "
+	    "/usr/bin/miner (miner) slot 20 (count 50000, EWMA 0)"));
+}
+END_TEST
+
+/*
+ * A top slot that empties while the weighted sum drops is named as it was
+ * last seen (its exe left no sample now); a drop spread over every slot
+ * names nobody.
+ */
+START_TEST(mover_left)
+{
+	struct fake *f;
+	unsigned i;
+
+	start(NULL);
+	for (i = 0; i < 10; i++) {
+		f = next(&h60);
+		f->hca[CPU][7] = 20000;
+		f->v[CPU].wsum += 20000 - 300;
+		f->s[0] = (struct vitals_sample){ .slot = 7,
+			.label = 0x401234,
+			.weight = 1,
+			.count = 20000,
+			.exe = "/usr/bin/foo",
+			.comm = "foo" };
+		f->v[CPU].samples = f->s;
+		f->v[CPU].nsamples = 1;
+		run(&h60);
+	}
+	f = next(&h60);
+	f->hca[CPU][7] = 0;
+	f->v[CPU].wsum -= 300;
+	run(&h60);
+	ck_assert_ptr_nonnull(strstr(only_finding()->text,
+	    " below its EWMA 45500 (alpha 0.3, k 3); most of the change in "
+	    "/usr/bin/foo (foo) slot 7 (count 0, EWMA 20000)"));
+	mock_findings_clear();
+	feed(&h60, 10, 100 * HCA + 200, 12800);
+	mock_findings_clear();
+	f = next(&h60);
+	for (i = 0; i < HCA; i++)
+		f->hca[CPU][i] /= 4;
+	f->v[CPU].wsum /= 4;
+	run(&h60);
+	/* The slots in the top are reported too; the sum names none. */
+	for (i = 0; i < mock_nfindings(); i++)
+		if (strncmp(mock_finding(i)->text, "cpu weighted sum", 16) == 0)
+			break;
+	ck_assert_uint_lt(i, mock_nfindings());
+	ck_assert_ptr_null(mock_finding(i)->label);
+	ck_assert_ptr_null(strstr(mock_finding(i)->text, "most of the change"));
 }
 END_TEST
 
@@ -507,6 +572,7 @@ ewma_suite(void)
 	tcase_add_test(tc, top_zero_ignores_labels);
 	tcase_add_test(tc, label_leaving_top);
 	tcase_add_test(tc, label_eviction);
+	tcase_add_test(tc, mover_left);
 	tcase_add_test(tc, timescales_separate);
 	tcase_add_test(tc, timescale_warms_alone);
 	tcase_add_test(tc, vitals_option);

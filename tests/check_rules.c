@@ -310,6 +310,19 @@ inj_leak_umem_steady(struct tep_epoch *e, unsigned i)
 	leak(e, i, "umem", 1000, 0, 0, 99);
 }
 
+/* A steady faulter while free memory falls (the page cache grows). */
+static void
+inj_umem_busy_falling(struct tep_epoch *e, unsigned i)
+{
+	add(e, "umem",
+	    (struct tep_ev){ .exe = "/usr/bin/leaky",
+		.pid = 500,
+		.label = 0x501,
+		.weight = 1000,
+		.events = 1000,
+		.args = { 0, 4 * GIB - i * 100 * MIB } });
+}
+
 /* #3: requests of dd that came back short or failed. */
 static void
 unsatisfied(struct tep_epoch *e, unsigned i, uint32_t op)
@@ -840,7 +853,8 @@ static const struct rcase cases[] = {
 	    .severity = WARN,
 	    .text =
 		"took at least 400 pages net of frees in each of the last 5 "
-		"epochs (2000 in all) while free memory fell from 3.8 GiB to "
+		"epochs (2000 in all) while free memory fell by 400.0 MiB, "
+		"from 3.8 GiB to "
 		"3.4 GiB" },
 	{ .name = "kmem leak, leak_epochs 3",
 	    .inject = inj_leak_kmem,
@@ -878,12 +892,17 @@ static const struct rcase cases[] = {
 	    .nepochs = 10,
 	    .rule = 0,
 	    .count = 0 },
+	/*
+	 * Gross allocation must rise over the epochs before the window:
+	 * 500 against 0, 0 (epoch 6), 0, 0, 500 (7) and 0, 0, 500, 500 (8),
+	 * not against 0, 0, 500, 500, 500 (9).
+	 */
 	{ .name = "kmem without kmem_free",
 	    .inject = inj_leak_kmem_gross,
 	    .nepochs = 10,
 	    .bg = BG_NO_KFREE,
 	    .rule = 2,
-	    .count = 4,
+	    .count = 3,
 	    .at = 6,
 	    .from = 2,
 	    .label = "/usr/bin/leaky",
@@ -900,13 +919,20 @@ static const struct rcase cases[] = {
 	    .inject = inj_leak_umem,
 	    .nepochs = 10,
 	    .rule = 2,
-	    .count = 4,
+	    .count = 3,
 	    .at = 6,
 	    .from = 2,
 	    .label = "/usr/bin/leaky",
 	    .vital = "umem",
 	    .severity = WARN,
-	    .text = "took at least 1000 faults in page faults in each" },
+	    .text = "took at least 1000 page faults in each of the last 5 "
+		    "epochs (5000 in all, up from 0 per epoch before) while "
+		    "free memory fell" },
+	{ .name = "umem faults at a steady rate, free memory falling",
+	    .inject = inj_umem_busy_falling,
+	    .nepochs = 10,
+	    .rule = 0,
+	    .count = 0 },
 	{ .name = "umem faults, steady free memory",
 	    .inject = inj_leak_umem_steady,
 	    .nepochs = 10,

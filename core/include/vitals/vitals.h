@@ -283,7 +283,13 @@ struct vitals_plugin {
 	 */
 	int (*init)(struct vitals_ctx *ctx, const void *config, void **state);
 
-	/* Stop an instance; must accept the state init left, even NULL. */
+	/*
+	 * Stop an instance; must accept the state init left, even NULL.
+	 * A plugin that saves state here (a trained model) and fails says
+	 * why with vitals_error() before returning: the core logs it and
+	 * the command that stopped the plugin (vitalsd, vitals train)
+	 * exits non-zero.
+	 */
 	void (*fini)(void *state);
 
 	/*
