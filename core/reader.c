@@ -291,26 +291,17 @@ int
 vitals_epoch_load(
     const char *path, struct vitals_epoch **out, char *err, size_t errlen)
 {
-	json_error_t je;
 	char why[256];
 	size_t len = 0;
 	char *buf = NULL;
-	json_t *j;
 	int r;
 
 	if ((r = store_read_gz(path, &buf, &len, why, sizeof(why))) < 0) {
 		store_err(err, errlen, "%s: %s", path, why);
 		return r;
 	}
-	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	r = codec_epoch_parse(buf, len, out, why, sizeof(why));
 	free(buf);
-	if (j == NULL) {
-		store_err(err, errlen, "%s: line %d column %d: %s", path,
-		    je.line, je.column, je.text);
-		return -EBADMSG;
-	}
-	r = codec_epoch_from_json(j, out, why, sizeof(why));
-	json_decref(j);
 	if (r < 0)
 		store_err(err, errlen, "%s: %s", path, why);
 	return r;
