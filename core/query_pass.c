@@ -537,6 +537,9 @@ query_pass(struct query *q)
 		    r == 0)
 			r = q->ts[k].open ? query_slot_close(q, &q->ts[k])
 					  : query_slot_open(q, &q->ts[k]);
+	/* The filters may still be running on the aggregator's lanes. */
+	if (r == 0)
+		r = aggregate_drain(q->agg);
 	return r == 0 ? 0 : query_fail(q, r, "%s", strerror(-r));
 }
 
