@@ -181,20 +181,21 @@ ct_real(const char *tok, double *out)
 	return 0;
 }
 
-/* The digits at d->p, at least one; returns how many. */
+/* The digits at d->p; returns how many. */
 static size_t
 ct_digits(struct ct_dec *d)
 {
 	const char *q = d->p;
 
-	while (d->p < d->end && *d->p >= '0' && *d->p <= '9')
+	while (d->p < d->end && (unsigned char)(*d->p - '0') < 10)
 		d->p++;
 	return (size_t)(d->p - q);
 }
 
 /*
  * An integer of the digits s[0..n) (sign at neg) that fits int64, as
- * jansson's strtoll would read it; declines beyond.
+ * jansson's strtoll would read it; declines beyond.  Up to 18 digits
+ * cannot overflow.
  */
 static int
 ct_int(const char *s, size_t n, int neg, int64_t *out)
@@ -203,7 +204,7 @@ ct_int(const char *s, size_t n, int neg, int64_t *out)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		if (m > (lim - (uint64_t)(s[i] - '0')) / 10)
+		if (i >= 18 && m > (lim - (uint64_t)(s[i] - '0')) / 10)
 			return CT_DECLINE;
 		m = m * 10 + (uint64_t)(s[i] - '0');
 	}
@@ -211,13 +212,27 @@ ct_int(const char *s, size_t n, int neg, int64_t *out)
 	return 0;
 }
 
+/* The real at start..d->p, for jansson's strtod. */
+static int
+ct_real_token(struct ct_dec *d, const char *start, struct ct_val *v)
+{
+	char tok[CT_NUM_MAX + 1];
+	size_t len = (size_t)(d->p - start);
+
+	if (len > CT_NUM_MAX)
+		return CT_DECLINE;
+	memcpy(tok, start, len);
+	tok[len] = '\0';
+	v->type = CT_REAL;
+	return ct_real(tok, &v->d);
+}
+
 /* A JSON number at d->p: an integer unless it has a fraction or exponent. */
 static int
 ct_number(struct ct_dec *d, struct ct_val *v)
 {
 	const char *start = d->p, *digits;
-	char tok[CT_NUM_MAX + 1];
-	size_t n, len;
+	size_t n;
 	int neg = 0, real = 0;
 
 	if (*d->p == '-') {
@@ -241,16 +256,10 @@ ct_number(struct ct_dec *d, struct ct_val *v)
 		if (ct_digits(d) == 0)
 			return CT_DECLINE;
 	}
-	if (!real) {
-		v->type = CT_INT;
-		return ct_int(digits, n, neg, &v->i);
-	}
-	if ((len = (size_t)(d->p - start)) > CT_NUM_MAX)
-		return CT_DECLINE;
-	memcpy(tok, start, len);
-	tok[len] = '\0';
-	v->type = CT_REAL;
-	return ct_real(tok, &v->d);
+	if (real)
+		return ct_real_token(d, start, v);
+	v->type = CT_INT;
+	return ct_int(digits, n, neg, &v->i);
 }
 
 /* A scalar: a string, a number or null (true and false are not used). */
@@ -398,11 +407,19 @@ ct_vec_keep(struct ct_dec *d, const struct ct_vec *vec, void **out,
 
 /* ---- reading: the members of the field tables ---- */
 
-/* Whether key[0..klen) is s. */
+/*
+ * Whether key[0..klen) is s.  A loop beats strncmp on keys this short; a
+ * key read holds no NUL, so s's end is a mismatch.
+ */
 static int
 ct_is(const char *key, size_t klen, const char *s)
 {
-	return strncmp(key, s, klen) == 0 && s[klen] == '\0';
+	size_t i;
+
+	for (i = 0; i < klen; i++)
+		if (key[i] != s[i])
+			return 0;
+	return s[klen] == '\0';
 }
 
 /* The index in f[from..to) of key, or -1. */
