@@ -98,7 +98,6 @@ struct aggregate {
 static void aggregate_lanes_stop(struct aggregate *a);
 static int aggregate_lanes_start(struct aggregate *a);
 
-
 struct aggregate *
 aggregate_new(const struct aggregate_params *p)
 {
@@ -173,7 +172,8 @@ aggregate_filters(
 	a->lane_of = lane_of;
 	a->nfilters = n;
 	if (a->p.lanes > 0 && n > 0 && aggregate_lanes_start(a) != 0)
-		aggregate_lanes_stop(a); /* the caller's thread then runs them */
+		aggregate_lanes_stop(
+		    a); /* the caller's thread then runs them */
 	return 0;
 }
 
@@ -299,8 +299,8 @@ aggregate_reap(struct aggregate *a)
 
 /* Run the filters of lane l on work w: each epoch of the slot in turn. */
 static int
-aggregate_lane_run(struct aggregate *a, unsigned l,
-    const struct aggregate_work *w)
+aggregate_lane_run(
+    struct aggregate *a, unsigned l, const struct aggregate_work *w)
 {
 	int rc = 0, r;
 	size_t i, k;
@@ -310,8 +310,8 @@ aggregate_lane_run(struct aggregate *a, unsigned l,
 			if (a->lane_of[k] != l ||
 			    !aggregate_wants(&a->filters[k], w->ts))
 				continue;
-			r = instance_filter(a->filters[k].ctx, &w->q[i],
-			    w->hosts[i]);
+			r = instance_filter(
+			    a->filters[k].ctx, &w->q[i], w->hosts[i]);
 			if (r == -ENOMEM && rc == 0)
 				rc = r;
 		}

@@ -202,8 +202,8 @@ cache_head(const struct cache_key *k, char *buf, size_t len)
 	char hex[33];
 
 	cache_key_hex(k, hex);
-	return snprintf(buf, len, "{\"format\":%d,\"key\":\"%s\",\"value\":",
-	    CACHE_FORMAT, hex);
+	return snprintf(buf, len,
+	    "{\"format\":%d,\"key\":\"%s\",\"value\":", CACHE_FORMAT, hex);
 }
 
 int

@@ -37,8 +37,8 @@ enum { CT_NULL, CT_INT, CT_REAL, CT_STR };
 /* A scalar just read. */
 struct ct_val {
 	int type;
-	int64_t i;     /* CT_INT */
-	double d;      /* CT_REAL */
+	int64_t i; /* CT_INT */
+	double d; /* CT_REAL */
 	const char *s; /* CT_STR: NUL-terminated, in the arena */
 };
 
@@ -388,8 +388,7 @@ ct_vec_push(struct ct_vec *vec)
  * gives); *n gets their count.
  */
 static int
-ct_vec_keep(struct ct_dec *d, const struct ct_vec *vec, void **out,
-    uint32_t *n)
+ct_vec_keep(struct ct_dec *d, const struct ct_vec *vec, void **out, uint32_t *n)
 {
 	void *p = NULL;
 
@@ -424,8 +423,8 @@ ct_is(const char *key, size_t klen, const char *s)
 
 /* The index in f[from..to) of key, or -1. */
 static int
-ct_find(const struct codec_field *f, int from, int to, const char *key,
-    size_t klen)
+ct_find(
+    const struct codec_field *f, int from, int to, const char *key, size_t klen)
 {
 	for (; from < to && f[from].key != NULL; from++)
 		if (ct_is(key, klen, f[from].key))
@@ -435,8 +434,7 @@ ct_find(const struct codec_field *f, int from, int to, const char *key,
 
 /* The index in f of key, trying from *hint first (members come in order). */
 static int
-ct_lookup(const struct codec_field *f, const char *key, size_t klen,
-    int *hint)
+ct_lookup(const struct codec_field *f, const char *key, size_t klen, int *hint)
 {
 	int i = ct_find(f, *hint, INT_MAX, key, klen);
 
@@ -472,8 +470,8 @@ ct_field(struct ct_dec *d, const struct codec_field *f, void *base)
 		if (v.type == CT_STR)
 			return CT_DECLINE;
 		*(double *)(void *)p = v.type == CT_NULL ? NAN
-		    : v.type == CT_INT		       ? (double)v.i
-						       : v.d;
+		    : v.type == CT_INT			 ? (double)v.i
+							 : v.d;
 		return 0;
 	default:
 		if (v.type != CT_STR &&
@@ -518,8 +516,7 @@ ct_seen(struct ct_obj *o, int i)
  * not a table member, or an error.
  */
 static int
-ct_obj_field(struct ct_dec *d, struct ct_obj *o, const char *key,
-    size_t klen)
+ct_obj_field(struct ct_dec *d, struct ct_obj *o, const char *key, size_t klen)
 {
 	int i = ct_lookup(o->f, key, klen, &o->hint), r;
 
@@ -651,9 +648,11 @@ ct_sample_extra(struct ct_dec *d, struct ct_sample *cs, int k)
 		return r;
 	switch (k) {
 	case CT_S_KSTACK:
-		return ct_u64s(d, cs, VITALS_STACK_MAX, &s->kstack, &s->nkstack);
+		return ct_u64s(
+		    d, cs, VITALS_STACK_MAX, &s->kstack, &s->nkstack);
 	case CT_S_USTACK:
-		return ct_u64s(d, cs, VITALS_STACK_MAX, &s->ustack, &s->nustack);
+		return ct_u64s(
+		    d, cs, VITALS_STACK_MAX, &s->ustack, &s->nustack);
 	case CT_S_ARGS:
 		cs->want = VITALS_NARGS;
 		cs->got = 0;
@@ -696,8 +695,8 @@ ct_sample_item(struct ct_dec *d, void *arg)
 		return -ENOMEM;
 	ct_obj_init(&cs.o, codec_sample_fields, cs.s);
 	if ((r = ct_object(d, ct_sample_member, &cs)) != 0 ||
-	    (r = ct_obj_done(&cs.o, CT_EXTRA(&cs.o, CT_S_KSTACK) |
-		     CT_EXTRA(&cs.o, CT_S_USTACK) |
+	    (r = ct_obj_done(&cs.o,
+		 CT_EXTRA(&cs.o, CT_S_KSTACK) | CT_EXTRA(&cs.o, CT_S_USTACK) |
 		     CT_EXTRA(&cs.o, CT_S_ARGS))) != 0)
 		return r;
 	if (d->hca_size > 0 && cs.s->slot >= d->hca_size)
@@ -753,9 +752,10 @@ ct_hca_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 {
 	struct ct_vital *cv = arg;
 	int64_t n;
-	int r, k = ct_is(key, klen, "n") ? CT_H_N
-	    : ct_is(key, klen, "nz")	   ? CT_H_NZ
-					   : -1;
+	int r,
+	    k = ct_is(key, klen, "n") ? CT_H_N
+	    : ct_is(key, klen, "nz")  ? CT_H_NZ
+				      : -1;
 
 	if (k < 0 || (cv->hseen & (1u << k)))
 		return CT_DECLINE;
@@ -777,8 +777,9 @@ ct_hca(struct ct_dec *d, struct ct_vital *cv)
 	if (!ct_obj_has(&cv->o, "hca_size") || (m & (m - 1)) != 0 ||
 	    m > CODEC_HCA_MAX)
 		return CT_DECLINE;
-	if (m > 0 && (cv->hca = codec_epoch_alloc(
-			  d->e, (size_t)m * sizeof(*cv->hca))) == NULL)
+	if (m > 0 &&
+	    (cv->hca = codec_epoch_alloc(d->e, (size_t)m * sizeof(*cv->hca))) ==
+		NULL)
 		return -ENOMEM;
 	cv->prev = -1;
 	if ((r = ct_object(d, ct_hca_member, cv)) != 0)
@@ -828,8 +829,9 @@ ct_vital_item(struct ct_dec *d, void *arg)
 	cv.samples = vecs[1];
 	ct_obj_init(&cv.o, codec_vital_fields, cv.v);
 	if ((r = ct_object(d, ct_vital_member, &cv)) != 0 ||
-	    (r = ct_obj_done(&cv.o, CT_EXTRA(&cv.o, CT_V_HCA) |
-		     CT_EXTRA(&cv.o, CT_V_SAMPLES))) != 0)
+	    (r = ct_obj_done(&cv.o,
+		 CT_EXTRA(&cv.o, CT_V_HCA) | CT_EXTRA(&cv.o, CT_V_SAMPLES))) !=
+		0)
 		return r;
 	return cv.v->name[0] != '\0' ? 0 : CT_DECLINE;
 }
@@ -856,8 +858,8 @@ ct_vitals(struct ct_dec *d, struct vitals_epoch *e)
 		if (v.n > 1)
 			qsort(v.v, v.n, v.size, ct_vital_cmp);
 		for (i = 1; i < v.n && r == 0; i++)
-			if (ct_vital_cmp(v.v + (i - 1) * v.size,
-				v.v + i * v.size) == 0)
+			if (ct_vital_cmp(
+				v.v + (i - 1) * v.size, v.v + i * v.size) == 0)
 				r = CT_DECLINE;
 	}
 	if (r == 0 && (r = ct_vec_keep(d, &v, &out, &e->nvitals)) == 0)
@@ -948,8 +950,8 @@ ct_metrics(struct ct_dec *d, struct vitals_epoch *e)
 		qsort(v.v, v.n, v.size, ct_metric_cmp);
 		/* A repeated name is jansson's to refuse. */
 		for (i = 1; i < v.n && r == 0; i++)
-			if (ct_metric_cmp(v.v + (i - 1) * v.size,
-				v.v + i * v.size) == 0)
+			if (ct_metric_cmp(
+				v.v + (i - 1) * v.size, v.v + i * v.size) == 0)
 				r = CT_DECLINE;
 	}
 	if (r == 0 && (r = ct_vec_keep(d, &v, &out, &e->nmetrics)) == 0)
@@ -989,6 +991,11 @@ ct_epoch_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 	}
 }
 
+/*
+ * An epoch from its JSON text buf[0..len) (borrowed), in an arena of its
+ * own: 0 and *out (free with vitals_epoch_free), -ENOTSUP for what is left
+ * to jansson, or -ENOMEM.
+ */
 int
 codec_text_decode(const char *buf, size_t len, struct vitals_epoch **out)
 {
@@ -1000,8 +1007,8 @@ codec_text_decode(const char *buf, size_t len, struct vitals_epoch **out)
 		return -ENOMEM;
 	ct_obj_init(&o, codec_epoch_fields, d.e);
 	if ((r = ct_object(&d, ct_epoch_member, &o)) == 0 &&
-	    (r = ct_obj_done(&o, CT_EXTRA(&o, CT_E_FORMAT) |
-		     CT_EXTRA(&o, CT_E_VITALS) |
+	    (r = ct_obj_done(&o,
+		 CT_EXTRA(&o, CT_E_FORMAT) | CT_EXTRA(&o, CT_E_VITALS) |
 		     CT_EXTRA(&o, CT_E_FINDINGS))) == 0) {
 		ct_ws(&d);
 		r = d.p == d.end ? 0 : CT_DECLINE;
@@ -1111,6 +1118,29 @@ ct_put_real(struct ct_buf *b, double v)
 	ct_puts(b, s);
 }
 
+/* The letter of the short escape of c ("\\n" ...), or 0 for \\u00XX. */
+static char
+ct_escape(unsigned char c)
+{
+	switch (c) {
+	case '"':
+	case '\\':
+		return (char)c;
+	case '\b':
+		return 'b';
+	case '\f':
+		return 'f';
+	case '\n':
+		return 'n';
+	case '\r':
+		return 'r';
+	case '\t':
+		return 't';
+	default:
+		return 0;
+	}
+}
+
 /* A string, escaped as jansson does; non-ASCII bytes are declined. */
 static void
 ct_put_string(struct ct_buf *b, const char *s)
@@ -1118,12 +1148,12 @@ ct_put_string(struct ct_buf *b, const char *s)
 	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *q = (const unsigned char *)(s ? s : "");
 	const unsigned char *run;
-	char esc[6];
+	char esc[6] = { '\\', 'u', '0', '0' };
 
 	ct_put(b, "\"", 1);
-	for (;;) {
-		for (run = q; *q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\';
-		     q++)
+	for (;; q++) {
+		for (run = q;
+		     *q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\'; q++)
 			;
 		ct_put(b, (const char *)run, (size_t)(q - run));
 		if (*q == '\0')
@@ -1132,45 +1162,22 @@ ct_put_string(struct ct_buf *b, const char *s)
 			b->err = CT_DECLINE;
 			return;
 		}
-		esc[0] = '\\';
-		switch (*q) {
-		case '"':
-		case '\\':
-			esc[1] = (char)*q;
-			break;
-		case '\b':
-			esc[1] = 'b';
-			break;
-		case '\f':
-			esc[1] = 'f';
-			break;
-		case '\n':
-			esc[1] = 'n';
-			break;
-		case '\r':
-			esc[1] = 'r';
-			break;
-		case '\t':
-			esc[1] = 't';
-			break;
-		default:
-			memcpy(esc + 1, "u00", 3);
-			esc[4] = hex[*q >> 4];
-			esc[5] = hex[*q & 15];
-			ct_put(b, esc, 6);
-			q++;
+		if ((esc[1] = ct_escape(*q)) != 0) {
+			ct_put(b, esc, 2);
 			continue;
 		}
-		ct_put(b, esc, 2);
-		q++;
+		esc[1] = 'u';
+		esc[4] = hex[*q >> 4];
+		esc[5] = hex[*q & 15];
+		ct_put(b, esc, 6);
 	}
 	ct_put(b, "\"", 1);
 }
 
 /* The members of table f of base, each preceded by a comma if comma. */
 static void
-ct_put_fields(struct ct_buf *b, const struct codec_field *f,
-    const void *base, int comma)
+ct_put_fields(
+    struct ct_buf *b, const struct codec_field *f, const void *base, int comma)
 {
 	const char *p, *s;
 	double v;
@@ -1184,7 +1191,8 @@ ct_put_fields(struct ct_buf *b, const struct codec_field *f,
 		ct_put(b, "\":", 2);
 		switch (f->type) {
 		case CODEC_U64:
-			ct_put_int(b, (int64_t) * (const uint64_t *)(const void *)p);
+			ct_put_int(
+			    b, (int64_t) * (const uint64_t *)(const void *)p);
 			break;
 		case CODEC_U32:
 			ct_put_int(b, *(const uint32_t *)(const void *)p);
@@ -1225,8 +1233,8 @@ ct_put_u64s(struct ct_buf *b, const char *key, const uint64_t *v, uint32_t n)
 
 /* "KEY":["name",...] with a leading comma. */
 static void
-ct_put_names(struct ct_buf *b, const char *key, const char *const *v,
-    uint32_t n)
+ct_put_names(
+    struct ct_buf *b, const char *key, const char *const *v, uint32_t n)
 {
 	uint32_t i;
 
@@ -1321,6 +1329,11 @@ ct_put_metrics(struct ct_buf *b, const struct vitals_epoch *e)
 	ct_put(b, "}", 1);
 }
 
+/*
+ * e (borrowed) as compact JSON text, the bytes jansson would write: 0 with
+ * a malloc'd NUL-terminated text (the caller's) in *out and its length in
+ * *len, -ENOTSUP for what is left to jansson, or -ENOMEM.
+ */
 int
 codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len)
 {

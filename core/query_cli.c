@@ -1597,8 +1597,8 @@ qcli_top(struct qcli *c)
 		memset(k, 0, sizeof(k));
 		snprintf(kbuf, sizeof(kbuf), "%zu", c->k);
 		if (topk == 2)
-			k[nk++] = (struct config_entry){ .key = "k",
-				.scalar = kbuf };
+			k[nk++] =
+			    (struct config_entry){ .key = "k", .scalar = kbuf };
 		/* The range is one epoch of its own length: rank it whatever
 		 * that length. */
 		if (qcli_installed(c, "topk", "min_timescale") == 2)

@@ -262,8 +262,7 @@ nomem:
  * wrong with it).
  */
 static int
-store_inflate_once(
-    const unsigned char *in, size_t n, char **out, size_t *len)
+store_inflate_once(const unsigned char *in, size_t n, char **out, size_t *len)
 {
 	z_stream z;
 	size_t size;

@@ -572,7 +572,8 @@ lrec_scenario(uint32_t lanes, struct lrec *out)
 		&lrec_b, &lrec_a };
 	static const uint32_t at[LREC_INSTS] = { AGGREGATE_ALL, 0, 300 };
 	struct aggregate_params p = { .queue_len = 5, .lanes = lanes };
-	struct config_plugin cp = { .kind = VITALS_PLUGIN_FILTER, .enabled = 1 };
+	struct config_plugin cp = { .kind = VITALS_PLUGIN_FILTER,
+		.enabled = 1 };
 	struct aggregate_filter f[LREC_INSTS];
 	static struct vitals_settings st;
 	struct vitals_epoch *v[3];
@@ -652,9 +653,9 @@ START_TEST(test_lanes_free_busy)
 {
 	struct lrec rec[LREC_INSTS];
 	struct aggregate_params p = { .queue_len = 2, .lanes = 2 };
-	struct config_plugin cp = { .name = "lreca",
-		.kind = VITALS_PLUGIN_FILTER,
-		.enabled = 1 };
+	struct config_plugin cp = {
+		.name = "lreca", .kind = VITALS_PLUGIN_FILTER, .enabled = 1
+	};
 	static struct vitals_settings st;
 	struct aggregate_filter f = { NULL, AGGREGATE_ALL };
 	struct vitals_epoch *e;

@@ -260,8 +260,8 @@ check_sample(const struct vitals_sample *a, const struct vitals_sample *b)
 }
 
 static void
-check_vital(const struct vitals_vital_epoch *a,
-    const struct vitals_vital_epoch *b)
+check_vital(
+    const struct vitals_vital_epoch *a, const struct vitals_vital_epoch *b)
 {
 	uint32_t i;
 
@@ -415,9 +415,9 @@ END_TEST
 /* Reals print as jansson prints them, exponents and all. */
 START_TEST(encode_reals)
 {
-	static const double v[] = { 0.0, -0.0, 1.0, -1.0, 0.1, 1e-5, 1e20,
-		1e21, 1.5e300, 5e-324, -2.5e-7, 1e100, 1e-100, 123456.5,
-		1.0 / 3, 2e15, 1e16, 1e17, 4.35e-07 };
+	static const double v[] = { 0.0, -0.0, 1.0, -1.0, 0.1, 1e-5, 1e20, 1e21,
+		1.5e300, 5e-324, -2.5e-7, 1e100, 1e-100, 123456.5, 1.0 / 3,
+		2e15, 1e16, 1e17, 4.35e-07 };
 	struct vitals_finding f[sizeof(v) / sizeof(*v)];
 	struct vitals_epoch e;
 	char *ref, *text;
@@ -505,8 +505,8 @@ plain_epoch(uint64_t seed)
 			s = (struct vitals_sample *)&v->samples[k];
 			s->exe = plain[k % 3];
 			s->comm = plain[(k + 1) % 3];
-			for (n = 0; s->ksyms != NULL &&
-			     n < s->nkstack + s->nustack;
+			for (n = 0;
+			     s->ksyms != NULL && n < s->nkstack + s->nustack;
 			     n++)
 				((const char **)s->ksyms)[n] = plain[n % 3];
 		}
@@ -582,32 +582,37 @@ static const char *const declined[] = {
 	/* a bad HCA: index out of range, not ascending, n wrong, size */
 	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
 	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
-	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":1,"
+	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":"
+	"1,"
 	"\"events\":1,\"wsum\":1,\"unique\":1,\"dropped\":0,"
 	"\"samples_dropped\":0,\"hca_size\":32,\"hca\":{\"n\":32,"
 	"\"nz\":[[32,2]]},\"samples\":[]}],\"findings\":[]}",
 	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
 	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
-	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":1,"
+	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":"
+	"1,"
 	"\"events\":1,\"wsum\":1,\"unique\":1,\"dropped\":0,"
 	"\"samples_dropped\":0,\"hca_size\":32,\"hca\":{\"n\":32,"
 	"\"nz\":[[3,2],[3,4]]},\"samples\":[]}],\"findings\":[]}",
 	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
 	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
-	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":1,"
+	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":"
+	"1,"
 	"\"events\":1,\"wsum\":1,\"unique\":1,\"dropped\":0,"
 	"\"samples_dropped\":0,\"hca_size\":32,\"hca\":{\"n\":64,"
 	"\"nz\":[]},\"samples\":[]}],\"findings\":[]}",
 	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
 	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
-	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":1,"
+	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":"
+	"1,"
 	"\"events\":1,\"wsum\":1,\"unique\":1,\"dropped\":0,"
 	"\"samples_dropped\":0,\"hca_size\":48,\"hca\":{\"n\":48,"
 	"\"nz\":[]},\"samples\":[]}],\"findings\":[]}",
 	/* a vital twice, an empty name */
 	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
 	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
-	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":1,"
+	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":"
+	"1,"
 	"\"events\":1,\"wsum\":1,\"unique\":1,\"dropped\":0,"
 	"\"samples_dropped\":0,\"hca_size\":0,\"hca\":{\"n\":0,"
 	"\"nz\":[]},\"samples\":[]},{\"name\":\"cpu\",\"unit\":\"\","
@@ -640,8 +645,8 @@ START_TEST(decode_declines)
 {
 	struct vitals_epoch *e = NULL;
 
-	ck_assert_int_eq(codec_text_decode(declined[_i], strlen(declined[_i]),
-			     &e),
+	ck_assert_int_eq(
+	    codec_text_decode(declined[_i], strlen(declined[_i]), &e),
 	    -ENOTSUP);
 	ck_assert_ptr_null(e);
 	ck_assert(!check_parse(declined[_i], strlen(declined[_i])));
@@ -656,7 +661,8 @@ START_TEST(decode_any_order)
 	    "\"floor\":1,\"events\":3,\"wsum\":9,\"unique\":1,\"dropped\":0,"
 	    "\"samples_dropped\":0,\"hca_size\":32,"
 	    "\"samples\":[{\"args\":[1,2,3,4],\"ustack\":[],\"kstack\":[5,6],"
-	    "\"usyms\":[],\"ksyms\":[\"f\",\"g\"],\"comm\":\"c\",\"exe\":\"/e\","
+	    "\"usyms\":[],\"ksyms\":[\"f\",\"g\"],\"comm\":\"c\",\"exe\":\"/"
+	    "e\","
 	    "\"op\":0,\"tid\":1,\"pid\":1,\"uid\":0,\"exe_id\":3,\"slot\":7,"
 	    "\"count\":9,\"weight\":3,\"label\":17,\"ts_ns\":100}],"
 	    "\"hca\":{\"nz\":[[7,9]],\"n\":32}}],"
@@ -765,8 +771,8 @@ codec_text_suite(void)
 	tcase_add_test(w, encode_declines);
 	tcase_add_loop_test(r, decode_same_epoch, 0, 100);
 	tcase_add_loop_test(r, decode_takes_plain, 0, 100);
-	tcase_add_loop_test(r, decode_declines, 0,
-	    (int)(sizeof(declined) / sizeof(*declined)));
+	tcase_add_loop_test(
+	    r, decode_declines, 0, (int)(sizeof(declined) / sizeof(*declined)));
 	tcase_add_test(r, decode_any_order);
 	tcase_add_loop_test(r, decode_mutations, 0, 20);
 	tcase_add_loop_test(r, round_trip, 0, 100);

@@ -408,8 +408,8 @@ gz_le32(FILE *f, uint32_t v)
 static void
 gz_member(FILE *f, const char *p, size_t n, uint32_t crc, uint32_t size)
 {
-	static const unsigned char head[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0,
-		0, 3 };
+	static const unsigned char head[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0,
+		3 };
 
 	fwrite(head, 1, sizeof(head), f);
 	fputc(1, f); /* BFINAL, stored */

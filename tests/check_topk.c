@@ -388,9 +388,8 @@ START_TEST(timescales)
 	cfg = mock_config_new(&vitals_plugin);
 	ck_assert_ptr_nonnull(cfg);
 	if (ts_cases[_i].min_timescale != NULL)
-		ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, kv[0],
-				     kv[1]),
-		    0);
+		ck_assert_int_eq(
+		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
 	ck_assert_int_eq(vitals_plugin.init(mock_ctx("topk"), cfg, &st), 0);
 	fill(tep_queue_next(tq));
 	ck_assert_int_eq(tep_queue_run(tq, &vitals_plugin, st), 0);
