@@ -564,6 +564,9 @@ query_aggregate(struct query *q)
 	 * the reading of the files and the rollups.
 	 */
 	ap.lanes = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? QUERY_LANES : 0;
+	/* The lanes make JSON objects (findings): seed jansson's hash first
+	 * (a no-op once seeded). */
+	json_object_seed(0);
 	if ((q->agg = aggregate_new(&ap)) == NULL ||
 	    (f = calloc(q->ninsts + 1, sizeof(*f))) == NULL)
 		return query_fail(q, -ENOMEM, "out of memory");
