@@ -171,9 +171,9 @@ aggregate_filters(
 	a->filters = copy;
 	a->lane_of = lane_of;
 	a->nfilters = n;
+	/* Without lanes the caller's thread runs the filters. */
 	if (a->p.lanes > 0 && n > 0 && aggregate_lanes_start(a) != 0)
-		aggregate_lanes_stop(
-		    a); /* the caller's thread then runs them */
+		aggregate_lanes_stop(a);
 	return 0;
 }
 
@@ -270,7 +270,7 @@ aggregate_wants(const struct aggregate_filter *f, uint32_t ts)
 	return f->timescale_s == AGGREGATE_ALL || f->timescale_s == ts;
 }
 
-/* What a lane waits for: the work before it is done (under mu). */
+/* The last work every lane is done with (under mu). */
 static uint64_t
 aggregate_safe(const struct aggregate *a)
 {
@@ -292,6 +292,8 @@ aggregate_reap(struct aggregate *a)
 
 	while (i < a->nretired && a->retired[i].stamp <= safe)
 		vitals_epoch_free(a->retired[i++].e);
+	if (i == 0)
+		return;
 	memmove(a->retired, a->retired + i,
 	    (a->nretired - i) * sizeof(*a->retired));
 	a->nretired -= i;
