@@ -3,7 +3,8 @@
 # Benchmark of range queries: a 3-day store of 60 s epochs (4320 epochs) made
 # by bench/mkstore, every installed filter configured, then `vitals query`
 # over the 3 days with the cache cleared and again cached.  Prints the two
-# times and their ratio; asserts nothing.
+# times (wall clock, and the CPU time the query used on all its threads:
+# steadier on a shared machine) and their ratio; asserts nothing.
 set -eu
 
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -19,6 +20,14 @@ export VITALS_PLUGIN_PATH
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+# CPU seconds (user + system) of this shell's children in `times` output
+# FILE (`times` must run in this shell, not in a $(...) subshell).
+cpu() {
+	awk 'NR == 2 {
+		n = split($1 " " $2, t, " "); s = 0
+		for (i = 1; i <= n; i++) { split(t[i], p, "m"); s += p[1] * 60 + p[2] }
+		printf "%.3f", s }' "$1"
+}
 say() { echo "bench/query: $*"; }
 
 # The store is reused while its manifest matches what is asked.
@@ -75,14 +84,20 @@ query() {
 	"$VITALS" -c "$conf" query --from "@$START" --to "@$END" --json >"$STORE/out.json"
 }
 rm -rf "$STORE/cache"
+times >"$STORE/times.0"
 t0=$(now)
 query
 t1=$(now)
+times >"$STORE/times.1"
 query
 t2=$(now)
+times >"$STORE/times.2"
 uncached=$(elapsed "$t0" "$t1")
 cached=$(elapsed "$t1" "$t2")
-say "$((DAYS * 1440)) epochs, timescales base 5m 1h 1d"
-say "uncached query: $uncached s (target < 8 s)"
-say "cached query:   $cached s (target < 0.3 s)"
+c0=$(cpu "$STORE/times.0")
+c1=$(cpu "$STORE/times.1")
+c2=$(cpu "$STORE/times.2")
+say "$((DAYS * 1440)) epochs, timescales base 5m 1h 1d, $(nproc 2>/dev/null || echo ?) CPUs"
+say "uncached query: $uncached s, cpu $(elapsed "$c0" "$c1") s (target < 8 s)"
+say "cached query:   $cached s, cpu $(elapsed "$c1" "$c2") s (target < 0.3 s)"
 say "ratio:          $(awk -v a="$uncached" -v b="$cached" 'BEGIN { printf "%.0fx", a / b }')"

@@ -2,10 +2,12 @@
 /*
  * The aggregator's engine room: bounded queues of recent epochs per host
  * and timescale, filter runs over them with peers (the other hosts' epochs
- * of the same slot), and the daemon's live rollups, finished when a base
- * epoch reaches the end of their slot.
+ * of the same slot), in the caller or on lanes (a worker thread per
+ * plugin, for range queries), and the daemon's live rollups, finished when
+ * a base epoch reaches the end of their slot.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +19,8 @@
 #include "rollup.h"
 
 #define AGGREGATE_NS 1000000000ull
+/* Most filter runs handed to lanes and not done before aggregate_run waits. */
+#define AGGREGATE_AHEAD 64
 
 /* The recent epochs of one host at one timescale, oldest first. */
 struct aggregate_queue {
@@ -33,15 +37,66 @@ struct aggregate_open {
 	struct rollup *r;
 };
 
+/*
+ * What one aggregate_run call hands to the lanes: per epoch of the slot,
+ * its host and the queue (a copy of the epochs it held then) and peers
+ * the filters see.  Freed by the last lane done with it.
+ */
+struct aggregate_work {
+	uint64_t seq; /* 1, 2, ... in the order of the calls */
+	uint32_t ts;
+	size_t n;
+	unsigned pending; /* lanes not done with it */
+	const char **hosts; /* borrowed from the queues */
+	struct vitals_queue *q;
+};
+
+/* A lane's waiting work, oldest first. */
+struct aggregate_job {
+	struct aggregate_job *next;
+	struct aggregate_work *w;
+};
+
+/* A worker thread running the filters of some plugins, in order. */
+struct aggregate_lane {
+	struct aggregate *a;
+	pthread_t thread;
+	pthread_cond_t cv; /* work for it, or stop */
+	struct aggregate_job *head, *tail;
+	int sleeping; /* waiting on cv */
+	uint64_t busy; /* seq of the work it runs or waits for; 0 idle */
+};
+
+/* An epoch out of its queue, freed once no run before stamp is pending. */
+struct aggregate_retired {
+	struct vitals_epoch *e;
+	uint64_t stamp;
+};
+
 struct aggregate {
 	struct aggregate_params p;
 	size_t nfilters;
 	struct aggregate_filter *filters;
+	unsigned *lane_of; /* per filter, with lanes */
 	size_t nqueues;
 	struct aggregate_queue **queues; /* each its own allocation */
 	size_t nopen;
 	struct aggregate_open *open;
+	/* lanes: all below under mu */
+	unsigned nlanes;
+	struct aggregate_lane *lanes;
+	pthread_mutex_t mu;
+	pthread_cond_t done; /* a lane finished some work */
+	int stop; /* lanes leave, dropping what waits */
+	int err; /* -ENOMEM from a lane */
+	uint64_t seq; /* of the last work handed out */
+	uint64_t wait_for; /* the caller waits until all before it is done */
+	size_t nretired, capretired;
+	struct aggregate_retired *retired; /* by stamp */
 };
+
+static void aggregate_lanes_stop(struct aggregate *a);
+static int aggregate_lanes_start(struct aggregate *a);
 
 struct aggregate *
 aggregate_new(const struct aggregate_params *p)
@@ -66,6 +121,7 @@ aggregate_free(struct aggregate *a)
 
 	if (a == NULL)
 		return;
+	aggregate_lanes_stop(a);
 	for (i = 0; i < a->nqueues; i++) {
 		for (j = 0; j < a->queues[i]->n; j++)
 			vitals_epoch_free(a->queues[i]->v[j]);
@@ -80,6 +136,7 @@ aggregate_free(struct aggregate *a)
 	free(a->queues);
 	free(a->open);
 	free(a->filters);
+	free(a->lane_of);
 	free(a);
 }
 
@@ -94,15 +151,29 @@ aggregate_filters(
     struct aggregate *a, const struct aggregate_filter *f, size_t n)
 {
 	struct aggregate_filter *copy = NULL;
+	unsigned *lane_of = NULL;
 
 	if (n > 0) {
-		if ((copy = calloc(n, sizeof(*copy))) == NULL)
+		copy = calloc(n, sizeof(*copy));
+		lane_of = calloc(n, sizeof(*lane_of));
+		if (copy == NULL || lane_of == NULL) {
+			free(copy);
+			free(lane_of);
 			return -ENOMEM;
+		}
 		memcpy(copy, f, n * sizeof(*copy));
 	}
+	/* The lanes run the old list until they are stopped. */
+	aggregate_drain(a);
+	aggregate_lanes_stop(a);
 	free(a->filters);
+	free(a->lane_of);
 	a->filters = copy;
+	a->lane_of = lane_of;
 	a->nfilters = n;
+	/* Without lanes the caller's thread runs the filters. */
+	if (a->p.lanes > 0 && n > 0 && aggregate_lanes_start(a) != 0)
+		aggregate_lanes_stop(a);
 	return 0;
 }
 
@@ -147,26 +218,252 @@ aggregate_queue(struct aggregate *a, const char *host, uint32_t ts)
 	return q;
 }
 
-/* Append e (owned) to q, freeing the oldest when full. */
-static void
+/*
+ * Keep e, which left a queue, until the lanes are done with the work
+ * handed out so far.  Returns 0 or -ENOMEM (e is then freed at once,
+ * after waiting for the lanes).
+ */
+static int
+aggregate_retire(struct aggregate *a, struct vitals_epoch *e)
+{
+	struct aggregate_retired *v;
+	size_t cap;
+
+	if (a->nretired == a->capretired) {
+		cap = a->capretired ? 2 * a->capretired : 64;
+		if ((v = realloc(a->retired, cap * sizeof(*v))) == NULL) {
+			aggregate_drain(a);
+			vitals_epoch_free(e);
+			return -ENOMEM;
+		}
+		a->retired = v;
+		a->capretired = cap;
+	}
+	a->retired[a->nretired++] = (struct aggregate_retired){ e, a->seq };
+	return 0;
+}
+
+/* Append e (owned) to q, letting the oldest go when full. */
+static int
 aggregate_queue_push(
     struct aggregate *a, struct aggregate_queue *q, struct vitals_epoch *e)
 {
+	int r = 0;
+
 	if (q->n == a->p.queue_len) {
-		vitals_epoch_free(q->v[0]);
+		if (a->nlanes > 0)
+			r = aggregate_retire(a, q->v[0]);
+		else
+			vitals_epoch_free(q->v[0]);
 		memmove(q->v, q->v + 1, (q->n - 1) * sizeof(*q->v));
 		q->n--;
 	}
 	q->v[q->n++] = e;
+	return r;
 }
 
-/* ---- filter runs ---- */
+/* ---- lanes: filter runs on worker threads ---- */
 
 static int
 aggregate_wants(const struct aggregate_filter *f, uint32_t ts)
 {
 	return f->timescale_s == AGGREGATE_ALL || f->timescale_s == ts;
 }
+
+/* The last work every lane is done with (under mu). */
+static uint64_t
+aggregate_safe(const struct aggregate *a)
+{
+	uint64_t safe = a->seq;
+	unsigned i;
+
+	for (i = 0; i < a->nlanes; i++)
+		if (a->lanes[i].busy != 0 && a->lanes[i].busy - 1 < safe)
+			safe = a->lanes[i].busy - 1;
+	return safe;
+}
+
+/* Free the retired epochs no pending work holds (under mu). */
+static void
+aggregate_reap(struct aggregate *a)
+{
+	uint64_t safe = aggregate_safe(a);
+	size_t i = 0;
+
+	while (i < a->nretired && a->retired[i].stamp <= safe)
+		vitals_epoch_free(a->retired[i++].e);
+	if (i == 0)
+		return;
+	memmove(a->retired, a->retired + i,
+	    (a->nretired - i) * sizeof(*a->retired));
+	a->nretired -= i;
+}
+
+/* Run the filters of lane l on work w: each epoch of the slot in turn. */
+static int
+aggregate_lane_run(
+    struct aggregate *a, unsigned l, const struct aggregate_work *w)
+{
+	int rc = 0, r;
+	size_t i, k;
+
+	for (i = 0; i < w->n; i++)
+		for (k = 0; k < a->nfilters; k++) {
+			if (a->lane_of[k] != l ||
+			    !aggregate_wants(&a->filters[k], w->ts))
+				continue;
+			r = instance_filter(
+			    a->filters[k].ctx, &w->q[i], w->hosts[i]);
+			if (r == -ENOMEM && rc == 0)
+				rc = r;
+		}
+	return rc;
+}
+
+/* A lane's work w is done (under mu): free it if it was the last. */
+static void
+aggregate_work_done(struct aggregate_work *w)
+{
+	if (--w->pending == 0)
+		free(w);
+}
+
+static void *
+aggregate_lane_main(void *arg)
+{
+	struct aggregate_lane *l = arg;
+	struct aggregate *a = l->a;
+	struct aggregate_job *j;
+	int r;
+
+	pthread_mutex_lock(&a->mu);
+	for (;;) {
+		while (l->head == NULL && !a->stop) {
+			l->sleeping = 1;
+			pthread_cond_wait(&l->cv, &a->mu);
+			l->sleeping = 0;
+		}
+		if (a->stop)
+			break;
+		j = l->head;
+		l->busy = j->w->seq;
+		pthread_mutex_unlock(&a->mu);
+		r = aggregate_lane_run(a, (unsigned)(l - a->lanes), j->w);
+		pthread_mutex_lock(&a->mu);
+		if (r != 0 && a->err == 0)
+			a->err = r;
+		if ((l->head = j->next) == NULL)
+			l->tail = NULL;
+		l->busy = l->head != NULL ? l->head->w->seq : 0;
+		aggregate_work_done(j->w);
+		free(j);
+		if (a->wait_for != 0 && aggregate_safe(a) + 1 >= a->wait_for)
+			pthread_cond_broadcast(&a->done);
+	}
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+/*
+ * The lanes: one per plugin among the filters (instances of one plugin
+ * never run at the same time, so a plugin need not be thread-safe), at
+ * most p.lanes, shared round robin beyond.  0, or -ENOMEM / -EAGAIN
+ * (then stop what started).
+ */
+static int
+aggregate_lanes_start(struct aggregate *a)
+{
+	size_t i, k;
+	unsigned n = 0;
+
+	for (i = 0; i < a->nfilters; i++) {
+		for (k = 0; k < i; k++)
+			if (a->filters[k].ctx->desc == a->filters[i].ctx->desc)
+				break;
+		a->lane_of[i] = k < i ? a->lane_of[k] : n++ % a->p.lanes;
+	}
+	n = n < a->p.lanes ? n : a->p.lanes;
+	if ((a->lanes = calloc(n, sizeof(*a->lanes))) == NULL)
+		return -ENOMEM;
+	pthread_mutex_init(&a->mu, NULL);
+	pthread_cond_init(&a->done, NULL);
+	a->stop = 0;
+	for (a->nlanes = 0; a->nlanes < n; a->nlanes++) {
+		a->lanes[a->nlanes].a = a;
+		pthread_cond_init(&a->lanes[a->nlanes].cv, NULL);
+		if (pthread_create(&a->lanes[a->nlanes].thread, NULL,
+			aggregate_lane_main, &a->lanes[a->nlanes]) != 0) {
+			pthread_cond_destroy(&a->lanes[a->nlanes].cv);
+			return -EAGAIN;
+		}
+	}
+	return 0;
+}
+
+/* Stop the lanes, dropping waiting work, and free the retired epochs. */
+static void
+aggregate_lanes_stop(struct aggregate *a)
+{
+	struct aggregate_job *j;
+	unsigned i;
+
+	if (a->lanes == NULL)
+		return;
+	pthread_mutex_lock(&a->mu);
+	a->stop = 1;
+	for (i = 0; i < a->nlanes; i++)
+		pthread_cond_signal(&a->lanes[i].cv);
+	pthread_mutex_unlock(&a->mu);
+	for (i = 0; i < a->nlanes; i++) {
+		pthread_join(a->lanes[i].thread, NULL);
+		pthread_cond_destroy(&a->lanes[i].cv);
+		while ((j = a->lanes[i].head) != NULL) {
+			a->lanes[i].head = j->next;
+			aggregate_work_done(j->w);
+			free(j);
+		}
+		a->lanes[i].tail = NULL;
+		a->lanes[i].busy = 0;
+	}
+	aggregate_reap(a);
+	pthread_cond_destroy(&a->done);
+	pthread_mutex_destroy(&a->mu);
+	free(a->lanes);
+	free(a->retired);
+	a->lanes = NULL;
+	a->nlanes = 0;
+	a->retired = NULL;
+	a->nretired = a->capretired = 0;
+}
+
+/* Wait until the work before seq `until` is done (under mu). */
+static void
+aggregate_wait(struct aggregate *a, uint64_t until)
+{
+	if (aggregate_safe(a) + 1 >= until)
+		return;
+	a->wait_for = until;
+	while (aggregate_safe(a) + 1 < until)
+		pthread_cond_wait(&a->done, &a->mu);
+	a->wait_for = 0;
+}
+
+int
+aggregate_drain(struct aggregate *a)
+{
+	int r;
+
+	if (a->nlanes == 0)
+		return 0;
+	pthread_mutex_lock(&a->mu);
+	aggregate_wait(a, a->seq + 1);
+	aggregate_reap(a);
+	r = a->err;
+	pthread_mutex_unlock(&a->mu);
+	return r;
+}
+
+/* ---- filter runs ---- */
 
 /* Run the filters of ts on queue qu, the peers being v[] but v[self]. */
 static int
@@ -197,6 +494,103 @@ aggregate_filters_run(struct aggregate *a, uint32_t ts,
 	return rc;
 }
 
+/*
+ * The work of one slot: per epoch a copy of its queue and its peers, in
+ * one allocation.  NULL when out of memory.
+ */
+static struct aggregate_work *
+aggregate_work_new(struct aggregate *a, uint32_t ts,
+    struct aggregate_queue **qs, struct vitals_epoch **v, size_t n)
+{
+	struct aggregate_work *w;
+	const struct vitals_epoch **p;
+	size_t i, k, np, size;
+
+	size = sizeof(*w) + n * (sizeof(*w->q) + sizeof(*w->hosts)) +
+	    n * (a->p.queue_len + n) * sizeof(*p);
+	if ((w = calloc(1, size)) == NULL)
+		return NULL;
+	w->ts = ts;
+	w->n = n;
+	w->q = (struct vitals_queue *)(void *)(w + 1);
+	w->hosts = (const char **)(void *)(w->q + n);
+	p = (const struct vitals_epoch **)(void *)(w->hosts + n);
+	for (i = 0; i < n; i++) {
+		w->hosts[i] = qs[i]->host;
+		w->q[i].timescale_s = ts ? ts : v[i]->timescale_s;
+		w->q[i].n = qs[i]->n;
+		memcpy(p, qs[i]->v, qs[i]->n * sizeof(*p));
+		w->q[i].epochs = p;
+		p += qs[i]->n;
+		for (k = 0, np = 0; k < n; k++)
+			if (k != i)
+				p[np++] = v[k];
+		w->q[i].npeers = (uint32_t)np;
+		w->q[i].peers = np ? p : NULL;
+		p += np;
+	}
+	return w;
+}
+
+/* Queue job w for lane l (under mu); -ENOMEM. */
+static int
+aggregate_lane_add(struct aggregate_lane *l, struct aggregate_work *w)
+{
+	struct aggregate_job *j;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return -ENOMEM;
+	j->w = w;
+	if (l->tail != NULL)
+		l->tail->next = j;
+	else
+		l->head = j;
+	l->tail = j;
+	if (l->busy == 0)
+		l->busy = w->seq;
+	w->pending++;
+	/* Waking a lane costs less than leaving the slowest one idle. */
+	if (l->sleeping)
+		pthread_cond_signal(&l->cv);
+	return 0;
+}
+
+/*
+ * Hand the filter runs of a slot to the lanes whose filters want ts,
+ * then free what no pending run holds, waiting while too much is ahead.
+ */
+static int
+aggregate_hand_out(struct aggregate *a, uint32_t ts,
+    struct aggregate_queue **qs, struct vitals_epoch **v, size_t n)
+{
+	struct aggregate_work *w;
+	unsigned l, want;
+	size_t k;
+	int rc = 0;
+
+	if ((w = aggregate_work_new(a, ts, qs, v, n)) == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&a->mu);
+	w->seq = ++a->seq;
+	w->pending = 1; /* ours until it is handed out */
+	for (l = 0; l < a->nlanes && rc == 0; l++) {
+		for (k = 0, want = 0; k < a->nfilters && !want; k++)
+			want = a->lane_of[k] == l &&
+			    aggregate_wants(&a->filters[k], ts);
+		if (want)
+			rc = aggregate_lane_add(&a->lanes[l], w);
+	}
+	aggregate_work_done(w);
+	/* Too far ahead: let the slowest lane catch up half the way. */
+	if (a->seq - aggregate_safe(a) > AGGREGATE_AHEAD)
+		aggregate_wait(a, a->seq - AGGREGATE_AHEAD / 2);
+	aggregate_reap(a);
+	if (rc == 0)
+		rc = a->err;
+	pthread_mutex_unlock(&a->mu);
+	return rc;
+}
+
 int
 aggregate_run(
     struct aggregate *a, uint32_t ts, struct vitals_epoch **v, size_t n)
@@ -217,9 +611,15 @@ aggregate_run(
 		if ((qs[i] = aggregate_queue(a, aggregate_host(v[i]), ts)) ==
 		    NULL)
 			goto out;
-	for (pushed = 0; pushed < n; pushed++)
-		aggregate_queue_push(a, qs[pushed], v[pushed]);
 	rc = 0;
+	for (pushed = 0; pushed < n; pushed++)
+		if (aggregate_queue_push(a, qs[pushed], v[pushed]) != 0)
+			rc = -ENOMEM;
+	if (a->nlanes > 0) {
+		if ((r = aggregate_hand_out(a, ts, qs, v, n)) != 0)
+			rc = r;
+		goto out;
+	}
 	for (i = 0; i < n; i++) {
 		r = aggregate_filters_run(a, ts, qs[i], v, n, i, peers);
 		if (r != 0 && rc == 0)

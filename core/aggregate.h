@@ -3,7 +3,8 @@
  * The aggregator's engine room, shared by the daemon (live) and range
  * queries: per host and timescale a bounded queue of recent epochs, the
  * filter runs over them with the other hosts' epochs of the same slot as
- * peers, and (live) the rollups of the slots being filled.
+ * peers (in the caller's thread, or for range queries on worker threads,
+ * one per plugin), and (live) the rollups of the slots being filled.
  */
 #ifndef VITALS_AGGREGATE_INTERNAL_H
 #define VITALS_AGGREGATE_INTERNAL_H
@@ -23,6 +24,9 @@ struct aggregate_params {
 	uint32_t timescales[VITALS_AGG_MAX_TIMESCALES]; /* seconds, ascending */
 	uint32_t queue_len;    /* epochs per queue, >= 1 */
 	uint32_t max_samples;  /* samples kept per vital in a rollup */
+	uint32_t lanes;        /* 0: filters run in aggregate_run's caller;
+	                          else on up to this many worker threads
+	                          ("lanes"), see aggregate_run */
 };
 
 /* A filter instance and the timescale it runs at. */
@@ -36,7 +40,11 @@ struct aggregate;
 /* A new aggregator; NULL when out of memory. */
 struct aggregate *aggregate_new(const struct aggregate_params *p);
 
-/* Free it with its queues and open rollups; accepts NULL. */
+/*
+ * Free it with its queues and open rollups, stopping its lanes (runs not
+ * started yet are dropped: call aggregate_drain first to have them);
+ * accepts NULL.
+ */
 void aggregate_free(struct aggregate *a);
 
 /* The parameters it was made with. */
@@ -44,7 +52,9 @@ const struct aggregate_params *aggregate_params(const struct aggregate *a);
 
 /*
  * Use filters f[0..n) (copied; the instances stay the caller's) from now
- * on.  Returns 0 or -ENOMEM (the previous list is then kept).
+ * on; with lanes, after the runs handed out so far are done, and the
+ * lanes' threads are started here (if none can be, filters run in the
+ * caller).  Returns 0 or -ENOMEM (the previous list is then kept).
  */
 int aggregate_filters(struct aggregate *a, const struct aggregate_filter *f,
     size_t n);
@@ -56,9 +66,23 @@ int aggregate_filters(struct aggregate *a, const struct aggregate_filter *f,
  * is freed); then the filters of ts run once per epoch, with that queue
  * and the others as peers.  Returns 0, or the first error a filter
  * returned (the others still run), or -ENOMEM.
+ *
+ * With lanes, the filter runs are handed to the lanes and this returns
+ * at once (or when too many runs wait): the filters of one plugin run on
+ * one lane, in the order of the calls, each seeing what it would have
+ * seen here, so findings are the same; epochs leaving a queue are freed
+ * once no waiting run holds them.  It then returns 0, or -ENOMEM from
+ * itself or from a filter run of an earlier call (other filter errors are
+ * logged by the instance, not returned).
  */
 int aggregate_run(struct aggregate *a, uint32_t ts, struct vitals_epoch **v,
     size_t n);
+
+/*
+ * Wait until every filter run handed to the lanes is done (a no-op
+ * without lanes).  Returns 0, or -ENOMEM if a run failed for memory.
+ */
+int aggregate_drain(struct aggregate *a);
 
 /*
  * The daemon: a closed base epoch e (borrowed).  It is added to the open

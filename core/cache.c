@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The aggregator's on-disk cache: one gzip'd JSON file per entry,
- * {"format": 1, "key": HEX, "value": ...}, written to a temporary name and
- * renamed.  The key hashes every input of the value, so an entry is valid
- * exactly when its inputs are unchanged; anything unreadable is a miss.
+ * {"format":1,"key":"HEX","value":...} (compact, in that order, so the
+ * value's text is found without parsing the rest), written to a temporary
+ * name and renamed.  The key hashes every input of the value, so an entry
+ * is valid exactly when its inputs are unchanged; anything unreadable is a
+ * miss.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -33,7 +35,7 @@ struct cache_job {
 	struct cache_key key;
 	size_t stem;
 	void *obj;
-	json_t *(*encode)(void *obj);
+	int (*encode)(void *obj, char **text, size_t *len);
 	void (*release)(void *obj);
 };
 
@@ -193,44 +195,69 @@ cache_slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* The start of an entry stored with key k, up to its value. */
+static int
+cache_head(const struct cache_key *k, char *buf, size_t len)
+{
+	char hex[33];
+
+	cache_key_hex(k, hex);
+	return snprintf(buf, len,
+	    "{\"format\":%d,\"key\":\"%s\",\"value\":", CACHE_FORMAT, hex);
+}
+
+int
+cache_get_text(struct cache *c, const char *name, const struct cache_key *k,
+    char **buf, const char **value, size_t *len)
+{
+	char path[PATH_MAX], head[96], *b;
+	size_t n = 0, h;
+
+	if (cache_path(c, name, path, sizeof(path)) != 0 ||
+	    (b = cache_slurp(path, &n)) == NULL)
+		return -ENOENT;
+	h = (size_t)cache_head(k, head, sizeof(head));
+	if (n < h + 2 || memcmp(b, head, h) != 0 || b[n - 1] != '}') {
+		free(b);
+		return -ENOENT;
+	}
+	*buf = b;
+	*value = b + h;
+	*len = n - h - 1;
+	return 0;
+}
+
 int
 cache_get(
     struct cache *c, const char *name, const struct cache_key *k, json_t **out)
 {
-	char path[PATH_MAX], hex[33], *buf;
-	json_t *j, *v, *key, *fmt;
-	size_t len = 0;
+	const char *value;
+	char *buf;
+	size_t len;
+	json_t *v;
 
-	if (cache_path(c, name, path, sizeof(path)) != 0 ||
-	    (buf = cache_slurp(path, &len)) == NULL)
+	if (cache_get_text(c, name, k, &buf, &value, &len) != 0)
 		return -ENOENT;
-	j = json_loadb(buf, len, 0, NULL);
+	v = json_loadb(value, len, 0, NULL);
 	free(buf);
-	cache_key_hex(k, hex);
-	key = json_object_get(j, "key");
-	fmt = json_object_get(j, "format");
-	v = json_object_get(j, "value");
-	if (v == NULL || !json_is_string(key) ||
-	    strcmp(json_string_value(key), hex) != 0 || !json_is_integer(fmt) ||
-	    json_integer_value(fmt) != CACHE_FORMAT) {
-		json_decref(j);
+	if (v == NULL)
 		return -ENOENT;
-	}
-	*out = json_incref(v);
-	json_decref(j);
+	*out = v;
 	return 0;
 }
 
-/* Write text (len bytes) gzip'd to the new file tmp. */
+/* Write head, text (len bytes) and "}" gzip'd to the new file tmp. */
 static int
-cache_write_gz(const char *tmp, const char *text, size_t len)
+cache_write_gz(const char *tmp, const char *head, const char *text, size_t len)
 {
 	gzFile gz;
 	int r = 0;
 
 	if ((gz = gzopen(tmp, "wb1")) == NULL)
 		return errno ? -errno : -ENOMEM;
-	if (len > 0 && gzwrite(gz, text, (unsigned)len) == 0)
+	if (gzwrite(gz, head, (unsigned)strlen(head)) == 0 ||
+	    (len > 0 && gzwrite(gz, text, (unsigned)len) == 0) ||
+	    gzwrite(gz, "}", 1) == 0)
 		r = -EIO;
 	if (gzclose(gz) != Z_OK && r == 0)
 		r = -EIO;
@@ -238,12 +265,11 @@ cache_write_gz(const char *tmp, const char *text, size_t len)
 }
 
 int
-cache_put(
-    struct cache *c, const char *name, const struct cache_key *k, json_t *value)
+cache_put_text(struct cache *c, const char *name, const struct cache_key *k,
+    const char *text, size_t len)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 32], dir[PATH_MAX], hex[33];
-	char err[PATH_MAX + 64], *text, *slash;
-	json_t *j;
+	char path[PATH_MAX], tmp[PATH_MAX + 32], dir[PATH_MAX], head[96];
+	char err[PATH_MAX + 64], *slash;
 	int r;
 
 	if ((r = cache_path(c, name, path, sizeof(path))) != 0)
@@ -253,19 +279,26 @@ cache_put(
 		*slash = '\0';
 	if ((r = vitals_store_prepare(dir, err, sizeof(err))) != 0)
 		return r;
-	cache_key_hex(k, hex);
-	j = json_pack("{s:i, s:s, s:O}", "format", CACHE_FORMAT, "key", hex,
-	    "value", value);
-	text = j != NULL ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	if (text == NULL)
-		return -ENOMEM;
+	cache_head(k, head, sizeof(head));
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if ((r = cache_write_gz(tmp, text, strlen(text))) == 0 &&
+	if ((r = cache_write_gz(tmp, head, text, len)) == 0 &&
 	    rename(tmp, path) != 0)
 		r = -errno;
 	if (r != 0)
 		unlink(tmp);
+	return r;
+}
+
+int
+cache_put(
+    struct cache *c, const char *name, const struct cache_key *k, json_t *value)
+{
+	char *text;
+	int r;
+
+	if ((text = json_dumps(value, JSON_COMPACT | JSON_ENCODE_ANY)) == NULL)
+		return -ENOMEM;
+	r = cache_put_text(c, name, k, text, strlen(text));
 	free(text);
 	return r;
 }
@@ -303,11 +336,13 @@ cache_remove_stale(struct cache *c, const char *name, size_t stem)
 static void
 cache_job_run(struct cache *c, struct cache_job *j)
 {
-	json_t *v = j->encode(j->obj);
+	char *text = NULL;
+	size_t len = 0;
 
-	if (v != NULL && cache_put(c, j->name, &j->key, v) == 0 && j->stem > 0)
+	if (j->encode(j->obj, &text, &len) == 0 &&
+	    cache_put_text(c, j->name, &j->key, text, len) == 0 && j->stem > 0)
 		cache_remove_stale(c, j->name, j->stem);
-	json_decref(v);
+	free(text);
 	j->release(j->obj);
 	free(j->name);
 }
@@ -366,7 +401,7 @@ cache_writer_stop(struct cache *c)
 
 int
 cache_put_async(struct cache *c, const char *name, const struct cache_key *k,
-    size_t stem, void *obj, json_t *(*encode)(void *obj),
+    size_t stem, void *obj, int (*encode)(void *obj, char **text, size_t *len),
     void (*release)(void *obj))
 {
 	struct cache_job j = { NULL, *k, stem, obj, encode, release };

@@ -54,6 +54,14 @@ int cache_get(struct cache *c, const char *name, const struct cache_key *k,
     json_t **out);
 
 /*
+ * The same, leaving the value as JSON text: 0 with the whole entry in
+ * *buf (malloc'd, the caller's) and the text of its value at *value, *len
+ * bytes (not NUL-terminated), or -ENOENT as cache_get.
+ */
+int cache_get_text(struct cache *c, const char *name,
+    const struct cache_key *k, char **buf, const char **value, size_t *len);
+
+/*
  * Store value (borrowed) as entry `name` with key k: written to a
  * temporary file and renamed, so readers see the old entry or the new.
  * Returns 0 or a negative errno (a cache that cannot be written is only
@@ -62,19 +70,25 @@ int cache_get(struct cache *c, const char *name, const struct cache_key *k,
 int cache_put(struct cache *c, const char *name, const struct cache_key *k,
     json_t *value);
 
+/* The same with the value as JSON text text[0..len) (borrowed). */
+int cache_put_text(struct cache *c, const char *name,
+    const struct cache_key *k, const char *text, size_t len);
+
 /*
- * Store an entry from a writer thread, so the caller goes on: encode(obj)
- * is called there to make the value (NULL: nothing is stored), then the
- * entry is written as cache_put does, older versions sharing its first
- * `stem` bytes are removed (when stem > 0, see cache_remove_stale), and
- * release(obj) is called.  At most a few entries wait; beyond that the
- * caller waits.  cache_close waits for every pending write.  If no thread
- * can be started, the entry is written before returning.  Returns 0 or
- * -ENOMEM (release is then called here).
+ * Store an entry from a writer thread, so the caller goes on: encode(obj,
+ * &text, &len) is called there to make the value's JSON text (malloc'd;
+ * nothing is stored unless it returns 0), then the entry is written as
+ * cache_put_text does, older versions sharing its first `stem` bytes are
+ * removed (when stem > 0, see cache_remove_stale), and release(obj) is
+ * called.  At most a few entries wait; beyond that the caller waits.
+ * cache_close waits for every pending write.  If no thread can be
+ * started, the entry is written before returning.  Returns 0 or -ENOMEM
+ * (release is then called here).
  */
 int cache_put_async(struct cache *c, const char *name,
     const struct cache_key *k, size_t stem, void *obj,
-    json_t *(*encode)(void *obj), void (*release)(void *obj));
+    int (*encode)(void *obj, char **text, size_t *len),
+    void (*release)(void *obj));
 
 /*
  * Remove the entries in the directory of `name` whose names start like

@@ -19,11 +19,6 @@
 /* Arena chunk size; larger requests get a chunk of their own. */
 #define CODEC_CHUNK (64 * 1024)
 /*
- * Largest HCA accepted when decoding (config allows 65536): a corrupt
- * hca_size must not make us allocate gigabytes.
- */
-#define CODEC_HCA_MAX (1u << 20)
-/*
  * Longest host part of a file name: the temporary name ".NAME.tmp.PID"
  * must still fit in NAME_MAX (255).
  */
@@ -32,27 +27,11 @@
 #define CODEC_NAME_PATTERN "DDDDDDDDTDDDDDD.DDDZ_"
 #define CODEC_NAME_SUFFIX ".json.gz"
 
-/* Types of the scalar members in the field tables. */
-enum {
-	CODEC_U64, /* uint64_t, as the int64 bit pattern (see codec_u64) */
-	CODEC_U32, /* uint32_t */
-	CODEC_DBL, /* double; null stands for NaN */
-	CODEC_STR, /* const char *, required; NULL is written as "" */
-	CODEC_STRN, /* const char *, may be NULL: null or absent */
-};
-
-/* One scalar member of a struct and its JSON key. */
-struct codec_field {
-	const char *key;
-	int type;
-	size_t off;
-};
-
 /* clang-format off */
 #define CODEC_F(t, s, m) { #m, t, offsetof(struct s, m) }
 /* clang-format on */
 
-static const struct codec_field codec_epoch_fields[] = {
+const struct codec_field codec_epoch_fields[] = {
 	CODEC_F(CODEC_STR, vitals_epoch, host),
 	CODEC_F(CODEC_U64, vitals_epoch, start_ns),
 	CODEC_F(CODEC_U64, vitals_epoch, length_ns),
@@ -64,7 +43,7 @@ static const struct codec_field codec_epoch_fields[] = {
 	{ NULL, 0, 0 },
 };
 
-static const struct codec_field codec_vital_fields[] = {
+const struct codec_field codec_vital_fields[] = {
 	CODEC_F(CODEC_STR, vitals_vital_epoch, name),
 	CODEC_F(CODEC_STR, vitals_vital_epoch, unit),
 	CODEC_F(CODEC_U64, vitals_vital_epoch, threshold),
@@ -78,7 +57,7 @@ static const struct codec_field codec_vital_fields[] = {
 	{ NULL, 0, 0 },
 };
 
-static const struct codec_field codec_sample_fields[] = {
+const struct codec_field codec_sample_fields[] = {
 	CODEC_F(CODEC_U64, vitals_sample, ts_ns),
 	CODEC_F(CODEC_U64, vitals_sample, label),
 	CODEC_F(CODEC_U64, vitals_sample, weight),
@@ -94,7 +73,7 @@ static const struct codec_field codec_sample_fields[] = {
 	{ NULL, 0, 0 },
 };
 
-static const struct codec_field codec_finding_fields[] = {
+const struct codec_field codec_finding_fields[] = {
 	CODEC_F(CODEC_U64, vitals_finding, start_ns),
 	CODEC_F(CODEC_U64, vitals_finding, end_ns),
 	CODEC_F(CODEC_U32, vitals_finding, timescale_s),
@@ -110,7 +89,7 @@ static const struct codec_field codec_finding_fields[] = {
 };
 
 /* A metric's members; its name is the key it is stored under. */
-static const struct codec_field codec_metric_fields[] = {
+const struct codec_field codec_metric_fields[] = {
 	CODEC_F(CODEC_STR, vitals_metric, unit),
 	CODEC_F(CODEC_DBL, vitals_metric, mean),
 	CODEC_F(CODEC_DBL, vitals_metric, min),
@@ -1192,6 +1171,35 @@ codec_epoch_from_json(
 	}
 	*out = &d.own->epoch;
 	return 0;
+}
+
+/*
+ * Decode an epoch from its JSON text buf[0..len): the fast reader, and
+ * jansson for what it declines.  Returns 0 and sets *out; -EBADMSG with
+ * the reason in err; -ENOMEM.
+ */
+int
+codec_epoch_parse(const char *buf, size_t len, struct vitals_epoch **out,
+    char *err, size_t errlen)
+{
+	json_error_t je;
+	json_t *j;
+	int r;
+
+	if ((r = codec_text_decode(buf, len, out)) != -ENOTSUP) {
+		if (r == -ENOMEM && err != NULL && errlen > 0)
+			snprintf(err, errlen, "out of memory");
+		return r;
+	}
+	if ((j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je)) == NULL) {
+		if (err != NULL && errlen > 0)
+			snprintf(err, errlen, "line %d column %d: %s", je.line,
+			    je.column, je.text);
+		return -EBADMSG;
+	}
+	r = codec_epoch_from_json(j, out, err, errlen);
+	json_decref(j);
+	return r;
 }
 
 /* ---- file names ---- */

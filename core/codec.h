@@ -11,6 +11,38 @@
 
 /* Format version written into every epoch file ("format": N). */
 #define CODEC_FORMAT 1
+/*
+ * Largest HCA accepted when decoding (config allows 65536): a corrupt
+ * hca_size must not make us allocate gigabytes.
+ */
+#define CODEC_HCA_MAX (1u << 20)
+
+/* Types of the scalar members in the field tables. */
+enum {
+	CODEC_U64, /* uint64_t, as the int64 bit pattern (see codec_u64) */
+	CODEC_U32, /* uint32_t */
+	CODEC_DBL, /* double; null stands for NaN */
+	CODEC_STR, /* const char *, required; NULL is written as "" */
+	CODEC_STRN, /* const char *, may be NULL: null or absent */
+};
+
+/* One scalar member of a struct and its JSON key. */
+struct codec_field {
+	const char *key;  /* JSON key; NULL ends a table */
+	int type;         /* CODEC_* */
+	size_t off;       /* offset of the member */
+};
+
+/*
+ * The scalar members of an epoch, a vital, a sample, a finding and a
+ * metric (its name is the key it is stored under), in the order they are
+ * written; both codecs (JSON tree and text) are driven by them.
+ */
+extern const struct codec_field codec_epoch_fields[];
+extern const struct codec_field codec_vital_fields[];
+extern const struct codec_field codec_sample_fields[];
+extern const struct codec_field codec_finding_fields[];
+extern const struct codec_field codec_metric_fields[];
 
 /*
  * Encode an epoch as a new JSON object (caller owns the reference).
@@ -25,6 +57,38 @@ json_t *codec_epoch_to_json(const struct vitals_epoch *e);
  */
 int codec_epoch_from_json(json_t *j, struct vitals_epoch **out, char *err,
     size_t errlen);
+
+/*
+ * Decode an epoch from its JSON text buf[0..len) without building a JSON
+ * tree: a fast reader of the form the encoders write, for range queries
+ * that read thousands of files.  It gives the epoch codec_epoch_from_json
+ * would, or declines: -ENOTSUP for anything outside that form (an error,
+ * an unknown or repeated key, keys out of their usual order where one
+ * depends on another, \u escapes, non-ASCII bytes), and the caller then
+ * reads the text with jansson, which takes any valid epoch and explains
+ * what is wrong with a bad one (codec_epoch_parse does both).  Returns 0
+ * and sets *out (free with vitals_epoch_free), -ENOTSUP, or -ENOMEM.
+ */
+int codec_text_decode(const char *buf, size_t len, struct vitals_epoch **out);
+
+/*
+ * Decode an epoch from its JSON text: codec_text_decode, else jansson and
+ * codec_epoch_from_json.  Returns 0 and sets *out (free with
+ * vitals_epoch_free), -EBADMSG with the reason in err ("line L column C:
+ * ..." for bad JSON, else the JSON path of the bad member), or -ENOMEM.
+ */
+int codec_epoch_parse(const char *buf, size_t len, struct vitals_epoch **out,
+    char *err, size_t errlen);
+
+/*
+ * Encode an epoch (borrowed) as compact JSON text, the bytes
+ * json_dumps(codec_epoch_to_json(e), JSON_COMPACT) gives, without building
+ * a JSON tree.  Returns 0 with a malloc'd, NUL-terminated text in *out
+ * (the caller's) and its length in *len; -ENOTSUP for an epoch it leaves
+ * to codec_epoch_to_json (strings with non-ASCII bytes, metrics not
+ * sorted by name); -ENOMEM.
+ */
+int codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len);
 
 /*
  * Free an epoch made by codec_epoch_from_json (one arena holds it and all

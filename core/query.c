@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <vitals/aggregate.h>
 #include <vitals/store.h>
@@ -32,6 +33,8 @@
 #define PACKAGE_VERSION "0"
 #endif
 #define QUERY_VERSION PACKAGE_VERSION "/1"
+/* Most threads running filters (one per plugin): see query_aggregate. */
+#define QUERY_LANES 8
 
 /* Write the reason for failing with r to q->err; returns r. */
 int
@@ -555,6 +558,15 @@ query_aggregate(struct query *q)
 	memset(&ap, 0, sizeof(ap));
 	ap.queue_len = q->cfg->queue_len;
 	ap.max_samples = q->cfg->sketch.max_samples;
+	/*
+	 * Filters dominate once decoding is fast: with more than one CPU
+	 * each plugin runs on a thread of its own, overlapping the others,
+	 * the reading of the files and the rollups.
+	 */
+	ap.lanes = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? QUERY_LANES : 0;
+	/* The lanes make JSON objects (findings): seed jansson's hash first
+	 * (a no-op once seeded). */
+	json_object_seed(0);
 	if ((q->agg = aggregate_new(&ap)) == NULL ||
 	    (f = calloc(q->ninsts + 1, sizeof(*f))) == NULL)
 		return query_fail(q, -ENOMEM, "out of memory");
@@ -604,6 +616,8 @@ query_free(struct query *q)
 {
 	size_t i;
 
+	/* First the lanes: they may be running the instances. */
+	aggregate_free(q->agg);
 	for (i = 0; i < q->ninsts; i++) {
 		if (q->insts[i].started)
 			instance_stop(q->insts[i].ctx);
@@ -619,7 +633,6 @@ query_free(struct query *q)
 		query_slots_free(&q->ts[i]);
 		json_decref(q->ts[i].sums);
 	}
-	aggregate_free(q->agg);
 	cache_close(q->cache);
 	free(q->ents);
 	vitals_store_list_free(&q->list);

@@ -1573,10 +1573,11 @@ qcli_top_direct(const struct qcli *c, const struct vitals_epoch *e)
 static int
 qcli_top(struct qcli *c)
 {
-	struct config_entry k;
+	struct config_entry k[2];
 	struct vitals_epoch *e;
 	const struct vitals_epoch *v[1];
 	char kbuf[32];
+	size_t nk = 0;
 	int rc, topk;
 
 	if (c->k == 0)
@@ -1593,13 +1594,19 @@ qcli_top(struct qcli *c)
 		rc = qcli_top_direct(c, e);
 	} else {
 		/* -k N becomes the filter's own k, if it has one. */
-		memset(&k, 0, sizeof(k));
+		memset(k, 0, sizeof(k));
 		snprintf(kbuf, sizeof(kbuf), "%zu", c->k);
-		k.key = "k";
-		k.scalar = kbuf;
+		if (topk == 2)
+			k[nk++] =
+			    (struct config_entry){ .key = "k", .scalar = kbuf };
+		/* The range is one epoch of its own length: rank it whatever
+		 * that length. */
+		if (qcli_installed(c, "topk", "min_timescale") == 2)
+			k[nk++] = (struct config_entry){ .key = "min_timescale",
+				.scalar = "0" };
 		v[0] = e;
-		rc = qcli_filter_once(c, "topk", &k, topk == 2 ? 1 : 0, v, 1,
-		    "TOP (topk filter)");
+		rc = qcli_filter_once(
+		    c, "topk", k, nk, v, 1, "TOP (topk filter)");
 	}
 	vitals_epoch_free(e);
 	return rc;

@@ -118,23 +118,36 @@ query_part_cached(struct query *q, const struct query_ts *t,
     const struct query_slot *sl, const struct query_part *pa)
 {
 	struct vitals_epoch *e = NULL;
-	char name[PATH_MAX], err[256];
-	json_t *j = NULL;
-	size_t stem;
+	char name[PATH_MAX], err[256], *buf;
+	const char *text;
+	size_t stem, len;
 
 	if (query_rollup_name(t, sl, pa, name, sizeof(name), &stem) != 0 ||
-	    cache_get(q->cache, name, &pa->key, &j) != 0)
+	    cache_get_text(q->cache, name, &pa->key, &buf, &text, &len) != 0)
 		return NULL;
-	if (codec_epoch_from_json(j, &e, err, sizeof(err)) != 0)
+	if (codec_epoch_parse(text, len, &e, err, sizeof(err)) != 0)
 		e = NULL;
-	json_decref(j);
+	free(buf);
 	return e;
 }
 
-static json_t *
-query_epoch_encode(void *e)
+/* The JSON text of a rollup, without a jansson tree where it can. */
+static int
+query_epoch_encode(void *e, char **text, size_t *len)
 {
-	return codec_epoch_to_json(e);
+	json_t *j;
+	int r;
+
+	if ((r = codec_text_encode(e, text, len)) != -ENOTSUP)
+		return r;
+	if ((j = codec_epoch_to_json(e)) == NULL)
+		return -ENOMEM;
+	*text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (*text == NULL)
+		return -ENOMEM;
+	*len = strlen(*text);
+	return 0;
 }
 
 static void
@@ -524,6 +537,9 @@ query_pass(struct query *q)
 		    r == 0)
 			r = q->ts[k].open ? query_slot_close(q, &q->ts[k])
 					  : query_slot_open(q, &q->ts[k]);
+	/* The filters may still be running on the aggregator's lanes. */
+	if (r == 0)
+		r = aggregate_drain(q->agg);
 	return r == 0 ? 0 : query_fail(q, r, "%s", strerror(-r));
 }
 

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,8 @@
 #define STORE_TMP_AGE_NS (3600ull * 1000000000ull)
 /* First read buffer for a decompressed file; doubled as needed. */
 #define STORE_READ_CHUNK (64 * 1024)
+/* Largest file inflated in one go (larger ones are streamed). */
+#define STORE_ONESHOT_MAX (16u << 20)
 
 /* Called for each file name in each date dir; nonzero return stops. */
 typedef int (*store_file_fn)(const char *dir, const char *name, void *arg);
@@ -252,6 +255,74 @@ nomem:
 	return -ENOMEM;
 }
 
+/*
+ * Inflate the compressed bytes in[0..n) in one call into a buffer sized by
+ * the gzip trailer: 0 and *out, *len when they are one whole gzip member
+ * of that size, else -1 (the caller streams the file, which says what is
+ * wrong with it).
+ */
+static int
+store_inflate_once(const unsigned char *in, size_t n, char **out, size_t *len)
+{
+	z_stream z;
+	size_t size;
+	char *buf;
+	int r;
+
+	if (n < 18 || in[0] != 0x1f || in[1] != 0x8b)
+		return -1;
+	size = (size_t)in[n - 4] | (size_t)in[n - 3] << 8 |
+	    (size_t)in[n - 2] << 16 | (size_t)in[n - 1] << 24;
+	if (size > UINT_MAX - 1 || (buf = malloc(size + 1)) == NULL)
+		return -1;
+	memset(&z, 0, sizeof(z));
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+		free(buf);
+		return -1;
+	}
+	z.next_in = (unsigned char *)(uintptr_t)in;
+	z.avail_in = (uInt)n;
+	z.next_out = (unsigned char *)buf;
+	z.avail_out = (uInt)(size + 1); /* + 1: a longer stream shows */
+	r = inflate(&z, Z_FINISH);
+	inflateEnd(&z);
+	if (r != Z_STREAM_END || z.avail_in != 0 || z.total_out != size) {
+		free(buf);
+		return -1;
+	}
+	*out = buf;
+	*len = size;
+	return 0;
+}
+
+/*
+ * The common case in one go: read the whole (small) file at fd, inflate
+ * it with one call.  0 or -1 as store_inflate_once; fd is left at 0.
+ */
+static int
+store_read_once(int fd, char **out, size_t *len)
+{
+	unsigned char *in;
+	struct stat st;
+	ssize_t k;
+	size_t n = 0;
+	int r = -1;
+
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > STORE_ONESHOT_MAX ||
+	    (in = malloc((size_t)st.st_size)) == NULL)
+		return -1;
+	while (n < (size_t)st.st_size &&
+	    (k = read(fd, in + n, (size_t)st.st_size - n)) > 0)
+		n += (size_t)k;
+	if (n == (size_t)st.st_size)
+		r = store_inflate_once(in, n, out, len);
+	free(in);
+	if (r != 0 && lseek(fd, 0, SEEK_SET) != 0)
+		r = -2; /* cannot stream it again: reopen */
+	return r;
+}
+
 /* The inflated contents of the gzip file at path. */
 static int
 store_read_gz(
@@ -264,6 +335,18 @@ store_read_gz(
 		r = -errno;
 		store_err(why, whylen, "%s", strerror(-r));
 		return r;
+	}
+	if ((r = store_read_once(fd, out, len)) == 0) {
+		close(fd);
+		return 0;
+	}
+	if (r == -2) {
+		close(fd);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+			r = -errno;
+			store_err(why, whylen, "%s", strerror(-r));
+			return r;
+		}
 	}
 	if ((gz = gzdopen(fd, "rb")) == NULL) {
 		close(fd);
@@ -291,26 +374,17 @@ int
 vitals_epoch_load(
     const char *path, struct vitals_epoch **out, char *err, size_t errlen)
 {
-	json_error_t je;
 	char why[256];
 	size_t len = 0;
 	char *buf = NULL;
-	json_t *j;
 	int r;
 
 	if ((r = store_read_gz(path, &buf, &len, why, sizeof(why))) < 0) {
 		store_err(err, errlen, "%s: %s", path, why);
 		return r;
 	}
-	j = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+	r = codec_epoch_parse(buf, len, out, why, sizeof(why));
 	free(buf);
-	if (j == NULL) {
-		store_err(err, errlen, "%s: line %d column %d: %s", path,
-		    je.line, je.column, je.text);
-		return -EBADMSG;
-	}
-	r = codec_epoch_from_json(j, out, why, sizeof(why));
-	json_decref(j);
 	if (r < 0)
 		store_err(err, errlen, "%s: %s", path, why);
 	return r;

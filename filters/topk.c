@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * topk: what dominated.  For each vital of each epoch (base or rollup) it
- * emits one INFO finding per top-k exe (or label) with its share of the
- * vital's weight, attributed from the samples in each HCA slot.  The
- * finding fields are stable: `vitals top` reads them.
+ * topk: what dominated.  For each vital of each epoch at least
+ * min_timescale long (by default the hourly and longer rollups, so that a
+ * range query is not flooded with per-minute rankings) it emits one INFO
+ * finding per top-k exe (or label) with its share of the vital's weight,
+ * attributed from the samples in each HCA slot.  The finding fields are
+ * stable: `vitals top` reads them.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,6 +23,7 @@ struct topk_config {
 	struct vitals_strlist vitals; /* empty = all */
 	char *by; /* "exe" or "label" */
 	double min_share; /* smaller shares are not reported */
+	uint64_t min_timescale; /* ns; shorter epochs are not ranked */
 };
 
 #define TOPK_OFF(m) offsetof(struct topk_config, m)
@@ -41,6 +44,10 @@ static const struct vitals_option topk_options[] = {
 	    .offset = TOPK_OFF(min_share), .def = "0",
 	    .help = "leave out entries with a smaller share (0..1)",
 	    .min = 0, .max = 1 },
+	{ .key = "min_timescale", .type = VITALS_OPT_DURATION,
+	    .offset = TOPK_OFF(min_timescale), .def = "1h",
+	    .help = "rank only epochs of this timescale or longer (base "
+	    "epochs count as their length; 0 = every epoch)" },
 	{ .key = NULL }
 };
 /* clang-format on */
@@ -121,7 +128,10 @@ topk_vital(struct topk *t, const struct vitals_queue *q,
 	return rc;
 }
 
-/* Stateless: the newest epoch of the queue is ranked on its own. */
+/*
+ * Stateless: the newest epoch of the queue is ranked on its own, when its
+ * timescale is long enough.
+ */
 static int
 topk_epoch(void *state, const struct vitals_queue *q)
 {
@@ -130,6 +140,8 @@ topk_epoch(void *state, const struct vitals_queue *q)
 	uint32_t i;
 	int rc = 0;
 
+	if ((uint64_t)q->timescale_s * 1000000000ull < t->cf->min_timescale)
+		return 0;
 	for (i = 0; i < ep->nvitals; i++)
 		if (topk_wanted(t->cf, ep->vitals[i].name) &&
 		    topk_vital(t, q, &ep->vitals[i]) != 0)
@@ -180,7 +192,7 @@ const struct vitals_plugin vitals_plugin = {
 	.kind = VITALS_PLUGIN_FILTER,
 	.config_size = sizeof(struct topk_config),
 	.name = "topk",
-	.version = "0.1.0",
+	.version = "0.2.0",
 	.description = "top exes or labels of each vital with their share",
 	.options = topk_options,
 	.available = NULL,

@@ -501,6 +501,188 @@ START_TEST(test_peers)
 }
 END_TEST
 
+/* ---- lanes: filters on worker threads see what they would in line ---- */
+
+/* One call to a lane-recording filter: enough to tell two apart. */
+struct lrec_call {
+	uint32_t ts, n, npeers;
+	uint64_t sum; /* of every start and wsum in the queue and the peers */
+	char host[16];
+};
+
+/* What one instance saw, in order (its state). */
+struct lrec {
+	unsigned n;
+	struct lrec_call v[512];
+};
+
+static int
+lrec_epoch(void *state, const struct vitals_queue *q)
+{
+	struct lrec *r = state;
+	struct lrec_call *c = &r->v[r->n < 512 ? r->n++ : 511];
+	const struct vitals_epoch *e;
+	uint32_t i, k;
+
+	memset(c, 0, sizeof(*c));
+	c->ts = q->timescale_s;
+	c->n = q->n;
+	c->npeers = q->npeers;
+	/* Touch every epoch: one freed too early would show. */
+	for (i = 0; i < q->n + q->npeers; i++) {
+		e = i < q->n ? q->epochs[i] : q->peers[i - q->n];
+		c->sum = c->sum * 31 + e->start_ns + e->seq;
+		for (k = 0; k < e->nvitals; k++)
+			c->sum = c->sum * 31 + e->vitals[k].wsum;
+	}
+	snprintf(c->host, sizeof(c->host), "%s", q->epochs[q->n - 1]->host);
+	return 0;
+}
+
+/* Two plugins (two lanes), the same callback. */
+static const struct vitals_plugin lrec_a = {
+	.abi_major = VITALS_ABI_MAJOR,
+	.abi_minor = VITALS_ABI_MINOR,
+	.kind = VITALS_PLUGIN_FILTER,
+	.name = "lreca",
+	.description = "records what it is given",
+	.epoch = lrec_epoch,
+};
+static const struct vitals_plugin lrec_b = {
+	.abi_major = VITALS_ABI_MAJOR,
+	.abi_minor = VITALS_ABI_MINOR,
+	.kind = VITALS_PLUGIN_FILTER,
+	.name = "lrecb",
+	.description = "records what it is given",
+	.epoch = lrec_epoch,
+};
+
+#define LREC_INSTS 3
+
+/*
+ * Three hosts, 150 one-minute slots and their 5-minute rollups through
+ * instances of two plugins (one at every timescale, one at the base, one
+ * at 5m) with `lanes` lanes; what each saw goes to out[].
+ */
+static void
+lrec_scenario(uint32_t lanes, struct lrec *out)
+{
+	static const char *const hosts[3] = { "a", "b", "c" };
+	static const struct vitals_plugin *const plug[LREC_INSTS] = { &lrec_a,
+		&lrec_b, &lrec_a };
+	static const uint32_t at[LREC_INSTS] = { AGGREGATE_ALL, 0, 300 };
+	struct aggregate_params p = { .queue_len = 5, .lanes = lanes };
+	struct config_plugin cp = { .kind = VITALS_PLUGIN_FILTER,
+		.enabled = 1 };
+	struct aggregate_filter f[LREC_INSTS];
+	static struct vitals_settings st;
+	struct vitals_epoch *v[3];
+	struct aggregate *a;
+	struct fx *x;
+	char err[256];
+	uint32_t i, slot;
+
+	for (i = 0; i < LREC_INSTS; i++) {
+		cp.name = (char *)plug[i]->name;
+		ck_assert_int_eq(instance_new(plug[i], &cp, "test", &st, NULL,
+				     &f[i].ctx, err, sizeof(err)),
+		    0);
+		memset(&out[i], 0, sizeof(out[i]));
+		f[i].ctx->state = &out[i];
+		f[i].timescale_s = at[i];
+	}
+	ck_assert_ptr_nonnull(a = aggregate_new(&p));
+	ck_assert_int_eq(aggregate_filters(a, f, LREC_INSTS), 0);
+	for (slot = 0; slot < 150; slot++) {
+		for (i = 0; i < 3; i++) {
+			x = fx_new(hosts[i], T0 + slot * 60 * NS, 60, 32, 2,
+			    slot * 3 + i);
+			v[i] = rollup_copy(&x->e);
+			free(x);
+		}
+		/* Host c misses every seventh slot: fewer peers there. */
+		ck_assert_int_eq(aggregate_run(a, 0, v, slot % 7 ? 3 : 2), 0);
+		if (slot % 7 == 0)
+			vitals_epoch_free(v[2]);
+		if (slot % 5 != 4)
+			continue;
+		for (i = 0; i < 2; i++) {
+			x = fx_new(hosts[i], T0 + (slot - 4) * 60 * NS, 300, 32,
+			    2, 1000 + slot * 3 + i);
+			v[i] = rollup_copy(&x->e);
+			free(x);
+		}
+		ck_assert_int_eq(aggregate_run(a, 300, v, 2), 0);
+	}
+	ck_assert_int_eq(aggregate_drain(a), 0);
+	aggregate_free(a);
+	for (i = 0; i < LREC_INSTS; i++)
+		instance_free(f[i].ctx);
+}
+
+START_TEST(test_lanes_same)
+{
+	static struct lrec inline_[LREC_INSTS], laned[LREC_INSTS];
+	uint32_t lanes = (uint32_t)_i + 1, i, k;
+
+	lrec_scenario(0, inline_);
+	lrec_scenario(lanes, laned);
+	/* 150 base slots of 3 hosts but every 7th; 30 rollups of 2. */
+	ck_assert_uint_eq(inline_[0].n, 150 * 3 - 22 + 30 * 2);
+	ck_assert_uint_eq(inline_[1].n, 150 * 3 - 22);
+	ck_assert_uint_eq(inline_[2].n, 30 * 2);
+	for (i = 0; i < LREC_INSTS; i++) {
+		ck_assert_uint_eq(laned[i].n, inline_[i].n);
+		for (k = 0; k < inline_[i].n; k++)
+			ck_assert_msg(memcmp(&laned[i].v[k], &inline_[i].v[k],
+					  sizeof(inline_[i].v[k])) == 0,
+			    "instance %u call %u differs with %u lanes", i, k,
+			    lanes);
+	}
+	/* The base queue fills up to its length, peers come and go. */
+	ck_assert_uint_eq(inline_[1].v[0].n, 1);
+	ck_assert_uint_eq(inline_[1].v[20].n, 5);
+	ck_assert_uint_eq(inline_[1].v[0].npeers, 1);
+	ck_assert_uint_eq(inline_[1].v[3].npeers, 2);
+	ck_assert_uint_eq(inline_[2].v[0].ts, 300);
+}
+END_TEST
+
+/* Freed with work waiting: what waits is dropped, nothing leaks or hangs. */
+START_TEST(test_lanes_free_busy)
+{
+	struct lrec rec[LREC_INSTS];
+	struct aggregate_params p = { .queue_len = 2, .lanes = 2 };
+	struct config_plugin cp = {
+		.name = "lreca", .kind = VITALS_PLUGIN_FILTER, .enabled = 1
+	};
+	static struct vitals_settings st;
+	struct aggregate_filter f = { NULL, AGGREGATE_ALL };
+	struct vitals_epoch *e;
+	struct aggregate *a;
+	struct fx *x;
+	char err[256];
+	uint32_t i;
+
+	ck_assert_int_eq(instance_new(&lrec_a, &cp, "test", &st, NULL, &f.ctx,
+			     err, sizeof(err)),
+	    0);
+	memset(rec, 0, sizeof(rec));
+	f.ctx->state = &rec[0];
+	a = aggregate_new(&p);
+	ck_assert_int_eq(aggregate_filters(a, &f, 1), 0);
+	for (i = 0; i < 100; i++) {
+		x = fx_new("h", T0 + i * 60 * NS, 60, 32, 2, i);
+		e = rollup_copy(&x->e);
+		free(x);
+		ck_assert_int_eq(aggregate_run(a, 0, &e, 1), 0);
+	}
+	aggregate_free(a);
+	ck_assert_uint_le(rec[0].n, 100);
+	instance_free(f.ctx);
+}
+END_TEST
+
 /* 10 s epochs, 60 s rollups: each completes with the epoch ending it. */
 START_TEST(test_live)
 {
@@ -835,6 +1017,8 @@ aggregate_suite(void)
 	tcase_add_test(ag, test_queue_order);
 	tcase_add_test(ag, test_peers);
 	tcase_add_test(ag, test_live);
+	tcase_add_loop_test(ag, test_lanes_same, 0, 3);
+	tcase_add_test(ag, test_lanes_free_busy);
 	suite_add_tcase(s, ag);
 	tcase_add_checked_fixture(io, setup, teardown);
 	tcase_add_loop_test(io, test_config_timescales, 0,

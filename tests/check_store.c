@@ -376,6 +376,102 @@ START_TEST(test_corrupt)
 }
 END_TEST
 
+/*
+ * Gzip files in the forms a reader meets beyond one member of the right
+ * size: made by hand with stored (uncompressed) deflate blocks.
+ */
+static uint32_t
+gz_crc(const unsigned char *p, size_t n)
+{
+	uint32_t c = 0xffffffffu;
+	size_t i;
+	int k;
+
+	for (i = 0; i < n; i++) {
+		c ^= p[i];
+		for (k = 0; k < 8; k++)
+			c = c & 1 ? (c >> 1) ^ 0xedb88320u : c >> 1;
+	}
+	return ~c;
+}
+
+static void
+gz_le32(FILE *f, uint32_t v)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		fputc((int)(v >> (8 * i)) & 0xff, f);
+}
+
+/* One gzip member of p[0..n) (n < 65536) with the CRC and size given. */
+static void
+gz_member(FILE *f, const char *p, size_t n, uint32_t crc, uint32_t size)
+{
+	static const unsigned char head[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0,
+		3 };
+
+	fwrite(head, 1, sizeof(head), f);
+	fputc(1, f); /* BFINAL, stored */
+	fputc((int)(n & 0xff), f);
+	fputc((int)(n >> 8), f);
+	fputc((int)(~n & 0xff), f);
+	fputc((int)((~n >> 8) & 0xff), f);
+	fwrite(p, 1, n, f);
+	gz_le32(f, crc);
+	gz_le32(f, size);
+}
+
+enum { GZ_TWO_MEMBERS, GZ_TRAILING, GZ_BAD_CRC, GZ_BAD_SIZE };
+
+static const struct {
+	int kind;
+	int rc;
+	const char *why; /* in err when rc != 0 */
+} gz_forms[] = {
+	{ GZ_TWO_MEMBERS, 0, NULL },
+	{ GZ_TRAILING, 0, NULL },
+	{ GZ_BAD_CRC, -EBADMSG, "gzip: " },
+	{ GZ_BAD_SIZE, -EBADMSG, "gzip: " },
+};
+
+START_TEST(test_gzip_forms)
+{
+	const char *path = tpath("2023-11-14/20231114T000000.000Z_g.json.gz");
+	json_t *j = codec_epoch_to_json(fx("g", DAY0));
+	char *text = json_dumps(j, JSON_COMPACT), err[1024] = "";
+	const unsigned char *t = (const unsigned char *)text;
+	size_t n = strlen(text), half = n / 2;
+	struct vitals_epoch *e = NULL;
+	int kind = gz_forms[_i].kind, r;
+	FILE *f;
+
+	ck_assert_uint_lt(n, 65536);
+	mkdir(tpath("2023-11-14"), 0755);
+	ck_assert_ptr_nonnull(f = fopen(path, "wb"));
+	if (kind == GZ_TWO_MEMBERS) {
+		gz_member(f, text, half, gz_crc(t, half), (uint32_t)half);
+		gz_member(f, text + half, n - half, gz_crc(t + half, n - half),
+		    (uint32_t)(n - half));
+	} else {
+		gz_member(f, text, n, gz_crc(t, n) ^ (kind == GZ_BAD_CRC),
+		    (uint32_t)n + (kind == GZ_BAD_SIZE));
+	}
+	if (kind == GZ_TRAILING)
+		fwrite("\0\0\0\0", 1, 4, f);
+	ck_assert_int_eq(fclose(f), 0);
+	r = vitals_epoch_load(path, &e, err, sizeof(err));
+	ck_assert_msg(r == gz_forms[_i].rc, "%d: %s", r, err);
+	if (r == 0)
+		check_same(fx("g", DAY0), e);
+	else
+		ck_assert_msg(strstr(err, gz_forms[_i].why) != NULL, "%s", err);
+	vitals_epoch_free(e);
+	free(text);
+	json_decref(j);
+}
+END_TEST
+
 START_TEST(test_load_missing)
 {
 	const char *p = tpath("2023-11-14/20231114T010000.000Z_x.json.gz");
@@ -537,6 +633,8 @@ store_suite(void)
 	tcase_add_loop_test(
 	    io, test_corrupt, 0, sizeof(bad_files) / sizeof(bad_files[0]));
 	tcase_add_test(io, test_load_missing);
+	tcase_add_loop_test(io, test_gzip_forms, 0,
+	    (int)(sizeof(gz_forms) / sizeof(gz_forms[0])));
 	tcase_add_test(io, test_save_fails);
 	tcase_add_test(io, test_save_tmp_cleanup);
 	suite_add_tcase(s, io);

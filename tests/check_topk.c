@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the topk filter against the mock core: ranking, shares,
- * options, the exe/comm/hex label fallback, slot sharing, rollups and the
- * stable finding fields that `vitals top` reads.
+ * options, the exe/comm/hex label fallback, slot sharing, rollups, the
+ * timescales ranked (min_timescale) and the stable finding fields that
+ * `vitals top` reads.
  */
 #include <check.h>
 #include <errno.h>
@@ -18,11 +19,17 @@ extern const struct vitals_plugin vitals_plugin;
 static void *cfg, *st;
 static struct tep_queue *q;
 
+/*
+ * Start topk with options kv (key, value, ..., NULL).  Every epoch is
+ * ranked unless kv sets min_timescale: most cases use 60 s epochs.
+ */
 static int
 start(const char *const *kv)
 {
 	cfg = mock_config_new(&vitals_plugin);
 	ck_assert_ptr_nonnull(cfg);
+	ck_assert_int_eq(
+	    mock_config_set(&vitals_plugin, cfg, "min_timescale", "0"), 0);
 	for (; kv != NULL && kv[0] != NULL; kv += 2)
 		ck_assert_int_eq(
 		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
@@ -352,6 +359,50 @@ START_TEST(empty_vitals)
 }
 END_TEST
 
+/* ---- which timescales are ranked ---- */
+
+static const struct {
+	const char *min_timescale; /* NULL: the default */
+	uint32_t timescale_s;
+	unsigned findings; /* cpu 5 + sched 2 when ranked */
+} ts_cases[] = {
+	{ NULL, 60, 0 },
+	{ NULL, 300, 0 },
+	{ NULL, 3599, 0 },
+	{ NULL, 3600, 7 },
+	{ NULL, 86400, 7 },
+	{ "5m", 60, 0 },
+	{ "5m", 300, 7 },
+	{ "0", 60, 7 },
+	{ "1s", 1, 7 },
+	{ "2s", 1, 0 },
+};
+
+START_TEST(timescales)
+{
+	const char *kv[] = { "min_timescale", ts_cases[_i].min_timescale,
+		NULL };
+	struct tep_queue *tq = tep_queue_new(ts_cases[_i].timescale_s, 4);
+	const struct vitals_finding *f[16];
+
+	cfg = mock_config_new(&vitals_plugin);
+	ck_assert_ptr_nonnull(cfg);
+	if (ts_cases[_i].min_timescale != NULL)
+		ck_assert_int_eq(
+		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
+	ck_assert_int_eq(vitals_plugin.init(mock_ctx("topk"), cfg, &st), 0);
+	fill(tep_queue_next(tq));
+	ck_assert_int_eq(tep_queue_run(tq, &vitals_plugin, st), 0);
+	ck_assert_uint_eq(mock_nfindings(), ts_cases[_i].findings);
+	if (ts_cases[_i].findings > 0) {
+		ck_assert_uint_eq(of_vital("cpu", f, 16), 5);
+		ck_assert_uint_eq(f[0]->timescale_s, ts_cases[_i].timescale_s);
+		ck_assert_str_eq(f[0]->label, exes[0]);
+	}
+	tep_queue_free(tq);
+}
+END_TEST
+
 static const struct {
 	const char *key, *value, *message;
 } bad_cases[] = {
@@ -400,6 +451,7 @@ topk_suite(void)
 	tcase_add_test(tc, rollup);
 	tcase_add_test(tc, newest_only);
 	tcase_add_test(tc, empty_vitals);
+	tcase_add_loop_test(tc, timescales, 0, NCASES(ts_cases));
 	tcase_add_loop_test(tc, bad_options, 0, NCASES(bad_cases));
 	tcase_add_test(tc, descriptor);
 	suite_add_tcase(s, tc);

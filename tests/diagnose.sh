@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # The threshold, topk, affinity and rules filters in the real daemon: listed
 # with their options, bad rule text refused at start naming the rule, and a
-# 6-epoch synthetic run where topk ranks every epoch, threshold fires each
-# epoch, affinity flags only the epochs where a rogue exe takes over the cpu
-# mix and leaves it, and rules say once which vitals they lack.
+# 6-epoch synthetic run where topk ranks every epoch (min_timescale: 0),
+# threshold fires each epoch, affinity flags only the epochs where a rogue
+# exe takes over the cpu mix and leaves it, and rules say once which vitals
+# they lack.
 . "$top_srcdir/tests/lib.sh"
 
 "$VITALSD" --list-plugins -v >"$TMP/list.out" 2>&1 || { cat "$TMP/list.out"; fail "--list-plugins"; }
@@ -36,7 +37,7 @@ host: test-host
 probes:
   synthetic: { vitals: [cpu, sched, diskio], rate: 4000, labels: 200, burst_epoch: 4, burst_vital: cpu, burst_label: 7, burst_factor: 50 }
 filters:
-  topk: { k: 3 }
+  topk: { k: 3, min_timescale: 0 }
   threshold: { rules: ["cpu.events > 1", "sched.wsum@synth-1 > 1ns crit"] }
   affinity: { warmup: 2 }
   rules: {}

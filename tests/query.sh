@@ -5,8 +5,9 @@
 # query`, `findings`, `top`, `diff` and `train` are checked: time parsing,
 # output, bad input, the cache (hits, invalidation by options, plugin file,
 # epoch files, corrupt entries), the EWMA filter finding the injected cpu
-# burst at its time and label and nothing in the clean store, and the
-# daemon's live rollups storing findings at a longer timescale.
+# burst at its time and label and nothing in the clean store, topk's
+# rankings (any range in `top`, hourly slots in a query), and the daemon's
+# live rollups storing findings at a longer timescale.
 : "${top_srcdir:?run through make check}"
 . "$top_srcdir/tests/lib.sh"
 
@@ -230,6 +231,21 @@ expect_out "^      1 .*synth-2 \(synth-2\) label $label\$" "top names the new la
 [ "$(grep -c '^      [0-9] ' "$TMP/out")" -eq 4 ] || { what_ran; fail "top -k 2: 2 labels and 2 exes"; }
 run $Q top --from $FROM --to $TO
 expect_rc 0 "top (filter if installed)"
+# topk ranks any range `top` rolls up, and in a query only the hourly
+# slots (its min_timescale, 1h by default).
+if [ -e "$top_builddir/filters/topk.la" ]; then
+	sed 's/ewma: {}/topk: { k: 2 }/' "$TMP/ewma.yaml" >"$TMP/topk.yaml"
+	# shellcheck disable=SC2046
+	run -c "$TMP/topk.yaml" top $(window cpu_burst) -k 2 --json
+	expect_rc 0 "top through topk"
+	expect_json "f = [x for x in j['findings'] if x['vital'] == 'cpu']
+assert len(f) == 2 and f[0]['label'] == an['cpu_burst']['exe'], f" "top through topk names the rogue exe"
+	run -c "$TMP/topk.yaml" query --from $FROM --to $TO --json --no-cache
+	expect_rc 0 "query with topk"
+	expect_json "t = [f for f in j['findings'] if f['filter'] == 'topk']
+assert {f['timescale_s'] for f in t} == {3600}, sorted({f['timescale_s'] for f in t})
+assert len(t) == 2 * 3 * 2, len(t)" "topk ranks the hourly slots only"
+fi
 run $Q top --from $FROM --to $TO --vital nosuch --no-filter
 expect_rc 1 "top --vital nosuch"
 

@@ -1,0 +1,1369 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Epochs to and from their JSON text without a JSON tree: a reader and a
+ * writer of the form codec.c writes through jansson, several times faster,
+ * for range queries (thousands of files) and the aggregator's cache.  What
+ * is outside that form is left to codec.c: the reader declines.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+
+/* The reader's answer to anything it leaves to jansson. */
+#define CT_DECLINE (-ENOTSUP)
+/* Longest number token read (a double needs at most 24 characters). */
+#define CT_NUM_MAX 64
+
+/* ---- reading: tokens ---- */
+
+struct ct_dec {
+	const char *p, *end;
+	struct vitals_epoch *e; /* the arena everything goes into */
+	uint32_t hca_size; /* of the vital being read */
+};
+
+/* Kinds of scalar values. */
+enum { CT_NULL, CT_INT, CT_REAL, CT_STR };
+
+/* A scalar just read. */
+struct ct_val {
+	int type;
+	int64_t i; /* CT_INT */
+	double d; /* CT_REAL */
+	const char *s; /* CT_STR: NUL-terminated, in the arena */
+};
+
+/* Members of an object and items of an array, read by callbacks. */
+typedef int (*ct_member_fn)(
+    struct ct_dec *d, const char *key, size_t klen, void *arg);
+typedef int (*ct_item_fn)(struct ct_dec *d, void *arg);
+
+static void
+ct_ws(struct ct_dec *d)
+{
+	while (d->p < d->end &&
+	    (*d->p == ' ' || *d->p == '\n' || *d->p == '\t' || *d->p == '\r'))
+		d->p++;
+}
+
+/* Skip white space, then c; declines on anything else. */
+static int
+ct_expect(struct ct_dec *d, char c)
+{
+	ct_ws(d);
+	if (d->p == d->end || *d->p != c)
+		return CT_DECLINE;
+	d->p++;
+	return 0;
+}
+
+/*
+ * The string at d->p (its opening quote): *s and *n get its raw bytes,
+ * *esc whether they hold escapes.  Control and non-ASCII bytes, and \u
+ * escapes, are left to jansson (which checks UTF-8).
+ */
+static int
+ct_raw_string(struct ct_dec *d, const char **s, size_t *n, int *esc)
+{
+	const char *q = d->p + 1;
+	unsigned char c;
+
+	*esc = 0;
+	for (; q < d->end; q++) {
+		c = (unsigned char)*q;
+		if (c == '"')
+			break;
+		if (c < 0x20 || c >= 0x80)
+			return CT_DECLINE;
+		if (c == '\\') {
+			if (++q == d->end || *q == 'u')
+				return CT_DECLINE;
+			*esc = 1;
+		}
+	}
+	if (q == d->end)
+		return CT_DECLINE;
+	*s = d->p + 1;
+	*n = (size_t)(q - *s);
+	d->p = q + 1;
+	return 0;
+}
+
+/* The character an escape \c stands for, or -1. */
+static int
+ct_unescape(char c)
+{
+	switch (c) {
+	case '"':
+	case '\\':
+	case '/':
+		return c;
+	case 'b':
+		return '\b';
+	case 'f':
+		return '\f';
+	case 'n':
+		return '\n';
+	case 'r':
+		return '\r';
+	case 't':
+		return '\t';
+	default:
+		return -1;
+	}
+}
+
+/* A string value, copied NUL-terminated into the arena. */
+static int
+ct_string(struct ct_dec *d, const char **out)
+{
+	const char *s;
+	size_t n, i, k = 0;
+	char *copy;
+	int esc, r, c;
+
+	if ((r = ct_raw_string(d, &s, &n, &esc)) != 0)
+		return r;
+	if ((copy = codec_epoch_alloc(d->e, n + 1)) == NULL)
+		return -ENOMEM;
+	if (!esc) {
+		memcpy(copy, s, n);
+		*out = copy;
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (s[i] != '\\') {
+			copy[k++] = s[i];
+			continue;
+		}
+		if ((c = ct_unescape(s[++i])) < 0)
+			return CT_DECLINE;
+		copy[k++] = (char)c;
+	}
+	*out = copy;
+	return 0;
+}
+
+/* The C locale, for strtod_l; (locale_t)0 if it cannot be made. */
+static locale_t ct_c_locale;
+static pthread_once_t ct_locale_once = PTHREAD_ONCE_INIT;
+
+static void
+ct_locale_init(void)
+{
+	ct_c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+/* A real in tok (NUL-terminated): jansson reads it as strtod does. */
+static int
+ct_real(const char *tok, double *out)
+{
+	char *end;
+
+	pthread_once(&ct_locale_once, ct_locale_init);
+	if (ct_c_locale == (locale_t)0)
+		return CT_DECLINE;
+	errno = 0;
+	*out = strtod_l(tok, &end, ct_c_locale);
+	/* jansson refuses an overflow ("real number overflow"). */
+	if (*end != '\0' ||
+	    ((*out == HUGE_VAL || *out == -HUGE_VAL) && errno == ERANGE))
+		return CT_DECLINE;
+	return 0;
+}
+
+/* The digits at d->p; returns how many. */
+static size_t
+ct_digits(struct ct_dec *d)
+{
+	const char *q = d->p;
+
+	while (d->p < d->end && (unsigned char)(*d->p - '0') < 10)
+		d->p++;
+	return (size_t)(d->p - q);
+}
+
+/*
+ * An integer of the digits s[0..n) (sign at neg) that fits int64, as
+ * jansson's strtoll would read it; declines beyond.  Up to 18 digits
+ * cannot overflow.
+ */
+static int
+ct_int(const char *s, size_t n, int neg, int64_t *out)
+{
+	uint64_t m = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : INT64_MAX;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (i >= 18 && m > (lim - (uint64_t)(s[i] - '0')) / 10)
+			return CT_DECLINE;
+		m = m * 10 + (uint64_t)(s[i] - '0');
+	}
+	*out = neg ? (int64_t)(0 - m) : (int64_t)m;
+	return 0;
+}
+
+/* The real at start..d->p, for jansson's strtod. */
+static int
+ct_real_token(struct ct_dec *d, const char *start, struct ct_val *v)
+{
+	char tok[CT_NUM_MAX + 1];
+	size_t len = (size_t)(d->p - start);
+
+	if (len > CT_NUM_MAX)
+		return CT_DECLINE;
+	memcpy(tok, start, len);
+	tok[len] = '\0';
+	v->type = CT_REAL;
+	return ct_real(tok, &v->d);
+}
+
+/* A JSON number at d->p: an integer unless it has a fraction or exponent. */
+static int
+ct_number(struct ct_dec *d, struct ct_val *v)
+{
+	const char *start = d->p, *digits;
+	size_t n;
+	int neg = 0, real = 0;
+
+	if (*d->p == '-') {
+		neg = 1;
+		d->p++;
+	}
+	digits = d->p;
+	if ((n = ct_digits(d)) == 0 || (n > 1 && digits[0] == '0'))
+		return CT_DECLINE;
+	if (d->p < d->end && *d->p == '.') {
+		d->p++;
+		real = 1;
+		if (ct_digits(d) == 0)
+			return CT_DECLINE;
+	}
+	if (d->p < d->end && (*d->p == 'e' || *d->p == 'E')) {
+		d->p++;
+		real = 1;
+		if (d->p < d->end && (*d->p == '+' || *d->p == '-'))
+			d->p++;
+		if (ct_digits(d) == 0)
+			return CT_DECLINE;
+	}
+	if (real)
+		return ct_real_token(d, start, v);
+	v->type = CT_INT;
+	return ct_int(digits, n, neg, &v->i);
+}
+
+/* A scalar: a string, a number or null (true and false are not used). */
+static int
+ct_scalar(struct ct_dec *d, struct ct_val *v)
+{
+	ct_ws(d);
+	if (d->p == d->end)
+		return CT_DECLINE;
+	if (*d->p == '"') {
+		v->type = CT_STR;
+		return ct_string(d, &v->s);
+	}
+	if (*d->p == '-' || (*d->p >= '0' && *d->p <= '9'))
+		return ct_number(d, v);
+	if (d->end - d->p >= 4 && memcmp(d->p, "null", 4) == 0) {
+		d->p += 4;
+		v->type = CT_NULL;
+		return 0;
+	}
+	return CT_DECLINE;
+}
+
+/* An integer value. */
+static int
+ct_integer(struct ct_dec *d, int64_t *out)
+{
+	struct ct_val v;
+	int r;
+
+	if ((r = ct_scalar(d, &v)) != 0)
+		return r;
+	if (v.type != CT_INT)
+		return CT_DECLINE;
+	*out = v.i;
+	return 0;
+}
+
+/* An object, each member's value read by fn (keys hold no escapes). */
+static int
+ct_object(struct ct_dec *d, ct_member_fn fn, void *arg)
+{
+	const char *key;
+	size_t klen;
+	int r, esc;
+
+	if ((r = ct_expect(d, '{')) != 0)
+		return r;
+	ct_ws(d);
+	if (d->p < d->end && *d->p == '}') {
+		d->p++;
+		return 0;
+	}
+	for (;;) {
+		ct_ws(d);
+		if (d->p == d->end || *d->p != '"')
+			return CT_DECLINE;
+		if ((r = ct_raw_string(d, &key, &klen, &esc)) != 0)
+			return r;
+		if (esc || (r = ct_expect(d, ':')) != 0)
+			return CT_DECLINE;
+		if ((r = fn(d, key, klen, arg)) != 0)
+			return r;
+		ct_ws(d);
+		if (d->p < d->end && *d->p == ',') {
+			d->p++;
+			continue;
+		}
+		return ct_expect(d, '}');
+	}
+}
+
+/* An array, each item read by fn. */
+static int
+ct_array(struct ct_dec *d, ct_item_fn fn, void *arg)
+{
+	int r;
+
+	if ((r = ct_expect(d, '[')) != 0)
+		return r;
+	ct_ws(d);
+	if (d->p < d->end && *d->p == ']') {
+		d->p++;
+		return 0;
+	}
+	for (;;) {
+		if ((r = fn(d, arg)) != 0)
+			return r;
+		ct_ws(d);
+		if (d->p < d->end && *d->p == ',') {
+			d->p++;
+			continue;
+		}
+		return ct_expect(d, ']');
+	}
+}
+
+/* ---- reading: growing arrays ---- */
+
+/* Items of an array being read, before they go to the arena. */
+struct ct_vec {
+	char *v;
+	size_t n, cap, size;
+};
+
+/* A new zeroed item at the end of vec; NULL when out of memory. */
+static void *
+ct_vec_push(struct ct_vec *vec)
+{
+	size_t cap;
+	char *p;
+
+	if (vec->n == vec->cap) {
+		cap = vec->cap ? vec->cap * 2 : 16;
+		if ((p = realloc(vec->v, cap * vec->size)) == NULL)
+			return NULL;
+		vec->v = p;
+		vec->cap = cap;
+	}
+	memset(vec->v + vec->n * vec->size, 0, vec->size);
+	return vec->v + vec->n++ * vec->size;
+}
+
+/*
+ * vec's items copied to the arena (NULL when there are none, as codec.c
+ * gives); *n gets their count.
+ */
+static int
+ct_vec_keep(struct ct_dec *d, const struct ct_vec *vec, void **out, uint32_t *n)
+{
+	void *p = NULL;
+
+	if (vec->n > UINT32_MAX)
+		return CT_DECLINE;
+	if (vec->n > 0 &&
+	    (p = codec_epoch_alloc(d->e, vec->n * vec->size)) == NULL)
+		return -ENOMEM;
+	if (p != NULL)
+		memcpy(p, vec->v, vec->n * vec->size);
+	*out = p;
+	*n = (uint32_t)vec->n;
+	return 0;
+}
+
+/* ---- reading: the members of the field tables ---- */
+
+/*
+ * Whether key[0..klen) is s.  A loop beats strncmp on keys this short; a
+ * key read holds no NUL, so s's end is a mismatch.
+ */
+static int
+ct_is(const char *key, size_t klen, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < klen; i++)
+		if (key[i] != s[i])
+			return 0;
+	return s[klen] == '\0';
+}
+
+/* The index in f[from..to) of key, or -1. */
+static int
+ct_find(
+    const struct codec_field *f, int from, int to, const char *key, size_t klen)
+{
+	for (; from < to && f[from].key != NULL; from++)
+		if (ct_is(key, klen, f[from].key))
+			return from;
+	return -1;
+}
+
+/* The index in f of key, trying from *hint first (members come in order). */
+static int
+ct_lookup(const struct codec_field *f, const char *key, size_t klen, int *hint)
+{
+	int i = ct_find(f, *hint, INT_MAX, key, klen);
+
+	if (i < 0)
+		i = ct_find(f, 0, *hint, key, klen);
+	if (i >= 0)
+		*hint = i + 1;
+	return i;
+}
+
+/* A member of a field table into base. */
+static int
+ct_field(struct ct_dec *d, const struct codec_field *f, void *base)
+{
+	char *p = (char *)base + f->off;
+	struct ct_val v;
+	int r;
+
+	if ((r = ct_scalar(d, &v)) != 0)
+		return r;
+	switch (f->type) {
+	case CODEC_U64:
+		if (v.type != CT_INT)
+			return CT_DECLINE;
+		*(uint64_t *)(void *)p = (uint64_t)v.i; /* see codec_u64 */
+		return 0;
+	case CODEC_U32:
+		if (v.type != CT_INT || v.i < 0 || v.i > UINT32_MAX)
+			return CT_DECLINE;
+		*(uint32_t *)(void *)p = (uint32_t)v.i;
+		return 0;
+	case CODEC_DBL:
+		if (v.type == CT_STR)
+			return CT_DECLINE;
+		*(double *)(void *)p = v.type == CT_NULL ? NAN
+		    : v.type == CT_INT			 ? (double)v.i
+							 : v.d;
+		return 0;
+	default:
+		if (v.type != CT_STR &&
+		    !(v.type == CT_NULL && f->type == CODEC_STRN))
+			return CT_DECLINE;
+		*(const char **)(void *)p = v.type == CT_STR ? v.s : NULL;
+		return 0;
+	}
+}
+
+/* An object of table fields (and extra keys): its reading state. */
+struct ct_obj {
+	const struct codec_field *f;
+	void *base;
+	int hint;
+	uint32_t seen; /* bits of the members read: table, then extras */
+	int nfields;
+};
+
+static void
+ct_obj_init(struct ct_obj *o, const struct codec_field *f, void *base)
+{
+	memset(o, 0, sizeof(*o));
+	o->f = f;
+	o->base = base;
+	while (f[o->nfields].key != NULL)
+		o->nfields++;
+}
+
+/* Mark bit i seen; a repeated key is jansson's to refuse. */
+static int
+ct_seen(struct ct_obj *o, int i)
+{
+	if (o->seen & (1u << i))
+		return CT_DECLINE;
+	o->seen |= 1u << i;
+	return 0;
+}
+
+/*
+ * Read member key if it is one of the table's: 1 if it was, 0 if it is
+ * not a table member, or an error.
+ */
+static int
+ct_obj_field(struct ct_dec *d, struct ct_obj *o, const char *key, size_t klen)
+{
+	int i = ct_lookup(o->f, key, klen, &o->hint), r;
+
+	if (i < 0)
+		return 0;
+	if ((r = ct_seen(o, i)) != 0 ||
+	    (r = ct_field(d, &o->f[i], o->base)) != 0)
+		return r;
+	return 1;
+}
+
+/* Whether every required table member (and extras in want) was read. */
+static int
+ct_obj_done(const struct ct_obj *o, uint32_t want)
+{
+	int i;
+
+	for (i = 0; i < o->nfields; i++)
+		if (o->f[i].type != CODEC_STRN && !(o->seen & (1u << i)))
+			return CT_DECLINE;
+	return (o->seen & want) == want ? 0 : CT_DECLINE;
+}
+
+/* The bit of the k-th extra key of an object read with table o. */
+#define CT_EXTRA(o, k) (1u << ((o)->nfields + (k)))
+
+/* ---- reading: samples ---- */
+
+/* The sample being read. */
+struct ct_sample {
+	struct ct_obj o;
+	struct vitals_sample *s;
+	const char **names; /* ksyms, once one of ksyms/usyms is read */
+	uint32_t want, got; /* items of the list being read: most, so far */
+	uint32_t at; /* where names of the list being read go in names */
+	uint64_t list[VITALS_STACK_MAX]; /* numbers of the list being read */
+};
+
+enum { CT_S_KSTACK, CT_S_USTACK, CT_S_ARGS, CT_S_KSYMS, CT_S_USYMS };
+
+static int
+ct_u64_item(struct ct_dec *d, void *arg)
+{
+	struct ct_sample *cs = arg;
+	int64_t i;
+	int r;
+
+	if (cs->got == cs->want)
+		return CT_DECLINE;
+	if ((r = ct_integer(d, &i)) != 0)
+		return r;
+	cs->list[cs->got++] = (uint64_t)i;
+	return 0;
+}
+
+/* A list of at most max numbers into the arena (NULL when empty). */
+static int
+ct_u64s(struct ct_dec *d, struct ct_sample *cs, uint32_t max,
+    const uint64_t **out, uint32_t *n)
+{
+	uint64_t *v = NULL;
+	int r;
+
+	cs->want = max;
+	cs->got = 0;
+	if ((r = ct_array(d, ct_u64_item, cs)) != 0)
+		return r;
+	if (cs->got > 0 &&
+	    (v = codec_epoch_alloc(d->e, cs->got * sizeof(*v))) == NULL)
+		return -ENOMEM;
+	if (v != NULL)
+		memcpy(v, cs->list, cs->got * sizeof(*v));
+	*out = v;
+	*n = cs->got;
+	return 0;
+}
+
+static int
+ct_name_item(struct ct_dec *d, void *arg)
+{
+	struct ct_sample *cs = arg;
+	struct ct_val v;
+	int r;
+
+	if (cs->got == cs->want)
+		return CT_DECLINE;
+	if ((r = ct_scalar(d, &v)) != 0)
+		return r;
+	if (v.type != CT_STR)
+		return CT_DECLINE;
+	cs->names[cs->at + cs->got++] = v.s;
+	return 0;
+}
+
+/* "ksyms" (user 0) or "usyms" (user 1): one name per frame. */
+static int
+ct_syms(struct ct_dec *d, struct ct_sample *cs, int user)
+{
+	struct vitals_sample *s = cs->s;
+	size_t n = (size_t)s->nkstack + s->nustack;
+	int r;
+
+	/* The names array is sized by both stacks, read before. */
+	if (!(cs->o.seen & CT_EXTRA(&cs->o, CT_S_KSTACK)) ||
+	    !(cs->o.seen & CT_EXTRA(&cs->o, CT_S_USTACK)))
+		return CT_DECLINE;
+	if (cs->names == NULL) {
+		/* + 1: empty stacks still give a non-NULL array. */
+		if ((cs->names = codec_epoch_alloc(
+			 d->e, n * sizeof(*cs->names) + 1)) == NULL)
+			return -ENOMEM;
+		s->ksyms = cs->names;
+	}
+	cs->want = user ? s->nustack : s->nkstack;
+	cs->got = 0;
+	cs->at = user ? s->nkstack : 0;
+	if ((r = ct_array(d, ct_name_item, cs)) != 0)
+		return r;
+	return cs->got == cs->want ? 0 : CT_DECLINE;
+}
+
+static int
+ct_sample_extra(struct ct_dec *d, struct ct_sample *cs, int k)
+{
+	struct vitals_sample *s = cs->s;
+	int r;
+
+	if ((r = ct_seen(&cs->o, cs->o.nfields + k)) != 0)
+		return r;
+	switch (k) {
+	case CT_S_KSTACK:
+		return ct_u64s(
+		    d, cs, VITALS_STACK_MAX, &s->kstack, &s->nkstack);
+	case CT_S_USTACK:
+		return ct_u64s(
+		    d, cs, VITALS_STACK_MAX, &s->ustack, &s->nustack);
+	case CT_S_ARGS:
+		cs->want = VITALS_NARGS;
+		cs->got = 0;
+		if ((r = ct_array(d, ct_u64_item, cs)) != 0)
+			return r;
+		if (cs->got != VITALS_NARGS)
+			return CT_DECLINE;
+		memcpy(s->args, cs->list, sizeof(s->args));
+		return 0;
+	default:
+		return ct_syms(d, cs, k == CT_S_USYMS);
+	}
+}
+
+static int
+ct_sample_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
+{
+	static const char *const extra[] = { "kstack", "ustack", "args",
+		"ksyms", "usyms" };
+	struct ct_sample *cs = arg;
+	int r, k;
+
+	if ((r = ct_obj_field(d, &cs->o, key, klen)) != 0)
+		return r < 0 ? r : 0;
+	for (k = 0; k < 5; k++)
+		if (ct_is(key, klen, extra[k]))
+			return ct_sample_extra(d, cs, k);
+	return CT_DECLINE;
+}
+
+static int
+ct_sample_item(struct ct_dec *d, void *arg)
+{
+	struct ct_vec *vec = arg;
+	struct ct_sample cs;
+	int r;
+
+	memset(&cs, 0, offsetof(struct ct_sample, list));
+	if ((cs.s = ct_vec_push(vec)) == NULL)
+		return -ENOMEM;
+	ct_obj_init(&cs.o, codec_sample_fields, cs.s);
+	if ((r = ct_object(d, ct_sample_member, &cs)) != 0 ||
+	    (r = ct_obj_done(&cs.o,
+		 CT_EXTRA(&cs.o, CT_S_KSTACK) | CT_EXTRA(&cs.o, CT_S_USTACK) |
+		     CT_EXTRA(&cs.o, CT_S_ARGS))) != 0)
+		return r;
+	if (d->hca_size > 0 && cs.s->slot >= d->hca_size)
+		return CT_DECLINE;
+	return 0;
+}
+
+/* ---- reading: vitals ---- */
+
+/* The vital being read. */
+struct ct_vital {
+	struct ct_obj o;
+	struct vitals_vital_epoch *v;
+	struct ct_vec *samples; /* reused from vital to vital */
+	uint64_t *hca;
+	int64_t prev; /* last index of the sparse HCA */
+	uint32_t hseen; /* members of "hca" read */
+};
+
+enum { CT_V_HCA, CT_V_SAMPLES };
+enum { CT_H_N, CT_H_NZ };
+
+/* Whether table member key was read into o. */
+static int
+ct_obj_has(const struct ct_obj *o, const char *key)
+{
+	int i = ct_find(o->f, 0, o->nfields, key, strlen(key));
+
+	return i >= 0 && (o->seen & (1u << i));
+}
+
+static int
+ct_pair_item(struct ct_dec *d, void *arg)
+{
+	struct ct_vital *cv = arg;
+	int64_t idx, val;
+	int r;
+
+	if ((r = ct_expect(d, '[')) != 0 || (r = ct_integer(d, &idx)) != 0 ||
+	    (r = ct_expect(d, ',')) != 0 || (r = ct_integer(d, &val)) != 0 ||
+	    (r = ct_expect(d, ']')) != 0)
+		return r;
+	if (idx < 0 || idx >= cv->v->hca_size || idx <= cv->prev)
+		return CT_DECLINE;
+	cv->hca[idx] = (uint64_t)val; /* see codec_u64 */
+	cv->prev = idx;
+	return 0;
+}
+
+/* The sparse HCA {"n": hca_size, "nz": [[index, value], ...]}. */
+static int
+ct_hca_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
+{
+	struct ct_vital *cv = arg;
+	int64_t n;
+	int r,
+	    k = ct_is(key, klen, "n") ? CT_H_N
+	    : ct_is(key, klen, "nz")  ? CT_H_NZ
+				      : -1;
+
+	if (k < 0 || (cv->hseen & (1u << k)))
+		return CT_DECLINE;
+	cv->hseen |= 1u << k;
+	if (k == CT_H_NZ)
+		return ct_array(d, ct_pair_item, cv);
+	if ((r = ct_integer(d, &n)) != 0)
+		return r;
+	return n == cv->v->hca_size ? 0 : CT_DECLINE;
+}
+
+static int
+ct_hca(struct ct_dec *d, struct ct_vital *cv)
+{
+	uint32_t m = cv->v->hca_size;
+	int r;
+
+	/* hca_size comes first: it sizes the HCA and bounds its indexes. */
+	if (!ct_obj_has(&cv->o, "hca_size") || (m & (m - 1)) != 0 ||
+	    m > CODEC_HCA_MAX)
+		return CT_DECLINE;
+	if (m > 0 &&
+	    (cv->hca = codec_epoch_alloc(d->e, (size_t)m * sizeof(*cv->hca))) ==
+		NULL)
+		return -ENOMEM;
+	cv->prev = -1;
+	if ((r = ct_object(d, ct_hca_member, cv)) != 0)
+		return r;
+	if (cv->hseen != (1u << CT_H_N | 1u << CT_H_NZ))
+		return CT_DECLINE;
+	cv->v->hca = cv->hca;
+	return 0;
+}
+
+static int
+ct_vital_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
+{
+	struct ct_vital *cv = arg;
+	void *samples;
+	int r;
+
+	if ((r = ct_obj_field(d, &cv->o, key, klen)) != 0)
+		return r < 0 ? r : 0;
+	if (ct_is(key, klen, "hca"))
+		return (r = ct_seen(&cv->o, cv->o.nfields + CT_V_HCA)) != 0
+		    ? r
+		    : ct_hca(d, cv);
+	if (!ct_is(key, klen, "samples") ||
+	    (r = ct_seen(&cv->o, cv->o.nfields + CT_V_SAMPLES)) != 0 ||
+	    !ct_obj_has(&cv->o, "hca_size"))
+		return CT_DECLINE;
+	d->hca_size = cv->v->hca_size;
+	cv->samples->n = 0;
+	if ((r = ct_array(d, ct_sample_item, cv->samples)) != 0 ||
+	    (r = ct_vec_keep(d, cv->samples, &samples, &cv->v->nsamples)) != 0)
+		return r;
+	cv->v->samples = samples;
+	return 0;
+}
+
+static int
+ct_vital_item(struct ct_dec *d, void *arg)
+{
+	struct ct_vec **vecs = arg; /* vitals, samples */
+	struct ct_vital cv;
+	int r;
+
+	memset(&cv, 0, sizeof(cv));
+	if ((cv.v = ct_vec_push(vecs[0])) == NULL)
+		return -ENOMEM;
+	cv.samples = vecs[1];
+	ct_obj_init(&cv.o, codec_vital_fields, cv.v);
+	if ((r = ct_object(d, ct_vital_member, &cv)) != 0 ||
+	    (r = ct_obj_done(&cv.o,
+		 CT_EXTRA(&cv.o, CT_V_HCA) | CT_EXTRA(&cv.o, CT_V_SAMPLES))) !=
+		0)
+		return r;
+	return cv.v->name[0] != '\0' ? 0 : CT_DECLINE;
+}
+
+static int
+ct_vital_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct vitals_vital_epoch *)a)->name,
+	    ((const struct vitals_vital_epoch *)b)->name);
+}
+
+static int
+ct_vitals(struct ct_dec *d, struct vitals_epoch *e)
+{
+	struct ct_vec v = { NULL, 0, 0, sizeof(struct vitals_vital_epoch) };
+	struct ct_vec s = { NULL, 0, 0, sizeof(struct vitals_sample) };
+	struct ct_vec *vecs[2] = { &v, &s };
+	void *out;
+	size_t i;
+	int r;
+
+	if ((r = ct_array(d, ct_vital_item, vecs)) == 0) {
+		/* Sorted by name, each name once, as codec.c has them. */
+		if (v.n > 1)
+			qsort(v.v, v.n, v.size, ct_vital_cmp);
+		for (i = 1; i < v.n && r == 0; i++)
+			if (ct_vital_cmp(
+				v.v + (i - 1) * v.size, v.v + i * v.size) == 0)
+				r = CT_DECLINE;
+	}
+	if (r == 0 && (r = ct_vec_keep(d, &v, &out, &e->nvitals)) == 0)
+		e->vitals = out;
+	free(v.v);
+	free(s.v);
+	return r;
+}
+
+/* ---- reading: findings, metrics and the epoch ---- */
+
+/* A member of an object that has only table members. */
+static int
+ct_table_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
+{
+	int r = ct_obj_field(d, arg, key, klen);
+
+	return r == 1 ? 0 : r == 0 ? CT_DECLINE : r;
+}
+
+static int
+ct_finding_item(struct ct_dec *d, void *arg)
+{
+	struct vitals_finding *f;
+	struct ct_obj o;
+	int r;
+
+	if ((f = ct_vec_push(arg)) == NULL)
+		return -ENOMEM;
+	ct_obj_init(&o, codec_finding_fields, f);
+	if ((r = ct_object(d, ct_table_member, &o)) != 0)
+		return r;
+	return ct_obj_done(&o, 0);
+}
+
+static int
+ct_findings(struct ct_dec *d, struct vitals_epoch *e)
+{
+	struct ct_vec v = { NULL, 0, 0, sizeof(struct vitals_finding) };
+	void *out;
+	int r;
+
+	if ((r = ct_array(d, ct_finding_item, &v)) == 0 &&
+	    (r = ct_vec_keep(d, &v, &out, &e->nfindings)) == 0)
+		e->findings = out;
+	free(v.v);
+	return r;
+}
+
+/* A metric: its name is the key, its members a table's. */
+static int
+ct_metric_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
+{
+	struct vitals_metric *m;
+	struct ct_obj o;
+	char *name;
+	int r;
+
+	if (klen == 0 || (m = ct_vec_push(arg)) == NULL)
+		return klen == 0 ? CT_DECLINE : -ENOMEM;
+	if ((name = codec_epoch_alloc(d->e, klen + 1)) == NULL)
+		return -ENOMEM;
+	memcpy(name, key, klen);
+	ct_obj_init(&o, codec_metric_fields, m);
+	if ((r = ct_object(d, ct_table_member, &o)) != 0 ||
+	    (r = ct_obj_done(&o, 0)) != 0)
+		return r;
+	m->name = name;
+	return m->n > 0 ? 0 : CT_DECLINE;
+}
+
+static int
+ct_metric_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct vitals_metric *)a)->name,
+	    ((const struct vitals_metric *)b)->name);
+}
+
+static int
+ct_metrics(struct ct_dec *d, struct vitals_epoch *e)
+{
+	struct ct_vec v = { NULL, 0, 0, sizeof(struct vitals_metric) };
+	void *out;
+	size_t i;
+	int r;
+
+	if ((r = ct_object(d, ct_metric_member, &v)) == 0 && v.n > 1) {
+		qsort(v.v, v.n, v.size, ct_metric_cmp);
+		/* A repeated name is jansson's to refuse. */
+		for (i = 1; i < v.n && r == 0; i++)
+			if (ct_metric_cmp(
+				v.v + (i - 1) * v.size, v.v + i * v.size) == 0)
+				r = CT_DECLINE;
+	}
+	if (r == 0 && (r = ct_vec_keep(d, &v, &out, &e->nmetrics)) == 0)
+		e->metrics = out;
+	free(v.v);
+	return r;
+}
+
+enum { CT_E_FORMAT, CT_E_VITALS, CT_E_FINDINGS, CT_E_METRICS };
+
+static int
+ct_epoch_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
+{
+	static const char *const extra[] = { "format", "vitals", "findings",
+		"metrics" };
+	struct ct_obj *o = arg;
+	int64_t format;
+	int r, k;
+
+	if ((r = ct_obj_field(d, o, key, klen)) != 0)
+		return r < 0 ? r : 0;
+	for (k = 0; k < 4 && !ct_is(key, klen, extra[k]); k++)
+		;
+	if (k == 4 || (r = ct_seen(o, o->nfields + k)) != 0)
+		return CT_DECLINE;
+	switch (k) {
+	case CT_E_FORMAT:
+		if ((r = ct_integer(d, &format)) != 0)
+			return r;
+		return format == CODEC_FORMAT ? 0 : CT_DECLINE;
+	case CT_E_VITALS:
+		return ct_vitals(d, d->e);
+	case CT_E_FINDINGS:
+		return ct_findings(d, d->e);
+	default:
+		return ct_metrics(d, d->e);
+	}
+}
+
+/*
+ * An epoch from its JSON text buf[0..len) (borrowed), in an arena of its
+ * own: 0 and *out (free with vitals_epoch_free), -ENOTSUP for what is left
+ * to jansson, or -ENOMEM.
+ */
+int
+codec_text_decode(const char *buf, size_t len, struct vitals_epoch **out)
+{
+	struct ct_dec d = { buf, buf + len, NULL, 0 };
+	struct ct_obj o;
+	int r;
+
+	if ((d.e = codec_epoch_new()) == NULL)
+		return -ENOMEM;
+	ct_obj_init(&o, codec_epoch_fields, d.e);
+	if ((r = ct_object(&d, ct_epoch_member, &o)) == 0 &&
+	    (r = ct_obj_done(&o,
+		 CT_EXTRA(&o, CT_E_FORMAT) | CT_EXTRA(&o, CT_E_VITALS) |
+		     CT_EXTRA(&o, CT_E_FINDINGS))) == 0) {
+		ct_ws(&d);
+		r = d.p == d.end ? 0 : CT_DECLINE;
+	}
+	if (r != 0) {
+		codec_epoch_free(d.e);
+		return r;
+	}
+	*out = d.e;
+	return 0;
+}
+
+/* ---- writing ---- */
+
+/* The text being written. */
+struct ct_buf {
+	char *p;
+	size_t n, cap;
+	int err; /* -ENOMEM or CT_DECLINE once something failed */
+};
+
+/* Room for n more bytes; 0, or -1 after recording why not. */
+static int
+ct_room(struct ct_buf *b, size_t n)
+{
+	size_t cap;
+	char *p;
+
+	if (b->err != 0)
+		return -1;
+	if (b->n + n < b->cap)
+		return 0;
+	for (cap = b->cap ? b->cap : 4096; cap <= b->n + n; cap *= 2)
+		;
+	if ((p = realloc(b->p, cap)) == NULL) {
+		b->err = -ENOMEM;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static void
+ct_put(struct ct_buf *b, const char *s, size_t n)
+{
+	if (ct_room(b, n) == 0) {
+		memcpy(b->p + b->n, s, n);
+		b->n += n;
+	}
+}
+
+static void
+ct_puts(struct ct_buf *b, const char *s)
+{
+	ct_put(b, s, strlen(s));
+}
+
+/* An integer as jansson writes it ("%lld"). */
+static void
+ct_put_int(struct ct_buf *b, int64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+	uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do
+		tmp[sizeof(tmp) - 1 - n++] = (char)('0' + m % 10);
+	while ((m /= 10) > 0);
+	if (v < 0)
+		tmp[sizeof(tmp) - 1 - n++] = '-';
+	ct_put(b, tmp + sizeof(tmp) - n, n);
+}
+
+/*
+ * A finite double as jansson writes a real: "%.17g" with the decimal
+ * point a '.', ".0" appended when it would read back as an integer, and
+ * the exponent without '+' or leading zeros.
+ */
+static void
+ct_put_real(struct ct_buf *b, double v)
+{
+	char s[64], *q, *from;
+	int n = snprintf(s, sizeof(s) - 3, "%.17g", v);
+
+	if (n < 0 || n >= (int)sizeof(s) - 3) {
+		b->err = CT_DECLINE;
+		return;
+	}
+	for (q = s; *q != '\0'; q++)
+		if (!((*q >= '0' && *q <= '9') || *q == '-' || *q == '+' ||
+			*q == 'e'))
+			*q = '.'; /* the locale's decimal point */
+	if (strchr(s, '.') == NULL && strchr(s, 'e') == NULL)
+		strcat(s, ".0");
+	if ((q = strchr(s, 'e')) != NULL) {
+		/* q: where the exponent's digits start; from: its first
+		 * significant one (or the sign to drop). */
+		from = ++q + 1;
+		if (*q == '-')
+			q++;
+		while (*from == '0')
+			from++;
+		if (from != q)
+			memmove(q, from, strlen(from) + 1);
+	}
+	ct_puts(b, s);
+}
+
+/* The letter of the short escape of c ("\\n" ...), or 0 for \\u00XX. */
+static char
+ct_escape(unsigned char c)
+{
+	switch (c) {
+	case '"':
+	case '\\':
+		return (char)c;
+	case '\b':
+		return 'b';
+	case '\f':
+		return 'f';
+	case '\n':
+		return 'n';
+	case '\r':
+		return 'r';
+	case '\t':
+		return 't';
+	default:
+		return 0;
+	}
+}
+
+/* A string, escaped as jansson does; non-ASCII bytes are declined. */
+static void
+ct_put_string(struct ct_buf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *q = (const unsigned char *)(s ? s : "");
+	const unsigned char *run;
+	char esc[6] = { '\\', 'u', '0', '0' };
+
+	ct_put(b, "\"", 1);
+	for (;; q++) {
+		for (run = q;
+		     *q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\'; q++)
+			;
+		ct_put(b, (const char *)run, (size_t)(q - run));
+		if (*q == '\0')
+			break;
+		if (*q >= 0x80) {
+			b->err = CT_DECLINE;
+			return;
+		}
+		if ((esc[1] = ct_escape(*q)) != 0) {
+			ct_put(b, esc, 2);
+			continue;
+		}
+		esc[1] = 'u';
+		esc[4] = hex[*q >> 4];
+		esc[5] = hex[*q & 15];
+		ct_put(b, esc, 6);
+	}
+	ct_put(b, "\"", 1);
+}
+
+/* The members of table f of base, each preceded by a comma if comma. */
+static void
+ct_put_fields(
+    struct ct_buf *b, const struct codec_field *f, const void *base, int comma)
+{
+	const char *p, *s;
+	double v;
+
+	for (; f->key != NULL; f++, comma = 1) {
+		p = (const char *)base + f->off;
+		if (comma)
+			ct_put(b, ",", 1);
+		ct_put(b, "\"", 1);
+		ct_puts(b, f->key);
+		ct_put(b, "\":", 2);
+		switch (f->type) {
+		case CODEC_U64:
+			ct_put_int(
+			    b, (int64_t) * (const uint64_t *)(const void *)p);
+			break;
+		case CODEC_U32:
+			ct_put_int(b, *(const uint32_t *)(const void *)p);
+			break;
+		case CODEC_DBL:
+			v = *(const double *)(const void *)p;
+			if (isfinite(v))
+				ct_put_real(b, v);
+			else
+				ct_put(b, "null", 4);
+			break;
+		default:
+			s = *(const char *const *)(const void *)p;
+			if (s == NULL && f->type == CODEC_STRN)
+				ct_put(b, "null", 4);
+			else
+				ct_put_string(b, s);
+		}
+	}
+}
+
+/* "KEY":[v0,v1,...] with a leading comma. */
+static void
+ct_put_u64s(struct ct_buf *b, const char *key, const uint64_t *v, uint32_t n)
+{
+	uint32_t i;
+
+	ct_put(b, ",\"", 2);
+	ct_puts(b, key);
+	ct_put(b, "\":[", 3);
+	for (i = 0; v != NULL && i < n; i++) {
+		if (i > 0)
+			ct_put(b, ",", 1);
+		ct_put_int(b, (int64_t)v[i]);
+	}
+	ct_put(b, "]", 1);
+}
+
+/* "KEY":["name",...] with a leading comma. */
+static void
+ct_put_names(
+    struct ct_buf *b, const char *key, const char *const *v, uint32_t n)
+{
+	uint32_t i;
+
+	ct_put(b, ",\"", 2);
+	ct_puts(b, key);
+	ct_put(b, "\":[", 3);
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			ct_put(b, ",", 1);
+		ct_put_string(b, v[i]);
+	}
+	ct_put(b, "]", 1);
+}
+
+/* A sample as codec_sample_to_json has it (stacks cut at the maximum). */
+static void
+ct_put_sample(struct ct_buf *b, const struct vitals_sample *s)
+{
+	uint32_t nk = s->kstack != NULL ? s->nkstack : 0;
+	uint32_t nu = s->ustack != NULL ? s->nustack : 0;
+
+	nk = nk > VITALS_STACK_MAX ? VITALS_STACK_MAX : nk;
+	nu = nu > VITALS_STACK_MAX ? VITALS_STACK_MAX : nu;
+	ct_put(b, "{", 1);
+	ct_put_fields(b, codec_sample_fields, s, 0);
+	ct_put_u64s(b, "kstack", s->kstack, nk);
+	ct_put_u64s(b, "ustack", s->ustack, nu);
+	if (s->ksyms != NULL && nk > 0)
+		ct_put_names(b, "ksyms", s->ksyms, nk);
+	if (s->ksyms != NULL && nu > 0)
+		ct_put_names(b, "usyms", s->ksyms + s->nkstack, nu);
+	ct_put_u64s(b, "args", s->args, VITALS_NARGS);
+	ct_put(b, "}", 1);
+}
+
+static void
+ct_put_vital(struct ct_buf *b, const struct vitals_vital_epoch *v)
+{
+	uint32_t i, n = 0;
+
+	ct_put(b, "{", 1);
+	ct_put_fields(b, codec_vital_fields, v, 0);
+	ct_put(b, ",\"hca\":{\"n\":", 12);
+	ct_put_int(b, v->hca_size);
+	ct_put(b, ",\"nz\":[", 7);
+	for (i = 0; v->hca != NULL && i < v->hca_size; i++) {
+		if (v->hca[i] == 0)
+			continue;
+		if (n++ > 0)
+			ct_put(b, ",", 1);
+		ct_put(b, "[", 1);
+		ct_put_int(b, i);
+		ct_put(b, ",", 1);
+		ct_put_int(b, (int64_t)v->hca[i]);
+		ct_put(b, "]", 1);
+	}
+	ct_put(b, "]},\"samples\":[", 14);
+	for (i = 0; v->samples != NULL && i < v->nsamples; i++) {
+		if (i > 0)
+			ct_put(b, ",", 1);
+		ct_put_sample(b, &v->samples[i]);
+	}
+	ct_put(b, "]}", 2);
+}
+
+/* The metrics object; names must be ASCII and strictly ascending. */
+static void
+ct_put_metrics(struct ct_buf *b, const struct vitals_epoch *e)
+{
+	const struct vitals_metric *m, *prev = NULL;
+	uint32_t i;
+	int n = 0;
+
+	ct_put(b, ",\"metrics\":{", 12);
+	for (i = 0; e->metrics != NULL && i < e->nmetrics; i++) {
+		m = &e->metrics[i];
+		if (m->name == NULL || m->name[0] == '\0')
+			continue;
+		/* A name met twice would replace the first: jansson's job. */
+		if (prev != NULL && strcmp(prev->name, m->name) >= 0) {
+			b->err = CT_DECLINE;
+			return;
+		}
+		prev = m;
+		if (n++ > 0)
+			ct_put(b, ",", 1);
+		ct_put_string(b, m->name);
+		ct_put(b, ":{", 2);
+		ct_put_fields(b, codec_metric_fields, m, 0);
+		ct_put(b, "}", 1);
+	}
+	ct_put(b, "}", 1);
+}
+
+/*
+ * e (borrowed) as compact JSON text, the bytes jansson would write: 0 with
+ * a malloc'd NUL-terminated text (the caller's) in *out and its length in
+ * *len, -ENOTSUP for what is left to jansson, or -ENOMEM.
+ */
+int
+codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len)
+{
+	struct ct_buf b = { NULL, 0, 0, 0 };
+	uint32_t i;
+
+	ct_put(&b, "{\"format\":", 10);
+	ct_put_int(&b, CODEC_FORMAT);
+	ct_put_fields(&b, codec_epoch_fields, e, 1);
+	ct_put(&b, ",\"vitals\":[", 11);
+	for (i = 0; e->vitals != NULL && i < e->nvitals; i++) {
+		if (i > 0)
+			ct_put(&b, ",", 1);
+		ct_put_vital(&b, &e->vitals[i]);
+	}
+	ct_put(&b, "],\"findings\":[", 14);
+	for (i = 0; e->findings != NULL && i < e->nfindings; i++) {
+		ct_put(&b, i > 0 ? ",{" : "{", i > 0 ? 2 : 1);
+		ct_put_fields(&b, codec_finding_fields, &e->findings[i], 0);
+		ct_put(&b, "}", 1);
+	}
+	ct_put(&b, "]", 1);
+	ct_put_metrics(&b, e);
+	ct_put(&b, "}", 1);
+	if (ct_room(&b, 1) != 0) {
+		free(b.p);
+		return b.err;
+	}
+	b.p[b.n] = '\0';
+	*out = b.p;
+	*len = b.n;
+	return 0;
+}

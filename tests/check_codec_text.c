@@ -1,0 +1,794 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests for core/codec_text.c against the jansson codec it stands in
+ * for: the writer gives the same bytes, the reader the same epoch or
+ * declines, and codec_epoch_parse answers mutated and broken documents
+ * exactly as jansson and codec_epoch_from_json do.
+ */
+#include <check.h>
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vitals/store.h>
+
+#include "codec.h"
+
+#define NS 1000000000ull
+
+/* ---- random epochs ---- */
+
+static uint64_t rnd_state;
+
+static uint64_t
+rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* A number of the kinds the files hold: small, huge, >= 2^63. */
+static uint64_t
+rnd_u64(void)
+{
+	switch (rnd() % 4) {
+	case 0:
+		return rnd() % 10;
+	case 1:
+		return rnd() % 100000;
+	case 2:
+		return rnd() | (1ull << 63);
+	default:
+		return rnd();
+	}
+}
+
+static double
+rnd_double(void)
+{
+	static const double special[] = { 0.0, -0.0, 1.0, 0.1, 1e-5, 1e20,
+		1.5e300, 5e-324, -2.5e-7, 123456789012345678.0, 1e100, 0.5,
+		100.0, 1e17, 1e16, NAN, INFINITY };
+
+	if (rnd() % 2)
+		return special[rnd() % (sizeof(special) / sizeof(*special))];
+	return (double)(int64_t)rnd() / (double)(rnd() % 1000000 + 1);
+}
+
+static const char *const strs[] = { "", "/usr/bin/ssh", "a\"b\\c/d",
+	"tab\there\nnew\rline\bback\fform", "ctl\001\037end", "kworker/0:1",
+	"x" };
+
+static const char *
+rnd_str(int nullable)
+{
+	if (nullable && rnd() % 4 == 0)
+		return NULL;
+	return strs[rnd() % (sizeof(strs) / sizeof(*strs))];
+}
+
+static void
+rnd_sample(struct vitals_epoch *e, struct vitals_sample *s, uint32_t m)
+{
+	uint64_t *st;
+	const char **names;
+	uint32_t i, n;
+
+	s->ts_ns = rnd_u64();
+	s->label = rnd_u64();
+	s->weight = rnd_u64();
+	s->count = rnd_u64();
+	s->slot = m ? (uint32_t)(rnd() % m) : (uint32_t)rnd();
+	s->exe_id = (uint32_t)rnd();
+	s->uid = (uint32_t)rnd();
+	s->pid = (uint32_t)rnd();
+	s->tid = (uint32_t)rnd();
+	s->op = (uint32_t)rnd();
+	s->exe = rnd_str(0);
+	s->comm = rnd_str(0);
+	for (i = 0; i < VITALS_NARGS; i++)
+		s->args[i] = rnd_u64();
+	s->nkstack = (uint32_t)(rnd() % 4 == 0 ? 0 : rnd() % VITALS_STACK_MAX);
+	s->nustack = (uint32_t)(rnd() % 3 == 0 ? 0 : rnd() % 8);
+	n = s->nkstack + s->nustack;
+	st = codec_epoch_alloc(e, (n + 1) * sizeof(*st));
+	for (i = 0; i < n; i++)
+		st[i] = rnd_u64();
+	s->kstack = s->nkstack ? st : NULL;
+	s->ustack = s->nustack ? st + s->nkstack : NULL;
+	if (rnd() % 2 == 0)
+		return;
+	names = codec_epoch_alloc(e, (n + 1) * sizeof(*names));
+	for (i = 0; i < n; i++)
+		names[i] = rnd_str(0);
+	s->ksyms = names;
+}
+
+static void
+rnd_vital(struct vitals_epoch *e, struct vitals_vital_epoch *v, uint32_t k)
+{
+	static const char *const names[] = { "cpu", "sched", "diskio", "kmem",
+		"lock", "syscall" };
+	struct vitals_sample *s;
+	uint64_t *hca;
+	uint32_t i;
+
+	v->name = names[k];
+	v->unit = rnd_str(0);
+	v->threshold = rnd_u64();
+	v->floor = rnd_u64();
+	v->events = rnd_u64();
+	v->wsum = rnd_u64();
+	v->unique = rnd_u64();
+	v->dropped = rnd_u64();
+	v->samples_dropped = rnd_u64();
+	v->hca_size = rnd() % 5 == 0 ? 0 : 32u << (rnd() % 4);
+	if (v->hca_size > 0) {
+		hca = codec_epoch_alloc(e, v->hca_size * sizeof(*hca));
+		for (i = 0; i < v->hca_size; i++)
+			hca[i] = rnd() % 3 == 0 ? rnd_u64() : 0;
+		v->hca = hca;
+	}
+	v->nsamples = (uint32_t)(rnd() % 12);
+	s = codec_epoch_alloc(e, (v->nsamples + 1) * sizeof(*s));
+	for (i = 0; i < v->nsamples; i++)
+		rnd_sample(e, &s[i], v->hca_size);
+	v->samples = v->nsamples ? s : NULL;
+}
+
+static void
+rnd_findings(struct vitals_epoch *e)
+{
+	struct vitals_finding *f;
+	uint32_t i;
+
+	e->nfindings = (uint32_t)(rnd() % 4);
+	f = codec_epoch_alloc(e, (e->nfindings + 1) * sizeof(*f));
+	for (i = 0; i < e->nfindings; i++) {
+		f[i].start_ns = rnd_u64();
+		f[i].end_ns = rnd_u64();
+		f[i].timescale_s = (uint32_t)rnd();
+		f[i].severity = (uint32_t)(rnd() % 4);
+		f[i].score = rnd_double();
+		f[i].value = rnd_double();
+		f[i].expected = rnd_double();
+		f[i].filter = rnd_str(0);
+		f[i].vital = rnd_str(1);
+		f[i].label = rnd_str(1);
+		f[i].text = rnd_str(0);
+	}
+	e->findings = e->nfindings ? f : NULL;
+}
+
+static void
+rnd_metrics(struct vitals_epoch *e)
+{
+	static const char *const names[] = { "a", "proc.cpu.idle_pct",
+		"proc.mem.free", "z_last" };
+	struct vitals_metric *m;
+	uint32_t i, n = 0;
+
+	m = codec_epoch_alloc(e, 5 * sizeof(*m));
+	for (i = 0; i < 4; i++) {
+		if (rnd() % 2)
+			continue;
+		m[n].name = names[i];
+		m[n].unit = rnd_str(0);
+		m[n].mean = rnd_double();
+		m[n].min = rnd_double();
+		m[n].max = rnd_double();
+		m[n].last = rnd_double();
+		m[n].n = rnd_u64() | 1;
+		n++;
+	}
+	e->metrics = n ? m : NULL;
+	e->nmetrics = n;
+}
+
+/* A random epoch (in an arena: free with vitals_epoch_free). */
+static struct vitals_epoch *
+rnd_epoch(uint64_t seed)
+{
+	struct vitals_epoch *e = codec_epoch_new();
+	struct vitals_vital_epoch *v;
+	uint32_t i;
+
+	rnd_state = seed * 2654435761u + 1;
+	e->host = rnd_str(0);
+	e->start_ns = rnd_u64();
+	e->length_ns = rnd_u64();
+	e->timescale_s = (uint32_t)rnd();
+	e->partial = (uint32_t)(rnd() % 2);
+	e->seq = rnd_u64();
+	e->dropped = rnd_u64();
+	e->cpu_ns = rnd_u64();
+	e->nvitals = (uint32_t)(rnd() % 7);
+	v = codec_epoch_alloc(e, (e->nvitals + 1) * sizeof(*v));
+	for (i = 0; i < e->nvitals; i++)
+		rnd_vital(e, &v[i], i);
+	e->vitals = e->nvitals ? v : NULL;
+	rnd_findings(e);
+	rnd_metrics(e);
+	return e;
+}
+
+/* ---- comparing epochs: every member, NULL pointers included ---- */
+
+static int
+same_str(const char *a, const char *b)
+{
+	return a == NULL || b == NULL ? a == b : strcmp(a, b) == 0;
+}
+
+static int
+same_dbl(double a, double b)
+{
+	return isnan(a) ? isnan(b) : memcmp(&a, &b, sizeof(a)) == 0;
+}
+
+static int
+same_u64s(const uint64_t *a, const uint64_t *b, uint32_t n)
+{
+	if ((a == NULL) != (b == NULL))
+		return 0;
+	return a == NULL || memcmp(a, b, n * sizeof(*a)) == 0;
+}
+
+static void
+check_sample(const struct vitals_sample *a, const struct vitals_sample *b)
+{
+	uint32_t i, n = a->nkstack + a->nustack;
+
+	ck_assert(a->ts_ns == b->ts_ns && a->label == b->label &&
+	    a->weight == b->weight && a->count == b->count);
+	ck_assert(a->slot == b->slot && a->exe_id == b->exe_id &&
+	    a->uid == b->uid && a->pid == b->pid && a->tid == b->tid &&
+	    a->op == b->op);
+	ck_assert(a->nkstack == b->nkstack && a->nustack == b->nustack);
+	ck_assert(same_u64s(a->kstack, b->kstack, a->nkstack));
+	ck_assert(same_u64s(a->ustack, b->ustack, a->nustack));
+	ck_assert((a->ksyms == NULL) == (b->ksyms == NULL));
+	for (i = 0; a->ksyms != NULL && i < n; i++)
+		ck_assert(same_str(a->ksyms[i], b->ksyms[i]));
+	ck_assert(same_str(a->exe, b->exe) && same_str(a->comm, b->comm));
+	ck_assert(memcmp(a->args, b->args, sizeof(a->args)) == 0);
+}
+
+static void
+check_vital(
+    const struct vitals_vital_epoch *a, const struct vitals_vital_epoch *b)
+{
+	uint32_t i;
+
+	ck_assert_str_eq(a->name, b->name);
+	ck_assert(same_str(a->unit, b->unit));
+	ck_assert(a->threshold == b->threshold && a->floor == b->floor &&
+	    a->events == b->events && a->wsum == b->wsum &&
+	    a->unique == b->unique && a->dropped == b->dropped &&
+	    a->samples_dropped == b->samples_dropped);
+	ck_assert_uint_eq(a->hca_size, b->hca_size);
+	ck_assert(same_u64s(a->hca, b->hca, a->hca_size));
+	ck_assert_uint_eq(a->nsamples, b->nsamples);
+	ck_assert((a->samples == NULL) == (b->samples == NULL));
+	for (i = 0; i < a->nsamples; i++)
+		check_sample(&a->samples[i], &b->samples[i]);
+}
+
+static void
+check_finding(const struct vitals_finding *a, const struct vitals_finding *b)
+{
+	ck_assert(a->start_ns == b->start_ns && a->end_ns == b->end_ns &&
+	    a->timescale_s == b->timescale_s && a->severity == b->severity);
+	ck_assert(same_dbl(a->score, b->score) &&
+	    same_dbl(a->value, b->value) && same_dbl(a->expected, b->expected));
+	ck_assert(same_str(a->filter, b->filter) &&
+	    same_str(a->vital, b->vital) && same_str(a->label, b->label) &&
+	    same_str(a->text, b->text));
+}
+
+static void
+check_metric(const struct vitals_metric *a, const struct vitals_metric *b)
+{
+	ck_assert(same_str(a->name, b->name) && same_str(a->unit, b->unit));
+	ck_assert(same_dbl(a->mean, b->mean) && same_dbl(a->min, b->min) &&
+	    same_dbl(a->max, b->max) && same_dbl(a->last, b->last));
+	ck_assert(a->n == b->n);
+}
+
+/* a and b (two decodings) hold the same, NULL pointers included. */
+static void
+check_epoch(const struct vitals_epoch *a, const struct vitals_epoch *b)
+{
+	uint32_t i;
+
+	ck_assert(same_str(a->host, b->host));
+	ck_assert(a->start_ns == b->start_ns && a->length_ns == b->length_ns &&
+	    a->timescale_s == b->timescale_s && a->partial == b->partial &&
+	    a->seq == b->seq && a->dropped == b->dropped &&
+	    a->cpu_ns == b->cpu_ns);
+	ck_assert_uint_eq(a->nvitals, b->nvitals);
+	ck_assert((a->vitals == NULL) == (b->vitals == NULL));
+	for (i = 0; i < a->nvitals; i++)
+		check_vital(&a->vitals[i], &b->vitals[i]);
+	ck_assert_uint_eq(a->nfindings, b->nfindings);
+	ck_assert((a->findings == NULL) == (b->findings == NULL));
+	for (i = 0; i < a->nfindings; i++)
+		check_finding(&a->findings[i], &b->findings[i]);
+	ck_assert_uint_eq(a->nmetrics, b->nmetrics);
+	ck_assert((a->metrics == NULL) == (b->metrics == NULL));
+	for (i = 0; i < a->nmetrics; i++)
+		check_metric(&a->metrics[i], &b->metrics[i]);
+}
+
+/* ---- the reference: jansson ---- */
+
+/* What jansson writes for e (malloc'd). */
+static char *
+ref_text(const struct vitals_epoch *e, size_t flags)
+{
+	json_t *j = codec_epoch_to_json(e);
+	char *s;
+
+	ck_assert_ptr_nonnull(j);
+	s = json_dumps(j, flags);
+	json_decref(j);
+	ck_assert_ptr_nonnull(s);
+	return s;
+}
+
+/* jansson's and codec_epoch_from_json's answer for text. */
+static int
+ref_parse(const char *text, size_t len, struct vitals_epoch **out, char *err,
+    size_t errlen)
+{
+	json_error_t je;
+	json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	int r;
+
+	if (j == NULL) {
+		snprintf(err, errlen, "line %d column %d: %s", je.line,
+		    je.column, je.text);
+		return -EBADMSG;
+	}
+	r = codec_epoch_from_json(j, out, err, errlen);
+	json_decref(j);
+	return r;
+}
+
+/*
+ * codec_epoch_parse answers text as the reference does: the same code,
+ * the same message, the same epoch.  Returns whether the fast reader took
+ * it.
+ */
+static int
+check_parse(const char *text, size_t len)
+{
+	struct vitals_epoch *a = NULL, *b = NULL, *c = NULL;
+	char ea[512] = "", eb[512] = "";
+	int ra, rb, rc;
+
+	ra = codec_epoch_parse(text, len, &a, ea, sizeof(ea));
+	rb = ref_parse(text, len, &b, eb, sizeof(eb));
+	ck_assert_int_eq(ra, rb);
+	if (ra != 0)
+		ck_assert_str_eq(ea, eb);
+	else
+		check_epoch(a, b);
+	rc = codec_text_decode(text, len, &c);
+	ck_assert(rc == 0 || rc == -ENOTSUP);
+	if (rc == 0) {
+		ck_assert_int_eq(rb, 0); /* it never takes a bad document */
+		check_epoch(c, b);
+	}
+	vitals_epoch_free(a);
+	vitals_epoch_free(b);
+	vitals_epoch_free(c);
+	return rc == 0;
+}
+
+/* ---- the writer ---- */
+
+/* Random epochs: the same bytes as jansson, or declined (non-ASCII). */
+START_TEST(encode_same_bytes)
+{
+	struct vitals_epoch *e = rnd_epoch((uint64_t)_i);
+	char *ref = ref_text(e, JSON_COMPACT), *text = NULL;
+	size_t len = 0, at;
+
+	ck_assert_int_eq(codec_text_encode(e, &text, &len), 0);
+	ck_assert_uint_eq(len, strlen(ref));
+	for (at = 0; at < len && text[at] == ref[at]; at++)
+		;
+	ck_assert_msg(at == len, "differs at byte %zu: ...%.40s", at,
+	    ref + (at > 20 ? at - 20 : 0));
+	free(text);
+	free(ref);
+	vitals_epoch_free(e);
+}
+END_TEST
+
+/* Reals print as jansson prints them, exponents and all. */
+START_TEST(encode_reals)
+{
+	static const double v[] = { 0.0, -0.0, 1.0, -1.0, 0.1, 1e-5, 1e20, 1e21,
+		1.5e300, 5e-324, -2.5e-7, 1e100, 1e-100, 123456.5, 1.0 / 3,
+		2e15, 1e16, 1e17, 4.35e-07 };
+	struct vitals_finding f[sizeof(v) / sizeof(*v)];
+	struct vitals_epoch e;
+	char *ref, *text;
+	size_t i, len;
+
+	memset(&e, 0, sizeof(e));
+	memset(f, 0, sizeof(f));
+	for (i = 0; i < sizeof(v) / sizeof(*v); i++) {
+		f[i].score = v[i];
+		f[i].value = -v[i];
+		f[i].expected = v[i] * 7;
+		f[i].filter = "x";
+		f[i].text = "t";
+	}
+	e.findings = f;
+	e.nfindings = (uint32_t)(sizeof(v) / sizeof(*v));
+	ref = ref_text(&e, JSON_COMPACT);
+	ck_assert_int_eq(codec_text_encode(&e, &text, &len), 0);
+	ck_assert_str_eq(text, ref); /* short: a message shows both */
+	/* ... and read back to the same bits. */
+	ck_assert(check_parse(text, len));
+	free(text);
+	free(ref);
+}
+END_TEST
+
+/* What the writer leaves to jansson. */
+START_TEST(encode_declines)
+{
+	struct vitals_metric m[2] = { { .name = "b", .unit = "", .n = 1 },
+		{ .name = "a", .unit = "", .n = 1 } };
+	struct vitals_epoch e;
+	char *text = NULL;
+	size_t len;
+
+	memset(&e, 0, sizeof(e));
+	e.host = "h\xc3\xa9te"; /* valid UTF-8, but not ASCII */
+	ck_assert_int_eq(codec_text_encode(&e, &text, &len), -ENOTSUP);
+	e.host = "h";
+	e.metrics = m; /* not sorted */
+	e.nmetrics = 2;
+	ck_assert_int_eq(codec_text_encode(&e, &text, &len), -ENOTSUP);
+	e.nmetrics = 1;
+	ck_assert_int_eq(codec_text_encode(&e, &text, &len), 0);
+	ck_assert_ptr_nonnull(strstr(text, "\"metrics\":{\"b\":{"));
+	free(text);
+}
+END_TEST
+
+/* ---- the reader ---- */
+
+/* What the writers write is read fast, to the same epoch. */
+START_TEST(decode_same_epoch)
+{
+	struct vitals_epoch *e = rnd_epoch((uint64_t)_i + 1000);
+	char *compact = ref_text(e, JSON_COMPACT);
+	char *pretty = ref_text(e, JSON_INDENT(2));
+
+	/* Strings with control characters are written as \u00XX, which
+	 * the reader leaves to jansson; the others are its own. */
+	check_parse(compact, strlen(compact));
+	check_parse(pretty, strlen(pretty));
+	free(compact);
+	free(pretty);
+	vitals_epoch_free(e);
+}
+END_TEST
+
+/* A random epoch whose strings need no \u escape, as the store has. */
+static struct vitals_epoch *
+plain_epoch(uint64_t seed)
+{
+	static const char *const plain[] = { "/usr/bin/a", "x", "" };
+	struct vitals_epoch *e = rnd_epoch(seed);
+	struct vitals_vital_epoch *v;
+	struct vitals_finding *f;
+	struct vitals_sample *s;
+	uint32_t i, k, n;
+
+	e->host = "node-1";
+	for (i = 0; i < e->nvitals; i++) {
+		v = (struct vitals_vital_epoch *)&e->vitals[i];
+		v->unit = "ns";
+		for (k = 0; k < v->nsamples; k++) {
+			s = (struct vitals_sample *)&v->samples[k];
+			s->exe = plain[k % 3];
+			s->comm = plain[(k + 1) % 3];
+			for (n = 0;
+			     s->ksyms != NULL && n < s->nkstack + s->nustack;
+			     n++)
+				((const char **)s->ksyms)[n] = plain[n % 3];
+		}
+	}
+	for (i = 0; i < e->nfindings; i++) {
+		f = (struct vitals_finding *)&e->findings[i];
+		f->filter = "ewma";
+		f->text = "a \"b\" c/d";
+		f->vital = f->vital != NULL ? "cpu" : NULL;
+		f->label = f->label != NULL ? "/usr/bin/b" : NULL;
+	}
+	for (i = 0; i < e->nmetrics; i++)
+		((struct vitals_metric *)e->metrics)[i].unit = "%";
+	return e;
+}
+
+/* Such an epoch is never declined. */
+START_TEST(decode_takes_plain)
+{
+	struct vitals_epoch *e = plain_epoch((uint64_t)_i + 5000);
+	char *text = ref_text(e, JSON_COMPACT);
+
+	ck_assert(check_parse(text, strlen(text)));
+	free(text);
+	vitals_epoch_free(e);
+}
+END_TEST
+
+/* Documents the reader declines, and jansson answers (either way). */
+static const char *const declined[] = {
+	/* errors */
+	"",
+	"[]",
+	"{\"format\":2}",
+	"{\"format\":1}",
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[],\"findings\":[]} x",
+	"{\"format\":1,\"format\":1}",
+	"{\"format\":1.0}",
+	"{\"format\":true}",
+	"{\"format\":01}",
+	"{\"format\":99999999999999999999}",
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":-1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[],\"findings\":[]}",
+	"{\"format\":1,\"host\":null,\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[],\"findings\":[]}",
+	/* valid, but outside the fast form */
+	"{\"format\":1,\"host\":\"h\\u0041\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[],\"findings\":[]}",
+	"{\"format\":1,\"host\":\"h\xc3\xa9\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[],\"findings\":[]}",
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[],\"findings\":[],\"extra\":1}",
+	/* hca before hca_size, and samples before it */
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[{\"hca\":{\"n\":32,\"nz\":[[1,2]]},\"name\":\"cpu\","
+	"\"unit\":\"\",\"threshold\":1,\"floor\":1,\"events\":1,\"wsum\":1,"
+	"\"unique\":1,\"dropped\":0,\"samples_dropped\":0,\"hca_size\":32,"
+	"\"samples\":[]}],\"findings\":[]}",
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[{\"samples\":[],\"name\":\"cpu\","
+	"\"unit\":\"\",\"threshold\":1,\"floor\":1,\"events\":1,\"wsum\":1,"
+	"\"unique\":1,\"dropped\":0,\"samples_dropped\":0,\"hca_size\":32,"
+	"\"hca\":{\"n\":32,\"nz\":[]}}],\"findings\":[]}",
+	/* a bad HCA: index out of range, not ascending, n wrong, size */
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":"
+	"1,"
+	"\"events\":1,\"wsum\":1,\"unique\":1,\"dropped\":0,"
+	"\"samples_dropped\":0,\"hca_size\":32,\"hca\":{\"n\":32,"
+	"\"nz\":[[32,2]]},\"samples\":[]}],\"findings\":[]}",
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":"
+	"1,"
+	"\"events\":1,\"wsum\":1,\"unique\":1,\"dropped\":0,"
+	"\"samples_dropped\":0,\"hca_size\":32,\"hca\":{\"n\":32,"
+	"\"nz\":[[3,2],[3,4]]},\"samples\":[]}],\"findings\":[]}",
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":"
+	"1,"
+	"\"events\":1,\"wsum\":1,\"unique\":1,\"dropped\":0,"
+	"\"samples_dropped\":0,\"hca_size\":32,\"hca\":{\"n\":64,"
+	"\"nz\":[]},\"samples\":[]}],\"findings\":[]}",
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":"
+	"1,"
+	"\"events\":1,\"wsum\":1,\"unique\":1,\"dropped\":0,"
+	"\"samples_dropped\":0,\"hca_size\":48,\"hca\":{\"n\":48,"
+	"\"nz\":[]},\"samples\":[]}],\"findings\":[]}",
+	/* a vital twice, an empty name */
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[{\"name\":\"cpu\",\"unit\":\"\",\"threshold\":1,\"floor\":"
+	"1,"
+	"\"events\":1,\"wsum\":1,\"unique\":1,\"dropped\":0,"
+	"\"samples_dropped\":0,\"hca_size\":0,\"hca\":{\"n\":0,"
+	"\"nz\":[]},\"samples\":[]},{\"name\":\"cpu\",\"unit\":\"\","
+	"\"threshold\":1,\"floor\":1,\"events\":1,\"wsum\":1,\"unique\":1,"
+	"\"dropped\":0,\"samples_dropped\":0,\"hca_size\":0,\"hca\":{\"n\":0,"
+	"\"nz\":[]},\"samples\":[]}],\"findings\":[]}",
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[{\"name\":\"\",\"unit\":\"\",\"threshold\":1,\"floor\":1,"
+	"\"events\":1,\"wsum\":1,\"unique\":1,\"dropped\":0,"
+	"\"samples_dropped\":0,\"hca_size\":0,\"hca\":{\"n\":0,"
+	"\"nz\":[]},\"samples\":[]}],\"findings\":[]}",
+	/* metrics: no observations, an empty name */
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[],\"findings\":[],\"metrics\":{\"m\":{\"unit\":\"\","
+	"\"mean\":1,\"min\":1,\"max\":1,\"last\":1,\"n\":0}}}",
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[],\"findings\":[],\"metrics\":{\"\":{\"unit\":\"\","
+	"\"mean\":1,\"min\":1,\"max\":1,\"last\":1,\"n\":1}}}",
+	/* a real too large */
+	"{\"format\":1,\"host\":\"h\",\"start_ns\":1,\"length_ns\":1,"
+	"\"timescale_s\":1,\"partial\":0,\"seq\":0,\"dropped\":0,\"cpu_ns\":0,"
+	"\"vitals\":[],\"findings\":[],\"metrics\":{\"m\":{\"unit\":\"\","
+	"\"mean\":1e999,\"min\":1,\"max\":1,\"last\":1,\"n\":1}}}",
+};
+
+START_TEST(decode_declines)
+{
+	struct vitals_epoch *e = NULL;
+
+	ck_assert_int_eq(
+	    codec_text_decode(declined[_i], strlen(declined[_i]), &e),
+	    -ENOTSUP);
+	ck_assert_ptr_null(e);
+	ck_assert(!check_parse(declined[_i], strlen(declined[_i])));
+}
+END_TEST
+
+/* Members in another order, where none needs another first: read fast. */
+START_TEST(decode_any_order)
+{
+	static const char text[] =
+	    "{\"vitals\":[{\"unit\":\"ns\",\"name\":\"cpu\",\"threshold\":2,"
+	    "\"floor\":1,\"events\":3,\"wsum\":9,\"unique\":1,\"dropped\":0,"
+	    "\"samples_dropped\":0,\"hca_size\":32,"
+	    "\"samples\":[{\"args\":[1,2,3,4],\"ustack\":[],\"kstack\":[5,6],"
+	    "\"usyms\":[],\"ksyms\":[\"f\",\"g\"],\"comm\":\"c\",\"exe\":\"/"
+	    "e\","
+	    "\"op\":0,\"tid\":1,\"pid\":1,\"uid\":0,\"exe_id\":3,\"slot\":7,"
+	    "\"count\":9,\"weight\":3,\"label\":17,\"ts_ns\":100}],"
+	    "\"hca\":{\"nz\":[[7,9]],\"n\":32}}],"
+	    "\"findings\":[{\"text\":\"t\",\"label\":null,\"filter\":\"f\","
+	    "\"expected\":null,\"value\":2,\"score\":0.5,\"severity\":1,"
+	    "\"timescale_s\":60,\"end_ns\":2,\"start_ns\":1}],"
+	    "\"metrics\":{\"z\":{\"n\":1,\"last\":1,\"max\":1,\"min\":1,"
+	    "\"mean\":1,\"unit\":\"\"},\"a\":{\"unit\":\"%\",\"mean\":2,"
+	    "\"min\":2,\"max\":2,\"last\":2,\"n\":3}},"
+	    "\"cpu_ns\":0,\"dropped\":0,\"seq\":0,\"partial\":0,"
+	    "\"timescale_s\":60,\"length_ns\":60,\"start_ns\":0,\"host\":\"h\","
+	    "\"format\":1}";
+	struct vitals_epoch *e;
+
+	ck_assert(check_parse(text, sizeof(text) - 1));
+	ck_assert_int_eq(codec_text_decode(text, sizeof(text) - 1, &e), 0);
+	ck_assert_str_eq(e->metrics[0].name, "a"); /* sorted */
+	ck_assert_str_eq(e->vitals[0].samples[0].ksyms[1], "g");
+	ck_assert_uint_eq(e->vitals[0].hca[7], 9);
+	ck_assert_ptr_null(e->vitals[0].samples[0].ustack);
+	ck_assert_ptr_null(e->findings[0].vital);
+	ck_assert(isnan(e->findings[0].expected));
+	vitals_epoch_free(e);
+}
+END_TEST
+
+/*
+ * Mutated documents (a byte changed, dropped or doubled): whatever each
+ * becomes, codec_epoch_parse answers as jansson does.
+ */
+START_TEST(decode_mutations)
+{
+	static const char alphabet[] = "{}[]\",:0123456789-.eEnul \\x";
+	struct vitals_epoch *e = plain_epoch((uint64_t)_i + 9000);
+	char *text = ref_text(e, JSON_COMPACT), *m;
+	size_t len = strlen(text), n, at;
+	unsigned k, taken = 0;
+
+	m = malloc(len + 2);
+	ck_assert_ptr_nonnull(m);
+	for (k = 0; k < 300; k++) {
+		at = (size_t)(rnd() % len);
+		memcpy(m, text, at);
+		switch (rnd() % 3) {
+		case 0: /* changed */
+			m[at] = alphabet[rnd() % (sizeof(alphabet) - 1)];
+			memcpy(m + at + 1, text + at + 1, len - at - 1);
+			n = len;
+			break;
+		case 1: /* dropped */
+			memcpy(m + at, text + at + 1, len - at - 1);
+			n = len - 1;
+			break;
+		default: /* doubled */
+			m[at] = text[at];
+			memcpy(m + at + 1, text + at, len - at);
+			n = len + 1;
+		}
+		taken += (unsigned)check_parse(m, n);
+	}
+	/* Changed digits keep a valid epoch the fast reader takes. */
+	ck_assert_uint_gt(taken, 0);
+	free(m);
+	free(text);
+	vitals_epoch_free(e);
+}
+END_TEST
+
+/*
+ * Encode, then decode: the epoch comes back (as jansson reads it), and
+ * re-encoded it gives the same bytes as jansson.
+ */
+START_TEST(round_trip)
+{
+	struct vitals_epoch *e = rnd_epoch((uint64_t)_i + 20000), *b = NULL;
+	char *text = NULL, *again = NULL, *ref;
+	size_t len = 0, n = 0;
+
+	ck_assert_int_eq(codec_text_encode(e, &text, &len), 0);
+	if (!check_parse(text, len)) {
+		/* Only \u00XX escapes of control bytes are left to jansson. */
+		ck_assert_ptr_nonnull(strstr(text, "\\u00"));
+	} else {
+		ck_assert_int_eq(codec_text_decode(text, len, &b), 0);
+		ck_assert_int_eq(codec_text_encode(b, &again, &n), 0);
+		ref = ref_text(b, JSON_COMPACT);
+		ck_assert_uint_eq(n, strlen(ref));
+		ck_assert(memcmp(again, ref, n) == 0);
+		free(ref);
+	}
+	free(again);
+	free(text);
+	vitals_epoch_free(b);
+	vitals_epoch_free(e);
+}
+END_TEST
+
+static Suite *
+codec_text_suite(void)
+{
+	Suite *s = suite_create("codec_text");
+	TCase *w = tcase_create("write"), *r = tcase_create("read");
+
+	tcase_add_loop_test(w, encode_same_bytes, 0, 200);
+	tcase_add_test(w, encode_reals);
+	tcase_add_test(w, encode_declines);
+	tcase_add_loop_test(r, decode_same_epoch, 0, 100);
+	tcase_add_loop_test(r, decode_takes_plain, 0, 100);
+	tcase_add_loop_test(
+	    r, decode_declines, 0, (int)(sizeof(declined) / sizeof(*declined)));
+	tcase_add_test(r, decode_any_order);
+	tcase_add_loop_test(r, decode_mutations, 0, 20);
+	tcase_add_loop_test(r, round_trip, 0, 100);
+	suite_add_tcase(s, w);
+	suite_add_tcase(s, r);
+	return s;
+}
+
+int
+main(void)
+{
+	SRunner *sr = srunner_create(codec_text_suite());
+	int failed;
+
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
