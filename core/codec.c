@@ -99,6 +99,14 @@ const struct codec_field codec_metric_fields[] = {
 	{ NULL, 0, 0 },
 };
 
+/* A module of the epoch's table (ABI minor 2): an id VITALS_UFRAME names. */
+const struct codec_field codec_module_fields[] = {
+	CODEC_F(CODEC_U32, vitals_module, id),
+	CODEC_F(CODEC_STR, vitals_module, path),
+	CODEC_F(CODEC_STR, vitals_module, build_id),
+	{ NULL, 0, 0 },
+};
+
 /* A block of the arena a decoded epoch lives in. */
 struct codec_chunk {
 	struct codec_chunk *next;
@@ -420,12 +428,6 @@ codec_metrics_to_json(const struct vitals_epoch *e)
 static json_t *
 codec_modules_to_json(const struct vitals_epoch *e)
 {
-	static const struct codec_field fields[] = {
-		CODEC_F(CODEC_U32, vitals_module, id),
-		CODEC_F(CODEC_STR, vitals_module, path),
-		CODEC_F(CODEC_STR, vitals_module, build_id),
-		{ NULL, 0, 0 },
-	};
 	json_t *a, *mo;
 	uint32_t i;
 
@@ -434,7 +436,8 @@ codec_modules_to_json(const struct vitals_epoch *e)
 	for (i = 0; e->modules != NULL && i < e->nmodules; i++) {
 		/* The array owns mo from the append on, even if it fails. */
 		if (json_array_append_new(a, mo = json_object()) < 0 ||
-		    codec_fields_to_json(mo, fields, &e->modules[i]) < 0) {
+		    codec_fields_to_json(mo, codec_module_fields,
+			&e->modules[i]) < 0) {
 			json_decref(a);
 			return NULL;
 		}
@@ -1064,17 +1067,11 @@ codec_metrics_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 static int
 codec_module_from(struct codec_dec *d, json_t *o, void *item, const void *arg)
 {
-	static const struct codec_field fields[] = {
-		CODEC_F(CODEC_U32, vitals_module, id),
-		CODEC_F(CODEC_STR, vitals_module, path),
-		CODEC_F(CODEC_STR, vitals_module, build_id),
-		{ NULL, 0, 0 },
-	};
 	const struct vitals_module *m = item;
 	int r;
 
 	(void)arg;
-	if ((r = codec_fields_from_json(d, o, fields, item)) < 0)
+	if ((r = codec_fields_from_json(d, o, codec_module_fields, item)) < 0)
 		return r;
 	if (m->id >= VITALS_UFRAME_MAX_MODULES)
 		return codec_fail(d, "id", "%u out of range (at most %u)",

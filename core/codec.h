@@ -43,6 +43,7 @@ extern const struct codec_field codec_vital_fields[];
 extern const struct codec_field codec_sample_fields[];
 extern const struct codec_field codec_finding_fields[];
 extern const struct codec_field codec_metric_fields[];
+extern const struct codec_field codec_module_fields[];
 
 /*
  * Encode an epoch as a new JSON object (caller owns the reference).

@@ -960,22 +960,72 @@ ct_metrics(struct ct_dec *d, struct vitals_epoch *e)
 	return r;
 }
 
-enum { CT_E_FORMAT, CT_E_VITALS, CT_E_FINDINGS, CT_E_METRICS };
+static int
+ct_module_item(struct ct_dec *d, void *arg)
+{
+	struct vitals_module *m;
+	struct ct_obj o;
+	int r;
+
+	if ((m = ct_vec_push(arg)) == NULL)
+		return -ENOMEM;
+	ct_obj_init(&o, codec_module_fields, m);
+	if ((r = ct_object(d, ct_table_member, &o)) != 0 ||
+	    (r = ct_obj_done(&o, 0)) != 0)
+		return r;
+	/* Out of range: jansson's decoder says so. */
+	return m->id < VITALS_UFRAME_MAX_MODULES ? 0 : CT_DECLINE;
+}
+
+static int
+ct_module_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct vitals_module *)a)->id;
+	uint32_t y = ((const struct vitals_module *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The modules table, sorted by id; a repeated id is jansson's to refuse. */
+static int
+ct_modules(struct ct_dec *d, struct vitals_epoch *e)
+{
+	struct ct_vec v = { NULL, 0, 0, sizeof(struct vitals_module) };
+	const struct vitals_module *m;
+	void *out;
+	size_t i;
+	int r;
+
+	if ((r = ct_array(d, ct_module_item, &v)) == 0 && v.n > 1) {
+		qsort(v.v, v.n, v.size, ct_module_cmp);
+		m = (const struct vitals_module *)v.v;
+		for (i = 1; i < v.n && r == 0; i++)
+			if (m[i - 1].id == m[i].id)
+				r = CT_DECLINE;
+	}
+	if (r == 0 && (r = ct_vec_keep(d, &v, &out, &e->nmodules)) == 0)
+		e->modules = v.n > 0 ? out : NULL;
+	free(v.v);
+	return r;
+}
+
+enum { CT_E_FORMAT, CT_E_VITALS, CT_E_FINDINGS, CT_E_METRICS, CT_E_MODULES,
+	CT_E_N };
 
 static int
 ct_epoch_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 {
-	static const char *const extra[] = { "format", "vitals", "findings",
-		"metrics" };
+	static const char *const extra[CT_E_N] = { "format", "vitals",
+		"findings", "metrics", "modules" };
 	struct ct_obj *o = arg;
 	int64_t format;
 	int r, k;
 
 	if ((r = ct_obj_field(d, o, key, klen)) != 0)
 		return r < 0 ? r : 0;
-	for (k = 0; k < 4 && !ct_is(key, klen, extra[k]); k++)
+	for (k = 0; k < CT_E_N && !ct_is(key, klen, extra[k]); k++)
 		;
-	if (k == 4 || (r = ct_seen(o, o->nfields + k)) != 0)
+	if (k == CT_E_N || (r = ct_seen(o, o->nfields + k)) != 0)
 		return CT_DECLINE;
 	switch (k) {
 	case CT_E_FORMAT:
@@ -986,8 +1036,10 @@ ct_epoch_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 		return ct_vitals(d, d->e);
 	case CT_E_FINDINGS:
 		return ct_findings(d, d->e);
-	default:
+	case CT_E_METRICS:
 		return ct_metrics(d, d->e);
+	default:
+		return ct_modules(d, d->e);
 	}
 }
 
@@ -1357,7 +1409,13 @@ codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len)
 	}
 	ct_put(&b, "]", 1);
 	ct_put_metrics(&b, e);
-	ct_put(&b, "}", 1);
+	ct_put(&b, ",\"modules\":[", 12);
+	for (i = 0; e->modules != NULL && i < e->nmodules; i++) {
+		ct_put(&b, i > 0 ? ",{" : "{", i > 0 ? 2 : 1);
+		ct_put_fields(&b, codec_module_fields, &e->modules[i], 0);
+		ct_put(&b, "}", 1);
+	}
+	ct_put(&b, "]}", 2);
 	if (ct_room(&b, 1) != 0) {
 		free(b.p);
 		return b.err;

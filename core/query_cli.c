@@ -1274,14 +1274,17 @@ qcli_filter_start(struct qcli *c, const char *name,
 	return r == 0 ? QCLI_OK : r == -EINVAL ? QCLI_USAGE : QCLI_RUNTIME;
 }
 
-static void
+static int
 qcli_filter_stop(struct vitals_ctx *ctx, struct loader *ldr)
 {
+	int r = 0;
+
 	if (ctx != NULL) {
-		instance_stop(ctx);
+		r = instance_stop(ctx);
 		instance_free(ctx);
 	}
 	loader_free(ldr);
+	return r;
 }
 
 /* Print what a hand-run filter emitted. */
@@ -1722,8 +1725,9 @@ qcli_train(struct qcli *c)
 	rc = qcli_filter_start(c, c->pos[0], extra, 2, &sink, &st, &ldr, &ctx);
 	if (rc == QCLI_OK)
 		rc = qcli_feed(c, ctx, from, to, &fed);
-	/* fini writes the model. */
-	qcli_filter_stop(ctx, ldr);
+	/* fini writes the model; a failed write was reported there. */
+	if (qcli_filter_stop(ctx, ldr) != 0 && rc == QCLI_OK)
+		rc = QCLI_RUNTIME;
 	json_decref(sink.findings);
 	json_decref(sink.points);
 	if (rc != QCLI_OK)

@@ -614,6 +614,55 @@ rollup_copy_finding(struct vitals_epoch *e, struct vitals_finding *d,
 	return 0;
 }
 
+/* The named metrics of s into e's arena (the pointers s holds are not e's). */
+static int
+rollup_copy_metrics(struct vitals_epoch *e, const struct vitals_epoch *s)
+{
+	struct vitals_metric *m;
+	uint32_t i;
+
+	e->metrics = NULL;
+	e->nmetrics = 0;
+	if (s->nmetrics == 0 || s->metrics == NULL)
+		return 0;
+	if ((m = codec_epoch_alloc(e, s->nmetrics * sizeof(*m))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < s->nmetrics; i++) {
+		m[i] = s->metrics[i];
+		if ((m[i].name = rollup_arena_str(e, s->metrics[i].name)) == NULL ||
+		    (m[i].unit = rollup_arena_str(e, s->metrics[i].unit)) == NULL)
+			return -ENOMEM;
+	}
+	e->metrics = m;
+	e->nmetrics = s->nmetrics;
+	return 0;
+}
+
+/* The modules table of s into e's arena. */
+static int
+rollup_copy_modules(struct vitals_epoch *e, const struct vitals_epoch *s)
+{
+	struct vitals_module *m;
+	uint32_t i;
+
+	e->modules = NULL;
+	e->nmodules = 0;
+	if (s->nmodules == 0 || s->modules == NULL)
+		return 0;
+	if ((m = codec_epoch_alloc(e, s->nmodules * sizeof(*m))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < s->nmodules; i++) {
+		m[i].id = s->modules[i].id;
+		if ((m[i].path = rollup_arena_str(e, s->modules[i].path)) ==
+		    NULL || (m[i].build_id = rollup_arena_str(e,
+		    s->modules[i].build_id)) == NULL)
+			return -ENOMEM;
+	}
+	e->modules = m;
+	e->nmodules = s->nmodules;
+	return 0;
+}
+
 struct vitals_epoch *
 rollup_copy(const struct vitals_epoch *s)
 {
@@ -638,7 +687,8 @@ rollup_copy(const struct vitals_epoch *s)
 	for (i = 0; i < s->nfindings; i++)
 		if (rollup_copy_finding(e, &ff[i], &s->findings[i]) != 0)
 			goto fail;
-	if (e->host == NULL)
+	if (e->host == NULL || rollup_copy_metrics(e, s) != 0 ||
+	    rollup_copy_modules(e, s) != 0)
 		goto fail;
 	e->vitals = vv;
 	e->findings = ff;

@@ -341,13 +341,35 @@ START_TEST(test_copy)
 		.filter = "x",
 		.vital = "cpu",
 		.text = "t" };
+	struct vitals_metric me = { .name = NULL, .unit = "%", .mean = 2,
+		.min = 1, .max = 3, .last = 2, .n = 4 };
+	struct vitals_module mo = { .id = 7, .path = NULL, .build_id = "ab" };
 	struct vitals_epoch *c;
 	json_t *ja, *jc;
 
 	a->e.findings = &fi;
 	a->e.nfindings = 1;
+	me.name = strdup("proc.cpu.user_pct");
+	mo.path = strdup("/usr/lib/libc.so.6");
+	a->e.metrics = &me;
+	a->e.nmetrics = 1;
+	a->e.modules = &mo;
+	a->e.nmodules = 1;
 	ck_assert_ptr_nonnull(c = rollup_copy(&a->e));
 	free(a); /* the copy owns all it points to */
+	free((char *)me.name);
+	free((char *)mo.path);
+	memset(&me, 0, sizeof(me));
+	memset(&mo, 0, sizeof(mo));
+	ck_assert_uint_eq(c->nmetrics, 1);
+	ck_assert_str_eq(c->metrics[0].name, "proc.cpu.user_pct");
+	ck_assert_uint_eq(c->nmodules, 1);
+	ck_assert_uint_eq(c->modules[0].id, 7);
+	ck_assert_str_eq(c->modules[0].path, "/usr/lib/libc.so.6");
+	c->metrics = NULL; /* compared below without them */
+	c->nmetrics = 0;
+	c->modules = NULL;
+	c->nmodules = 0;
 	a = fx_new("a", T0, 60, 64, 3, 9);
 	a->e.findings = &fi;
 	a->e.nfindings = 1;

@@ -23,8 +23,9 @@
 static uint64_t fx_deep[VITALS_STACK_MAX];
 static const uint64_t fx_kst[] = { 0xffffffff81000010ull, 1ull << 63,
 	UINT64_MAX };
+/* nkstack + nustack names (3 kernel frames, then 2 user frames). */
 static const char *const fx_ksyms[] = { "do_syscall_64+0x10",
-	"entry_SYSCALL_64+0x7c", "" };
+	"entry_SYSCALL_64+0x7c", "", "main", "" };
 static const uint64_t fx_ust[] = { 0x7f0000001234ull, 0x401000ull };
 static uint64_t fx_hca_blocking[32];
 static uint64_t fx_hca_cpu[64];

@@ -190,6 +190,24 @@ rnd_metrics(struct vitals_epoch *e)
 	e->nmetrics = n;
 }
 
+/* Up to three modules, ids ascending with gaps, as the engine writes them. */
+static void
+rnd_modules(struct vitals_epoch *e)
+{
+	struct vitals_module *m;
+	uint32_t i, n = (uint32_t)(rnd() % 4), id = 0;
+
+	m = codec_epoch_alloc(e, 4 * sizeof(*m));
+	for (i = 0; i < n; i++) {
+		id += 1 + (uint32_t)(rnd() % 1000);
+		m[i].id = id;
+		m[i].path = rnd_str(0);
+		m[i].build_id = rnd() % 2 ? "0123456789abcdef" : "";
+	}
+	e->modules = n ? m : NULL;
+	e->nmodules = n;
+}
+
 /* A random epoch (in an arena: free with vitals_epoch_free). */
 static struct vitals_epoch *
 rnd_epoch(uint64_t seed)
@@ -214,6 +232,7 @@ rnd_epoch(uint64_t seed)
 	e->vitals = e->nvitals ? v : NULL;
 	rnd_findings(e);
 	rnd_metrics(e);
+	rnd_modules(e);
 	return e;
 }
 
@@ -323,6 +342,12 @@ check_epoch(const struct vitals_epoch *a, const struct vitals_epoch *b)
 	ck_assert((a->metrics == NULL) == (b->metrics == NULL));
 	for (i = 0; i < a->nmetrics; i++)
 		check_metric(&a->metrics[i], &b->metrics[i]);
+	ck_assert_uint_eq(a->nmodules, b->nmodules);
+	for (i = 0; i < a->nmodules; i++) {
+		ck_assert_uint_eq(a->modules[i].id, b->modules[i].id);
+		ck_assert_str_eq(a->modules[i].path, b->modules[i].path);
+		ck_assert_str_eq(a->modules[i].build_id, b->modules[i].build_id);
+	}
 }
 
 /* ---- the reference: jansson ---- */
@@ -520,6 +545,8 @@ plain_epoch(uint64_t seed)
 	}
 	for (i = 0; i < e->nmetrics; i++)
 		((struct vitals_metric *)e->metrics)[i].unit = "%";
+	for (i = 0; i < e->nmodules; i++)
+		((struct vitals_module *)e->modules)[i].path = plain[i % 3];
 	return e;
 }
 

@@ -93,6 +93,7 @@ rc=0
 ) >"$TMP/out" 2>"$TMP/err" || rc=$?
 [ "$rc" -eq 1 ] || { cat "$TMP/out" "$TMP/err" >&2; fail "train with an unwritable model: exit $rc, expected 1"; }
 assert_grep "model $TMP/big.model not written: .*File too large" "$TMP/err"
+! grep -q '^trained' "$TMP/out" || fail "train said it trained although the model was not written"
 [ ! -e "$TMP/big.model" ] || fail "a model that could not be written was left"
 
 echo "PASS: each filter finds its fault, none on the clean store"
