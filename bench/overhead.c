@@ -60,6 +60,7 @@ struct overhead_opts {
 	int samples;             /* samples per row per monitor per round */
 	int ms;                  /* time per latency sample */
 	int files;               /* C files in the build row */
+	int settle;              /* ms a monitor runs before rows are measured */
 	int quick;               /* --quick */
 };
 
@@ -932,6 +933,9 @@ overhead_mon_start(struct overhead_mon *m, int i,
 		return r;
 	}
 	m->starts++;
+	/* Start-up work (empty sample stores, cold caches) can be left out. */
+	if (o->settle > 0)
+		overhead_sleep_ms(o->settle);
 	m->t0 = overhead_now();
 	return 0;
 }
@@ -1117,7 +1121,7 @@ overhead_usage(FILE *f)
 	    "[--plugin-path DIRS]\n"
 	    "                [--perf PATH] [--cc CC] [-r ROUNDS] [-s SAMPLES] "
 	    "[-t MS] [--files N]\n"
-	    "                [--rows LIST] [--monitors LIST]\n"
+	    "                [--rows LIST] [--monitors LIST] [--settle MS]\n"
 	    "Latency of lmbench-like rows with no monitor, with vitalsd, "
 	    "under\nperf record -a -g on the probes' tracepoints, and with "
 	    "empty BPF programs\non them (floor), interleaved in rounds.\n"
@@ -1171,7 +1175,8 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 		{ "cc", 1, NULL, 'C' }, { "rounds", 1, NULL, 'r' },
 		{ "samples", 1, NULL, 's' }, { "time", 1, NULL, 't' },
 		{ "files", 1, NULL, 'f' }, { "rows", 1, NULL, 'R' },
-		{ "monitors", 1, NULL, 'm' }, { "help", 0, NULL, 'h' },
+		{ "monitors", 1, NULL, 'm' }, { "settle", 1, NULL, 'S' },
+		{ "help", 0, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	int ch, r = 0, s = 0, t = 0, f = 0;
 
@@ -1191,6 +1196,9 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 			break;
 		case 'R': o->rows = optarg; break;
 		case 'm': o->monitors = optarg; break;
+		case 'S':
+			o->settle = overhead_int(optarg, "--settle", 0, 600000);
+			break;
 		case 'h': overhead_usage(stdout); exit(0);
 		default: overhead_usage(stderr); exit(2);
 		}
@@ -1421,6 +1429,8 @@ overhead_header(const struct overhead_ctx *c, const struct overhead_mon *m)
 	if (overhead_selected(o->rows, "build"))
 		printf(
 		    ", one build of %d C files with %s -O2", o->files, o->cc);
+	if (o->settle > 0)
+		printf("; each monitor runs %d ms before measuring", o->settle);
 	printf("\n");
 	if (m[OV_VITALSD].on)
 		printf("vitalsd: %s -c %s\n", o->vitalsd, o->config);
