@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * umem vital, in the kernel: every user-mode page fault
- * (exceptions:page_fault_user, a BTF tracepoint) is counted under the faulting user PC
- * >> 8; sampled faults carry the fault address and the user stack.
+ * (exceptions:page_fault_user, a BTF tracepoint) is counted under the faulting user PC's
+ * code offset (vitals_bpf_code_off) >> 8; sampled faults carry the fault address and the user stack.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -33,8 +33,9 @@ umem_fault(__u64 *ctx)
 	if ((me = vitals_bpf_current_task(task, pt >> 32)) == 0)
 		return 0;
 	ip = regs->ip;
-	r = vitals_bpf_count(c, 0, ip >> 8, 1, pt, me->exe_id,
-	    vitals_bpf_uid(task));
+	/* By code offset: ASLR would give each process new labels. */
+	r = vitals_bpf_count(c, 0, vitals_bpf_code_off(me, ip) >> 8, 1, pt,
+	    me->exe_id, vitals_bpf_uid(task));
 	if (r == 0)
 		return 0;
 	r->args[0] = ctx[0];

@@ -153,3 +153,29 @@ st=0
 "$VITALSD" -c "$TMP/bad.yaml" --epochs 1 >"$TMP/bad.out" 2>&1 || st=$?
 [ "$st" -ne 0 ] || fail "kmem accepted vitals: [kmem, pages]"
 assert_grep "kmem.*'pages' is not one of kmem, kmem_free" "$TMP/bad.out"
+
+# umem labels are code offsets, the same in every process of a program:
+# 200 runs of /bin/true (each at its own randomised addresses) make a few
+# dozen labels, not several new ones per run.
+printf 'epoch: 5s\ndata_dir: %s/aslr\nprobes:\n  umem: {}\nplugins:\n  store: {}\n' \
+	"$TMP" >"$TMP/aslr.yaml"
+"$VITALSD" -c "$TMP/aslr.yaml" --epochs 1 >"$TMP/aslr.out" 2>&1 &
+apid=$!
+i=0
+until grep -q 'started' "$TMP/aslr.out" 2>/dev/null; do
+	i=$((i + 1))
+	[ "$i" -lt 300 ] || fail "vitalsd (umem) did not start"
+	sleep 0.1
+done
+i=0
+while [ "$i" -lt 200 ]; do /bin/true; i=$((i + 1)); done
+wait "$apid" || { cat "$TMP/aslr.out" >&2; fail "vitalsd (umem) failed"; }
+"$VITALS" --data-dir "$TMP/aslr" show --last --json >"$TMP/aslr.json" || fail "vitals show"
+python3 - "$TMP/aslr.json" <<'EOP' || fail "umem labels of /bin/true change from run to run"
+import json, sys
+v = [v for v in json.load(open(sys.argv[1]))["vitals"] if v["name"] == "umem"][0]
+t = [s for s in v["samples"] if s["comm"] == "true"]
+labels = len(set(s["label"] for s in t))
+print("umem: 200 runs of /bin/true, %d samples, %d distinct labels" % (len(t), labels))
+sys.exit(0 if t and labels < 200 else 1)
+EOP

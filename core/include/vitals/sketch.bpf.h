@@ -81,7 +81,10 @@ struct vitals_bpf_last {
 struct vitals_bpf_exe_slot {
 	__u32 tgid;
 	__u32 exe_id;
+	__u64 mm;        /* the mm it was read from: exec replaces it, not the tgid */
 	__u64 stack_top; /* mm->start_stack: user stack depths are taken from it */
+	__u64 code_start, code_end; /* mm->start_code, end_code: the exe's text */
+	__u64 mmap_base; /* mm->mmap_base: shared libraries are mapped below it */
 	struct vitals_bpf_last last[VITALS_BPF_MAX_VITALS];
 };
 
@@ -115,6 +118,9 @@ struct file {
 struct mm_struct {
 	struct file *exe_file;
 	unsigned long start_stack;
+	unsigned long start_code;
+	unsigned long end_code;
+	unsigned long mmap_base;
 } __attribute__((preserve_access_index));
 
 struct cred {
@@ -247,15 +253,20 @@ vitals_bpf_current_task(struct task_struct *t, __u32 tgid)
 	c = bpf_map_lookup_elem(&vitals_exe_cache, &zero);
 	if (c == 0)
 		return 0;
-	if (c->tgid == tgid && tgid != 0)
+	mm = t->mm;
+	if (c->tgid == tgid && tgid != 0 && c->mm == (__u64)mm)
 		return c;
 	c->tgid = tgid;
+	c->mm = (__u64)mm;
 	c->exe_id = 0;
-	c->stack_top = 0;
+	c->stack_top = c->code_start = c->code_end = c->mmap_base = 0;
 	/* Loads through BTF pointers: a fault reads as 0. */
-	if ((mm = t->mm) == 0)
+	if (mm == 0)
 		return c;
 	c->stack_top = mm->start_stack;
+	c->code_start = mm->start_code;
+	c->code_end = mm->end_code;
+	c->mmap_base = mm->mmap_base;
 	if ((f = mm->exe_file) != 0 && (ino = f->f_inode) != 0)
 		c->exe_id = vitals_bpf_exe_id(ino->i_ino);
 	return c;
@@ -265,13 +276,26 @@ vitals_bpf_current_task(struct task_struct *t, __u32 tgid)
 static __always_inline struct vitals_bpf_exe_slot *
 vitals_bpf_current(__u32 tgid)
 {
-	struct vitals_bpf_exe_slot *c;
-	__u32 zero = 0;
-
-	c = bpf_map_lookup_elem(&vitals_exe_cache, &zero);
-	if (c != 0 && c->tgid == tgid && tgid != 0)
-		return c;
 	return vitals_bpf_current_task(vitals_bpf_task(), tgid);
+}
+
+/*
+ * A user code address of the current process (me from vitals_bpf_current)
+ * as an offset that is the same in every process of the same executable,
+ * address space randomisation notwithstanding: from the start of the
+ * exe's text; else, for shared libraries (mapped top-down below
+ * mmap_base in load order), from mmap_base, tagged in bit 62; else the
+ * address itself, tagged in bit 63.  For labels, so that a new process of
+ * a known program makes no new labels.
+ */
+static __always_inline __u64
+vitals_bpf_code_off(const struct vitals_bpf_exe_slot *me, __u64 pc)
+{
+	if (pc >= me->code_start && pc < me->code_end)
+		return pc - me->code_start;
+	if (pc < me->mmap_base)
+		return (me->mmap_base - pc) | (1ULL << 62);
+	return pc | (1ULL << 63);
 }
 
 /* Exe id of the current process (0 for kernel threads). */
