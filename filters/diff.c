@@ -233,8 +233,8 @@ diff_attr_is(const struct diff_attr *a, const struct vitals_epoch *e,
 	return a->e == e && a->start_ns == e->start_ns &&
 	    a->samples == ve->samples && a->nsamples == ve->nsamples &&
 	    a->wsum == ve->wsum && a->length_ns == e->length_ns &&
-	    a->timescale_s == e->timescale_s && diff_streq(a->vital, ve->name) &&
-	    diff_streq(a->host, e->host);
+	    a->timescale_s == e->timescale_s &&
+	    diff_streq(a->vital, ve->name) && diff_streq(a->host, e->host);
 }
 
 /* A new attribution of ve in e, or NULL if memory runs out. */
@@ -246,9 +246,12 @@ diff_attr_new(struct diff *d, const struct vitals_epoch *e,
 
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return NULL;
-	*a = (struct diff_attr){ .e = e, .samples = ve->samples,
-		.start_ns = e->start_ns, .length_ns = e->length_ns,
-		.wsum = ve->wsum, .timescale_s = e->timescale_s,
+	*a = (struct diff_attr){ .e = e,
+		.samples = ve->samples,
+		.start_ns = e->start_ns,
+		.length_ns = e->length_ns,
+		.wsum = ve->wsum,
+		.timescale_s = e->timescale_s,
 		.nsamples = ve->nsamples };
 	if ((e->host != NULL && (a->host = strdup(e->host)) == NULL) ||
 	    (ve->name != NULL && (a->vital = strdup(ve->name)) == NULL) ||
@@ -304,7 +307,8 @@ diff_cache_trim(struct diff *d, const struct vitals_epoch *from)
 	for (i = 0; i < d->nattr; i++) {
 		a = d->attr[i];
 		if (a->timescale_s == from->timescale_s &&
-		    a->start_ns < from->start_ns && diff_streq(a->host, from->host))
+		    a->start_ns < from->start_ns &&
+		    diff_streq(a->host, from->host))
 			diff_attr_free(d->attr[i]);
 		else
 			d->attr[n++] = d->attr[i];
@@ -435,7 +439,8 @@ diff_main_sub(struct diff *d, const struct diff_table *t, uint32_t who,
 		for (j = 0; j < t->side[k]->n && r == 0; j++) {
 			it = &t->side[k]->items[j];
 			if (it->who != who ||
-			    (r = diff_slot(d, it->sub, &acc, &key, &n, &cap)) != 0)
+			    (r = diff_slot(d, it->sub, &acc, &key, &n, &cap)) !=
+				0)
 				continue;
 			if (k > 0)
 				acc[d->local[it->sub]].wbase += it->w;
@@ -538,8 +543,8 @@ diff_report(struct diff *d, const struct vitals_queue *q,
 	if ((rk = calloc(n + 1, sizeof(*rk))) == NULL)
 		return -ENOMEM;
 	for (id = 0; id < n; id++)
-		rk[id] = (struct diff_rank){ id, diff_delta(t, &t->acc[id]) /
-			total };
+		rk[id] = (struct diff_rank){ id,
+			diff_delta(t, &t->acc[id]) / total };
 	qsort(rk, n, sizeof(*rk), diff_rank_cmp);
 	for (id = 0; id < n && id < (uint32_t)d->cf->top; id++)
 		if (rk[id].share >= d->cf->min_share && rk[id].share > 0 &&
@@ -707,7 +712,7 @@ diff_epoch(void *state, const struct vitals_queue *q)
 		    diff_vital(d, q, &ep->vitals[i]) != 0)
 			rc = -ENOMEM;
 	nb = q->n - 1 < (uint32_t)d->cf->baseline ? q->n - 1
-						: (uint32_t)d->cf->baseline;
+						  : (uint32_t)d->cf->baseline;
 	/* The next epoch's baseline starts after this one's. */
 	diff_cache_trim(d, q->epochs[q->n - 1 - nb]);
 	return rc;

@@ -429,9 +429,9 @@ run_spec(unsigned k, char *buf, size_t len)
 {
 	int burst = k == 6 || k == 7 || k == 13;
 
-	snprintf(buf, len,
-	    "%s cpu:/bin/a@foo#1=%u cpu:/bin/b@bar#2=%u%s%s%s%s",
-	    k == 9 ? "len=30" : "len=60", 600 + 37 * (k % 5), 500 + 91 * (k % 3),
+	snprintf(buf, len, "%s cpu:/bin/a@foo#1=%u cpu:/bin/b@bar#2=%u%s%s%s%s",
+	    k == 9 ? "len=30" : "len=60", 600 + 37 * (k % 5),
+	    500 + 91 * (k % 3),
 	    burst ? " cpu:/bin/c@baz#1=4100 cpu:/bin/c@qux#3=900" : "",
 	    k % 4 == 1 ? " cpu:#5=777" : "",
 	    k % 3 ? " sched:/bin/d@-#1=5000 sched:/bin/a@0x1234#2=700" : "",
