@@ -62,11 +62,48 @@ static const struct vitals_option diff_options[] = {
 };
 /* clang-format on */
 
+/*
+ * One credit of an epoch's attribution: a sample's weight (or the weight
+ * no sample was kept for) given to a contributor and its secondary key,
+ * both ids of strings in the instance's key map.
+ */
+struct diff_item {
+	uint32_t who, sub;
+	double w;
+};
+
+/*
+ * The attribution of one vital of one epoch, made once and replayed for
+ * as long as the epoch stays among the baselines.  The epoch is known by
+ * its address and contents (copied, as the epoch may be gone when the
+ * entry is next compared).
+ */
+struct diff_attr {
+	const struct vitals_epoch *e;
+	const struct vitals_sample *samples;
+	char *host, *vital;
+	uint64_t start_ns, length_ns, wsum;
+	uint32_t timescale_s, nsamples;
+	uint32_t n; /* entries in items */
+	struct diff_item *items; /* in sample order, unsampled rest last */
+};
+
+/* Cached attributions beyond which the cache starts over. */
+#define DIFF_CACHE_MAX 4096
+/* Keys in the key map beyond which the cache starts over. */
+#define DIFF_KEYS_MAX (1u << 20)
+
 struct diff {
 	struct vitals_ctx *ctx;
 	const struct diff_config *cf;
 	int by_site;
 	uint64_t base_ns; /* nominal base epoch: runs of a rollup's samples */
+	struct labels_map *keys; /* contributor and secondary key strings */
+	struct diff_attr **attr; /* the cache: nattr entries, cap attr_cap */
+	uint32_t nattr, attr_cap;
+	/* Per key id: its index in the table being summed, valid when its
+	 * stamp is the current tick. */
+	uint32_t *local, *stamp, nslots, tick;
 };
 
 /* Weight per key of one vital on both sides of the comparison. */
@@ -76,17 +113,20 @@ struct diff_acc {
 };
 
 /*
- * The contributors of one vital: map entries of scope 0 are contributors
- * (exes or sites), of scope c + 1 the secondary keys (sites or exes) of
- * contributor c; acc is indexed by entry id.
+ * The contributors of one vital, in the order they first appear in the
+ * newest epoch then the kept baseline epochs: key[i] is the key id of
+ * contributor i, acc[i] its weights.  side[0] is the newest epoch's
+ * attribution, side[1..nside) the kept baseline epochs'.
  */
 struct diff_table {
-	struct labels_map *map;
 	struct diff_acc *acc;
-	uint32_t cap;
+	uint32_t *key;
+	uint32_t n, cap;
 	double new_s; /* length of the newest epoch, seconds */
 	double base_s; /* length of the baseline epochs with the vital */
 	double wsum_new, wsum_base;
+	const struct diff_attr *side[1025];
+	uint32_t nside;
 };
 
 /* A contributor ranked by its share of the difference. */
@@ -104,77 +144,256 @@ diff_seconds(const struct vitals_epoch *e)
 	return (double)e->timescale_s;
 }
 
-/* Add w to (scope, key) on the new or the baseline side. */
 static int
-diff_credit(struct diff_table *t, uint32_t scope, const char *key, int base,
-    double w, uint32_t *id)
+diff_streq(const char *a, const char *b)
 {
-	struct diff_acc *a;
-	uint32_t cap;
-	int r;
-
-	if ((r = labels_map_put(t->map, scope, key, id)) < 0)
-		return r;
-	if (*id >= t->cap) {
-		cap = t->cap ? 2 * t->cap : 256;
-		if ((a = realloc(t->acc, cap * sizeof(*a))) == NULL)
-			return -ENOMEM;
-		memset(a + t->cap, 0, (cap - t->cap) * sizeof(*a));
-		t->acc = a;
-		t->cap = cap;
-	}
-	if (base)
-		t->acc[*id].wbase += w;
-	else
-		t->acc[*id].wnew += w;
-	return 0;
+	return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
 }
 
-/* Credit one contributor and its secondary key. */
-static int
-diff_credit2(struct diff_table *t, const char *first, const char *second,
-    int base, double w)
+static void
+diff_attr_free(struct diff_attr *a)
 {
-	uint32_t id, sub;
+	if (a == NULL)
+		return;
+	free(a->host);
+	free(a->vital);
+	free(a->items);
+	free(a);
+}
+
+/* Drop every cached attribution and key. */
+static void
+diff_cache_clear(struct diff *d)
+{
+	uint32_t i;
+
+	for (i = 0; i < d->nattr; i++)
+		diff_attr_free(d->attr[i]);
+	d->nattr = 0;
+	labels_map_free(d->keys);
+	d->keys = NULL;
+}
+
+/* Append a credit of w to (first, second) to a's items. */
+static int
+diff_item_add(struct diff *d, struct diff_attr *a, const char *first,
+    const char *second, double w)
+{
+	struct diff_item *it = &a->items[a->n];
 	int r;
 
-	if ((r = diff_credit(t, 0, first, base, w, &id)) != 0)
+	if ((r = labels_map_put(d->keys, 0, first, &it->who)) < 0 ||
+	    (r = labels_map_put(d->keys, 0, second, &it->sub)) < 0)
 		return r;
-	return diff_credit(t, id + 1, second, base, w, &sub);
+	it->w = w;
+	a->n++;
+	return 0;
 }
 
 /* Attribute one epoch's weight of the vital to its contributors. */
 static int
-diff_add(struct diff *d, struct diff_table *t, const struct vitals_epoch *e,
-    const struct vitals_vital_epoch *ve, int base)
+diff_attribute(struct diff *d, const struct vitals_epoch *e,
+    const struct vitals_vital_epoch *ve, struct diff_attr *a)
 {
 	char site[LABELS_FRAME_LEN], name[LABELS_NAME_LEN];
 	const struct vitals_sample *s;
 	double *w, total = 0;
 	const char *exe;
 	uint32_t j;
-	int r = 0;
+	int r = -ENOMEM;
 
-	if ((w = calloc(ve->nsamples + 1, sizeof(*w))) == NULL)
-		return -ENOMEM;
-	if (labels_weights(ve, labels_runs(e, d->base_ns), w, &total) != 0) {
-		free(w);
-		return -ENOMEM;
-	}
+	if ((w = calloc(ve->nsamples + 1, sizeof(*w))) == NULL ||
+	    (a->items = calloc(ve->nsamples + 1, sizeof(*a->items))) == NULL ||
+	    labels_weights(ve, labels_runs(e, d->base_ns), w, &total) != 0)
+		goto out;
+	r = 0;
 	for (j = 0; j < ve->nsamples && r == 0; j++) {
 		s = &ve->samples[j];
+		if (!(w[j] > 0))
+			continue;
 		exe = labels_name(s, LABELS_BY_EXE, name, sizeof(name));
 		labels_site(s, site, sizeof(site));
-		if (w[j] > 0)
-			r = diff_credit2(t, d->by_site ? site : exe,
-			    d->by_site ? exe : site, base, w[j]);
+		r = diff_item_add(d, a, d->by_site ? site : exe,
+		    d->by_site ? exe : site, w[j]);
 	}
 	/* Weight of slots no sample was kept for (beyond rounding). */
 	if (r == 0 && (double)ve->wsum > total * (1 + 1e-9))
-		r = diff_credit2(
-		    t, DIFF_UNATTRIBUTED, "-", base, (double)ve->wsum - total);
+		r = diff_item_add(
+		    d, a, DIFF_UNATTRIBUTED, "-", (double)ve->wsum - total);
+out:
 	free(w);
 	return r;
+}
+
+/* Whether cached a is the attribution of ve in epoch e. */
+static int
+diff_attr_is(const struct diff_attr *a, const struct vitals_epoch *e,
+    const struct vitals_vital_epoch *ve)
+{
+	return a->e == e && a->start_ns == e->start_ns &&
+	    a->samples == ve->samples && a->nsamples == ve->nsamples &&
+	    a->wsum == ve->wsum && a->length_ns == e->length_ns &&
+	    a->timescale_s == e->timescale_s &&
+	    diff_streq(a->vital, ve->name) && diff_streq(a->host, e->host);
+}
+
+/* A new attribution of ve in e, or NULL if memory runs out. */
+static struct diff_attr *
+diff_attr_new(struct diff *d, const struct vitals_epoch *e,
+    const struct vitals_vital_epoch *ve)
+{
+	struct diff_attr *a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	*a = (struct diff_attr){ .e = e,
+		.samples = ve->samples,
+		.start_ns = e->start_ns,
+		.length_ns = e->length_ns,
+		.wsum = ve->wsum,
+		.timescale_s = e->timescale_s,
+		.nsamples = ve->nsamples };
+	if ((e->host != NULL && (a->host = strdup(e->host)) == NULL) ||
+	    (ve->name != NULL && (a->vital = strdup(ve->name)) == NULL) ||
+	    diff_attribute(d, e, ve, a) != 0) {
+		diff_attr_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* The attribution of ve in e, from the cache or made and cached. */
+static const struct diff_attr *
+diff_attr_get(struct diff *d, const struct vitals_epoch *e,
+    const struct vitals_vital_epoch *ve)
+{
+	struct diff_attr *a, **v;
+	uint32_t i, cap;
+
+	for (i = d->nattr; i-- > 0;)
+		if (diff_attr_is(d->attr[i], e, ve))
+			return d->attr[i];
+	if (d->nattr == d->attr_cap) {
+		cap = d->attr_cap ? 2 * d->attr_cap : 64;
+		if ((v = realloc(d->attr, cap * sizeof(*v))) == NULL)
+			return NULL;
+		d->attr = v;
+		d->attr_cap = cap;
+	}
+	if (d->keys == NULL && (d->keys = labels_map_new()) == NULL)
+		return NULL;
+	if ((a = diff_attr_new(d, e, ve)) == NULL)
+		return NULL;
+	d->attr[d->nattr++] = a;
+	return a;
+}
+
+/*
+ * Forget the attributions of the queue's host and timescale older than
+ * the oldest epoch a later call on it can look at (from), and all of them
+ * when the cache or its key map grew too large (other hosts gone).
+ */
+static void
+diff_cache_trim(struct diff *d, const struct vitals_epoch *from)
+{
+	const struct diff_attr *a;
+	uint32_t i, n = 0;
+
+	if (d->nattr > DIFF_CACHE_MAX ||
+	    (d->keys != NULL && labels_map_size(d->keys) > DIFF_KEYS_MAX)) {
+		diff_cache_clear(d);
+		return;
+	}
+	for (i = 0; i < d->nattr; i++) {
+		a = d->attr[i];
+		if (a->timescale_s == from->timescale_s &&
+		    a->start_ns < from->start_ns &&
+		    diff_streq(a->host, from->host))
+			diff_attr_free(d->attr[i]);
+		else
+			d->attr[n++] = d->attr[i];
+	}
+	d->nattr = n;
+}
+
+/* Make room for every key id in local/stamp; start a new tick. */
+static int
+diff_tick(struct diff *d)
+{
+	uint32_t n = labels_map_size(d->keys), *l, *s;
+
+	if (n > d->nslots) {
+		if ((l = realloc(d->local, n * sizeof(*l))) == NULL)
+			return -ENOMEM;
+		d->local = l;
+		if ((s = realloc(d->stamp, n * sizeof(*s))) == NULL)
+			return -ENOMEM;
+		memset(s + d->nslots, 0, (n - d->nslots) * sizeof(*s));
+		d->stamp = s;
+		d->nslots = n;
+	}
+	if (++d->tick == 0) {
+		memset(d->stamp, 0, d->nslots * sizeof(*d->stamp));
+		d->tick = 1;
+	}
+	return 0;
+}
+
+/* Index of key id k in the tally of this tick, added to acc if new. */
+static int
+diff_slot(struct diff *d, uint32_t k, struct diff_acc **acc, uint32_t **key,
+    uint32_t *n, uint32_t *cap)
+{
+	struct diff_acc *a;
+	uint32_t *kv, c;
+
+	if (d->stamp[k] == d->tick)
+		return 0;
+	if (*n == *cap) {
+		c = *cap ? 2 * *cap : 64;
+		if ((a = realloc(*acc, c * sizeof(*a))) == NULL)
+			return -ENOMEM;
+		*acc = a;
+		if ((kv = realloc(*key, c * sizeof(*kv))) == NULL)
+			return -ENOMEM;
+		*key = kv;
+		*cap = c;
+	}
+	(*acc)[*n] = (struct diff_acc){ 0, 0 };
+	(*key)[*n] = k;
+	d->stamp[k] = d->tick;
+	d->local[k] = (*n)++;
+	return 0;
+}
+
+/*
+ * Sum the contributors' weights over the sides, in the order the samples
+ * were credited (so the sums are the same to the last bit whatever was
+ * cached).
+ */
+static int
+diff_tally(struct diff *d, struct diff_table *t)
+{
+	const struct diff_item *it;
+	struct diff_acc *a;
+	uint32_t k, j;
+	int r;
+
+	if ((r = diff_tick(d)) != 0)
+		return r;
+	for (k = 0; k < t->nside; k++)
+		for (j = 0; j < t->side[k]->n; j++) {
+			it = &t->side[k]->items[j];
+			if ((r = diff_slot(d, it->who, &t->acc, &t->key, &t->n,
+				 &t->cap)) != 0)
+				return r;
+			a = &t->acc[d->local[it->who]];
+			if (k > 0)
+				a->wbase += it->w;
+			else
+				a->wnew += it->w;
+		}
+	return 0;
 }
 
 static double
@@ -183,12 +402,11 @@ diff_rate(double w, double s)
 	return s > 0 ? w / s : 0;
 }
 
-/* Change in rate of entry id: new minus baseline, per second. */
+/* Change in rate of weights a: new minus baseline, per second. */
 static double
-diff_delta(const struct diff_table *t, uint32_t id)
+diff_delta(const struct diff_table *t, const struct diff_acc *a)
 {
-	return diff_rate(t->acc[id].wnew, t->new_s) -
-	    diff_rate(t->acc[id].wbase, t->base_s);
+	return diff_rate(a->wnew, t->new_s) - diff_rate(a->wbase, t->base_s);
 }
 
 static int
@@ -201,19 +419,45 @@ diff_rank_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* The secondary key of contributor c with the largest share, or NULL. */
-static const char *
-diff_main_sub(const struct diff_table *t, uint32_t c, double total)
+/*
+ * The secondary key (borrowed from the key map) of the contributor with
+ * key id who that has the largest share, the first to appear on a tie;
+ * NULL if none, or -ENOMEM.
+ */
+static int
+diff_main_sub(struct diff *d, const struct diff_table *t, uint32_t who,
+    double total, const char **out)
 {
-	uint32_t id, n = labels_map_size(t->map), best = LABELS_NONE;
+	struct diff_acc *acc = NULL;
+	const struct diff_item *it;
+	uint32_t *key = NULL, n = 0, cap = 0, k, j, best = LABELS_NONE;
+	int r;
 
-	for (id = 0; id < n; id++)
-		if (labels_map_scope(t->map, id) == c + 1 &&
-		    (best == LABELS_NONE ||
-			diff_delta(t, id) / total >
-			    diff_delta(t, best) / total))
-			best = id;
-	return best != LABELS_NONE ? labels_map_key(t->map, best) : NULL;
+	if ((r = diff_tick(d)) != 0)
+		return r;
+	for (k = 0; k < t->nside && r == 0; k++)
+		for (j = 0; j < t->side[k]->n && r == 0; j++) {
+			it = &t->side[k]->items[j];
+			if (it->who != who ||
+			    (r = diff_slot(d, it->sub, &acc, &key, &n, &cap)) !=
+				0)
+				continue;
+			if (k > 0)
+				acc[d->local[it->sub]].wbase += it->w;
+			else
+				acc[d->local[it->sub]].wnew += it->w;
+		}
+	for (j = 0; j < n && r == 0; j++)
+		if (best == LABELS_NONE ||
+		    diff_delta(t, &acc[j]) / total >
+			diff_delta(t, &acc[best]) / total)
+			best = j;
+	if (r == 0)
+		*out = best != LABELS_NONE ? labels_map_key(d->keys, key[best])
+					   : NULL;
+	free(acc);
+	free(key);
+	return r;
 }
 
 /* A rate in at most 3 significant digits with a k/M/G/T suffix. */
@@ -257,11 +501,13 @@ diff_emit(struct diff *d, const struct vitals_queue *q,
     const struct diff_rank *rk, double total)
 {
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
-	const char *who = labels_map_key(t->map, rk->id);
-	const char *sub = diff_main_sub(t, rk->id, total);
+	const char *who = labels_map_key(d->keys, t->key[rk->id]), *sub;
 	struct vitals_finding f = { 0 };
 	char change[160], extra[512] = "", text[1024];
+	int r;
 
+	if ((r = diff_main_sub(d, t, t->key[rk->id], total, &sub)) != 0)
+		return r;
 	if (sub != NULL && strcmp(who, DIFF_UNATTRIBUTED) != 0)
 		snprintf(extra, sizeof(extra), " (%s %s)",
 		    d->by_site ? "exe" : "site", sub);
@@ -286,20 +532,19 @@ diff_emit(struct diff *d, const struct vitals_queue *q,
 /* Rank the contributors by share of the total change; report the top. */
 static int
 diff_report(struct diff *d, const struct vitals_queue *q,
-    const struct vitals_vital_epoch *ve, const struct diff_table *t)
+    const struct vitals_vital_epoch *ve, struct diff_table *t)
 {
 	double total = diff_rate(t->wsum_new, t->new_s) -
 	    diff_rate(t->wsum_base, t->base_s);
-	uint32_t id, n = 0, size = labels_map_size(t->map);
+	uint32_t id, n = t->n;
 	struct diff_rank *rk;
 	int rc = 0;
 
-	if ((rk = calloc(size + 1, sizeof(*rk))) == NULL)
+	if ((rk = calloc(n + 1, sizeof(*rk))) == NULL)
 		return -ENOMEM;
-	for (id = 0; id < size; id++)
-		if (labels_map_scope(t->map, id) == 0)
-			rk[n++] =
-			    (struct diff_rank){ id, diff_delta(t, id) / total };
+	for (id = 0; id < n; id++)
+		rk[id] = (struct diff_rank){ id,
+			diff_delta(t, &t->acc[id]) / total };
 	qsort(rk, n, sizeof(*rk), diff_rank_cmp);
 	for (id = 0; id < n && id < (uint32_t)d->cf->top; id++)
 		if (rk[id].share >= d->cf->min_share && rk[id].share > 0 &&
@@ -372,16 +617,45 @@ diff_norm(const struct diff *d, const struct vitals_queue *q, uint32_t first,
 		keep[i] = rate[i] >= 0;
 }
 
-/* Compare one vital of the newest epoch with the baseline epochs. */
+/*
+ * The attributions of the sides: the newest epoch's and the kept baseline
+ * epochs', oldest first, each made once while its epoch stays around.
+ */
+static int
+diff_sides(struct diff *d, const struct vitals_queue *q,
+    const struct vitals_vital_epoch *ve, uint32_t first, const int *keep,
+    struct diff_table *t)
+{
+	const struct vitals_epoch *e;
+	uint32_t i;
+
+	if ((t->side[0] = diff_attr_get(d, q->epochs[q->n - 1], ve)) == NULL)
+		return -ENOMEM;
+	t->nside = 1;
+	for (i = first; i < q->n - 1; i++) {
+		if (!keep[i - first])
+			continue;
+		e = q->epochs[i];
+		t->side[t->nside] =
+		    diff_attr_get(d, e, vitals_epoch_vital(e, ve->name));
+		if (t->side[t->nside++] == NULL)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Compare one vital of the newest epoch with the baseline epochs; the
+ * samples are attributed only when the vital changed enough.
+ */
 static int
 diff_vital(struct diff *d, const struct vitals_queue *q,
     const struct vitals_vital_epoch *ve)
 {
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
-	const struct vitals_vital_epoch *vb;
 	struct diff_table t = { .new_s = diff_seconds(ep) };
 	uint32_t nb = q->n - 1, i, first;
-	int keep[1024] = { 0 }, r = -ENOMEM;
+	int keep[1024] = { 0 }, r;
 
 	if (nb > (uint32_t)d->cf->baseline)
 		nb = (uint32_t)d->cf->baseline;
@@ -389,23 +663,21 @@ diff_vital(struct diff *d, const struct vitals_queue *q,
 		return 0;
 	first = q->n - 1 - nb;
 	diff_norm(d, q, first, nb, ve->name, keep);
-	if ((t.map = labels_map_new()) == NULL ||
-	    (r = diff_add(d, &t, ep, ve, 0)) != 0)
-		goto out;
 	t.wsum_new = (double)ve->wsum;
 	for (i = first; i < q->n - 1; i++) {
-		vb = vitals_epoch_vital(q->epochs[i], ve->name);
 		if (!keep[i - first])
 			continue;
 		t.base_s += diff_seconds(q->epochs[i]);
-		t.wsum_base += (double)vb->wsum;
-		if ((r = diff_add(d, &t, q->epochs[i], vb, 1)) != 0)
-			goto out;
+		t.wsum_base +=
+		    (double)vitals_epoch_vital(q->epochs[i], ve->name)->wsum;
 	}
-	r = diff_changed(d, &t) ? diff_report(d, q, ve, &t) : 0;
-out:
-	labels_map_free(t.map);
+	if (!diff_changed(d, &t))
+		return 0;
+	if ((r = diff_sides(d, q, ve, first, keep, &t)) == 0 &&
+	    (r = diff_tally(d, &t)) == 0)
+		r = diff_report(d, q, ve, &t);
 	free(t.acc);
+	free(t.key);
 	return r;
 }
 
@@ -429,7 +701,7 @@ diff_epoch(void *state, const struct vitals_queue *q)
 {
 	struct diff *d = state;
 	const struct vitals_epoch *ep;
-	uint32_t i;
+	uint32_t i, nb;
 	int rc = 0;
 
 	if (q->n < 2)
@@ -439,13 +711,25 @@ diff_epoch(void *state, const struct vitals_queue *q)
 		if (diff_wanted(d->cf, ep->vitals[i].name) &&
 		    diff_vital(d, q, &ep->vitals[i]) != 0)
 			rc = -ENOMEM;
+	nb = q->n - 1 < (uint32_t)d->cf->baseline ? q->n - 1
+						  : (uint32_t)d->cf->baseline;
+	/* The next epoch's baseline starts after this one's. */
+	diff_cache_trim(d, q->epochs[q->n - 1 - nb]);
 	return rc;
 }
 
 static void
 diff_fini(void *state)
 {
-	free(state);
+	struct diff *d = state;
+
+	if (d == NULL)
+		return;
+	diff_cache_clear(d);
+	free(d->attr);
+	free(d->local);
+	free(d->stamp);
+	free(d);
 }
 
 static int

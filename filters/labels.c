@@ -5,7 +5,6 @@
  * sample names its exe, frames and site and a (scope, string) -> id map.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,6 +313,34 @@ labels_find(const struct labels *l, const char *name)
 	return NULL;
 }
 
+/* n bytes of src into buf, cut to fit and ended, as snprintf would. */
+static void
+labels_copy(char *buf, size_t len, const char *src, size_t n)
+{
+	if (len == 0)
+		return;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, src, n);
+	buf[n] = '\0';
+}
+
+/* "0x" and v in lowercase hex into buf, as snprintf "0x%" PRIx64 would. */
+static void
+labels_hex(char *buf, size_t len, uint64_t v)
+{
+	char tmp[2 + 16];
+	size_t n = sizeof(tmp);
+
+	do {
+		tmp[--n] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v != 0);
+	tmp[--n] = 'x';
+	tmp[--n] = '0';
+	labels_copy(buf, len, tmp + n, sizeof(tmp) - n);
+}
+
 const char *
 labels_name(const struct vitals_sample *s, int by, char *buf, size_t len)
 {
@@ -321,7 +348,7 @@ labels_name(const struct vitals_sample *s, int by, char *buf, size_t len)
 		return s->exe;
 	if (by == LABELS_BY_EXE && s->comm != NULL && s->comm[0] != '\0')
 		return s->comm;
-	snprintf(buf, len, "0x%" PRIx64, s->label);
+	labels_hex(buf, len, s->label);
 	return buf;
 }
 
@@ -336,15 +363,16 @@ labels_frame(const struct vitals_sample *s, int kernel, uint32_t i, int offsets,
 	if (kernel && s->ksyms != NULL && i < s->nkstack)
 		sym = s->ksyms[i];
 	if (sym != NULL && sym[0] != '\0') {
+		/* Without snprintf: this runs for every sample of a query. */
 		n = offsets ? strlen(sym) : strcspn(sym, "+");
-		snprintf(buf, len, "%.*s", (int)n, sym);
+		labels_copy(buf, len, sym, n);
 		return buf;
 	}
 	stack = kernel ? s->kstack : s->ustack;
 	if (stack == NULL || i >= (kernel ? s->nkstack : s->nustack))
-		snprintf(buf, len, "?");
+		labels_copy(buf, len, "?", 1);
 	else
-		snprintf(buf, len, "0x%" PRIx64, stack[i]);
+		labels_hex(buf, len, stack[i]);
 	return buf;
 }
 
@@ -355,7 +383,7 @@ labels_site(const struct vitals_sample *s, char *buf, size_t len)
 		return labels_frame(s, 1, 0, 0, buf, len);
 	if (s->nustack > 0 && s->ustack != NULL)
 		return labels_frame(s, 0, 0, 0, buf, len);
-	snprintf(buf, len, "-");
+	labels_copy(buf, len, "-", 1);
 	return buf;
 }
 

@@ -17,7 +17,7 @@ extern const struct vitals_plugin vitals_plugin;
 
 #define HCA 16
 #define MAXS 16
-#define NFAKE 8
+#define NFAKE 24
 #define BASE_NS 1700000000000000000ULL
 
 static const char *const vital_names[] = { "cpu", "diskio", "sched" };
@@ -419,6 +419,78 @@ START_TEST(mixed_changes)
 }
 END_TEST
 
+/*
+ * Spec of epoch k of a varied run: a and b steady with some noise, c
+ * bursting in a's slot (a collision, so shares are not round), sched
+ * and diskio coming and going, weight without samples now and then.
+ */
+static void
+run_spec(unsigned k, char *buf, size_t len)
+{
+	int burst = k == 6 || k == 7 || k == 13;
+
+	snprintf(buf, len, "%s cpu:/bin/a@foo#1=%u cpu:/bin/b@bar#2=%u%s%s%s%s",
+	    k == 9 ? "len=30" : "len=60", 600 + 37 * (k % 5),
+	    500 + 91 * (k % 3),
+	    burst ? " cpu:/bin/c@baz#1=4100 cpu:/bin/c@qux#3=900" : "",
+	    k % 4 == 1 ? " cpu:#5=777" : "",
+	    k % 3 ? " sched:/bin/d@-#1=5000 sched:/bin/a@0x1234#2=700" : "",
+	    k >= 10 ? (k == 15 ? " diskio:/usr/bin/fio@x#3=90000"
+			       : " diskio:/usr/bin/fio@x#3=9000")
+		    : "");
+}
+
+/*
+ * One instance fed a sliding queue, as the daemon does, reports exactly
+ * what a new instance reports for each queue: what it keeps between
+ * epochs changes nothing, over bursts, baselines leaving epochs out and
+ * vitals coming and going.
+ */
+START_TEST(sliding_queue)
+{
+	const char *kv[] = { "min_share", "0", "top", "100", "baseline", "4",
+		NULL };
+	struct vitals_queue q = { .timescale_s = 60 };
+	const struct vitals_epoch *run[20];
+	const struct vitals_finding *a, *b;
+	unsigned k, i, n, total = 0;
+	char spec[512];
+	void *fresh;
+
+	start(kv);
+	for (k = 0; k < 20; k++) {
+		run_spec(k, spec, sizeof(spec));
+		run[k] = make(k, spec);
+	}
+	for (k = 1; k < 20; k++) {
+		q.n = k < 6 ? k + 1 : 6;
+		q.epochs = &run[k + 1 - q.n];
+		ck_assert_int_eq(vitals_plugin.epoch(st, &q), 0);
+		n = mock_nfindings();
+		ck_assert_int_eq(
+		    vitals_plugin.init(mock_ctx("diff"), cfg, &fresh), 0);
+		ck_assert_int_eq(vitals_plugin.epoch(fresh, &q), 0);
+		vitals_plugin.fini(fresh);
+		ck_assert_uint_eq(mock_nfindings(), 2 * n);
+		for (i = 0; i < n; i++) {
+			a = mock_finding(i);
+			b = mock_finding(n + i);
+			ck_assert_str_eq(a->text, b->text);
+			ck_assert_str_eq(a->label, b->label);
+			ck_assert_str_eq(a->vital, b->vital);
+			ck_assert(a->score == b->score);
+			ck_assert(a->value == b->value);
+			ck_assert(a->expected == b->expected);
+			ck_assert_uint_eq(a->start_ns, b->start_ns);
+		}
+		total += n;
+		mock_findings_clear();
+	}
+	/* The run has changes to explain, and more than one per burst. */
+	ck_assert_uint_ge(total, 10);
+}
+END_TEST
+
 static const struct {
 	const char *key, *value;
 } bad_cases[] = {
@@ -469,6 +541,7 @@ diff_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, table, 0, NCASES(cases));
 	tcase_add_test(tc, mixed_changes);
+	tcase_add_test(tc, sliding_queue);
 	tcase_add_loop_test(tc, bad_options, 0, NCASES(bad_cases));
 	tcase_add_test(tc, descriptor);
 	suite_add_tcase(s, tc);
