@@ -61,6 +61,7 @@ struct overhead_opts {
 	int ms;                  /* time per latency sample */
 	int files;               /* C files in the build row */
 	int settle;              /* ms a monitor runs before rows are measured */
+	int warm;                /* one unrecorded pass per monitor start */
 	int quick;               /* --quick */
 };
 
@@ -1121,7 +1122,8 @@ overhead_usage(FILE *f)
 	    "[--plugin-path DIRS]\n"
 	    "                [--perf PATH] [--cc CC] [-r ROUNDS] [-s SAMPLES] "
 	    "[-t MS] [--files N]\n"
-	    "                [--rows LIST] [--monitors LIST] [--settle MS]\n"
+	    "                [--rows LIST] [--monitors LIST] [--settle MS] "
+	    "[--warm]\n"
 	    "Latency of lmbench-like rows with no monitor, with vitalsd, "
 	    "under\nperf record -a -g on the probes' tracepoints, and with "
 	    "empty BPF programs\non them (floor), interleaved in rounds.\n"
@@ -1176,6 +1178,7 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 		{ "samples", 1, NULL, 's' }, { "time", 1, NULL, 't' },
 		{ "files", 1, NULL, 'f' }, { "rows", 1, NULL, 'R' },
 		{ "monitors", 1, NULL, 'm' }, { "settle", 1, NULL, 'S' },
+		{ "warm", 0, NULL, 'W' },
 		{ "help", 0, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	int ch, r = 0, s = 0, t = 0, f = 0;
@@ -1199,6 +1202,7 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 		case 'S':
 			o->settle = overhead_int(optarg, "--settle", 0, 600000);
 			break;
+		case 'W': o->warm = 1; break;
 		case 'h': overhead_usage(stdout); exit(0);
 		default: overhead_usage(stderr); exit(2);
 		}
@@ -1243,9 +1247,13 @@ overhead_row_failed(struct overhead_res *res, int row, int r)
 		    overhead_spawn_err);
 }
 
-/* Each selected row once under monitor i, samples times (once for a build). */
+/*
+ * Each selected row once under monitor i, samples times (once for a
+ * build); a pass that does not record only warms the monitor up.
+ */
 static void
-overhead_pass(struct overhead_res *res, struct overhead_ctx *c, int i)
+overhead_pass(struct overhead_res *res, struct overhead_ctx *c, int i,
+    int record)
 {
 	uint64_t budget = (uint64_t)c->o->ms * 1000000ULL;
 	int row, s, ns;
@@ -1264,7 +1272,8 @@ overhead_pass(struct overhead_res *res, struct overhead_ctx *c, int i)
 				overhead_row_failed(res, row, (int)v);
 				break;
 			}
-			res->v[row][i][res->n[row][i]++] = v;
+			if (record)
+				res->v[row][i][res->n[row][i]++] = v;
 		}
 	}
 }
@@ -1282,7 +1291,10 @@ overhead_run(struct overhead_res *res, struct overhead_ctx *c,
 			if (!m[i].on || overhead_mon_start(&m[i], i, c->o,
 			    c->tmp) < 0)
 				continue;
-			overhead_pass(res, c, i);
+			/* One-time work (symbols of the programs rows run). */
+			if (c->o->warm)
+				overhead_pass(res, c, i, 0);
+			overhead_pass(res, c, i, 1);
 			overhead_mon_stop(&m[i], i, c->tmp);
 		}
 	}
@@ -1431,6 +1443,8 @@ overhead_header(const struct overhead_ctx *c, const struct overhead_mon *m)
 		    ", one build of %d C files with %s -O2", o->files, o->cc);
 	if (o->settle > 0)
 		printf("; each monitor runs %d ms before measuring", o->settle);
+	if (o->warm)
+		printf("; one unrecorded pass after each monitor start");
 	printf("\n");
 	if (m[OV_VITALSD].on)
 		printf("vitalsd: %s -c %s\n", o->vitalsd, o->config);
