@@ -30,15 +30,20 @@ int
 vitals_cpu_sample(struct cpu_perf_ctx *ctx)
 {
 	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
+	struct vitals_bpf_exe_slot *me;
 	struct vitals_bpf_rec *r;
 	struct task_struct *task = vitals_bpf_task();
-	__u64 pt = vitals_bpf_pid_tgid(task), ip = ctx->regs[CPU_REG_IP];
+	__u64 pt = vitals_bpf_pid_tgid(task), ip = ctx->regs[CPU_REG_IP], at;
 	__u32 kernel = (ctx->regs[CPU_REG_CS] & 3) != 3;
 
 	if (c == 0 || (pt >> 32) == 0 || !vitals_bpf_wanted(c, pt))
 		return 0;
-	r = vitals_bpf_count(c, 0, ip >> 8, 1, pt,
-	    vitals_bpf_current_exe(pt >> 32), vitals_bpf_uid(task));
+	if ((me = vitals_bpf_current_task(task, pt >> 32)) == 0)
+		return 0;
+	/* User PCs by code offset, so every process of a program shares labels. */
+	at = kernel ? ip : vitals_bpf_code_off(me, ip);
+	r = vitals_bpf_count(c, 0, at >> 8, 1, pt, me->exe_id,
+	    vitals_bpf_uid(task));
 	if (r == 0)
 		return 0;
 	r->op = kernel;
