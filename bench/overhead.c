@@ -642,13 +642,45 @@ overhead_vitalsd_exec(const struct overhead_opts *o, const char *tmp, int logfd)
 	return p;
 }
 
+/*
+ * Wait until a started monitor child writes ready into its log (or 10 s
+ * pass: running, if silent, e.g. vitalsd logging to syslog); -ECHILD with
+ * the log's tail if it exits first.  The first start shows its warnings.
+ */
+static int
+overhead_wait_started(struct overhead_mon *m, const char *log,
+    const char *ready, const char *what)
+{
+	char prefix[64];
+	int waited;
+
+	for (waited = 0; waited < 10000 && !overhead_stop; waited += 10) {
+		if (overhead_file_has(log, ready)) {
+			snprintf(prefix, sizeof(prefix), "%s said: ", what);
+			if (m->starts == 0)
+				overhead_print_warnings(log, prefix);
+			return 0;
+		}
+		if (waitpid(m->pid, NULL, WNOHANG) == m->pid) {
+			m->pid = 0;
+			snprintf(m->why, sizeof(m->why), "%s exited at start",
+			    what);
+			fprintf(stderr, "overhead: %s:\n", m->why);
+			overhead_print_tail(log);
+			return -ECHILD;
+		}
+		overhead_sleep_ms(10);
+	}
+	return 0;
+}
+
 /* Start vitalsd and wait for its "started" line (or 10 s of silence). */
 static int
 overhead_vitalsd_start(struct overhead_mon *m, const struct overhead_opts *o,
     const char *tmp)
 {
 	char log[PATH_MAX];
-	int fd, waited;
+	int fd;
 
 	snprintf(log, sizeof(log), "%s/vitalsd.log", tmp);
 	if ((fd = overhead_open_log(log)) < 0)
@@ -657,23 +689,7 @@ overhead_vitalsd_start(struct overhead_mon *m, const struct overhead_opts *o,
 	close(fd);
 	if (m->pid < 0)
 		return (int)m->pid;
-	for (waited = 0; waited < 10000 && !overhead_stop; waited += 10) {
-		if (overhead_file_has(log, "core: started")) {
-			if (m->starts == 0)
-				overhead_print_warnings(log, "vitalsd said: ");
-			return 0;
-		}
-		if (waitpid(m->pid, NULL, WNOHANG) == m->pid) {
-			m->pid = 0;
-			snprintf(m->why, sizeof(m->why), "vitalsd exited at "
-			    "start");
-			fprintf(stderr, "overhead: %s:\n", m->why);
-			overhead_print_tail(log);
-			return -ECHILD;
-		}
-		overhead_sleep_ms(10);
-	}
-	return 0; /* running, if silent (log: syslog) */
+	return overhead_wait_started(m, log, "core: started", "vitalsd");
 }
 
 static struct overhead_mon *overhead_counting; /* nftw has no context */
@@ -718,7 +734,7 @@ static int
 overhead_floor_start(struct overhead_mon *m, const char *tmp)
 {
 	char log[PATH_MAX];
-	int fd, waited;
+	int fd;
 
 	snprintf(log, sizeof(log), "%s/floor.log", tmp);
 	if ((fd = overhead_open_log(log)) < 0)
@@ -735,22 +751,7 @@ overhead_floor_start(struct overhead_mon *m, const char *tmp)
 		_exit(127);
 	}
 	close(fd);
-	for (waited = 0; waited < 10000 && !overhead_stop; waited += 10) {
-		if (overhead_file_has(log, "floor: attached")) {
-			if (m->starts == 0)
-				overhead_print_warnings(log, "floor said: ");
-			return 0;
-		}
-		if (waitpid(m->pid, NULL, WNOHANG) == m->pid) {
-			m->pid = 0;
-			snprintf(m->why, sizeof(m->why), "floor exited at start");
-			fprintf(stderr, "overhead: %s:\n", m->why);
-			overhead_print_tail(log);
-			return -ECHILD;
-		}
-		overhead_sleep_ms(10);
-	}
-	return 0;
+	return overhead_wait_started(m, log, "floor: attached", "floor");
 }
 
 static void
