@@ -993,7 +993,7 @@ codec_vitals_sort(struct codec_dec *d, struct vitals_vital_epoch *v, uint32_t n)
 	return 0;
 }
 
-static int
+int
 codec_metric_cmp(const void *a, const void *b)
 {
 	return strcmp(((const struct vitals_metric *)a)->name,
@@ -1079,7 +1079,7 @@ codec_module_from(struct codec_dec *d, json_t *o, void *item, const void *arg)
 	return 0;
 }
 
-static int
+int
 codec_module_cmp(const void *a, const void *b)
 {
 	uint32_t x = ((const struct vitals_module *)a)->id;

@@ -45,6 +45,10 @@ extern const struct codec_field codec_finding_fields[];
 extern const struct codec_field codec_metric_fields[];
 extern const struct codec_field codec_module_fields[];
 
+/* qsort orders of the epoch's tables: metrics by name, modules by id. */
+int codec_metric_cmp(const void *a, const void *b);
+int codec_module_cmp(const void *a, const void *b);
+
 /*
  * Encode an epoch as a new JSON object (caller owns the reference).
  * Returns NULL only when memory runs out.

@@ -365,6 +365,24 @@ struct ct_vec {
 	size_t n, cap, size;
 };
 
+/*
+ * Sort vec's items with cmp; CT_DECLINE if two compare equal (a repeated
+ * key is jansson's to refuse, with its message), else 0.
+ */
+static int
+ct_vec_sort_unique(struct ct_vec *vec, int (*cmp)(const void *, const void *))
+{
+	size_t i;
+
+	if (vec->n < 2)
+		return 0;
+	qsort(vec->v, vec->n, vec->size, cmp);
+	for (i = 1; i < vec->n; i++)
+		if (cmp(vec->v + (i - 1) * vec->size, vec->v + i * vec->size) == 0)
+			return CT_DECLINE;
+	return 0;
+}
+
 /* A new zeroed item at the end of vec; NULL when out of memory. */
 static void *
 ct_vec_push(struct ct_vec *vec)
@@ -932,28 +950,14 @@ ct_metric_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 }
 
 static int
-ct_metric_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct vitals_metric *)a)->name,
-	    ((const struct vitals_metric *)b)->name);
-}
-
-static int
 ct_metrics(struct ct_dec *d, struct vitals_epoch *e)
 {
 	struct ct_vec v = { NULL, 0, 0, sizeof(struct vitals_metric) };
 	void *out;
-	size_t i;
 	int r;
 
-	if ((r = ct_object(d, ct_metric_member, &v)) == 0 && v.n > 1) {
-		qsort(v.v, v.n, v.size, ct_metric_cmp);
-		/* A repeated name is jansson's to refuse. */
-		for (i = 1; i < v.n && r == 0; i++)
-			if (ct_metric_cmp(
-				v.v + (i - 1) * v.size, v.v + i * v.size) == 0)
-				r = CT_DECLINE;
-	}
+	if ((r = ct_object(d, ct_metric_member, &v)) == 0)
+		r = ct_vec_sort_unique(&v, codec_metric_cmp);
 	if (r == 0 && (r = ct_vec_keep(d, &v, &out, &e->nmetrics)) == 0)
 		e->metrics = out;
 	free(v.v);
@@ -977,32 +981,16 @@ ct_module_item(struct ct_dec *d, void *arg)
 	return m->id < VITALS_UFRAME_MAX_MODULES ? 0 : CT_DECLINE;
 }
 
-static int
-ct_module_cmp(const void *a, const void *b)
-{
-	uint32_t x = ((const struct vitals_module *)a)->id;
-	uint32_t y = ((const struct vitals_module *)b)->id;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The modules table, sorted by id; a repeated id is jansson's to refuse. */
+/* The modules table, sorted by id. */
 static int
 ct_modules(struct ct_dec *d, struct vitals_epoch *e)
 {
 	struct ct_vec v = { NULL, 0, 0, sizeof(struct vitals_module) };
-	const struct vitals_module *m;
 	void *out;
-	size_t i;
 	int r;
 
-	if ((r = ct_array(d, ct_module_item, &v)) == 0 && v.n > 1) {
-		qsort(v.v, v.n, v.size, ct_module_cmp);
-		m = (const struct vitals_module *)v.v;
-		for (i = 1; i < v.n && r == 0; i++)
-			if (m[i - 1].id == m[i].id)
-				r = CT_DECLINE;
-	}
+	if ((r = ct_array(d, ct_module_item, &v)) == 0)
+		r = ct_vec_sort_unique(&v, codec_module_cmp);
 	if (r == 0 && (r = ct_vec_keep(d, &v, &out, &e->nmodules)) == 0)
 		e->modules = v.n > 0 ? out : NULL;
 	free(v.v);
