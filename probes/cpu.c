@@ -3,7 +3,8 @@
  * cpu probe: where the CPUs spend their time.  A sampling perf event per
  * CPU (cycles where a PMU exists, else the cpu-clock software timer) runs
  * a BPF program that counts each sample under its PC in the in-kernel
- * sketch (paper 4.2: PC >> 8, exe, uid).  Built a second time with
+ * sketch (paper 4.2: PC >> 8, exe, uid; a user PC as its code offset, so
+ * every process of a program shares labels).  Built a second time with
  * -DCPU_CACHE as the cache probe: the same program on the hardware
  * cache-miss event, which needs a PMU (virtual machines often lack one).
  */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * umem probe: user page faults by faulting PC.  A BPF program on the
- * exceptions:page_fault_user raw tracepoint keeps the sketch in the kernel;
+ * umem probe: user page faults by faulting PC (as a code offset).  A BPF
+ * program on the exceptions:page_fault_user BTF tracepoint keeps the
+ * sketch in the kernel;
  * only sampled faults (with user stacks) reach vitalsd, where they get the
  * free memory.
  */
@@ -115,9 +116,10 @@ const struct vitals_plugin vitals_plugin = {
 	.config_size = sizeof(struct umem_config),
 	.name = "umem",
 	.version = "0.1.0",
-	.description = "user page faults by faulting user PC (all user-mode "
-	    "faults, where the paper counted those that map in memory; "
-	    "exceptions:page_fault_user raw tracepoint, in-kernel sketch)",
+	.description = "user page faults by faulting user PC, as a code offset "
+	    "the same in every process of a program (all user-mode faults, "
+	    "where the paper counted those that map in memory; "
+	    "exceptions:page_fault_user BTF tracepoint, in-kernel sketch)",
 	.options = umem_options,
 	.available = umem_available,
 	.init = umem_init,
