@@ -793,14 +793,15 @@ main(int argc, char **argv)
 	m.o.max_samples = 128;
 	if ((r = mk_args(argc, argv, &m.o)) != 0)
 		return r;
-	if (vitals_store_prepare(m.o.out, err, sizeof(err)) != 0) {
-		fprintf(stderr, "mkstore: %s\n", err);
-		return 1;
-	}
+	/* Refuse a bad plan (e.g. --faults in too short a span) before mkdir. */
 	if ((r = mk_setup(&m)) != 0) {
 		if (r == -ENOMEM)
 			fprintf(stderr, "mkstore: out of memory\n");
 		return r == -EINVAL ? 2 : 1;
+	}
+	if (vitals_store_prepare(m.o.out, err, sizeof(err)) != 0) {
+		fprintf(stderr, "mkstore: %s\n", err);
+		return 1;
 	}
 	for (h = 0, r = 0; h < m.o.nhosts && r == 0; h++)
 		r = mk_host(&m, h);
