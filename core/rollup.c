@@ -35,6 +35,12 @@ struct rollup_vital {
 	uint32_t max_in; /* largest nsamples of an input */
 };
 
+/* A file of the rollup's user frames: inputs' modules united by file. */
+struct rollup_module {
+	char *path;
+	char *build_id;
+};
+
 struct rollup {
 	char *host; /* NULL until the first epoch; "*" if mixed */
 	uint64_t start_ns;
@@ -45,6 +51,13 @@ struct rollup {
 	uint64_t length_ns, dropped, cpu_ns, seq;
 	uint32_t nvitals;
 	struct rollup_vital *vitals; /* sorted by name */
+	uint32_t nmodules;             /* a module's id is its index */
+	struct rollup_module *modules;
+	uint32_t *mhash;               /* open addressing: index + 1, or 0 */
+	uint32_t mhash_size;           /* a power of two, or 0 */
+	/* The epoch being added, and its module ids as the rollup's. */
+	const struct vitals_epoch *in;
+	uint32_t *in_ids;              /* parallel to in->modules */
 };
 
 uint64_t
@@ -116,8 +129,8 @@ rollup_sample_size(const struct vitals_sample *s)
 
 	n += strlen(s->exe ? s->exe : "") + strlen(s->comm ? s->comm : "") + 2;
 	if (s->ksyms != NULL) {
-		n += s->nkstack * sizeof(char *);
-		for (i = 0; i < s->nkstack; i++)
+		n += (s->nkstack + s->nustack) * sizeof(char *);
+		for (i = 0; i < s->nkstack + s->nustack; i++)
 			n += strlen(s->ksyms[i] ? s->ksyms[i] : "") + 1;
 	}
 	return n;
@@ -156,8 +169,8 @@ rollup_sample_fill(
 	d->ksyms = NULL;
 	if (s->ksyms != NULL) {
 		syms = (const char **)(void *)p;
-		p += s->nkstack * sizeof(char *);
-		for (i = 0; i < s->nkstack; i++)
+		p += (s->nkstack + s->nustack) * sizeof(char *);
+		for (i = 0; i < s->nkstack + s->nustack; i++)
 			syms[i] = rollup_put_str(&p, s->ksyms[i]);
 		d->ksyms = syms;
 	}
@@ -165,16 +178,44 @@ rollup_sample_fill(
 	d->comm = rollup_put_str(&p, s->comm);
 }
 
+/*
+ * A user frame of r->in as a frame of the rollup: its module id made the
+ * rollup's.  A frame naming no module of the input (or one past the ids a
+ * frame can hold) keeps only its offset.
+ */
+static uint64_t
+rollup_frame(struct rollup *r, uint64_t v)
+{
+	const struct vitals_module *m;
+	int32_t id = VITALS_UFRAME_MODULE(v);
+	uint32_t to;
+
+	if (id < 0)
+		return v;
+	m = vitals_epoch_module(r->in, (uint32_t)id);
+	if (m == NULL || r->in_ids == NULL)
+		return VITALS_UFRAME_OFFSET(v);
+	to = r->in_ids[m - r->in->modules];
+	if (to >= VITALS_UFRAME_MAX_MODULES)
+		return VITALS_UFRAME_OFFSET(v);
+	return VITALS_UFRAME(to, VITALS_UFRAME_OFFSET(v));
+}
+
 static struct rollup_sample *
-rollup_sample_dup(const struct vitals_sample *s, uint32_t m)
+rollup_sample_dup(struct rollup *r, const struct vitals_sample *s, uint32_t m)
 {
 	struct rollup_sample *k;
+	uint64_t *u;
+	uint32_t i;
 
 	if ((k = malloc(sizeof(*k) + rollup_sample_size(s))) == NULL)
 		return NULL;
 	rollup_sample_fill(&k->s, s, (char *)(k + 1));
 	if (m != 0)
 		k->s.slot &= m - 1;
+	u = (uint64_t *)(uintptr_t)k->s.ustack;
+	for (i = 0; u != NULL && i < k->s.nustack; i++)
+		u[i] = rollup_frame(r, u[i]);
 	return k;
 }
 
@@ -194,8 +235,8 @@ rollup_samples_remap(struct rollup_vital *v, uint32_t m)
  * freed.  Everything not kept is counted in samples_dropped.
  */
 static int
-rollup_samples_merge(struct rollup_vital *v, const struct vitals_sample **in,
-    uint32_t n, uint32_t bound)
+rollup_samples_merge(struct rollup *r, struct rollup_vital *v,
+    const struct vitals_sample **in, uint32_t n, uint32_t bound)
 {
 	struct rollup_sample **out, *k;
 	uint32_t i = 0, j = 0, o = 0;
@@ -209,7 +250,7 @@ rollup_samples_merge(struct rollup_vital *v, const struct vitals_sample **in,
 			out[o++] = v->samples[i++];
 			continue;
 		}
-		if ((k = rollup_sample_dup(in[j++], v->hca_size)) == NULL)
+		if ((k = rollup_sample_dup(r, in[j++], v->hca_size)) == NULL)
 			goto fail;
 		out[o++] = k;
 	}
@@ -253,7 +294,7 @@ rollup_samples_add(struct rollup *r, struct rollup_vital *v,
 	qsort(in, ve->nsamples, sizeof(*in), rollup_sample_pcmp);
 	if (bound == UINT32_MAX - 1)
 		bound = v->nsamples + ve->nsamples;
-	rc = rollup_samples_merge(v, in, ve->nsamples, bound);
+	rc = rollup_samples_merge(r, v, in, ve->nsamples, bound);
 	free(in);
 	return rc;
 }
@@ -344,6 +385,104 @@ rollup_vital_add(struct rollup *r, const struct vitals_vital_epoch *ve)
 	return rollup_samples_add(r, v, ve);
 }
 
+/* ---- modules ---- */
+
+/* FNV-1a over path, a NUL, then build_id. */
+static uint32_t
+rollup_module_hash(const char *path, const char *build_id)
+{
+	uint32_t h = 2166136261u;
+	const char *p;
+
+	for (p = path; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	h *= 16777619u;
+	for (p = build_id; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	return h;
+}
+
+/* Double the hash of module indexes (or make the first one). */
+static int
+rollup_mhash_grow(struct rollup *r)
+{
+	uint32_t size = r->mhash_size ? r->mhash_size * 2 : 64;
+	uint32_t *t, i, j;
+	const struct rollup_module *m;
+
+	if ((t = calloc(size, sizeof(*t))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < r->nmodules; i++) {
+		m = &r->modules[i];
+		j = rollup_module_hash(m->path, m->build_id) & (size - 1);
+		while (t[j] != 0)
+			j = (j + 1) & (size - 1);
+		t[j] = i + 1;
+	}
+	free(r->mhash);
+	r->mhash = t;
+	r->mhash_size = size;
+	return 0;
+}
+
+/* The rollup's id of the file (path, build_id), added if new; -ENOMEM. */
+static int64_t
+rollup_module_id(struct rollup *r, const char *path, const char *build_id)
+{
+	struct rollup_module *m;
+	uint32_t j, k;
+
+	path = path ? path : "";
+	build_id = build_id ? build_id : "";
+	if ((r->nmodules + 1) * 2 > r->mhash_size && rollup_mhash_grow(r) != 0)
+		return -ENOMEM;
+	j = rollup_module_hash(path, build_id) & (r->mhash_size - 1);
+	for (; (k = r->mhash[j]) != 0; j = (j + 1) & (r->mhash_size - 1)) {
+		m = &r->modules[k - 1];
+		if (strcmp(m->path, path) == 0 &&
+		    strcmp(m->build_id, build_id) == 0)
+			return k - 1;
+	}
+	m = realloc(r->modules, (r->nmodules + 1) * sizeof(*m));
+	if (m == NULL)
+		return -ENOMEM;
+	r->modules = m;
+	m = &r->modules[r->nmodules];
+	m->path = strdup(path);
+	m->build_id = strdup(build_id);
+	if (m->path == NULL || m->build_id == NULL) {
+		free(m->path);
+		free(m->build_id);
+		return -ENOMEM;
+	}
+	r->mhash[j] = ++r->nmodules;
+	return r->nmodules - 1;
+}
+
+/* Map e's module ids to the rollup's, for the frames of its samples. */
+static int
+rollup_modules_map(struct rollup *r, const struct vitals_epoch *e)
+{
+	uint32_t i;
+	int64_t id;
+
+	free(r->in_ids);
+	r->in_ids = NULL;
+	r->in = e;
+	if (e->nmodules == 0 || e->modules == NULL)
+		return 0;
+	if ((r->in_ids = calloc(e->nmodules, sizeof(*r->in_ids))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < e->nmodules; i++) {
+		id = rollup_module_id(r, e->modules[i].path,
+		    e->modules[i].build_id);
+		if (id < 0)
+			return (int)id;
+		r->in_ids[i] = (uint32_t)id;
+	}
+	return 0;
+}
+
 /* ---- the accumulator ---- */
 
 struct rollup *
@@ -374,6 +513,13 @@ rollup_free(struct rollup *r)
 		free(r->vitals[i].name);
 		free(r->vitals[i].unit);
 	}
+	for (i = 0; i < r->nmodules; i++) {
+		free(r->modules[i].path);
+		free(r->modules[i].build_id);
+	}
+	free(r->modules);
+	free(r->mhash);
+	free(r->in_ids);
 	free(r->vitals);
 	free(r->host);
 	free(r);
@@ -404,10 +550,15 @@ rollup_add(struct rollup *r, const struct vitals_epoch *e)
 	r->dropped += e->dropped;
 	r->cpu_ns += e->cpu_ns;
 	r->partial |= e->partial;
+	if ((rc = rollup_modules_map(r, e)) != 0)
+		return rc;
 	for (i = 0; i < e->nvitals; i++)
 		if ((rc = rollup_vital_add(r, &e->vitals[i])) != 0)
-			return rc;
-	return 0;
+			break;
+	free(r->in_ids);
+	r->in_ids = NULL;
+	r->in = NULL;
+	return rc;
 }
 
 uint32_t
@@ -477,16 +628,23 @@ rollup_arena_hca(struct vitals_epoch *e, struct vitals_vital_epoch *d,
 	return 0;
 }
 
+/* How many of v's samples the rolled-up epoch keeps. */
+static uint32_t
+rollup_kept(const struct rollup *r, const struct rollup_vital *v)
+{
+	uint32_t bound = r->max_samples ? r->max_samples : v->max_in;
+
+	return v->nsamples < bound ? v->nsamples : bound;
+}
+
 static int
 rollup_finish_vital(const struct rollup *r, const struct rollup_vital *v,
     struct vitals_epoch *e, struct vitals_vital_epoch *d)
 {
 	const struct vitals_sample **src;
-	uint32_t i, n, bound;
+	uint32_t i, n = rollup_kept(r, v);
 	uint64_t lc;
 
-	bound = r->max_samples ? r->max_samples : v->max_in;
-	n = v->nsamples < bound ? v->nsamples : bound;
 	d->name = rollup_arena_str(e, v->name);
 	d->unit = rollup_arena_str(e, v->unit);
 	d->threshold = v->threshold;
@@ -508,6 +666,60 @@ rollup_finish_vital(const struct rollup *r, const struct rollup_vital *v,
 	free(src);
 	d->nsamples = n;
 	return n > 0 && d->samples == NULL ? -ENOMEM : 0;
+}
+
+/* Mark in used[] the modules the first n kept samples of v have frames in. */
+static void
+rollup_modules_used(const struct rollup_vital *v, uint32_t n, uint8_t *used)
+{
+	const struct vitals_sample *s;
+	uint32_t i, j;
+	int32_t id;
+
+	for (i = 0; i < n; i++) {
+		s = &v->samples[i]->s;
+		for (j = 0; s->ustack != NULL && j < s->nustack; j++)
+			if ((id = VITALS_UFRAME_MODULE(s->ustack[j])) >= 0)
+				used[id] = 1;
+	}
+}
+
+/* The modules the kept samples have frames in, into e's arena. */
+static int
+rollup_finish_modules(const struct rollup *r, struct vitals_epoch *e)
+{
+	struct vitals_module *m = NULL;
+	uint32_t i, n = 0;
+	uint8_t *used;
+	int rc = -ENOMEM;
+
+	if (r->nmodules == 0)
+		return 0;
+	if ((used = calloc(r->nmodules, 1)) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < r->nvitals; i++)
+		rollup_modules_used(&r->vitals[i],
+		    rollup_kept(r, &r->vitals[i]), used);
+	for (i = 0; i < r->nmodules; i++)
+		n += used[i];
+	if (n > 0 && (m = codec_epoch_alloc(e, n * sizeof(*m))) == NULL)
+		goto out;
+	for (i = 0, n = 0; i < r->nmodules; i++) {
+		if (!used[i])
+			continue;
+		m[n].id = i;
+		m[n].path = rollup_arena_str(e, r->modules[i].path);
+		m[n].build_id = rollup_arena_str(e, r->modules[i].build_id);
+		if (m[n].path == NULL || m[n].build_id == NULL)
+			goto out;
+		n++;
+	}
+	e->modules = m;
+	e->nmodules = n;
+	rc = 0;
+out:
+	free(used);
+	return rc;
 }
 
 int
@@ -538,7 +750,7 @@ rollup_finish(const struct rollup *r, struct vitals_epoch **out)
 		if ((rc = rollup_finish_vital(r, &r->vitals[i], e, &vv[i])) !=
 		    0)
 			goto fail;
-	if (e->host == NULL)
+	if (e->host == NULL || (rc = rollup_finish_modules(r, e)) != 0)
 		goto fail;
 	e->vitals = vv;
 	e->nvitals = r->nvitals;

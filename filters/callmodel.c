@@ -397,7 +397,8 @@ callmodel_listed(const struct vitals_strlist *l, const char *name)
 /* Add one sample's path under its vital node vn, outermost frame first. */
 static int
 callmodel_build_sample(struct callmodel_tree *t, uint32_t vn,
-    const struct vitals_sample *s, const struct callmodel_model *m)
+    const struct vitals_epoch *e, const struct vitals_sample *s,
+    const struct callmodel_model *m)
 {
 	uint32_t nu = m->ustack && s->ustack != NULL ? s->nustack : 0;
 	uint32_t nk = s->kstack != NULL ? s->nkstack : 0, i, kept = 0;
@@ -408,10 +409,11 @@ callmodel_build_sample(struct callmodel_tree *t, uint32_t vn,
 		if (m->depth > 0 && kept++ == m->depth)
 			break;
 		if (i > nk)
-			labels_frame(s, 0, i - nk - 1, 0, name, sizeof(name));
+			labels_frame(e, s, 0, i - nk - 1, 0, name,
+			    sizeof(name));
 		else
-			labels_frame(
-			    s, 1, i - 1, m->offsets, name, sizeof(name));
+			labels_frame(e, s, 1, i - 1, m->offsets, name,
+			    sizeof(name));
 		if ((r = callmodel_tree_add(t, vn, name, 1, &vn)) != 0)
 			return r;
 	}
@@ -464,7 +466,7 @@ callmodel_build(struct callmodel_tree *t, const struct vitals_epoch *e,
 				 &xn)) != 0 ||
 			    (r = callmodel_tree_add(t, xn, ve->name, 1, &vn)) !=
 				0 ||
-			    (r = callmodel_build_sample(t, vn, s, m)) != 0)
+			    (r = callmodel_build_sample(t, vn, e, s, m)) != 0)
 				return r;
 		}
 	}

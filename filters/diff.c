@@ -212,7 +212,7 @@ diff_attribute(struct diff *d, const struct vitals_epoch *e,
 		if (!(w[j] > 0))
 			continue;
 		exe = labels_name(s, LABELS_BY_EXE, name, sizeof(name));
-		labels_site(s, site, sizeof(site));
+		labels_site(e, s, site, sizeof(site));
 		r = diff_item_add(d, a, d->by_site ? site : exe,
 		    d->by_site ? exe : site, w[j]);
 	}

@@ -352,37 +352,62 @@ labels_name(const struct vitals_sample *s, int by, char *buf, size_t len)
 	return buf;
 }
 
-char *
-labels_frame(const struct vitals_sample *s, int kernel, uint32_t i, int offsets,
-    char *buf, size_t len)
+/* A user frame v of epoch e as "file+0xoff" into buf; 0, or -1 if none. */
+static int
+labels_uframe(const struct vitals_epoch *e, uint64_t v, char *buf, size_t len)
 {
-	const uint64_t *stack;
-	const char *sym = NULL;
+	const struct vitals_module *m;
+	const char *base;
+	int32_t id = VITALS_UFRAME_MODULE(v);
 	size_t n;
 
-	if (kernel && s->ksyms != NULL && i < s->nkstack)
-		sym = s->ksyms[i];
-	if (sym != NULL && sym[0] != '\0') {
-		/* Without snprintf: this runs for every sample of a query. */
-		n = offsets ? strlen(sym) : strcspn(sym, "+");
-		labels_copy(buf, len, sym, n);
+	if (id < 0 || (m = vitals_epoch_module(e, (uint32_t)id)) == NULL)
+		return -1;
+	base = strrchr(m->path, '/');
+	base = base != NULL ? base + 1 : m->path;
+	n = strlen(base);
+	labels_copy(buf, len, base, n);
+	if (n + 1 < len) {
+		buf[n] = '+';
+		labels_hex(buf + n + 1, len - n - 1, VITALS_UFRAME_OFFSET(v));
+	}
+	return 0;
+}
+
+char *
+labels_frame(const struct vitals_epoch *e, const struct vitals_sample *s,
+    int kernel, uint32_t i, int offsets, char *buf, size_t len)
+{
+	const uint64_t *stack = kernel ? s->kstack : s->ustack;
+	uint32_t n = kernel ? s->nkstack : s->nustack;
+	uint32_t sym = kernel ? i : s->nkstack + i;
+	const char *name = NULL;
+
+	if (stack == NULL || i >= n) {
+		labels_copy(buf, len, "?", 1);
 		return buf;
 	}
-	stack = kernel ? s->kstack : s->ustack;
-	if (stack == NULL || i >= (kernel ? s->nkstack : s->nustack))
-		labels_copy(buf, len, "?", 1);
-	else
+	if (s->ksyms != NULL)
+		name = s->ksyms[sym];
+	if (name != NULL && name[0] != '\0') {
+		/* Without snprintf: this runs for every sample of a query. */
+		labels_copy(buf, len, name,
+		    offsets ? strlen(name) : strcspn(name, "+"));
+		return buf;
+	}
+	if (kernel || labels_uframe(e, stack[i], buf, len) != 0)
 		labels_hex(buf, len, stack[i]);
 	return buf;
 }
 
 char *
-labels_site(const struct vitals_sample *s, char *buf, size_t len)
+labels_site(const struct vitals_epoch *e, const struct vitals_sample *s,
+    char *buf, size_t len)
 {
 	if (s->nkstack > 0 && s->kstack != NULL)
-		return labels_frame(s, 1, 0, 0, buf, len);
+		return labels_frame(e, s, 1, 0, 0, buf, len);
 	if (s->nustack > 0 && s->ustack != NULL)
-		return labels_frame(s, 0, 0, 0, buf, len);
+		return labels_frame(e, s, 0, 0, 0, buf, len);
 	labels_copy(buf, len, "-", 1);
 	return buf;
 }

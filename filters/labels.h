@@ -105,19 +105,23 @@ const char *labels_name(
     const struct vitals_sample *s, int by, char *buf, size_t len);
 
 /*
- * Name frame i of a sample's kernel (kernel != 0) or user stack into buf:
- * the kernel symbol when the sample has one, without its "+0x.." offset
- * unless offsets is set, else the address in hex ("?" past the stack).
- * Returns buf.
+ * Name frame i of a sample of epoch e, in its kernel (kernel != 0) or
+ * user stack, into buf: the symbol when the sample has one, without its
+ * "+0x.." offset unless offsets is set; else for a user frame its
+ * module's file name and offset ("busy+0x1344"), the same in every run
+ * and process of that file; else the address in hex ("?" past the
+ * stack).  Returns buf.
  */
-char *labels_frame(const struct vitals_sample *s, int kernel, uint32_t i,
-    int offsets, char *buf, size_t len);
+char *labels_frame(const struct vitals_epoch *e, const struct vitals_sample *s,
+    int kernel, uint32_t i, int offsets, char *buf, size_t len);
 
 /*
- * The sample's site: its innermost kernel frame, else its innermost user
- * frame (as labels_frame names them, without offsets), else "-".
+ * The site of a sample of epoch e: its innermost kernel frame, else its
+ * innermost user frame (as labels_frame names them, without offsets),
+ * else "-".
  */
-char *labels_site(const struct vitals_sample *s, char *buf, size_t len);
+char *labels_site(const struct vitals_epoch *e, const struct vitals_sample *s,
+    char *buf, size_t len);
 
 /*
  * Factor that turns a value of epoch e into a value per nominal base

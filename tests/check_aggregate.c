@@ -332,6 +332,80 @@ START_TEST(test_rollup_union)
 }
 END_TEST
 
+/* The user frame of kept sample i of r's first vital as "path+0xoff". */
+static void
+frame_name(const struct vitals_epoch *r, uint32_t i, char *buf, size_t len)
+{
+	const struct vitals_sample *s = &r->vitals[0].samples[i];
+	const struct vitals_module *m;
+
+	ck_assert_uint_eq(s->nustack, 1);
+	m = vitals_epoch_module(r, (uint32_t)VITALS_UFRAME_MODULE(s->ustack[0]));
+	snprintf(buf, len, "%s@%s+0x%llx", m ? m->path : "?",
+	    m ? m->build_id : "?",
+	    (unsigned long long)VITALS_UFRAME_OFFSET(s->ustack[0]));
+}
+
+/*
+ * Module ids are each collector's own: two runs give the same file
+ * different ids and one id to different files.  A rollup unites their
+ * tables by file and keeps the modules its samples refer to, and its
+ * samples keep their user symbols.
+ */
+START_TEST(test_rollup_modules)
+{
+	struct fx *a = fx_new("a", T0, 60, 64, 1, 1);
+	struct fx *b = fx_new("a", T0 + 60 * NS, 60, 64, 2, 2);
+	const struct vitals_epoch *v[2] = { &a->e, &b->e };
+	const struct vitals_module ma[] = { { 0, "/bin/x", "aa" },
+		{ 1, "/lib/libc.so.6", "cc" } };
+	const struct vitals_module mb[] = { { 0, "/lib/libc.so.6", "cc" },
+		{ 1, "/bin/x", "bb" }, { 5, "/bin/unused", "" } };
+	const char *syms[2][2] = { { "k_a", "u_a" }, { "k_b0", "u_b0" } };
+	struct vitals_epoch *r;
+	char got[3][64];
+	uint32_t i;
+
+	a->e.nvitals = b->e.nvitals = 1;
+	a->e.modules = ma;
+	a->e.nmodules = 2;
+	b->e.modules = mb;
+	b->e.nmodules = 3;
+	/* a: /bin/x (aa) +0x10; b: libc +0x20, then /bin/x (bb) +0x30. */
+	a->frames[0][0][1] = VITALS_UFRAME(0, 0x10);
+	b->frames[0][0][1] = VITALS_UFRAME(0, 0x20);
+	b->frames[0][1][1] = VITALS_UFRAME(1, 0x30);
+	a->s[0][0].count = 300;
+	b->s[0][0].count = 200;
+	b->s[0][1].count = 100;
+	a->s[0][0].ksyms = syms[0];
+	b->s[0][0].ksyms = syms[1];
+	ck_assert_int_eq(vitals_epoch_rollup(v, 2, T0, 300, 0, &r), 0);
+	ck_assert_uint_eq(r->vitals[0].nsamples, 2); /* the bound: 2 */
+	for (i = 0; i < 2; i++)
+		frame_name(r, i, got[i], sizeof(got[i]));
+	ck_assert_str_eq(got[0], "/bin/x@aa+0x10");
+	ck_assert_str_eq(got[1], "/lib/libc.so.6@cc+0x20");
+	ck_assert_str_eq(r->vitals[0].samples[0].ksyms[1], "u_a");
+	ck_assert_str_eq(r->vitals[0].samples[1].ksyms[1], "u_b0");
+	/* Only the modules of kept samples: /bin/x (aa) and libc. */
+	ck_assert_uint_eq(r->nmodules, 2);
+	vitals_epoch_free(r);
+
+	/* Kept all: the same path with another build-id is another file. */
+	ck_assert_int_eq(vitals_epoch_rollup(v, 2, T0, 300, 3, &r), 0);
+	ck_assert_uint_eq(r->vitals[0].nsamples, 3);
+	frame_name(r, 2, got[2], sizeof(got[2]));
+	ck_assert_str_eq(got[2], "/bin/x@bb+0x30");
+	ck_assert_uint_eq(r->nmodules, 3);
+	for (i = 1; i < r->nmodules; i++)
+		ck_assert_uint_lt(r->modules[i - 1].id, r->modules[i].id);
+	vitals_epoch_free(r);
+	free(a);
+	free(b);
+}
+END_TEST
+
 START_TEST(test_copy)
 {
 	struct fx *a = fx_new("a", T0, 60, 64, 3, 9);
@@ -1034,6 +1108,7 @@ aggregate_suite(void)
 	tcase_add_test(ro, test_rollup_fold_mixed);
 	tcase_add_test(ro, test_rollup_sample_bound);
 	tcase_add_test(ro, test_rollup_union);
+	tcase_add_test(ro, test_rollup_modules);
 	tcase_add_test(ro, test_copy);
 	suite_add_tcase(s, ro);
 	tcase_add_test(ag, test_queue_order);

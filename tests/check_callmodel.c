@@ -308,6 +308,10 @@ sample(struct fake *f, int v, const char *exe, const char *ustack,
 		    : 0xffffffff81000000ULL + 64 * n;
 	}
 	s->kstack = f->k[v][i];
+	/* Names of the kernel frames, then of the user frames: none here. */
+	ck_assert_uint_le(s->nkstack + s->nustack, MAXF);
+	for (n = 0; n < s->nustack; n++)
+		f->ksyms[v][i][s->nkstack + n] = NULL;
 	s->ksyms = f->ksyms[v][i];
 }
 
@@ -440,6 +444,46 @@ teardown(void)
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
 }
+
+/*
+ * User frames are named by their module's file and offset, or by their
+ * symbol: a file's frame gets one name whatever id each run gave it.
+ */
+START_TEST(user_frame_names)
+{
+	static const struct vitals_module m1[] = { { 0, "/usr/sbin/b", "b1" } };
+	static const struct vitals_module m2[] = { { 0, "/lib/libc.so.6", "" },
+		{ 3, "/usr/sbin/b", "b1" } };
+	const char *want[] = { EXE_B "|cpu|b+0x1234|vfs_read",
+		EXE_B "|cpu|main|b+0x1234|vfs_read" };
+	struct callmodel_model *m = callmodel_model_new(0, 0, 1);
+	struct callmodel_tree *t;
+	struct fake *f;
+	unsigned r;
+
+	ck_assert_ptr_nonnull(m);
+	for (r = 0; r < 2; r++) {
+		f = fake_new(60);
+		nfake++;
+		f->e.modules = r == 0 ? m1 : m2;
+		f->e.nmodules = r == 0 ? 1 : 2;
+		sample(f, CPU, EXE_B, "0x0", "vfs_read");
+		f->u[CPU][0][0] = VITALS_UFRAME(r == 0 ? 0 : 3, 0x1234);
+		if (r == 1) {
+			/* An outer frame with a symbol, in a module not listed. */
+			f->s[CPU][0].nustack = 2;
+			f->u[CPU][0][1] = VITALS_UFRAME(7, 0x99);
+			f->ksyms[CPU][0][2] = "main+0x10";
+		}
+		ck_assert_ptr_nonnull(t = callmodel_tree_new(""));
+		ck_assert_int_eq(callmodel_build(t, &f->e, m, NULL, 1), 0);
+		ck_assert_uint_ne(tree_at(t, want[r]), CALLMODEL_NONE);
+		callmodel_tree_free(t);
+	}
+	callmodel_model_free(m);
+	nfake = 0;
+}
+END_TEST
 
 /* ---- training and scoring ---- */
 
@@ -1024,6 +1068,7 @@ callmodel_suite(void)
 	tcase_add_loop_test(math, score_table, 0, NCASES(score_cases));
 	tcase_add_test(math, learn_coverage);
 	tcase_add_loop_test(math, path_text, 0, NCASES(path_cases));
+	tcase_add_test(math, user_frame_names);
 	suite_add_tcase(s, math);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, train_writes_model);

@@ -912,28 +912,6 @@ mock_findings_clear(void)
 	mock_nfinding = 0;
 }
 
-const struct vitals_vital_epoch *
-vitals_epoch_vital(const struct vitals_epoch *e, const char *name)
-{
-	uint32_t i;
-
-	for (i = 0; e != NULL && name != NULL && i < e->nvitals; i++)
-		if (strcmp(e->vitals[i].name, name) == 0)
-			return &e->vitals[i];
-	return NULL;
-}
-
-const struct vitals_metric *
-vitals_epoch_metric(const struct vitals_epoch *e, const char *name)
-{
-	uint32_t i;
-
-	for (i = 0; e != NULL && name != NULL && i < e->nmetrics; i++)
-		if (strcmp(e->metrics[i].name, name) == 0)
-			return &e->metrics[i];
-	return NULL;
-}
-
 /* ---- series ---- */
 
 /* One point given to vitals_series_emit. */

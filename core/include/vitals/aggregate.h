@@ -52,8 +52,11 @@ int vitals_hca_fold(uint64_t *hca, uint32_t m, uint32_t to);
  * max_samples 0 means the largest nsamples among the inputs.  The length
  * is the sum of the inputs' lengths, partial is set when that is short of
  * the nominal length or an input is partial, seq is the first input's,
- * and the host is the inputs' host, or "*" when they differ.  Findings are
- * not carried over.  Returns 0 and sets *out (free with
+ * and the host is the inputs' host, or "*" when they differ.  The inputs'
+ * module tables are united by file (path and build-id) and renumbered,
+ * the kept samples' user frames rewritten to match, and the result lists
+ * the modules those frames name.  Findings and metrics are not carried
+ * over.  Returns 0 and sets *out (free with
  * vitals_epoch_free), -EINVAL when n is 0, or -ENOMEM.
  */
 int vitals_epoch_rollup(const struct vitals_epoch *const *v, size_t n,
