@@ -2,10 +2,12 @@
 /*
  * floor: attach bench/floor.bpf.c's empty programs to every tracepoint of
  * the default probes that exists here, say how many, and wait for a signal.
- * The "floor" monitor of bench/overhead.
+ * The "floor" monitor of bench/overhead.  floor --count attaches only the
+ * minimal counting program on raw_syscalls:sys_enter ("count").
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,22 +49,32 @@ floor_has(const struct bpf_program *p)
 }
 
 int
-main(void)
+main(int argc, char **argv)
 {
 	struct bpf_link *links[FLOOR_MAX];
 	struct bpf_program *p;
 	struct floor_bpf *skel;
-	int n = 0, i, r;
+	int n = 0, i, r, count;
+	bool want;
 
+	count = argc == 2 && strcmp(argv[1], "--count") == 0;
+	if (argc > 2 || (argc == 2 && !count)) {
+		fprintf(stderr, "usage: floor [--count]\n");
+		return 2;
+	}
 	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
 	if ((skel = floor_bpf__open()) == NULL) {
 		fprintf(stderr, "floor: cannot open the BPF object: %s\n",
 		    strerror(errno));
 		return 1;
 	}
-	bpf_object__for_each_program(p, skel->obj)
-		if (!floor_has(p))
-			bpf_program__set_autoload(p, false);
+	bpf_object__for_each_program(p, skel->obj) {
+		if (p == skel->progs.count_sys_enter)
+			want = count;
+		else
+			want = !count && floor_has(p);
+		bpf_program__set_autoload(p, want);
+	}
 	if ((r = floor_bpf__load(skel)) < 0) {
 		fprintf(stderr, "floor: cannot load: %s\n", strerror(-r));
 		return 1;

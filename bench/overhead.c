@@ -4,8 +4,9 @@
  * and a small compile, each measured with no monitor, with vitalsd running,
  * under `perf record -a -g` on the tracepoints the probes use, and with
  * empty BPF programs on those tracepoints (bench/floor: what any BPF
- * monitor pays here), in interleaved rounds.  Prints medians, ratios and
- * added latency; asserts nothing.
+ * monitor pays here), and with the minimal counting program the probes'
+ * design starts from (bench/floor --count), in interleaved rounds.
+ * Prints medians, ratios and added latency; asserts nothing.
  */
 #include "config.h"
 
@@ -46,7 +47,7 @@
 
 extern char **environ;
 
-enum { OV_NONE, OV_VITALSD, OV_PERF, OV_FLOOR, OV_NMON };
+enum { OV_NONE, OV_VITALSD, OV_PERF, OV_FLOOR, OV_COUNT, OV_NMON };
 
 struct overhead_opts {
 	const char *config;      /* vitalsd configuration */
@@ -729,14 +730,17 @@ overhead_vitalsd_stop(struct overhead_mon *m, const char *tmp)
 	nftw(data, overhead_count_epoch, 16, FTW_PHYS);
 }
 
-/* Start bench/floor and wait for its "attached" line. */
+/*
+ * Start bench/floor (with --count if count) and wait for its "attached"
+ * line.
+ */
 static int
-overhead_floor_start(struct overhead_mon *m, const char *tmp)
+overhead_floor_start(struct overhead_mon *m, const char *tmp, int count)
 {
 	char log[PATH_MAX];
 	int fd;
 
-	snprintf(log, sizeof(log), "%s/floor.log", tmp);
+	snprintf(log, sizeof(log), "%s/%s.log", tmp, m->name);
 	if ((fd = overhead_open_log(log)) < 0)
 		return -errno;
 	if ((m->pid = fork()) < 0) {
@@ -745,13 +749,14 @@ overhead_floor_start(struct overhead_mon *m, const char *tmp)
 	}
 	if (m->pid == 0) {
 		overhead_child_prepare(fd);
-		execl(OVERHEAD_BUILDDIR "/bench/floor", "floor", (char *)NULL);
+		execl(OVERHEAD_BUILDDIR "/bench/floor", "floor",
+		    count ? "--count" : (char *)NULL, (char *)NULL);
 		fprintf(stderr, "exec %s/bench/floor: %s\n", OVERHEAD_BUILDDIR,
 		    strerror(errno));
 		_exit(127);
 	}
 	close(fd);
-	return overhead_wait_started(m, log, "floor: attached", "floor");
+	return overhead_wait_started(m, log, "floor: attached", m->name);
 }
 
 static void
@@ -924,8 +929,8 @@ overhead_mon_start(struct overhead_mon *m, int i,
 		r = overhead_vitalsd_start(m, o, tmp);
 	else if (i == OV_PERF)
 		r = overhead_perf_start(m, o, tmp);
-	else if (i == OV_FLOOR)
-		r = overhead_floor_start(m, tmp);
+	else if (i == OV_FLOOR || i == OV_COUNT)
+		r = overhead_floor_start(m, tmp, i == OV_COUNT);
 	if (r < 0) {
 		m->on = 0;
 		m->failed = 1;
@@ -950,7 +955,7 @@ overhead_mon_stop(struct overhead_mon *m, int i, const char *tmp)
 		overhead_vitalsd_stop(m, tmp);
 	else if (i == OV_PERF)
 		overhead_perf_stop(m, tmp);
-	else if (i == OV_FLOOR)
+	else if (i == OV_FLOOR || i == OV_COUNT)
 		overhead_floor_stop(m);
 	m->pid = 0;
 }
@@ -1079,7 +1084,7 @@ static void
 overhead_mons_init(struct overhead_mon *m, const struct overhead_opts *o)
 {
 	static const char *names[OV_NMON] = { "none", "vitalsd", "perf",
-		"floor" };
+		"floor", "count" };
 	int i;
 
 	for (i = 0; i < OV_NMON; i++) {
@@ -1104,7 +1109,7 @@ overhead_mons_init(struct overhead_mon *m, const struct overhead_opts *o)
 			    "(Debian package linux-perf)", o->perf);
 		else if (i == OV_PERF)
 			overhead_perf_events(m[i].why, sizeof(m[i].why));
-		else if (i == OV_FLOOR &&
+		else if ((i == OV_FLOOR || i == OV_COUNT) &&
 		    access(OVERHEAD_BUILDDIR "/bench/floor", X_OK) < 0)
 			snprintf(m[i].why, sizeof(m[i].why), "%s/bench/floor: "
 			    "%s (run make)", OVERHEAD_BUILDDIR, strerror(errno));
@@ -1126,11 +1131,14 @@ overhead_usage(FILE *f)
 	    "                [--rows LIST] [--monitors LIST] [--settle MS] "
 	    "[--warm]\n"
 	    "Latency of lmbench-like rows with no monitor, with vitalsd, "
-	    "under\nperf record -a -g on the probes' tracepoints, and with "
-	    "empty BPF programs\non them (floor), interleaved in rounds.\n"
+	    "under\nperf record -a -g on the probes' tracepoints, with "
+	    "empty BPF programs\non them (floor), and with one minimal "
+	    "counting program on\nraw_syscalls:sys_enter (count), "
+	    "interleaved in rounds.\n"
 	    "rows: null read write stat open select sigins sigdel pipe fork "
 	    "exec build\n"
-	    "monitors: none vitalsd perf floor (all but none need root)\n");
+	    "monitors: none vitalsd perf floor count (all but none need "
+	    "root)\n");
 }
 
 static int
@@ -1219,7 +1227,7 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 		    "open select sigins sigdel pipe fork exec build ");
 	if (o->monitors)
 		overhead_check_list(
-		    o->monitors, "--monitors", " none vitalsd perf floor ");
+		    o->monitors, "--monitors", " none vitalsd perf floor count ");
 	o->rounds = r ? r : o->quick ? 2 : 8;
 	o->samples = s ? s : 2;
 	o->ms = t ? t : o->quick ? 40 : 100;
@@ -1328,28 +1336,31 @@ static void
 overhead_print_row(int row, double med[OV_NMON], double spread)
 {
 	static const char *units[] = { "ns", "us", "ms", "s" };
-	char b[11][32];
+	char b[13][32];
 	double scale = 1, ref = isnan(med[0]) ? med[1] : med[0];
 	int u = 0;
 
 	while (u < 3 && ref >= scale * 1000)
 		scale *= 1000, u++;
 	if (!isnan(spread))
-		snprintf(b[10], 32, "%.0f%%", spread * 100);
-	printf("%-20s %10s %10s %10s %10s %8s %8s %10s %10s %10s %6s\n",
+		snprintf(b[12], 32, "%.0f%%", spread * 100);
+	printf("%-20s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s %9s %6s\n",
 	    overhead_rows[row].name,
 	    overhead_fmt(b[0], 32, med[OV_NONE], scale, units[u], 0),
 	    overhead_fmt(b[1], 32, med[OV_FLOOR], scale, units[u], 0),
-	    overhead_fmt(b[2], 32, med[OV_VITALSD], scale, units[u], 0),
-	    overhead_fmt(b[3], 32, med[OV_PERF], scale, units[u], 0),
-	    overhead_ratio(b[4], 32, med[OV_VITALSD], med[OV_NONE]),
-	    overhead_ratio(b[5], 32, med[OV_PERF], med[OV_NONE]),
-	    overhead_fmt(b[6], 32, med[OV_FLOOR] - med[OV_NONE], scale,
+	    overhead_fmt(b[2], 32, med[OV_COUNT], scale, units[u], 0),
+	    overhead_fmt(b[3], 32, med[OV_VITALSD], scale, units[u], 0),
+	    overhead_fmt(b[4], 32, med[OV_PERF], scale, units[u], 0),
+	    overhead_ratio(b[5], 32, med[OV_VITALSD], med[OV_NONE]),
+	    overhead_ratio(b[6], 32, med[OV_PERF], med[OV_NONE]),
+	    overhead_fmt(b[7], 32, med[OV_FLOOR] - med[OV_NONE], scale,
 		units[u], 1),
-	    overhead_fmt(b[7], 32, med[OV_VITALSD] - med[OV_NONE], scale,
+	    overhead_fmt(b[8], 32, med[OV_COUNT] - med[OV_NONE], scale,
 		units[u], 1),
-	    overhead_fmt(b[8], 32, med[OV_PERF] - med[OV_NONE], scale,
-		units[u], 1), isnan(spread) ? "-" : b[10]);
+	    overhead_fmt(b[9], 32, med[OV_VITALSD] - med[OV_NONE], scale,
+		units[u], 1),
+	    overhead_fmt(b[10], 32, med[OV_PERF] - med[OV_NONE], scale,
+		units[u], 1), isnan(spread) ? "-" : b[12]);
 }
 
 /* Geometric mean of monitor i's latency ratios, and the build's ratio. */
@@ -1394,9 +1405,10 @@ overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 	double med[OV_NROWS][OV_NMON];
 	int row, i;
 
-	printf("\n%-20s %10s %10s %10s %10s %8s %8s %10s %10s %10s %6s\n",
-	    "row (median)", "none", "floor", "vitalsd", "perf", "vd/none",
-	    "pf/none", "+floor", "+vitalsd", "+perf", "noise");
+	printf("\n%-20s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s %9s %6s\n",
+	    "row (median)", "none", "floor", "count", "vitalsd", "perf",
+	    "vd/none", "pf/none", "+floor", "+count", "+vitalsd", "+perf",
+	    "noise");
 	for (row = 0; row < OV_NROWS; row++) {
 		for (i = 0; i < OV_NMON; i++)
 			med[row][i] =
@@ -1406,7 +1418,8 @@ overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 			    res->msg[row][0] ? res->msg[row] :
 			    strerror(res->err[row]));
 		else if (res->n[row][OV_NONE] + res->n[row][OV_VITALSD] +
-		    res->n[row][OV_PERF] + res->n[row][OV_FLOOR])
+		    res->n[row][OV_PERF] + res->n[row][OV_FLOOR] +
+		    res->n[row][OV_COUNT])
 			overhead_print_row(row, med[row],
 			    overhead_spread(res->v[row][OV_NONE],
 				res->n[row][OV_NONE], med[row][OV_NONE]));
