@@ -256,16 +256,17 @@ bpf_encode_ustack(struct vitals_event *ev, uint64_t *buf)
 }
 
 /*
- * Drop leading kernel frames of the tracing machinery itself: whether the
- * kernel reaches a program through __traceiter_<tracepoint> (and its
- * __bpf_trace_ stub) depends on who else traces the same tracepoint, and
- * a stack must not.
+ * Drop leading kernel frames of the tracing machinery itself: the BPF
+ * program's own frame (bpf_prog_TAG_NAME, which raw tracepoint programs
+ * see on top of their stack), and __traceiter_<tracepoint> with its
+ * __bpf_trace_ stub, whose presence depends on who else traces the same
+ * tracepoint.  A stack, and a site named by its top frame, must not.
  */
 static void
 bpf_strip_tracing(struct vitals_event *ev)
 {
-	static const char *const pfx[] = { "__traceiter_", "__bpf_trace_",
-		"bpf_trace_run" };
+	static const char *const pfx[] = { "bpf_prog_", "__traceiter_",
+		"__bpf_trace_", "bpf_trace_run" };
 	const char *n;
 	size_t i;
 

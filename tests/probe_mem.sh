@@ -135,6 +135,12 @@ for s in ksamples:
     check(s["args"][1] != 0, "kmem sample without gfp flags")
     check(0 < s["args"][2] <= memtotal, "kmem free memory %d" % s["args"][2])
 check(any(s["kstack"] for s in ksamples), "no kmem sample with a kernel stack")
+# Stacks start where the kernel allocated or freed, not in the program
+# (bpf_prog_*) or the tracepoint's glue that ran it.
+glue = ("bpf_prog_", "__traceiter_", "__bpf_trace_", "bpf_trace_run")
+for s in ksamples + fsamples:
+    top = (s.get("ksyms") or [""])[0]
+    check(not top.startswith(glue), "kmem stack starts in %s" % top)
 sys.exit(0 if ok else 1)
 EOF
 
