@@ -1336,14 +1336,14 @@ static void
 overhead_print_row(int row, double med[OV_NMON], double spread)
 {
 	static const char *units[] = { "ns", "us", "ms", "s" };
-	char b[13][32];
+	char b[12][32];
 	double scale = 1, ref = isnan(med[0]) ? med[1] : med[0];
 	int u = 0;
 
 	while (u < 3 && ref >= scale * 1000)
 		scale *= 1000, u++;
 	if (!isnan(spread))
-		snprintf(b[12], 32, "%.0f%%", spread * 100);
+		snprintf(b[11], 32, "%.0f%%", spread * 100);
 	printf("%-20s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s %9s %6s\n",
 	    overhead_rows[row].name,
 	    overhead_fmt(b[0], 32, med[OV_NONE], scale, units[u], 0),
@@ -1360,7 +1360,7 @@ overhead_print_row(int row, double med[OV_NMON], double spread)
 	    overhead_fmt(b[9], 32, med[OV_VITALSD] - med[OV_NONE], scale,
 		units[u], 1),
 	    overhead_fmt(b[10], 32, med[OV_PERF] - med[OV_NONE], scale,
-		units[u], 1), isnan(spread) ? "-" : b[12]);
+		units[u], 1), isnan(spread) ? "-" : b[11]);
 }
 
 /* Geometric mean of monitor i's latency ratios, and the build's ratio. */
@@ -1399,6 +1399,18 @@ overhead_summary_of(double med[][OV_NMON], int i, const struct overhead_mon *m)
 	printf("\n");
 }
 
+/* Did any monitor measure the row? */
+static int
+overhead_measured(const struct overhead_res *res, int row)
+{
+	int i;
+
+	for (i = 0; i < OV_NMON; i++)
+		if (res->n[row][i] > 0)
+			return 1;
+	return 0;
+}
+
 static void
 overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 {
@@ -1417,9 +1429,7 @@ overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 			printf("%-20s error: %s\n", overhead_rows[row].name,
 			    res->msg[row][0] ? res->msg[row] :
 			    strerror(res->err[row]));
-		else if (res->n[row][OV_NONE] + res->n[row][OV_VITALSD] +
-		    res->n[row][OV_PERF] + res->n[row][OV_FLOOR] +
-		    res->n[row][OV_COUNT])
+		else if (overhead_measured(res, row))
 			overhead_print_row(row, med[row],
 			    overhead_spread(res->v[row][OV_NONE],
 				res->n[row][OV_NONE], med[row][OV_NONE]));
