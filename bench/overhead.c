@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/select.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -85,6 +86,7 @@ struct overhead_row {
 	int (*op)(struct overhead_ctx *, uint64_t n);
 	void (*teardown)(struct overhead_ctx *);
 	int once;         /* one op per sample, no warm-up (the build) */
+	int cpu;          /* spawns processes: CPU time reported too */
 };
 
 struct overhead_mon {
@@ -428,35 +430,61 @@ overhead_build_op(struct overhead_ctx *c, uint64_t n)
 }
 
 static const struct overhead_row overhead_rows[] = {
-	{ "null", "null syscall", NULL, overhead_null_op, NULL, 0 },
-	{ "read", "read 1B /dev/zero", NULL, overhead_read_op, NULL, 0 },
-	{ "write", "write 1B /dev/null", NULL, overhead_write_op, NULL, 0 },
-	{ "stat", "stat", NULL, overhead_stat_op, NULL, 0 },
-	{ "open", "open+close", NULL, overhead_open_op, NULL, 0 },
+	{ "null", "null syscall", NULL, overhead_null_op, NULL, 0, 0 },
+	{ "read", "read 1B /dev/zero", NULL, overhead_read_op, NULL, 0, 0 },
+	{ "write", "write 1B /dev/null", NULL, overhead_write_op, NULL, 0, 0 },
+	{ "stat", "stat", NULL, overhead_stat_op, NULL, 0, 0 },
+	{ "open", "open+close", NULL, overhead_open_op, NULL, 0, 0 },
 	{ "select", "select 10 fds", overhead_select_setup, overhead_select_op,
-	    overhead_select_teardown, 0 },
-	{ "sigins", "signal install", NULL, overhead_sigins_op, NULL, 0 },
-	{ "sigdel", "signal delivery", NULL, overhead_sigdel_op, NULL, 0 },
+	    overhead_select_teardown, 0, 0 },
+	{ "sigins", "signal install", NULL, overhead_sigins_op, NULL, 0, 0 },
+	{ "sigdel", "signal delivery", NULL, overhead_sigdel_op, NULL, 0, 0 },
 	{ "pipe", "pipe round trip", overhead_pipe_setup, overhead_pipe_op,
-	    overhead_pipe_teardown, 0 },
-	{ "fork", "fork+exit", NULL, overhead_fork_op, NULL, 0 },
-	{ "exec", "fork+exec true", NULL, overhead_exec_op, NULL, 0 },
-	{ "build", "build (cc -O2)", NULL, overhead_build_op, NULL, 1 },
+	    overhead_pipe_teardown, 0, 0 },
+	{ "fork", "fork+exit", NULL, overhead_fork_op, NULL, 0, 1 },
+	{ "exec", "fork+exec true", NULL, overhead_exec_op, NULL, 0, 1 },
+	{ "build", "build (cc -O2)", NULL, overhead_build_op, NULL, 1, 1 },
 };
 #define OV_NROWS (int)(sizeof(overhead_rows) / sizeof(overhead_rows[0]))
 
 /* ---- measuring ---- */
 
-/* Time ops in chunks of `chunk` until budget_ns passed; ns per op or < 0. */
+/*
+ * CPU time (user + system, ns) of this process and of the children it
+ * waited for.  A BPF program runs in the context of the task that hit
+ * its tracepoint, so the monitors' in-kernel work on the row's processes
+ * is in it, without the scheduling noise of wall time.
+ */
+static double
+overhead_cpu_ns(void)
+{
+	struct rusage s, k;
+
+	getrusage(RUSAGE_SELF, &s);
+	getrusage(RUSAGE_CHILDREN, &k);
+	return ((double)s.ru_utime.tv_sec + (double)s.ru_stime.tv_sec +
+		   (double)k.ru_utime.tv_sec + (double)k.ru_stime.tv_sec) *
+	    1e9 +
+	    ((double)s.ru_utime.tv_usec + (double)s.ru_stime.tv_usec +
+		(double)k.ru_utime.tv_usec + (double)k.ru_stime.tv_usec) *
+	    1e3;
+}
+
+/*
+ * Time ops in chunks of `chunk` until budget_ns passed; ns per op or < 0,
+ * and the CPU time per op in *cpu.
+ */
 static double
 overhead_time(const struct overhead_row *row, struct overhead_ctx *c,
-    uint64_t chunk, uint64_t budget_ns)
+    uint64_t chunk, uint64_t budget_ns, double *cpu)
 {
 	uint64_t ops = 0, t0, t1;
+	double c0;
 	int r;
 
 	if (!row->once && (r = row->op(c, chunk)) < 0) /* warm-up */
 		return r;
+	c0 = overhead_cpu_ns();
 	t0 = t1 = overhead_now();
 	do {
 		if ((r = row->op(c, row->once ? 1 : chunk)) < 0)
@@ -464,13 +492,14 @@ overhead_time(const struct overhead_row *row, struct overhead_ctx *c,
 		ops += row->once ? 1 : chunk;
 		t1 = overhead_now();
 	} while (!row->once && t1 - t0 < budget_ns && !overhead_stop);
+	*cpu = (overhead_cpu_ns() - c0) / (double)ops;
 	return (double)(t1 - t0) / (double)ops;
 }
 
 /* One sample of a row: its setup, the timing, its teardown. */
 static double
 overhead_sample(const struct overhead_row *row, struct overhead_ctx *c,
-    uint64_t chunk, uint64_t budget_ns)
+    uint64_t chunk, uint64_t budget_ns, double *cpu)
 {
 	double v;
 	int r;
@@ -480,7 +509,7 @@ overhead_sample(const struct overhead_row *row, struct overhead_ctx *c,
 			row->teardown(c);
 		return r;
 	}
-	v = overhead_time(row, c, chunk, budget_ns);
+	v = overhead_time(row, c, chunk, budget_ns, cpu);
 	if (row->teardown)
 		row->teardown(c);
 	return v;
@@ -1238,6 +1267,7 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 
 struct overhead_res {
 	double *v[OV_NROWS][OV_NMON]; /* ns per op, per sample */
+	double *cpu[OV_NROWS][OV_NMON]; /* CPU ns per op, per sample */
 	int n[OV_NROWS][OV_NMON];
 	uint64_t chunk[OV_NROWS];
 	int err[OV_NROWS];            /* errno that stopped the row, or 0 */
@@ -1266,7 +1296,7 @@ overhead_pass(struct overhead_res *res, struct overhead_ctx *c, int i,
 {
 	uint64_t budget = (uint64_t)c->o->ms * 1000000ULL;
 	int row, s, ns;
-	double v;
+	double v, cpu = 0;
 
 	for (row = 0; row < OV_NROWS && !overhead_stop; row++) {
 		if (!res->on[row])
@@ -1274,15 +1304,17 @@ overhead_pass(struct overhead_res *res, struct overhead_ctx *c, int i,
 		ns = overhead_rows[row].once ? 1 : c->o->samples;
 		for (s = 0; s < ns && !overhead_stop; s++) {
 			v = overhead_sample(&overhead_rows[row], c,
-			    res->chunk[row], budget);
+			    res->chunk[row], budget, &cpu);
 			if (v < 0 && overhead_stop)
 				break; /* interrupted, e.g. a compiler by ^C */
 			if (v < 0) {
 				overhead_row_failed(res, row, (int)v);
 				break;
 			}
-			if (record)
+			if (record) {
+				res->cpu[row][i][res->n[row][i]] = cpu;
 				res->v[row][i][res->n[row][i]++] = v;
+			}
 		}
 	}
 }
@@ -1412,15 +1444,50 @@ overhead_measured(const struct overhead_res *res, int row)
 }
 
 static void
+overhead_print_header(const char *first)
+{
+	printf("\n%-20s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s %9s %6s\n",
+	    first, "none", "floor", "count", "vitalsd", "perf", "vd/none",
+	    "pf/none", "+floor", "+count", "+vitalsd", "+perf", "noise");
+}
+
+/*
+ * The CPU time the rows that spawn processes used (the bench and the
+ * children it waited for), where wall time is noisiest.
+ */
+static void
+overhead_report_cpu(struct overhead_res *res)
+{
+	double med[OV_NMON];
+	int row, i, any = 0;
+
+	for (row = 0; row < OV_NROWS; row++) {
+		if (!overhead_rows[row].cpu || res->err[row] ||
+		    !overhead_measured(res, row))
+			continue;
+		if (!any++)
+			overhead_print_header("CPU time (median)");
+		for (i = 0; i < OV_NMON; i++)
+			med[i] = overhead_median(
+			    res->cpu[row][i], res->n[row][i]);
+		overhead_print_row(row, med,
+		    overhead_spread(res->cpu[row][OV_NONE],
+			res->n[row][OV_NONE], med[OV_NONE]));
+	}
+	if (any)
+		printf("CPU time: user + system time per op of the bench and "
+		    "the processes it waited for\n(BPF programs run in the "
+		    "context of the task that hit the tracepoint, so their time "
+		    "is in it)\n");
+}
+
+static void
 overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 {
 	double med[OV_NROWS][OV_NMON];
 	int row, i;
 
-	printf("\n%-20s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s %9s %6s\n",
-	    "row (median)", "none", "floor", "count", "vitalsd", "perf",
-	    "vd/none", "pf/none", "+floor", "+count", "+vitalsd", "+perf",
-	    "noise");
+	overhead_print_header("row (median)");
 	for (row = 0; row < OV_NROWS; row++) {
 		for (i = 0; i < OV_NMON; i++)
 			med[row][i] =
@@ -1435,7 +1502,9 @@ overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 				res->n[row][OV_NONE], med[row][OV_NONE]));
 	}
 	printf("noise: interquartile range of the unmonitored samples over "
-	    "their median\nsummary (ratio to no monitor):\n");
+	    "their median\n");
+	overhead_report_cpu(res);
+	printf("summary (ratio to no monitor):\n");
 	for (i = OV_VITALSD; i < OV_NMON; i++)
 		overhead_summary_of(med, i, m);
 	if (m[OV_VITALSD].starts)
@@ -1491,9 +1560,12 @@ overhead_prepare(struct overhead_res *res, struct overhead_ctx *c)
 		    overhead_selected(c->o->rows, overhead_rows[row].id);
 		if (!res->on[row])
 			continue;
-		for (i = 0; i < OV_NMON; i++)
+		for (i = 0; i < OV_NMON; i++) {
 			res->v[row][i] = calloc((size_t)c->o->rounds *
 			    (size_t)c->o->samples, sizeof(double));
+			res->cpu[row][i] = calloc((size_t)c->o->rounds *
+			    (size_t)c->o->samples, sizeof(double));
+		}
 		r = overhead_calibrate(
 		    &overhead_rows[row], c, &res->chunk[row]);
 		if (r < 0)
@@ -1538,8 +1610,10 @@ main(int argc, char **argv)
 	overhead_report(&res, m);
 	overhead_ctx_free(&c);
 	for (row = 0; row < OV_NROWS; row++)
-		for (i = 0; i < OV_NMON; i++)
+		for (i = 0; i < OV_NMON; i++) {
 			free(res.v[row][i]);
+			free(res.cpu[row][i]);
+		}
 	if (overhead_stop)
 		return 130;
 	return m[OV_VITALSD].failed || m[OV_PERF].failed ? 1 : 0;

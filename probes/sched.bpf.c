@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sched and blocking vitals, in the kernel.  A thread is stamped when it
- * becomes runnable (woken, new, or preempted) and when it leaves the CPU
+ * becomes runnable (woken or preempted) and when it leaves the CPU
  * asleep; when sched_switch brings it back, the run-queue delay and the
- * time off-CPU are counted under the incoming thread's own identity.
+ * time off-CPU are counted under the incoming thread's own identity.  A
+ * new thread gets no stamp at fork: its first switch-in measures from its
+ * start time, so a process that never sleeps or is preempted costs no
+ * task storage.
  */
 #include <linux/bpf.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <vitals/sketch.bpf.h>
 
@@ -31,8 +35,14 @@ struct css_set {
 	struct cgroup *dfl_cgrp;
 } __attribute__((preserve_access_index));
 
+struct sched_info {
+	unsigned long pcount;
+} __attribute__((preserve_access_index));
+
 struct task_struct___sched {
 	unsigned int __state;
+	unsigned long long start_time;
+	struct sched_info sched_info;
 	int pid;
 	int tgid;
 	struct mm_struct *mm;
@@ -134,10 +144,6 @@ sched_wake(struct task_struct___sched *p, __u32 cause)
 		return;
 	if ((e = sched_entry(p)) == 0)
 		return;
-	if (cause == SCHED_CAUSE_NEW) {
-		e->off = 0;
-		e->runnable = 0;
-	}
 	if (e->runnable == 0) {
 		e->runnable = bpf_ktime_get_ns();
 		e->cause = cause;
@@ -149,14 +155,6 @@ int
 vitals_sched_wakeup(__u64 *ctx)
 {
 	sched_wake((struct task_struct___sched *)ctx[0], SCHED_CAUSE_WOKEN);
-	return 0;
-}
-
-SEC("tp_btf/sched_wakeup_new")
-int
-vitals_sched_wakeup_new(__u64 *ctx)
-{
-	sched_wake((struct task_struct___sched *)ctx[0], SCHED_CAUSE_NEW);
 	return 0;
 }
 
@@ -347,24 +345,47 @@ sched_count_block(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
+/*
+ * A thread's first switch-in (it has never run: sched_info.pcount counts
+ * arrivals, and this one is not counted yet) waited since it was made.
+ * Its start time is a fork-time CLOCK_MONOTONIC stamp, the clock of
+ * bpf_ktime_get_ns(), taken a few microseconds before the fork wakes it.
+ */
+static __always_inline __u64
+sched_new_since(struct task_struct___sched *t)
+{
+	if (!bpf_core_field_exists(t->sched_info) || t->sched_info.pcount != 0)
+		return 0;
+	return t->start_time;
+}
+
 /* The incoming thread: end its run-queue wait and off-CPU interval. */
 static __always_inline void
 sched_in(struct vitals_bpf_cfg *c, struct task_struct___sched *next, __u64 now)
 {
 	struct sched_task *e;
 	__u64 runnable, off, delay = 0, blocked = 0, pt;
-	__u32 tid = next->pid, state, cause, exe, uid;
+	__u32 tid = next->pid, state = 0, cause, exe, uid;
 
-	if (tid == 0 || (e = sched_lookup(next)) == 0)
+	if (tid == 0)
 		return;
-	runnable = e->runnable;
-	off = e->off;
-	if ((runnable | off) == 0)
-		return;
-	state = e->state;
-	cause = e->cause;
-	e->runnable = 0;
-	e->off = 0;
+	if ((e = sched_lookup(next)) == 0) {
+		/* No entry: a new thread, or one never stamped. */
+		if (c->param[SCHED_P_SCHED] == 0 ||
+		    (runnable = sched_new_since(next)) == 0)
+			return;
+		off = 0;
+		cause = SCHED_CAUSE_NEW;
+	} else {
+		runnable = e->runnable;
+		off = e->off;
+		if ((runnable | off) == 0)
+			return;
+		state = e->state;
+		cause = e->cause;
+		e->runnable = 0;
+		e->off = 0;
+	}
 	if (runnable != 0 && now > runnable &&
 	    now - runnable >= c->param[SCHED_P_MIN_DELAY])
 		delay = now - runnable;

@@ -2,7 +2,7 @@
 /*
  * sched probe: run-queue delay by process (sched) and time off-CPU by
  * blocking site (blocking), from BPF programs on the sched_switch and
- * sched_wakeup(_new) BTF tracepoints that keep the sketches in the kernel.
+ * sched_wakeup BTF tracepoints that keep the sketches in the kernel.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -33,7 +33,7 @@ struct sched_state {
 #define SCHED_OFF(m) offsetof(struct sched_config, m)
 
 static const char *const sched_tracepoints[] = { "sched:sched_switch",
-	"sched:sched_wakeup", "sched:sched_wakeup_new", NULL };
+	"sched:sched_wakeup", NULL };
 
 /* clang-format off */
 static const struct vitals_option sched_options[] = {
@@ -135,8 +135,6 @@ sched_configure(struct sched_state *s, const struct sched_config *cf,
 
 	bpf_program__set_autoload(
 	    s->skel->progs.vitals_sched_wakeup, sched != 0);
-	bpf_program__set_autoload(
-	    s->skel->progs.vitals_sched_wakeup_new, sched != 0);
 	vitals_bpf_set_param(s->bpf, SCHED_P_MIN_DELAY, cf->min_delay);
 	vitals_bpf_set_param(s->bpf, SCHED_P_MIN_BLOCK, cf->min_block);
 	vitals_bpf_set_param(s->bpf, SCHED_P_SCHED, sched);
@@ -198,8 +196,8 @@ const struct vitals_plugin vitals_plugin = {
 	.description =
 	    "run-queue delay by process (sched) and time off-CPU by "
 	    "blocking site (blocking), from the sched_switch and "
-	    "sched_wakeup(_new) BTF tracepoints, in-kernel sketches; the "
-	    "delay runs from wakeup or preemption to switch-in, not from the "
+	    "sched_wakeup BTF tracepoints, in-kernel sketches; the "
+	    "delay runs from wakeup, preemption or fork to switch-in, not from the "
 	    "last run as in the paper",
 	.options = sched_options,
 	.available = sched_available,

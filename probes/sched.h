@@ -17,7 +17,7 @@
 
 /* How a delayed task became runnable (sched sample args[3]). */
 #define SCHED_CAUSE_WOKEN 1 /* sched_wakeup after sleeping */
-#define SCHED_CAUSE_NEW 2 /* sched_wakeup_new: a new task */
+#define SCHED_CAUSE_NEW 2 /* a new task's first switch-in, from its start */
 #define SCHED_CAUSE_PREEMPTED 3 /* switched out while still runnable */
 
 #endif /* VITALS_PROBE_SCHED_H */

@@ -58,13 +58,22 @@ for s in mine:
     assert s["args"][0] == s["weight"] >= 100000, "delay %r" % s["args"]
     assert s["args"][1] == s["tid"], "woken pid %r, tid %d" % (s["args"], s["tid"])
     assert s["exe"].endswith("/" + sys.argv[3]), "exe %r" % s["exe"]
+# New threads get no stamp at fork: their first switch-in is counted from
+# their start time (cause 2).  Spinners created while the CPUs are busy
+# wait behind the others, and the first events of the label are sampled.
+new = [s for s in mine if s["args"][3] == 2]
+assert new, "no new thread's first switch-in sampled: causes %r" % \
+    sorted(set(s["args"][3] for s in mine))
+assert all(s["tid"] != w["pid"] and s["args"][0] < w["seconds"] * 1e9
+           for s in new), "new-thread delays %r" % [s["args"] for s in new]
 # Stage two: a preempted spinner carries where it was preempted.
 pre = [s for s in mine if s["args"][3] == 3 and s["tid"] != w["pid"]]
 assert pre, "no preempted spinner sampled"
 assert all(s["args"][2] != 0 and s.get("kstack") for s in pre), "no preemption site"
 print("runq: %.2f s of run-queue delay, %.1f%% of the vital's %.2f s, "
-      "%d samples" % (r["weight"] / 1e9, 100 * r["share"], r["wsum"] / 1e9,
-                      len(mine)))
+      "%d samples, %d of new threads (max %.2f ms)" %
+      (r["weight"] / 1e9, 100 * r["share"], r["wsum"] / 1e9, len(mine),
+       len(new), max(s["args"][0] for s in new) / 1e6))
 PY
 
 # (b, c) Exact counts of one process: every switch-in counts a delay.  A

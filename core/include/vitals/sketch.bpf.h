@@ -349,21 +349,24 @@ vitals_bpf_wanted(const struct vitals_bpf_cfg *c, __u64 pid_tgid)
 /*
  * Test-and-set the label's two first-sighting bits; 1 if either was clear.
  * The bits come from the label hash's high halves (the HCA slot uses its
- * low bits), which saves a third mix on every event.
+ * low bits), which saves a third mix on every event.  Both bits lie in
+ * one 64-byte line of the map (a blocked Bloom filter): a label new to
+ * this CPU costs one cold line, not two.  The map's values are page
+ * aligned (it is mmap'able) and a vital's bits start on a line, since
+ * seen_words is 1024.
  */
 static __always_inline int
 vitals_bpf_first(const struct vitals_bpf_cfg *c, __u32 base, __u64 h)
 {
-	__u64 b1, b2, m1, m2, *w1, *w2;
+	__u64 b1, m1, m2, *w1, *w2;
 	__u32 k1, k2;
 	int fresh = 0;
 
 	b1 = h >> c->seen_shift;
-	b2 = (h << 16 | h >> 48) >> c->seen_shift;
 	m1 = 1ULL << (b1 & 63);
-	m2 = 1ULL << (b2 & 63);
+	m2 = 1ULL << ((h >> 32) & 63);
 	k1 = base + (__u32)(b1 >> 6);
-	k2 = base + (__u32)(b2 >> 6);
+	k2 = (k1 & ~7U) | (__u32)((h >> 38) & 7);
 	w1 = bpf_map_lookup_elem(&vitals_seen, &k1);
 	w2 = bpf_map_lookup_elem(&vitals_seen, &k2);
 	if (w1 == 0 || w2 == 0)
