@@ -311,8 +311,8 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	memcpy(comm, r->comm, VITALS_BPF_COMM_LEN);
 	comm[VITALS_BPF_COMM_LEN] = '\0';
 	ev.comm = comm;
-	ev.exe = exe_path(r->pid, r->exe_id, b->exe, sizeof(b->exe)) == 0 ?
-	    b->exe : NULL;
+	ev.exe = exe_path(r->pid, r->exe_id, comm, b->exe, sizeof(b->exe)) ==
+		0 ? b->exe : NULL;
 	memcpy(ev.args, r->args, sizeof(ev.args));
 	bpf_strip_tracing(&ev);
 	if (b->spec.fixup != NULL && b->spec.fixup(b->spec.fixup_arg, r, &ev))

@@ -13,14 +13,22 @@
 
 /* Processes whose exe is cached (direct-mapped: slot pid % EXE_SLOTS). */
 #define EXE_SLOTS 1024
+/* Executables whose path is kept by exe id, for processes already gone. */
+#define EXE_KNOWN 256
+/* Characters of a comm (TASK_COMM_LEN - 1). */
+#define EXE_COMM_LEN 15
 
 /*
  * Copy the path of process pid's executable into buf.  exe_id is the id
  * the kernel side computed (vitals_bpf_exe_id of the inode), used to
- * validate the cache.  Returns 0, or -ENOENT if the process is gone or
- * has no executable (kernel threads).
+ * validate the cache.  A process already gone is named by the path last
+ * resolved for exe_id if comm (its name in the sample, or NULL) is that
+ * path's base name as exec sets it, or the comm of the process it was
+ * resolved for.  Returns 0, or -ENOENT if the process is gone and not
+ * named so, or has no executable (kernel threads).
  */
-int exe_path(uint32_t pid, uint32_t exe_id, char *buf, size_t len);
+int exe_path(uint32_t pid, uint32_t exe_id, const char *comm, char *buf,
+    size_t len);
 
 /* Exe id of a process as the kernel side computes it; 0 if unknown. */
 uint32_t exe_id_of(uint32_t pid);

@@ -304,10 +304,12 @@ START_TEST(test_exe_dropped_on_exit)
 	ck_assert_int_gt(
 	    n = readlink("/proc/self/exe", self, sizeof(self) - 1), 0);
 	self[n] = '\0';
-	ck_assert_int_eq(exe_path((uint32_t)child, xid, path, sizeof(path)), 0);
+	ck_assert_int_eq(
+	    exe_path((uint32_t)child, xid, NULL, path, sizeof(path)), 0);
 	ck_assert_str_eq(path, self);
 	ck_assert_int_eq(exe_path((uint32_t)getpid(),
-			     exe_id_of((uint32_t)getpid()), path, sizeof(path)),
+			     exe_id_of((uint32_t)getpid()), NULL, path,
+			     sizeof(path)),
 	    0);
 	ck_assert_uint_eq(exe_cached(), 2);
 	ck_assert_uint_eq(exe_drop_dead(), 0);
@@ -315,7 +317,49 @@ START_TEST(test_exe_dropped_on_exit)
 	ck_assert_uint_eq(exe_drop_dead(), 1);
 	ck_assert_uint_eq(exe_cached(), 1);
 	ck_assert_int_eq(
-	    exe_path((uint32_t)child, xid, path, sizeof(path)), -ENOENT);
+	    exe_path((uint32_t)child, xid, NULL, path, sizeof(path)), -ENOENT);
+}
+END_TEST
+
+/*
+ * A process gone before its samples were read is named by the path last
+ * resolved for its exe id, only if its comm is that path's base name as
+ * exec sets it (cut to 15 characters) or the comm of the process it was
+ * resolved for (a program run through a symbolic link).
+ */
+START_TEST(test_exe_known_after_exit)
+{
+	char self[PATH_MAX], path[PATH_MAX], comm[EXE_COMM_LEN + 1];
+	pid_t child = spawn_sleeper();
+	uint32_t xid = exe_id_of((uint32_t)child);
+	ssize_t n;
+
+	ck_assert_int_gt(
+	    n = readlink("/proc/self/exe", self, sizeof(self) - 1), 0);
+	self[n] = '\0';
+	snprintf(comm, sizeof(comm), "%s", strrchr(self, '/') + 1);
+	/* Resolved while it runs, its samples saying it is "alias". */
+	ck_assert_int_eq(
+	    exe_path((uint32_t)child, xid, "alias", path, sizeof(path)), 0);
+	reap(child);
+	ck_assert_uint_eq(exe_drop_dead(), 1);
+	path[0] = '\0';
+	ck_assert_int_eq(
+	    exe_path((uint32_t)child, xid, comm, path, sizeof(path)), 0);
+	ck_assert_str_eq(path, self);
+	path[0] = '\0';
+	ck_assert_int_eq(
+	    exe_path((uint32_t)child, xid, "alias", path, sizeof(path)), 0);
+	ck_assert_str_eq(path, self);
+	/* Another name, no name, or another exe id: not this program. */
+	ck_assert_int_eq(exe_path((uint32_t)child, xid, "sh", path,
+			     sizeof(path)), -ENOENT);
+	ck_assert_int_eq(exe_path((uint32_t)child, xid, NULL, path,
+			     sizeof(path)), -ENOENT);
+	ck_assert_int_eq(
+	    exe_path((uint32_t)child, xid, "", path, sizeof(path)), -ENOENT);
+	ck_assert_int_eq(exe_path((uint32_t)child, xid + 1, comm, path,
+			     sizeof(path)), -ENOENT);
 }
 END_TEST
 
@@ -339,6 +383,7 @@ symbol_suite(void)
 	suite_add_tcase(s, u);
 	tcase_add_test(d, test_maps_dropped_on_exit);
 	tcase_add_test(d, test_exe_dropped_on_exit);
+	tcase_add_test(d, test_exe_known_after_exit);
 	suite_add_tcase(s, d);
 	return s;
 }

@@ -29,3 +29,39 @@ assert 0 <= extra <= 200, "HCA counted %d events for %d calls" % (r["events"], w
 assert r["wsum"] == r["events"], "weights of 1 must sum to the event count"
 print("calls %d, counted %d (+%d start-up/exit calls)" % (w["calls"], r["events"], extra))
 PY
+
+# The in-kernel first-sighting filter.  With the smallest HCA (32
+# counters) about a third of syscall_loop's ~30 call-site labels (start-up,
+# loop, exit) share a counter with one counted before, and adding 1 to it
+# rarely crosses a power of t (16 here); only the filter samples those.
+# Each label must still be sampled: the same set as with a wide HCA, where
+# each label's first event crosses from 0.
+labels_with() {
+	rm -rf "$TMP/data" && mkdir -p "$TMP/data"
+	conf=$(probe_config syscall 5s "comm: syscall_loop")
+	printf 'sketch:\n  hca_size: %s\n  threshold: 16\n  max_samples: 65536\n' \
+		"$1" >> "$conf"
+	"$VITALSD" -c "$conf" -n 1 2> "$TMP/log" &
+	daemon=$!
+	sleep 0.5
+	"$loop" 0.2 > /dev/null || fail "syscall_loop failed"
+	sleep 0.2
+	kill -TERM "$daemon"
+	wait "$daemon" || { cat "$TMP/log" >&2; fail "vitalsd failed"; }
+	python3 "$top_srcdir/tests/vital_share.py" syscall syscall_loop \
+		$(epochs_json) > "$TMP/labels$1.json"
+}
+labels_with 65536
+labels_with 32
+python3 - "$TMP/labels65536.json" "$TMP/labels32.json" <<'PY' || fail "first sightings are not sampled"
+import json, sys
+wide, one = (json.load(open(f)) for f in sys.argv[1:3])
+lw = set(s["label"] for s in wide["samples"])
+l1 = set(s["label"] for s in one["samples"])
+assert len(lw) >= 10, "only %d labels with a wide HCA" % len(lw)
+assert l1 == lw, "32 counters: %d labels sampled, wide HCA: %d (missing %s)" % (
+    len(l1), len(lw), sorted("%#x" % l for l in lw - l1)[:5])
+slots = len(set(s["slot"] for s in one["samples"]))
+print("first sightings: %d call-site labels in %d of 32 HCA counters, all "
+      "sampled, as with 65536" % (len(l1), slots))
+PY
