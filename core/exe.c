@@ -28,7 +28,7 @@ struct exe_entry {
 /* A path seen lately for an exe id, and the comm of the process seen. */
 struct exe_known {
 	uint32_t exe_id;
-	char comm[EXE_COMM_LEN + 1];
+	char comm[VITALS_BPF_COMM_LEN];
 	char path[EXE_PATH];
 };
 
@@ -93,8 +93,8 @@ exe_known_path(uint32_t exe_id, const char *comm, char *buf, size_t len)
 		return -ENOENT;
 	base = strrchr(k->path, '/');
 	base = base ? base + 1 : k->path;
-	if (strncmp(base, comm, EXE_COMM_LEN) != 0 &&
-	    strncmp(k->comm, comm, EXE_COMM_LEN) != 0)
+	if (strncmp(base, comm, VITALS_BPF_COMM_LEN - 1) != 0 &&
+	    strncmp(k->comm, comm, VITALS_BPF_COMM_LEN - 1) != 0)
 		return -ENOENT;
 	snprintf(buf, len, "%s", k->path);
 	return 0;

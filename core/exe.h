@@ -15,8 +15,6 @@
 #define EXE_SLOTS 1024
 /* Executables whose path is kept by exe id, for processes already gone. */
 #define EXE_KNOWN 256
-/* Characters of a comm (TASK_COMM_LEN - 1). */
-#define EXE_COMM_LEN 15
 
 /*
  * Copy the path of process pid's executable into buf.  exe_id is the id

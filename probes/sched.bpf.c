@@ -132,9 +132,9 @@ sched_lookup(struct task_struct___sched *t)
 	    0);
 }
 
-/* A task became runnable: stamp it unless it already waits for a CPU. */
+/* A task was woken: stamp it unless it already waits for a CPU. */
 static __always_inline void
-sched_wake(struct task_struct___sched *p, __u32 cause)
+sched_wake(struct task_struct___sched *p)
 {
 	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
 	struct sched_task *e;
@@ -146,7 +146,7 @@ sched_wake(struct task_struct___sched *p, __u32 cause)
 		return;
 	if (e->runnable == 0) {
 		e->runnable = bpf_ktime_get_ns();
-		e->cause = cause;
+		e->cause = SCHED_CAUSE_WOKEN;
 	}
 }
 
@@ -154,7 +154,7 @@ SEC("tp_btf/sched_wakeup")
 int
 vitals_sched_wakeup(__u64 *ctx)
 {
-	sched_wake((struct task_struct___sched *)ctx[0], SCHED_CAUSE_WOKEN);
+	sched_wake((struct task_struct___sched *)ctx[0]);
 	return 0;
 }
 

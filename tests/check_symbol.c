@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <elf.h>
+#include <vitals/bpf_shared.h>
 
 #include "exe.h"
 #include "module.h"
@@ -329,7 +330,7 @@ END_TEST
  */
 START_TEST(test_exe_known_after_exit)
 {
-	char self[PATH_MAX], path[PATH_MAX], comm[EXE_COMM_LEN + 1];
+	char self[PATH_MAX], path[PATH_MAX], comm[VITALS_BPF_COMM_LEN];
 	pid_t child = spawn_sleeper();
 	uint32_t xid = exe_id_of((uint32_t)child);
 	ssize_t n;
