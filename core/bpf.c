@@ -58,6 +58,7 @@ struct vitals_bpf {
 	int stats_fd;                /* BPF_ENABLE_STATS handle, or -1 */
 	struct bpf_link *links[BPF_MAX_LINKS]; /* vitals_bpf_attach()'s */
 	int nlinks;
+	int exec_held;               /* holds exe_exec_hold() */
 	char exe[4096];              /* scratch for one resolved exe path */
 };
 
@@ -473,6 +474,7 @@ int
 vitals_bpf_start(struct vitals_bpf *b)
 {
 	struct bpf_map *rb;
+	char why[128];
 	int r;
 
 	if ((r = bpf_map_all(b)) < 0) {
@@ -491,6 +493,12 @@ vitals_bpf_start(struct vitals_bpf *b)
 	b->epoch_start = bpf_clock(CLOCK_MONOTONIC);
 	b->mono_to_real = (int64_t)bpf_clock(CLOCK_REALTIME) -
 	    (int64_t)bpf_clock(CLOCK_MONOTONIC);
+	/* Without it, only processes seen alive are named: say so, go on. */
+	if (exe_exec_hold(why, sizeof(why)) == 0)
+		b->exec_held = 1;
+	else
+		vitals_log(b->ctx, VITALS_LOG_WARN, "exec table: %s; samples "
+		    "of short-lived processes may lack an exe", why);
 	return vitals_timer_add(b->ctx, BPF_DRAIN_NS, bpf_on_timer, b,
 	    &b->timer);
 }
@@ -651,6 +659,8 @@ vitals_bpf_free(struct vitals_bpf *b)
 		munmap(b->cfg, b->cfg_len);
 	if (b->stats_fd >= 0)
 		close(b->stats_fd);
+	if (b->exec_held)
+		exe_exec_release();
 	free(b->fold);
 	free(b->percpu);
 	free(b);

@@ -4,18 +4,27 @@
  * /proc is read once per process rather than once per sample; entries of
  * exited processes are dropped by exe_drop_dead.  A second one, exe id ->
  * path, names the samples of processes gone before their samples were
- * read (fork + exec of a short program), when their comm agrees.
+ * read (fork + exec of a short program), when their comm agrees; it is
+ * filled from /proc and from the kernel's table of programs exec'd
+ * (core/exec.bpf.c) while a BPF probe holds it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
 #include <vitals/bpf_shared.h>
 
 #include "exe.h"
+#include "exec.h"
+#include "exec.skel.h"
 
 #define EXE_PATH 256
 
@@ -34,6 +43,8 @@ struct exe_known {
 
 static struct exe_entry exe_cache[EXE_SLOTS];
 static struct exe_known exe_known[EXE_KNOWN]; /* slot exe_id % EXE_KNOWN */
+static struct exec_bpf *exe_exec; /* the kernel's exec table, while held */
+static unsigned exe_exec_refs;
 
 uint32_t
 exe_id_of(uint32_t pid)
@@ -76,6 +87,48 @@ exe_learn(const struct exe_entry *e, const char *comm)
 	snprintf(k->path, sizeof(k->path), "%s", e->path);
 }
 
+/* Whether comm is the base name of k's path or the comm k was seen with. */
+static int
+exe_known_comm(const struct exe_known *k, const char *comm)
+{
+	const char *base = strrchr(k->path, '/');
+
+	base = base ? base + 1 : k->path;
+	return strncmp(base, comm, VITALS_BPF_COMM_LEN - 1) == 0 ||
+	    strncmp(k->comm, comm, VITALS_BPF_COMM_LEN - 1) == 0;
+}
+
+/*
+ * Learn exe_id's path from the kernel's exec table, if it has one that
+ * still names a file of that exe id (a slot holds the last of the ids
+ * sharing it; a file may have been replaced since).  The path is made
+ * canonical, as /proc/PID/exe gives it.
+ */
+static int
+exe_learn_exec(uint32_t exe_id)
+{
+	struct vitals_exec_name n;
+	struct exe_known *k = &exe_known[exe_id % EXE_KNOWN];
+	char real[PATH_MAX];
+	struct stat st;
+	uint32_t key = exe_id % VITALS_EXEC_SLOTS;
+
+	if (exe_exec == NULL ||
+	    bpf_map__lookup_elem(exe_exec->maps.vitals_exec_names, &key,
+	    sizeof(key), &n, sizeof(n), 0) < 0 || n.exe_id != exe_id)
+		return -ENOENT;
+	n.path[sizeof(n.path) - 1] = n.comm[sizeof(n.comm) - 1] = '\0';
+	if (stat(n.path, &st) < 0 ||
+	    vitals_bpf_exe_id((uint64_t)st.st_ino) != exe_id ||
+	    realpath(n.path, real) == NULL || n.comm[0] == '\0' ||
+	    strlen(real) >= sizeof(k->path))
+		return -ENOENT;
+	k->exe_id = exe_id;
+	memcpy(k->comm, n.comm, sizeof(k->comm));
+	memcpy(k->path, real, strlen(real) + 1);
+	return 0;
+}
+
 /*
  * The path last seen for exe_id, if comm is what exec gives a process run
  * from it: the path's base name cut to the 15 characters of a comm, or
@@ -87,17 +140,18 @@ static int
 exe_known_path(uint32_t exe_id, const char *comm, char *buf, size_t len)
 {
 	const struct exe_known *k = &exe_known[exe_id % EXE_KNOWN];
-	const char *base;
+	int tried = 0;
 
-	if (comm == NULL || comm[0] == '\0' || k->exe_id != exe_id)
+	if (comm == NULL || comm[0] == '\0')
 		return -ENOENT;
-	base = strrchr(k->path, '/');
-	base = base ? base + 1 : k->path;
-	if (strncmp(base, comm, VITALS_BPF_COMM_LEN - 1) != 0 &&
-	    strncmp(k->comm, comm, VITALS_BPF_COMM_LEN - 1) != 0)
-		return -ENOENT;
-	snprintf(buf, len, "%s", k->path);
-	return 0;
+	for (;;) {
+		if (k->exe_id == exe_id && exe_known_comm(k, comm)) {
+			snprintf(buf, len, "%s", k->path);
+			return 0;
+		}
+		if (tried++ || exe_learn_exec(exe_id) < 0)
+			return -ENOENT;
+	}
 }
 
 int
@@ -143,4 +197,39 @@ exe_cached(void)
 	for (i = 0; i < EXE_SLOTS; i++)
 		n += exe_cache[i].pid != 0;
 	return n;
+}
+
+int
+exe_exec_hold(char *why, size_t len)
+{
+	int r;
+
+	if (exe_exec_refs > 0) {
+		exe_exec_refs++;
+		return 0;
+	}
+	if ((exe_exec = exec_bpf__open_and_load()) == NULL) {
+		r = -errno;
+		snprintf(why, len, "cannot load its BPF program: %s",
+		    strerror(-r));
+		return r;
+	}
+	if ((r = exec_bpf__attach(exe_exec)) < 0) {
+		snprintf(why, len, "cannot attach to sched:sched_process_exec: %s",
+		    strerror(-r));
+		exec_bpf__destroy(exe_exec);
+		exe_exec = NULL;
+		return r;
+	}
+	exe_exec_refs = 1;
+	return 0;
+}
+
+void
+exe_exec_release(void)
+{
+	if (exe_exec_refs == 0 || --exe_exec_refs > 0)
+		return;
+	exec_bpf__destroy(exe_exec);
+	exe_exec = NULL;
 }

@@ -20,10 +20,11 @@
  * Copy the path of process pid's executable into buf.  exe_id is the id
  * the kernel side computed (vitals_bpf_exe_id of the inode), used to
  * validate the cache.  A process already gone is named by the path last
- * resolved for exe_id if comm (its name in the sample, or NULL) is that
- * path's base name as exec sets it, or the comm of the process it was
- * resolved for.  Returns 0, or -ENOENT if the process is gone and not
- * named so, or has no executable (kernel threads).
+ * resolved or exec'd (exe_exec_hold) for exe_id if comm (its name in the
+ * sample, or NULL) is that path's base name as exec sets it, or the comm
+ * of the process it was resolved or exec'd as.  Returns 0, or -ENOENT if
+ * the process is gone and not named so, or has no executable (kernel
+ * threads).
  */
 int exe_path(uint32_t pid, uint32_t exe_id, const char *comm, char *buf,
     size_t len);
@@ -39,5 +40,15 @@ uint32_t exe_drop_dead(void);
 
 /* Processes whose exe path is cached now. */
 uint32_t exe_cached(void);
+
+/*
+ * Hold the kernel's table of programs exec'd (core/exec.bpf.c on
+ * sched:sched_process_exec), loading it on the first hold: exe_path()
+ * then names a gone process of any program exec'd by an absolute path
+ * since, not only of one a live process was seen of.  Returns 0, or a
+ * negative errno with the reason in why.  Each hold is released once.
+ */
+int exe_exec_hold(char *why, size_t len);
+void exe_exec_release(void);
 
 #endif /* VITALS_EXE_H */

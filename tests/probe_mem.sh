@@ -161,8 +161,11 @@ st=0
 assert_grep "kmem.*'pages' is not one of kmem, kmem_free" "$TMP/bad.out"
 
 # umem labels are code offsets, the same in every process of a program:
-# 200 runs of /bin/true (each at its own randomised addresses) make a few
-# dozen labels, not several new ones per run.
+# 200 runs of true (each at its own randomised addresses) make a few dozen
+# labels, not several new ones per run.  Each run is gone long before its
+# samples are read, so only the kernel's table of programs exec'd names
+# them: a copy under a name no process had before must name every one.
+cp /bin/true "$TMP/short-true" || fail "cannot copy /bin/true"
 printf 'epoch: 5s\ndata_dir: %s/aslr\nprobes:\n  umem: {}\nplugins:\n  store: {}\n' \
 	"$TMP" >"$TMP/aslr.yaml"
 "$VITALSD" -c "$TMP/aslr.yaml" --epochs 1 >"$TMP/aslr.out" 2>&1 &
@@ -174,14 +177,16 @@ until grep -q 'started' "$TMP/aslr.out" 2>/dev/null; do
 	sleep 0.1
 done
 i=0
-while [ "$i" -lt 200 ]; do /bin/true; i=$((i + 1)); done
+while [ "$i" -lt 200 ]; do "$TMP/short-true"; i=$((i + 1)); done
 wait "$apid" || { cat "$TMP/aslr.out" >&2; fail "vitalsd (umem) failed"; }
 "$VITALS" --data-dir "$TMP/aslr" show --last --json >"$TMP/aslr.json" || fail "vitals show"
-python3 - "$TMP/aslr.json" <<'EOP' || fail "umem labels of /bin/true change from run to run"
+python3 - "$TMP/aslr.json" "$(readlink -f "$TMP/short-true")" <<'EOP' || fail "umem samples of short-lived true"
 import json, sys
 v = [v for v in json.load(open(sys.argv[1]))["vitals"] if v["name"] == "umem"][0]
-t = [s for s in v["samples"] if s["comm"] == "true"]
+t = [s for s in v["samples"] if s["comm"] == "short-true"]
 labels = len(set(s["label"] for s in t))
-print("umem: 200 runs of /bin/true, %d samples, %d distinct labels" % (len(t), labels))
-sys.exit(0 if t and labels < 200 else 1)
+named = sum(1 for s in t if s["exe"] == sys.argv[2])
+print("umem: 200 runs of short-true, %d samples, %d distinct labels, %d named %s"
+      % (len(t), labels, named, sys.argv[2]))
+sys.exit(0 if t and labels < 200 and named == len(t) else 1)
 EOP

@@ -15,6 +15,7 @@
 #define VITALS_SKETCH_BPF_H
 
 #include <vitals/bpf_shared.h>
+#include <vitals/task.bpf.h>
 
 /* One mmap'able array of u64 counters: [epoch][vital][slot]. */
 struct {
@@ -106,63 +107,6 @@ struct {
 	__uint(max_entries, 1);
 } vitals_exe_cache SEC(".maps");
 
-/* The few kernel types the exe id needs, relocated through BTF (CO-RE). */
-struct inode {
-	unsigned long i_ino;
-} __attribute__((preserve_access_index));
-
-struct file {
-	struct inode *f_inode;
-} __attribute__((preserve_access_index));
-
-struct mm_struct {
-	struct file *exe_file;
-	unsigned long start_stack;
-	unsigned long start_code;
-	unsigned long end_code;
-	unsigned long mmap_base;
-} __attribute__((preserve_access_index));
-
-struct cred {
-	struct {
-		unsigned int val;
-	} uid;
-} __attribute__((preserve_access_index));
-
-struct task_struct {
-	struct mm_struct *mm;
-	int pid;
-	int tgid;
-	struct task_struct *group_leader;
-	const struct cred *cred;
-} __attribute__((preserve_access_index));
-
-/*
- * The current task, for vitals_bpf_pid_tgid() and vitals_bpf_uid(): plain
- * loads through its BTF pointer cost less than a helper call each
- * (bpf_get_current_pid_tgid(), bpf_get_current_uid_gid(): ~4.5 ns apiece
- * here).
- */
-static __always_inline struct task_struct *
-vitals_bpf_task(void)
-{
-	return (struct task_struct *)bpf_get_current_task_btf();
-}
-
-/* bpf_get_current_pid_tgid() of task t. */
-static __always_inline __u64
-vitals_bpf_pid_tgid(struct task_struct *t)
-{
-	return (__u64)(__u32)t->tgid << 32 | (__u32)t->pid;
-}
-
-/* The uid bpf_get_current_uid_gid() gives for task t. */
-static __always_inline __u32
-vitals_bpf_uid(struct task_struct *t)
-{
-	return t->cred->uid.val;
-}
-
 static __always_inline __u64
 vitals_bpf_mix64(__u64 x)
 {
@@ -246,8 +190,6 @@ vitals_bpf_current_task(struct task_struct *t, __u32 tgid)
 {
 	struct vitals_bpf_exe_slot *c;
 	struct mm_struct *mm;
-	struct file *f;
-	struct inode *ino;
 	__u32 zero = 0;
 
 	c = bpf_map_lookup_elem(&vitals_exe_cache, &zero);
@@ -267,8 +209,7 @@ vitals_bpf_current_task(struct task_struct *t, __u32 tgid)
 	c->code_start = mm->start_code;
 	c->code_end = mm->end_code;
 	c->mmap_base = mm->mmap_base;
-	if ((f = mm->exe_file) != 0 && (ino = f->f_inode) != 0)
-		c->exe_id = vitals_bpf_exe_id(ino->i_ino);
+	c->exe_id = vitals_bpf_mm_exe(mm);
 	return c;
 }
 
