@@ -36,18 +36,20 @@ kmem_count(struct vitals_bpf_cfg *c, __u32 p, __u64 label, __u32 order,
 	    vitals_bpf_uid(task), relaxed);
 }
 
-/* mm_page_alloc(struct page *page, unsigned int order, gfp_t gfp, int mt) */
-SEC("raw_tp/mm_page_alloc")
-int
-kmem_page_alloc(struct bpf_raw_tracepoint_args *ctx)
+/*
+ * The allocation's full path: count (and maybe sample) as the free does.
+ * Out of line, so that the common case below keeps its few values in
+ * registers: every spill is a store, and stores are dear here.
+ */
+static __attribute__((noinline)) int
+kmem_alloc_full(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
 	struct vitals_bpf_rec *r;
 	__u32 order = (__u32)ctx->args[1];
 	__u64 gfp = (__u32)ctx->args[2];
 
-	/* A failed allocation (no page) allocated nothing. */
-	if (c == 0 || ctx->args[0] == 0)
+	if (c == 0)
 		return 0;
 	r = kmem_count(c, KMEM_P_ALLOC_VITAL, gfp << 8 | (order & 0xff), order,
 	    1);
@@ -57,6 +59,36 @@ kmem_page_alloc(struct bpf_raw_tracepoint_args *ctx)
 	r->args[1] = gfp;
 	vitals_bpf_submit(ctx, r, 1, 1);
 	return 0;
+}
+
+/*
+ * mm_page_alloc(struct page *page, unsigned int order, gfp_t gfp, int mt):
+ * right after the allocator zeroed the page, where each store waits for
+ * those to drain.  Most allocations repeat the CPU's last label and
+ * cross nothing: vitals_bpf_count_last() counts them with one store.
+ */
+SEC("raw_tp/mm_page_alloc")
+int
+kmem_page_alloc(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = vitals_bpf_task();
+	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
+	struct vitals_bpf_exe_slot *me;
+	__u64 pt = vitals_bpf_pid_tgid(task), gfp;
+	__u32 order;
+
+	/* A failed allocation (no page) allocated nothing. */
+	if (c == 0 || ctx->args[0] == 0 || !vitals_bpf_wanted(c, pt))
+		return 0;
+	if ((me = vitals_bpf_current_task(task, pt >> 32)) == 0)
+		return 0;
+	order = (__u32)ctx->args[1];
+	gfp = (__u32)ctx->args[2];
+	if (vitals_bpf_count_last(c, me, (__u32)c->param[KMEM_P_ALLOC_VITAL],
+	    gfp << 8 | (order & 0xff), 1ULL << (order & 31),
+	    vitals_bpf_uid(task)))
+		return 0;
+	return kmem_alloc_full(ctx);
 }
 
 /* mm_page_free(struct page *page, unsigned int order) */

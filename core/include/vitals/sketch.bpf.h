@@ -62,6 +62,14 @@ struct {
 	__uint(max_entries, 2 * VITALS_BPF_MAX_VITALS);
 } vitals_events SEC(".maps");
 
+/*
+ * The key of one-entry maps, read-only data: a lookup with it loads the
+ * key rather than storing one on the stack first.  Stores are what a
+ * program pays most for where it runs after a burst of them (see
+ * vitals_bpf_count_last), and every one of the maps below has key 0.
+ */
+static const volatile __u32 vitals_bpf_zero = 0;
+
 /* The last event of one vital counted on a CPU (see vitals_bpf_exe_slot). */
 struct vitals_bpf_last {
 	__u64 label; /* its label, */
@@ -181,23 +189,14 @@ vitals_bpf_task_exe(struct task_struct *t)
 }
 
 /*
- * The current process's exe id and stack top, cached per CPU by tgid so
- * most events skip the pointer walk; t is vitals_bpf_task().  NULL only
- * if the map lookup fails.
+ * Fill a CPU's exe cache slot for a process and return it: out of line,
+ * as it is rare, and returned so the caller keeps nothing live across the
+ * call (a value kept is a spill, and a spill is a store).
  */
-static __always_inline struct vitals_bpf_exe_slot *
-vitals_bpf_current_task(struct task_struct *t, __u32 tgid)
+static __attribute__((noinline)) struct vitals_bpf_exe_slot *
+vitals_bpf_exe_fill(struct vitals_bpf_exe_slot *c, struct mm_struct *mm,
+    __u32 tgid)
 {
-	struct vitals_bpf_exe_slot *c;
-	struct mm_struct *mm;
-	__u32 zero = 0;
-
-	c = bpf_map_lookup_elem(&vitals_exe_cache, &zero);
-	if (c == 0)
-		return 0;
-	mm = t->mm;
-	if (c->tgid == tgid && tgid != 0 && c->mm == (__u64)mm)
-		return c;
 	c->tgid = tgid;
 	c->mm = (__u64)mm;
 	c->exe_id = 0;
@@ -210,6 +209,26 @@ vitals_bpf_current_task(struct task_struct *t, __u32 tgid)
 	c->code_end = mm->end_code;
 	c->mmap_base = mm->mmap_base;
 	c->exe_id = vitals_bpf_mm_exe(mm);
+	return c;
+}
+
+/*
+ * The current process's exe id and stack top, cached per CPU by tgid so
+ * most events skip the pointer walk; t is vitals_bpf_task().  NULL only
+ * if the map lookup fails.
+ */
+static __always_inline struct vitals_bpf_exe_slot *
+vitals_bpf_current_task(struct task_struct *t, __u32 tgid)
+{
+	struct vitals_bpf_exe_slot *c;
+	struct mm_struct *mm;
+
+	c = bpf_map_lookup_elem(&vitals_exe_cache, (const void *)&vitals_bpf_zero);
+	if (c == 0)
+		return 0;
+	mm = t->mm;
+	if (c->tgid != tgid || tgid == 0 || c->mm != (__u64)mm)
+		return vitals_bpf_exe_fill(c, mm, tgid);
 	return c;
 }
 
@@ -251,9 +270,28 @@ vitals_bpf_current_exe(__u32 tgid)
 static __always_inline struct vitals_bpf_cfg *
 vitals_bpf_cfg(void)
 {
-	__u32 zero = 0;
+	return bpf_map_lookup_elem(&vitals_cfg, (const void *)&vitals_bpf_zero);
+}
 
-	return bpf_map_lookup_elem(&vitals_cfg, &zero);
+/*
+ * Whether the current task's comm starts with the configured one.  Out of
+ * line, as the other cold paths: a program's time on a busy machine is
+ * mostly the cache lines it touches, its code's among them.
+ */
+static __attribute__((noinline)) int
+vitals_bpf_comm_wanted(const struct vitals_bpf_cfg *c)
+{
+	char comm[VITALS_BPF_COMM_LEN];
+	int i;
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	for (i = 0; i < VITALS_BPF_COMM_LEN; i++) {
+		if (c->comm[i] == '\0')
+			break;
+		if (comm[i] != c->comm[i])
+			return 0;
+	}
+	return 1;
 }
 
 /*
@@ -272,19 +310,7 @@ vitals_bpf_wanted(const struct vitals_bpf_cfg *c, __u64 pid_tgid)
 		return 0;
 	if (c->cgroup != 0 && bpf_get_current_cgroup_id() != c->cgroup)
 		return 0;
-	if (c->comm[0] != '\0') {
-		char comm[VITALS_BPF_COMM_LEN];
-		int i;
-
-		bpf_get_current_comm(comm, sizeof(comm));
-		for (i = 0; i < VITALS_BPF_COMM_LEN; i++) {
-			if (c->comm[i] == '\0')
-				break;
-			if (comm[i] != c->comm[i])
-				return 0;
-		}
-	}
-	return 1;
+	return c->comm[0] == '\0' || vitals_bpf_comm_wanted(c);
 }
 
 /*
@@ -335,7 +361,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	struct vitals_bpf_last *last = 0;
 	struct vitals_bpf_rec *r;
 	__u64 h, old, new, *cnt, *ev;
-	__u32 slot, idx, epoch, fresh, zero = 0;
+	__u32 slot, idx, epoch, fresh;
 	int same;
 
 	if (vital >= VITALS_BPF_MAX_VITALS || vital >= c->nvitals)
@@ -348,7 +374,8 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 		if (ev != 0)
 			*ev += weight - 1;
 	}
-	if ((cpu = bpf_map_lookup_elem(&vitals_exe_cache, &zero)) != 0)
+	if ((cpu = bpf_map_lookup_elem(&vitals_exe_cache,
+	    (const void *)&vitals_bpf_zero)) != 0)
 		last = &cpu->last[vital & (VITALS_BPF_MAX_VITALS - 1)];
 	same = last != 0 && last->label == label && last->exe == exe_id &&
 	    last->uid == uid;
@@ -450,6 +477,51 @@ vitals_bpf_count_relaxed(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 {
 	return vitals_bpf_count_with(c, vital, label, weight, pid_tgid,
 	    exe_id, uid, 1);
+}
+
+/*
+ * The common case of vitals_bpf_count_relaxed() in loads and one store,
+ * for programs that run where stores are dear (mm_page_alloc, right after
+ * the allocator zeroed the page: until those stores drain, each store of
+ * the program waits, 10-25 ns apiece here, where a load does not).  Its
+ * caller should keep the stores of its own path few as well: no stack
+ * keys (vitals_bpf_zero), no value live across a call.  An event
+ * of weight 1 whose label is the one last counted for this vital on this
+ * CPU (me from vitals_bpf_current_task), by the same exe and uid, in the
+ * same epoch (its first-sighting bits are set), and whose counter
+ * crosses no power of t.  Returns 1 if it counted the event, 0 if it did
+ * nothing and the caller must take the full path.
+ */
+static __always_inline int
+vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
+    const struct vitals_bpf_exe_slot *me, __u32 vital, __u64 label,
+    __u64 weight, __u32 uid)
+{
+	const struct vitals_bpf_last *last;
+	__u64 old, new, *cnt;
+	__u32 idx;
+
+	if (weight != 1 || vital >= VITALS_BPF_MAX_VITALS ||
+	    vital >= c->nvitals)
+		return 0;
+	last = &me->last[vital];
+	if (last->label != label || last->exe != me->exe_id ||
+	    last->uid != uid || last->epoch != c->epoch ||
+	    last->chk != vitals_bpf_last_chk(label, last->h, me->exe_id, uid))
+		return 0;
+	idx = ((c->epoch & 1) * c->nvitals + vital) * (c->mask + 1) +
+	    ((__u32)last->h & c->mask);
+	cnt = bpf_map_lookup_elem(&vitals_hca, &idx);
+	if (cnt == 0)
+		return 0;
+	old = *cnt;
+	new = old + 1;
+	/* A sample to take: the full path adds and sends it. */
+	if (new >= c->floor[vital] && !((c->full >> vital) & 1) &&
+	    vitals_bpf_crossed(old, new, c->shift[vital], c->floor[vital]))
+		return 0;
+	*cnt = new;
+	return 1;
 }
 
 /*
