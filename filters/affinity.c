@@ -394,17 +394,6 @@ affinity_vital_get(struct affinity *a, uint32_t ts, const char *name)
 	return v;
 }
 
-static int
-affinity_wanted(const struct affinity_config *cf, const char *name)
-{
-	uint32_t i;
-
-	for (i = 0; i < cf->vitals.n; i++)
-		if (strcmp(cf->vitals.v[i], name) == 0)
-			return 1;
-	return cf->vitals.n == 0;
-}
-
 /* Only the newest epoch of the queue is new; the state holds the past. */
 static int
 affinity_epoch(void *state, const struct vitals_queue *q)
@@ -416,7 +405,7 @@ affinity_epoch(void *state, const struct vitals_queue *q)
 	int rc = 0;
 
 	for (ve = ep->vitals; ve < ep->vitals + ep->nvitals; ve++) {
-		if (!affinity_wanted(a->cf, ve->name))
+		if (!vitals_strlist_selects(&a->cf->vitals, ve->name))
 			continue;
 		v = affinity_vital_get(a, q->timescale_s, ve->name);
 		if (v == NULL || affinity_vital(a, q, v, ve) != 0)

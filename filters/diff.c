@@ -681,17 +681,6 @@ diff_vital(struct diff *d, const struct vitals_queue *q,
 	return r;
 }
 
-static int
-diff_wanted(const struct diff_config *cf, const char *name)
-{
-	uint32_t i;
-
-	for (i = 0; i < cf->vitals.n; i++)
-		if (strcmp(cf->vitals.v[i], name) == 0)
-			return 1;
-	return cf->vitals.n == 0;
-}
-
 /*
  * The newest epoch against the ones before it.  A vital absent from the
  * newest epoch was not collected there and is not compared.
@@ -708,8 +697,8 @@ diff_epoch(void *state, const struct vitals_queue *q)
 		return 0;
 	ep = q->epochs[q->n - 1];
 	for (i = 0; i < ep->nvitals; i++)
-		if (diff_wanted(d->cf, ep->vitals[i].name) &&
-		    diff_vital(d, q, &ep->vitals[i]) != 0)
+		if (vitals_strlist_selects(&d->cf->vitals,
+		    ep->vitals[i].name) && diff_vital(d, q, &ep->vitals[i]) != 0)
 			rc = -ENOMEM;
 	nb = q->n - 1 < (uint32_t)d->cf->baseline ? q->n - 1
 						  : (uint32_t)d->cf->baseline;

@@ -339,17 +339,6 @@ ewma_vital_get(struct ewma *e, uint32_t ts, const char *name)
 	return v;
 }
 
-static int
-ewma_wanted(const struct ewma_config *cf, const char *name)
-{
-	uint32_t i;
-
-	for (i = 0; i < cf->vitals.n; i++)
-		if (strcmp(cf->vitals.v[i], name) == 0)
-			return 1;
-	return cf->vitals.n == 0;
-}
-
 /* Only the newest epoch of the queue is new; the state holds the past. */
 static int
 ewma_epoch(void *state, const struct vitals_queue *q)
@@ -361,7 +350,7 @@ ewma_epoch(void *state, const struct vitals_queue *q)
 	int rc = 0;
 
 	for (ve = ep->vitals; ve < ep->vitals + ep->nvitals; ve++) {
-		if (!ewma_wanted(e->cf, ve->name))
+		if (!vitals_strlist_selects(&e->cf->vitals, ve->name))
 			continue;
 		v = ewma_vital_get(e, q->timescale_s, ve->name);
 		if (v == NULL || ewma_vital(e, q, v, ve) != 0)

@@ -59,17 +59,6 @@ struct topk {
 	uint64_t base_ns;
 };
 
-static int
-topk_wanted(const struct topk_config *cf, const char *name)
-{
-	uint32_t i;
-
-	for (i = 0; i < cf->vitals.n; i++)
-		if (strcmp(cf->vitals.v[i], name) == 0)
-			return 1;
-	return cf->vitals.n == 0;
-}
-
 /*
  * "cpu #1: /usr/bin/ssh had 42.1% of the weight (1234 samples of 2931
  * samples)", and for labels the exe they belong to.
@@ -143,8 +132,8 @@ topk_epoch(void *state, const struct vitals_queue *q)
 	if ((uint64_t)q->timescale_s * 1000000000ull < t->cf->min_timescale)
 		return 0;
 	for (i = 0; i < ep->nvitals; i++)
-		if (topk_wanted(t->cf, ep->vitals[i].name) &&
-		    topk_vital(t, q, &ep->vitals[i]) != 0)
+		if (vitals_strlist_selects(&t->cf->vitals,
+		    ep->vitals[i].name) && topk_vital(t, q, &ep->vitals[i]) != 0)
 			rc = -ENOMEM;
 	return rc;
 }

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -88,6 +89,21 @@ struct vitals_strlist {
 	uint32_t n;    /* number of strings */
 	char **v;      /* n strings, NUL-terminated */
 };
+
+/*
+ * Whether list l selects s: it holds s, or it is empty (a plugin's
+ * `vitals: [...]` option, where no list means every vital).
+ */
+static inline int
+vitals_strlist_selects(const struct vitals_strlist *l, const char *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->v[i], s) == 0)
+			return 1;
+	return l->n == 0;
+}
 
 /*
  * One configurable option.  Tables end with an entry whose key is NULL.
