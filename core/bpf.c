@@ -314,6 +314,9 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	ev.comm = comm;
 	ev.exe = exe_path(r->pid, r->exe_id, comm, b->exe, sizeof(b->exe)) ==
 		0 ? b->exe : NULL;
+	if (ev.exe != NULL && r->nustack > 0)
+		sym_proc_gone(r->pid, r->exe_id, ev.exe, r->code_start,
+		    r->code_end);
 	memcpy(ev.args, r->args, sizeof(ev.args));
 	bpf_strip_tracing(&ev);
 	if (b->spec.fixup != NULL && b->spec.fixup(b->spec.fixup_arg, r, &ev))

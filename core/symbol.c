@@ -14,8 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <vitals/bpf_shared.h>
 
 #include "module.h"
 #include "symbol.h"
@@ -55,6 +58,7 @@ struct sym_file {
 	uint32_t module;     /* module id whose symbols these are */
 	struct sym_table t;
 	uint64_t bias;       /* file offset -> vaddr: vaddr = off + bias */
+	uint64_t text_off;   /* file offset of the first executable PT_LOAD */
 	int ok;
 };
 
@@ -194,19 +198,25 @@ sym_elf_section(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct sym_table *t,
 	}
 }
 
-/* The bias from file offsets to virtual addresses (first executable PT_LOAD). */
+/*
+ * The bias from file offsets to virtual addresses, and the file offset,
+ * of the first executable PT_LOAD (0 and 0 without one).
+ */
 static uint64_t
-sym_elf_bias(Elf *e)
+sym_elf_bias(Elf *e, uint64_t *text_off)
 {
 	GElf_Phdr ph;
 	size_t i, n;
 
+	*text_off = 0;
 	if (elf_getphdrnum(e, &n) != 0)
 		return 0;
 	for (i = 0; i < n; i++)
 		if (gelf_getphdr(e, (int)i, &ph) != NULL &&
-		    ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+		    ph.p_type == PT_LOAD && (ph.p_flags & PF_X)) {
+			*text_off = ph.p_offset;
 			return ph.p_vaddr - ph.p_offset;
+		}
 	return 0;
 }
 
@@ -223,7 +233,7 @@ sym_file_load(struct sym_file *sf, uint32_t pid)
 		return;
 	elf_version(EV_CURRENT);
 	if ((e = elf_begin(fd, ELF_C_READ, NULL)) != NULL) {
-		sf->bias = sym_elf_bias(e);
+		sf->bias = sym_elf_bias(e, &sf->text_off);
 		while ((scn = elf_nextscn(e, scn)) != NULL)
 			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
 				have_symtab = 1;
@@ -362,6 +372,45 @@ sym_lookup(uint32_t pid, uint32_t exe_id, uint64_t addr)
 		return NULL;
 	}
 	return sym_proc_map(p, addr);
+}
+
+int
+sym_proc_gone(uint32_t pid, uint32_t exe_id, const char *path,
+    uint64_t code_start, uint64_t code_end)
+{
+	struct sym_proc **slot = &sym_procs[pid % SYM_PROCS], *p;
+	struct sym_map *m;
+	struct stat st;
+	uint32_t id;
+	int f;
+
+	if (pid == 0 || exe_id == 0 || code_end <= code_start)
+		return -EINVAL;
+	if (*slot == NULL && (*slot = calloc(1, sizeof(**slot))) == NULL)
+		return -ENOMEM;
+	p = *slot;
+	if (p->pid == pid && p->exe_id == exe_id)
+		return 0;
+	if (sym_proc_read(p, pid, exe_id) == 0)
+		return 0;
+	p->pid = 0;
+	/* The file at path must be the one the process ran (its inode). */
+	if (stat(path, &st) < 0 ||
+	    vitals_bpf_exe_id((uint64_t)st.st_ino) != exe_id ||
+	    module_by_path(path, &id) < 0 ||
+	    (f = sym_file_index(id, 0)) < 0 || !sym_files[f].ok)
+		return -ENOENT;
+	m = &p->maps[0];
+	m->start = code_start;
+	m->end = code_end;
+	m->pgoff = sym_files[f].text_off;
+	m->module = (int32_t)id;
+	m->file = f;
+	p->nmaps = 1;
+	p->exe_id = exe_id;
+	p->read_ns = sym_now_ns();
+	p->pid = pid;
+	return 0;
 }
 
 const char *

@@ -50,6 +50,17 @@ int sym_user_loc(uint32_t pid, uint32_t exe_id, uint64_t addr,
 uint64_t sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr);
 
 /*
+ * For a process that may be gone before its samples are read: if its
+ * mappings are neither cached nor readable from /proc, cache its
+ * executable's text alone, [code_start, code_end) of the file at path
+ * (the kernel's mm start_code and end_code: the first executable PT_LOAD,
+ * relocated), so that its frames there are still placed and named.  A
+ * live process gets its real mappings.  Returns 0, or a negative errno.
+ */
+int sym_proc_gone(uint32_t pid, uint32_t exe_id, const char *path,
+    uint64_t code_start, uint64_t code_end);
+
+/*
  * Forget the cached maps of processes that have exited (kill(pid, 0)
  * says ESRCH), so the cache neither grows with dead pids nor serves one
  * reused.  One syscall per cached process.  Returns how many were dropped.

@@ -144,6 +144,47 @@ for s in ksamples + fsamples:
 sys.exit(0 if ok else 1)
 EOF
 
+# A process gone before its samples are read (every 100 ms) has no
+# /proc/PID/maps left: its frames in its own executable are placed from
+# the text range the kernel sent with each sample, and named.  20 runs of
+# 10 ms of a fresh copy of page_toucher fault mostly in
+# page_toucher_touch; without the range those frames stay raw addresses.
+cp "$WL" "$TMP/pt-short" || fail "cannot copy page_toucher"
+printf 'epoch: 2s\ndata_dir: %s/gone\nprobes:\n  umem: {}\nplugins:\n  store: {}\n' \
+	"$TMP" >"$TMP/gone.yaml"
+iomem_start "$TMP/gone.yaml"
+i=0
+while [ "$i" -lt 20 ]; do
+	"$TMP/pt-short" 0.01 >/dev/null || fail "pt-short failed"
+	i=$((i + 1))
+done
+sleep 0.3
+iomem_stop
+iomem_epochs "$TMP/gone" "$TMP/gone.jsonl"
+python3 - "$TMP/gone.jsonl" "$(readlink -f "$TMP/pt-short")" <<'EOP' || fail "frames of a gone process in its executable"
+import json, sys
+placed = named = total = 0
+for l in open(sys.argv[1]):
+    if not l.strip():
+        continue
+    e = json.loads(l)
+    mods = dict((m["id"], m["path"]) for m in e.get("modules", []))
+    for v in e["vitals"]:
+        if v["name"] != "umem":
+            continue
+        for s in v["samples"]:
+            if s["comm"] != "pt-short" or not s["ustack"]:
+                continue
+            total += 1
+            f = s["ustack"][0]
+            if (f >> 48) and mods.get((f >> 48) - 1) == sys.argv[2]:
+                placed += 1
+                named += (s.get("usyms") or [""])[0] == "page_toucher_touch"
+print("umem: 20 short runs of page_toucher: %d samples, %d with the PC placed in "
+      "the executable, %d of them named page_toucher_touch" % (total, placed, named))
+sys.exit(0 if placed >= 5 and named >= 1 else 1)
+EOP
+
 # Option vitals: one vital of the pair, and a clear refusal of others.
 printf 'epoch: 1s\ndata_dir: %s/one\nprobes:\n  kmem: {vitals: [kmem_free]}\nplugins:\n  store: {}\n' \
 	"$TMP" >"$TMP/one.yaml"

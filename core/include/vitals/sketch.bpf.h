@@ -445,6 +445,11 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	r->nkstack = 0;
 	r->nustack = 0;
 	r->args[0] = r->args[1] = r->args[2] = r->args[3] = 0;
+	r->code_start = r->code_end = 0;
+	if (cpu != 0 && cpu->tgid == r->pid && cpu->exe_id == exe_id) {
+		r->code_start = cpu->code_start;
+		r->code_end = cpu->code_end;
+	}
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	return r;
 }
