@@ -31,6 +31,8 @@
 /* Least time between two sweeps of the identity caches for dead pids. */
 #define BPF_DROP_NS (1000 * 1000 * 1000ULL)
 
+static unsigned bpf_exec_warned; /* the exec table could not be loaded */
+
 struct vitals_bpf {
 	struct vitals_ctx *ctx;
 	struct bpf_object *obj;
@@ -496,10 +498,10 @@ vitals_bpf_start(struct vitals_bpf *b)
 	b->epoch_start = bpf_clock(CLOCK_MONOTONIC);
 	b->mono_to_real = (int64_t)bpf_clock(CLOCK_REALTIME) -
 	    (int64_t)bpf_clock(CLOCK_MONOTONIC);
-	/* Without it, only processes seen alive are named: say so, go on. */
+	/* Without it, only processes seen alive are named: say so once. */
 	if (exe_exec_hold(why, sizeof(why)) == 0)
 		b->exec_held = 1;
-	else
+	else if (!bpf_exec_warned++)
 		vitals_log(b->ctx, VITALS_LOG_WARN, "exec table: %s; samples "
 		    "of short-lived processes may lack an exe", why);
 	return vitals_timer_add(b->ctx, BPF_DRAIN_NS, bpf_on_timer, b,
