@@ -6,6 +6,7 @@
  * 4.1.5), and reports the BPF programs' run time as collector CPU.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,7 +297,9 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	uint64_t ustack[VITALS_BPF_STACK];
 	const uint64_t *raw;
 
-	if (len < sizeof(*r) || r->vital >= b->spec.nvitals)
+	/* Probes built before code_start/end send records without them. */
+	if (len < offsetof(struct vitals_bpf_rec, code_start) ||
+	    r->vital >= b->spec.nvitals)
 		return 0;
 	memset(&ev, 0, sizeof(ev));
 	ev.ts_ns = (uint64_t)((int64_t)r->ts_ns + b->mono_to_real);
@@ -316,7 +319,7 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	ev.comm = comm;
 	ev.exe = exe_path(r->pid, r->exe_id, comm, b->exe, sizeof(b->exe)) ==
 		0 ? b->exe : NULL;
-	if (ev.exe != NULL && r->nustack > 0)
+	if (ev.exe != NULL && r->nustack > 0 && len >= sizeof(*r))
 		sym_proc_gone(r->pid, r->exe_id, ev.exe, r->code_start,
 		    r->code_end);
 	memcpy(ev.args, r->args, sizeof(ev.args));
@@ -499,7 +502,7 @@ vitals_bpf_start(struct vitals_bpf *b)
 	b->mono_to_real = (int64_t)bpf_clock(CLOCK_REALTIME) -
 	    (int64_t)bpf_clock(CLOCK_MONOTONIC);
 	/* Without it, only processes seen alive are named: say so once. */
-	if (exe_exec_hold(why, sizeof(why)) == 0)
+	if (b->exec_held || exe_exec_hold(why, sizeof(why)) == 0)
 		b->exec_held = 1;
 	else if (!bpf_exec_warned++)
 		vitals_log(b->ctx, VITALS_LOG_WARN, "exec table: %s; samples "

@@ -101,31 +101,43 @@ exe_known_comm(const struct exe_known *k, const char *comm)
 /*
  * Learn exe_id's path from the kernel's exec table, if it has one that
  * still names a file of that exe id (a slot holds the last of the ids
- * sharing it; a file may have been replaced since).  The path is made
- * canonical, as /proc/PID/exe gives it.
+ * sharing it; a file may have been replaced since) and that comm names
+ * (exe_known_comm): an entry that would not name the sample does not
+ * replace one learnt from /proc.  The path is made canonical, as
+ * /proc/PID/exe gives it.
  */
 static int
-exe_learn_exec(uint32_t exe_id)
+exe_learn_exec(uint32_t exe_id, const char *comm)
 {
-	struct vitals_exec_name n;
-	struct exe_known *k = &exe_known[exe_id % EXE_KNOWN];
+	struct vitals_exec_name n, again;
+	struct exe_known tmp;
 	char real[PATH_MAX];
 	struct stat st;
 	uint32_t key = exe_id % VITALS_EXEC_SLOTS;
 
+	/*
+	 * A seqcount: the program makes gen odd while it writes the slot.
+	 * The copy is whole if gen was even and is unchanged after it.
+	 */
 	if (exe_exec == NULL ||
 	    bpf_map__lookup_elem(exe_exec->maps.vitals_exec_names, &key,
-	    sizeof(key), &n, sizeof(n), 0) < 0 || n.exe_id != exe_id)
+	    sizeof(key), &n, sizeof(n), 0) < 0 ||
+	    bpf_map__lookup_elem(exe_exec->maps.vitals_exec_names, &key,
+	    sizeof(key), &again, sizeof(again), 0) < 0 ||
+	    (n.gen & 1) != 0 || n.gen != again.gen || n.exe_id != exe_id)
 		return -ENOENT;
 	n.path[sizeof(n.path) - 1] = n.comm[sizeof(n.comm) - 1] = '\0';
 	if (stat(n.path, &st) < 0 ||
 	    vitals_bpf_exe_id((uint64_t)st.st_ino) != exe_id ||
 	    realpath(n.path, real) == NULL || n.comm[0] == '\0' ||
-	    strlen(real) >= sizeof(k->path))
+	    strlen(real) >= sizeof(tmp.path))
 		return -ENOENT;
-	k->exe_id = exe_id;
-	memcpy(k->comm, n.comm, sizeof(k->comm));
-	memcpy(k->path, real, strlen(real) + 1);
+	tmp.exe_id = exe_id;
+	memcpy(tmp.comm, n.comm, sizeof(tmp.comm));
+	memcpy(tmp.path, real, strlen(real) + 1);
+	if (!exe_known_comm(&tmp, comm))
+		return -ENOENT;
+	exe_known[exe_id % EXE_KNOWN] = tmp;
 	return 0;
 }
 
@@ -140,18 +152,14 @@ static int
 exe_known_path(uint32_t exe_id, const char *comm, char *buf, size_t len)
 {
 	const struct exe_known *k = &exe_known[exe_id % EXE_KNOWN];
-	int tried = 0;
 
 	if (comm == NULL || comm[0] == '\0')
 		return -ENOENT;
-	for (;;) {
-		if (k->exe_id == exe_id && exe_known_comm(k, comm)) {
-			snprintf(buf, len, "%s", k->path);
-			return 0;
-		}
-		if (tried++ || exe_learn_exec(exe_id) < 0)
-			return -ENOENT;
-	}
+	if ((k->exe_id != exe_id || !exe_known_comm(k, comm)) &&
+	    exe_learn_exec(exe_id, comm) < 0)
+		return -ENOENT;
+	snprintf(buf, len, "%s", k->path);
+	return 0;
 }
 
 int

@@ -42,13 +42,18 @@ vitals_exec(__u64 *ctx)
 	e = bpf_map_lookup_elem(&vitals_exec_names, &k);
 	if (e == 0 || e->exe_id == id)
 		return 0;
-	/* Readers skip the slot until the path is whole. */
+	/*
+	 * A seqcount for user space, which copies the slot whole: odd while
+	 * written (the fetch-adds are full barriers).  Two CPUs may write
+	 * one slot at once; user space checks the path's inode anyway.
+	 */
+	__sync_fetch_and_add(&e->gen, 1);
 	e->exe_id = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	if (bpf_probe_read_kernel_str(e->path, sizeof(e->path),
-	    bprm->interp) <= 1 || e->path[0] != '/')
-		return 0;
-	e->exe_id = id;
+	    bprm->interp) > 1 && e->path[0] == '/')
+		e->exe_id = id;
+	__sync_fetch_and_add(&e->gen, 1);
 	return 0;
 }
 

@@ -20,6 +20,7 @@
 
 #include <vitals/bpf_shared.h>
 
+#include "exe.h"
 #include "module.h"
 #include "symbol.h"
 
@@ -386,20 +387,20 @@ sym_proc_gone(uint32_t pid, uint32_t exe_id, const char *path,
 
 	if (pid == 0 || exe_id == 0 || code_end <= code_start)
 		return -EINVAL;
-	if (*slot == NULL && (*slot = calloc(1, sizeof(**slot))) == NULL)
-		return -ENOMEM;
 	p = *slot;
-	if (p->pid == pid && p->exe_id == exe_id)
+	if (p != NULL && p->pid == pid && p->exe_id == exe_id)
 		return 0;
-	if (sym_proc_read(p, pid, exe_id) == 0)
+	/* Alive and still that program: its real maps are read on use. */
+	if (exe_id_of(pid) == exe_id)
 		return 0;
-	p->pid = 0;
 	/* The file at path must be the one the process ran (its inode). */
 	if (stat(path, &st) < 0 ||
 	    vitals_bpf_exe_id((uint64_t)st.st_ino) != exe_id ||
-	    module_by_path(path, &id) < 0 ||
+	    module_get(path, (uint64_t)st.st_ino, 0, &id) < 0 ||
 	    (f = sym_file_index(id, 0)) < 0 || !sym_files[f].ok)
 		return -ENOENT;
+	if (p == NULL && (p = *slot = calloc(1, sizeof(*p))) == NULL)
+		return -ENOMEM;
 	m = &p->maps[0];
 	m->start = code_start;
 	m->end = code_end;

@@ -51,7 +51,8 @@ uint64_t sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr);
 
 /*
  * For a process that may be gone before its samples are read: if its
- * mappings are neither cached nor readable from /proc, cache its
+ * mappings are not cached and /proc no longer shows it running that
+ * program (it exited, is a zombie, or its pid runs another), cache its
  * executable's text alone, [code_start, code_end) of the file at path
  * (the kernel's mm start_code and end_code: the first executable PT_LOAD,
  * relocated), so that its frames there are still placed and named.  A

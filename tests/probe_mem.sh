@@ -150,7 +150,8 @@ EOF
 # 10 ms of a fresh copy of page_toucher fault mostly in
 # page_toucher_touch; without the range those frames stay raw addresses.
 cp "$WL" "$TMP/pt-short" || fail "cannot copy page_toucher"
-printf 'epoch: 2s\ndata_dir: %s/gone\nprobes:\n  umem: {}\nplugins:\n  store: {}\n' \
+# As above: room enough that a busy machine does not crowd its samples out.
+printf 'epoch: 2s\ndata_dir: %s/gone\nsketch:\n  hca_size: 16384\n  max_samples: 65536\nprobes:\n  umem: {}\nplugins:\n  store: {}\n' \
 	"$TMP" >"$TMP/gone.yaml"
 iomem_start "$TMP/gone.yaml"
 i=0
@@ -205,8 +206,11 @@ assert_grep "kmem.*'pages' is not one of kmem, kmem_free" "$TMP/bad.out"
 # 200 runs of true (each at its own randomised addresses) make a few dozen
 # labels, not several new ones per run.  Each run is gone long before its
 # samples are read, so only the kernel's table of programs exec'd names
-# them: a copy under a name no process had before must name every one.
-cp /bin/true "$TMP/short-true" || fail "cannot copy /bin/true"
+# them: a copy under a name no process had before must name them (all but
+# a few whose table slot another exec took first: without the table only
+# a third are).  It is run by its absolute path: the table keeps no other.
+ATMP=$(cd "$TMP" && pwd -P) || fail "cannot resolve $TMP"
+cp /bin/true "$ATMP/short-true" || fail "cannot copy /bin/true"
 printf 'epoch: 5s\ndata_dir: %s/aslr\nprobes:\n  umem: {}\nplugins:\n  store: {}\n' \
 	"$TMP" >"$TMP/aslr.yaml"
 "$VITALSD" -c "$TMP/aslr.yaml" --epochs 1 >"$TMP/aslr.out" 2>&1 &
@@ -218,10 +222,10 @@ until grep -q 'started' "$TMP/aslr.out" 2>/dev/null; do
 	sleep 0.1
 done
 i=0
-while [ "$i" -lt 200 ]; do "$TMP/short-true"; i=$((i + 1)); done
+while [ "$i" -lt 200 ]; do "$ATMP/short-true"; i=$((i + 1)); done
 wait "$apid" || { cat "$TMP/aslr.out" >&2; fail "vitalsd (umem) failed"; }
 "$VITALS" --data-dir "$TMP/aslr" show --last --json >"$TMP/aslr.json" || fail "vitals show"
-python3 - "$TMP/aslr.json" "$(readlink -f "$TMP/short-true")" <<'EOP' || fail "umem samples of short-lived true"
+python3 - "$TMP/aslr.json" "$ATMP/short-true" <<'EOP' || fail "umem samples of short-lived true"
 import json, sys
 v = [v for v in json.load(open(sys.argv[1]))["vitals"] if v["name"] == "umem"][0]
 t = [s for s in v["samples"] if s["comm"] == "short-true"]
@@ -229,5 +233,5 @@ labels = len(set(s["label"] for s in t))
 named = sum(1 for s in t if s["exe"] == sys.argv[2])
 print("umem: 200 runs of short-true, %d samples, %d distinct labels, %d named %s"
       % (len(t), labels, named, sys.argv[2]))
-sys.exit(0 if t and labels < 200 and named == len(t) else 1)
+sys.exit(0 if t and labels < 200 and named >= 0.95 * len(t) else 1)
 EOP

@@ -64,14 +64,15 @@ struct vitals_bpf_rec {
 	__u32 pad;
 	char comm[VITALS_BPF_COMM_LEN];
 	__u64 args[4];  /* vital-specific */
+	__u64 kstack[VITALS_BPF_STACK];
+	__u64 ustack[VITALS_BPF_STACK];
 	/*
 	 * The process's executable text (mm start_code, end_code), 0 if not
 	 * known: user space places user frames in it once the process is
-	 * gone and /proc no longer has its mappings.
+	 * gone and /proc no longer has its mappings.  Last, so that records
+	 * of probes built before it (which end at ustack) are still read.
 	 */
 	__u64 code_start, code_end;
-	__u64 kstack[VITALS_BPF_STACK];
-	__u64 ustack[VITALS_BPF_STACK];
 };
 
 /*

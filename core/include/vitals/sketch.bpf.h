@@ -350,6 +350,19 @@ vitals_bpf_first(const struct vitals_bpf_cfg *c, __u32 base, __u64 h)
 }
 
 /*
+ * Whether the exe cache slot c is the current process's, tgid: the text
+ * range it holds is then the current mm's (a record about another task,
+ * a disk completion's submitter, must not take it).  For samples only.
+ */
+static __always_inline int
+vitals_bpf_current_text(const struct vitals_bpf_exe_slot *c, __u32 tgid)
+{
+	struct task_struct *t = vitals_bpf_task();
+
+	return (__u32)t->tgid == tgid && c->mm == (__u64)t->mm;
+}
+
+/*
  * vitals_bpf_count() and vitals_bpf_count_relaxed(): relaxed adds to the
  * counter with a plain load and store instead of an atomic fetch-add.
  */
@@ -446,10 +459,10 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	r->nustack = 0;
 	r->args[0] = r->args[1] = r->args[2] = r->args[3] = 0;
 	r->code_start = r->code_end = 0;
-	if (cpu != 0 && cpu->tgid == r->pid && cpu->exe_id == exe_id) {
-		r->code_start = cpu->code_start;
-		r->code_end = cpu->code_end;
-	}
+	/* The CPU's cached process, if the record is of the current one. */
+	if (cpu != 0 && cpu->tgid == r->pid && cpu->exe_id == exe_id &&
+	    vitals_bpf_current_text(cpu, r->pid))
+		r->code_start = cpu->code_start, r->code_end = cpu->code_end;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	return r;
 }
@@ -504,17 +517,17 @@ vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
 {
 	const struct vitals_bpf_last *last;
 	__u64 old, new, *cnt;
-	__u32 idx;
+	__u32 idx, epoch = c->epoch;
 
 	if (weight != 1 || vital >= VITALS_BPF_MAX_VITALS ||
 	    vital >= c->nvitals)
 		return 0;
 	last = &me->last[vital];
 	if (last->label != label || last->exe != me->exe_id ||
-	    last->uid != uid || last->epoch != c->epoch ||
+	    last->uid != uid || last->epoch != epoch ||
 	    last->chk != vitals_bpf_last_chk(label, last->h, me->exe_id, uid))
 		return 0;
-	idx = ((c->epoch & 1) * c->nvitals + vital) * (c->mask + 1) +
+	idx = ((epoch & 1) * c->nvitals + vital) * (c->mask + 1) +
 	    ((__u32)last->h & c->mask);
 	cnt = bpf_map_lookup_elem(&vitals_hca, &idx);
 	if (cnt == 0)
