@@ -226,7 +226,7 @@ vitals_bpf_current_task(struct task_struct *t, __u32 tgid)
 	c = bpf_map_lookup_elem(&vitals_exe_cache, (const void *)&vitals_bpf_zero);
 	if (c == 0)
 		return 0;
-	mm = t->mm;
+	mm = vitals_bpf_task_mm(t);
 	if (c->tgid != tgid || tgid == 0 || c->mm != (__u64)mm)
 		return vitals_bpf_exe_fill(c, mm, tgid);
 	return c;
@@ -359,7 +359,7 @@ vitals_bpf_current_text(const struct vitals_bpf_exe_slot *c, __u32 tgid)
 {
 	struct task_struct *t = vitals_bpf_task();
 
-	return (__u32)t->tgid == tgid && c->mm == (__u64)t->mm;
+	return (__u32)t->tgid == tgid && c->mm == (__u64)vitals_bpf_task_mm(t);
 }
 
 /*

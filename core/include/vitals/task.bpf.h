@@ -34,7 +34,9 @@ struct cred {
 } __attribute__((preserve_access_index));
 
 struct task_struct {
+	unsigned int flags;
 	struct mm_struct *mm;
+	struct mm_struct *active_mm;
 	int pid;
 	int tgid;
 	struct task_struct *group_leader;
@@ -65,6 +67,26 @@ static __always_inline __u32
 vitals_bpf_uid(struct task_struct *t)
 {
 	return t->cred->uid.val;
+}
+
+/* task_struct.flags: a kernel thread (include/linux/sched.h). */
+#define VITALS_BPF_PF_KTHREAD 0x00200000U
+
+/*
+ * The address space task t runs in, for its exe: its mm, or, once exit
+ * has dropped that (exit_mm() before mmput(), so the pages freed in
+ * exit_mmap() come with no mm), the one it still runs on lazily
+ * (active_mm), whose exe_file lasts until exit_mmap() is done.  Kernel
+ * threads borrow active_mm from whoever ran before: NULL for them.
+ */
+static __always_inline struct mm_struct *
+vitals_bpf_task_mm(struct task_struct *t)
+{
+	struct mm_struct *mm = t->mm;
+
+	if (mm == 0 && !(t->flags & VITALS_BPF_PF_KTHREAD))
+		mm = t->active_mm;
+	return mm;
 }
 
 /* Exe id of an mm's executable (0 if none); mm is a BTF pointer or NULL. */
