@@ -255,7 +255,12 @@ bpf_encode_ustack(struct vitals_event *ev, uint64_t *buf)
 	uint32_t i;
 
 	for (i = 0; i < ev->nustack; i++)
-		buf[i] = sym_user_frame(ev->pid, ev->exe_id, ev->ustack[i]);
+		/* The walk went past the stack: it ends there. */
+		if ((buf[i] = sym_user_frame(ev->pid, ev->exe_id,
+		    ev->ustack[i])) == 0) {
+			ev->nustack = i;
+			break;
+		}
 	ev->ustack = buf;
 }
 

@@ -41,6 +41,9 @@ struct sym_table {
 };
 
 /* An executable mapping; maps are kept in address order, as listed. */
+/* User addresses end below it on x86-64 (4-level page tables: 2^47). */
+#define SYM_USER_END (UINT64_C(1) << 47)
+
 struct sym_map {
 	uint64_t start, end, pgoff;
 	int32_t module;      /* module id (core/module.h), -1 if not a file */
@@ -456,9 +459,10 @@ sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr)
 	uint32_t module;
 	uint64_t off;
 
-	if (sym_user_loc(pid, exe_id, addr, &module, &off) < 0)
-		return addr;
-	return VITALS_UFRAME(module, off);
+	if (sym_user_loc(pid, exe_id, addr, &module, &off) == 0)
+		return VITALS_UFRAME(module, off);
+	/* No user address: kept raw, it would read as a module frame. */
+	return addr < SYM_USER_END ? addr : 0;
 }
 
 uint32_t

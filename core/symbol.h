@@ -45,7 +45,9 @@ int sym_user_loc(uint32_t pid, uint32_t exe_id, uint64_t addr,
 
 /*
  * addr as a stored user frame: VITALS_UFRAME(module, offset) where
- * sym_user_loc finds it, else addr itself.
+ * sym_user_loc finds it, else addr itself, or 0 if addr is no user
+ * address (at or above 2^47: what a frame-pointer walk reads past the
+ * last frame; kept, it would read as a module frame).
  */
 uint64_t sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr);
 

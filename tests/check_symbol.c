@@ -235,6 +235,12 @@ START_TEST(test_user_loc_anon)
 	ck_assert_int_eq(sym_user_loc(0, 0, a, &id, &off), -ENOENT);
 	ck_assert_uint_eq(id, 99); /* outputs untouched on failure */
 	ck_assert_uint_eq(off, 99);
+	/* No user address (a walk past the last frame): 0, not a module. */
+	ck_assert_uint_eq(sym_user_frame(pid, 0, UINT64_C(0xec8c485355fc8949)),
+	    0);
+	ck_assert_uint_eq(sym_user_frame(pid, 0, UINT64_C(1) << 47), 0);
+	ck_assert_uint_eq(sym_user_frame(pid, 0, (UINT64_C(1) << 47) - 1),
+	    (UINT64_C(1) << 47) - 1);
 	munmap(p, 4096);
 }
 END_TEST
