@@ -6,8 +6,8 @@
  * 4.1.5), and reports the BPF programs' run time as collector CPU.
  */
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -40,10 +40,10 @@ struct sym_table {
 	size_t n;
 };
 
-/* An executable mapping; maps are kept in address order, as listed. */
 /* User addresses end below it on x86-64 (4-level page tables: 2^47). */
 #define SYM_USER_END (UINT64_C(1) << 47)
 
+/* An executable mapping; maps are kept in address order, as listed. */
 struct sym_map {
 	uint64_t start, end, pgoff;
 	int32_t module;      /* module id (core/module.h), -1 if not a file */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * umem vital, in the kernel: every user-mode page fault
- * (exceptions:page_fault_user, a BTF tracepoint) is counted under the faulting user PC's
- * code offset (vitals_bpf_code_off) >> 8; sampled faults carry the fault address and the user stack.
+ * (exceptions:page_fault_user, a BTF tracepoint) is counted under the
+ * faulting user PC's code offset (vitals_bpf_code_off) >> 8; sampled
+ * faults carry the fault address and the user stack.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>

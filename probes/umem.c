@@ -2,9 +2,8 @@
 /*
  * umem probe: user page faults by faulting PC (as a code offset).  A BPF
  * program on the exceptions:page_fault_user BTF tracepoint keeps the
- * sketch in the kernel;
- * only sampled faults (with user stacks) reach vitalsd, where they get the
- * free memory.
+ * sketch in the kernel; only sampled faults (with user stacks) reach
+ * vitalsd, where they get the free memory.
  */
 #include <errno.h>
 #include <stddef.h>

@@ -166,28 +166,6 @@ vitals_bpf_crossed(__u64 old, __u64 new, __u32 shift, __u64 floor)
 	return top >= 64 || (1ULL << top) >= floor;
 }
 
-/* Exe id of a task: a hash of its executable's inode number, 0 for kernel threads. */
-static __always_inline __u32
-vitals_bpf_task_exe(struct task_struct *t)
-{
-	struct mm_struct *mm = 0;
-	struct file *f = 0;
-	struct inode *ino = 0;
-	unsigned long n = 0;
-
-	bpf_probe_read_kernel(&mm, sizeof(mm), &t->mm);
-	if (mm == 0)
-		return 0;
-	bpf_probe_read_kernel(&f, sizeof(f), &mm->exe_file);
-	if (f == 0)
-		return 0;
-	bpf_probe_read_kernel(&ino, sizeof(ino), &f->f_inode);
-	if (ino == 0)
-		return 0;
-	bpf_probe_read_kernel(&n, sizeof(n), &ino->i_ino);
-	return vitals_bpf_exe_id(n);
-}
-
 /*
  * Fill a CPU's exe cache slot for a process and return it: out of line,
  * as it is rare, and returned so the caller keeps nothing live across the

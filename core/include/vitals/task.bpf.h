@@ -102,4 +102,14 @@ vitals_bpf_mm_exe(struct mm_struct *mm)
 	return vitals_bpf_exe_id(ino->i_ino);
 }
 
+/*
+ * Exe id of task t (a BTF pointer: a tracepoint's task argument, or
+ * vitals_bpf_task()), 0 for kernel threads.
+ */
+static __always_inline __u32
+vitals_bpf_task_exe(struct task_struct *t)
+{
+	return vitals_bpf_mm_exe(vitals_bpf_task_mm(t));
+}
+
 #endif /* VITALS_TASK_BPF_H */
