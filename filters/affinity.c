@@ -76,8 +76,7 @@ struct affinity_dist {
 
 /* One vital at one timescale. */
 struct affinity_vital {
-	uint32_t timescale_s;
-	char *name;
+	struct vitals_keyed key; /* timescale and vital name */
 	uint64_t learnt; /* epochs learnt */
 	struct affinity_dist base; /* previous epoch or EWMA */
 };
@@ -376,22 +375,11 @@ affinity_vital(struct affinity *a, const struct vitals_queue *q,
 static struct affinity_vital *
 affinity_vital_get(struct affinity *a, uint32_t ts, const char *name)
 {
-	struct affinity_vital *v;
-	uint32_t i;
+	void *v = a->vitals, *r;
 
-	for (i = 0; i < a->nvitals; i++)
-		if (a->vitals[i].timescale_s == ts &&
-		    strcmp(a->vitals[i].name, name) == 0)
-			return &a->vitals[i];
-	if ((v = realloc(a->vitals, (i + 1) * sizeof(*v))) == NULL)
-		return NULL;
+	r = vitals_keyed_get(&v, &a->nvitals, sizeof(*a->vitals), ts, name);
 	a->vitals = v;
-	v = memset(&v[i], 0, sizeof(*v));
-	v->timescale_s = ts;
-	if ((v->name = strdup(name)) == NULL)
-		return NULL;
-	a->nvitals++;
-	return v;
+	return r;
 }
 
 /* Only the newest epoch of the queue is new; the state holds the past. */
@@ -423,7 +411,7 @@ affinity_fini(void *state)
 	if (a == NULL)
 		return;
 	for (i = 0; i < a->nvitals; i++) {
-		free(a->vitals[i].name);
+		free(a->vitals[i].key.name);
 		affinity_dist_free(&a->vitals[i].base);
 	}
 	free(a->vitals);

@@ -70,9 +70,8 @@ struct ewma_mover {
 
 /* One vital at one timescale. */
 struct ewma_vital {
-	uint32_t timescale_s;
+	struct vitals_keyed key; /* timescale and vital name */
 	uint32_t hca_size; /* slots mean nothing across sizes */
-	char *name;
 	uint64_t epochs; /* epochs seen, the clock of labels[].seen */
 	struct ewma_stat total;
 	struct ewma_label labels[EWMA_LABELS];
@@ -299,7 +298,7 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 	x = scale * (double)ve->wsum;
 	ewma_find_mover(v, ve, top, ntop, scale, x - v->total.mean, moved,
 	    sizeof(moved), &mv);
-	if (ewma_check(e, q, v->name, NULL, &v->total, x, &mv) != 0)
+	if (ewma_check(e, q, v->key.name, NULL, &v->total, x, &mv) != 0)
 		rc = -ENOMEM;
 	ewma_mark_top(v, ve, top, ntop, now);
 	for (l = v->labels; l < v->labels + EWMA_LABELS; l++) {
@@ -311,7 +310,7 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 			continue;
 		}
 		ewma_label_text(ve, l->slot, label, sizeof(label));
-		if (ewma_check(e, q, v->name, label, &l->st, x, NULL) != 0)
+		if (ewma_check(e, q, v->key.name, label, &l->st, x, NULL) != 0)
 			rc = -ENOMEM;
 	}
 	return rc;
@@ -321,22 +320,11 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 static struct ewma_vital *
 ewma_vital_get(struct ewma *e, uint32_t ts, const char *name)
 {
-	struct ewma_vital *v;
-	uint32_t i;
+	void *v = e->vitals, *r;
 
-	for (i = 0; i < e->nvitals; i++)
-		if (e->vitals[i].timescale_s == ts &&
-		    strcmp(e->vitals[i].name, name) == 0)
-			return &e->vitals[i];
-	if ((v = realloc(e->vitals, (i + 1) * sizeof(*v))) == NULL)
-		return NULL;
+	r = vitals_keyed_get(&v, &e->nvitals, sizeof(*e->vitals), ts, name);
 	e->vitals = v;
-	v = memset(&v[i], 0, sizeof(*v));
-	v->timescale_s = ts;
-	if ((v->name = strdup(name)) == NULL)
-		return NULL;
-	e->nvitals++;
-	return v;
+	return r;
 }
 
 /* Only the newest epoch of the queue is new; the state holds the past. */
@@ -368,7 +356,7 @@ ewma_fini(void *state)
 	if (e == NULL)
 		return;
 	for (i = 0; i < e->nvitals; i++)
-		free(e->vitals[i].name);
+		free(e->vitals[i].key.name);
 	free(e->vitals);
 	free(e);
 }

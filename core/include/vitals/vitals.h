@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef __cplusplus
@@ -263,6 +264,45 @@ struct vitals_queue {
 	uint32_t npeers;       /* entries in peers */
 	const struct vitals_epoch *const *peers;  /* other hosts, same slot */
 };
+
+/*
+ * The key of a filter's state for one vital at one timescale, first in
+ * each record of an array that vitals_keyed_get() grows (see ewma).
+ */
+struct vitals_keyed {
+	uint32_t timescale_s;
+	char *name; /* owned: free it with the array */
+};
+
+/*
+ * The record keyed (ts, name) in *v (*n records of size bytes, each
+ * starting with struct vitals_keyed), appended zeroed on first sight.
+ * Records move when the array grows: keep indexes, not pointers, across
+ * calls.  NULL when out of memory.
+ */
+static inline void *
+vitals_keyed_get(void **v, uint32_t *n, size_t size, uint32_t ts,
+    const char *name)
+{
+	struct vitals_keyed *k;
+	char *p;
+	uint32_t i;
+
+	for (i = 0; i < *n; i++) {
+		k = (struct vitals_keyed *)((char *)*v + i * size);
+		if (k->timescale_s == ts && strcmp(k->name, name) == 0)
+			return k;
+	}
+	if ((p = realloc(*v, (i + 1) * size)) == NULL)
+		return NULL;
+	*v = p;
+	k = memset(p + i * size, 0, size);
+	k->timescale_s = ts;
+	if ((k->name = strdup(name)) == NULL)
+		return NULL;
+	(*n)++;
+	return k;
+}
 
 /* Opaque handles owned by the core. */
 struct vitals_ctx;   /* a plugin instance's handle to the core */
