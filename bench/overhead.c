@@ -1431,6 +1431,35 @@ overhead_summary_of(double med[][OV_NMON], int i, const struct overhead_mon *m)
 	printf("\n");
 }
 
+/*
+ * A build row, monitor i against none, paired by round: the mean of the
+ * per-round ratios less one, and its standard error.  Rounds drift (the
+ * machine, the monitor's own epoch work), so the pairs say better than
+ * two medians whether a difference is real.  One sample per round and
+ * monitor, so sample r of each is round r's.
+ */
+static void
+overhead_paired(const struct overhead_res *res, int row, int i,
+    const char *name)
+{
+	const double *a = res->v[row][i], *b = res->v[row][OV_NONE];
+	double d, sum = 0, sq = 0, mean, se;
+	int r, n = res->n[row][i];
+
+	if (n < 3 || n != res->n[row][OV_NONE])
+		return;
+	for (r = 0; r < n; r++) {
+		d = a[r] / b[r] - 1;
+		sum += d;
+		sq += d * d;
+	}
+	mean = sum / n;
+	se = sqrt((sq - n * mean * mean) / (n - 1) / n);
+	printf("  %-8s %s %+.2f%% +- %.2f%% (mean of %d rounds' ratios, "
+	    "standard error)\n", name, overhead_rows[row].name, mean * 100,
+	    se * 100, n);
+}
+
 /* Did any monitor measure the row? */
 static int
 overhead_measured(const struct overhead_res *res, int row)
@@ -1507,6 +1536,10 @@ overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 	printf("summary (ratio to no monitor):\n");
 	for (i = OV_VITALSD; i < OV_NMON; i++)
 		overhead_summary_of(med, i, m);
+	for (row = 0; row < OV_NROWS; row++)
+		if (overhead_rows[row].once && !res->err[row])
+			for (i = OV_VITALSD; i < OV_NMON; i++)
+				overhead_paired(res, row, i, m[i].name);
 	if (m[OV_VITALSD].starts)
 		printf("vitalsd: %d runs, %.1f s monitored, %llu epochs stored "
 		    "(%.1f KiB)\n", m[OV_VITALSD].starts, m[OV_VITALSD].secs,
