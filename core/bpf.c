@@ -23,6 +23,7 @@
 
 #include "engine.h"
 #include "exe.h"
+#include "module.h"
 #include "symbol.h"
 #include "tracefs.h"
 
@@ -229,38 +230,91 @@ vitals_bpf_set_param(struct vitals_bpf *b, uint32_t i, uint64_t value)
 		b->cfg->param[i] = value;
 }
 
-/* Names for the event's frames: kernel ones, then user ones (raw). */
+/* Names for the event's frames: kernel ones, then user ones (as kept). */
 static void
-bpf_symbolize(const struct vitals_event *ev, const uint64_t *ustack,
-    const char **names)
+bpf_symbolize(const struct vitals_event *ev, const char **names)
 {
-	uint32_t i;
+	uint64_t f;
+	uint32_t i, back;
 
 	for (i = 0; i < ev->nkstack; i++)
 		names[i] = sym_kernel(ev->kstack[i]);
-	/* Outer user frames are return addresses: look up the call itself. */
-	for (i = 0; i < ev->nustack; i++)
-		names[ev->nkstack + i] = sym_user(ev->pid,
-		    ustack[i] - (i > 0));
+	for (i = 0; i < ev->nustack; i++) {
+		f = ev->ustack[i];
+		/* Outer user frames are return addresses: look up the call itself. */
+		back = i > 0;
+		names[ev->nkstack + i] = VITALS_UFRAME_MODULE(f) >= 0 ?
+		    sym_module_name((uint32_t)VITALS_UFRAME_MODULE(f),
+			VITALS_UFRAME_OFFSET(f) - back, ev->pid) :
+		    sym_user(ev->pid, f - back);
+	}
+}
+
+/* The file mapping the kernel found user address addr in, or NULL. */
+static const struct vitals_bpf_ufile *
+bpf_ufile(const struct vitals_bpf_ufile *uf, uint32_t n, uint64_t addr)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (addr >= uf[i].start && addr < uf[i].end)
+			return &uf[i];
+	return NULL;
+}
+
+/* Frame addr in module (dev, ino) of u, found with find; 0 if not. */
+static uint64_t
+bpf_ufile_frame(const struct vitals_bpf_ufile *u, uint64_t addr,
+    int (*find)(uint32_t, uint64_t, uint32_t *))
+{
+	uint64_t off;
+	uint32_t id;
+
+	if (u == NULL || (off = addr - u->start + u->off) >
+	    VITALS_UFRAME_OFF_MASK || find(u->dev, u->ino, &id) < 0)
+		return 0;
+	return VITALS_UFRAME(id, off);
 }
 
 /*
  * The event's user frames as they are kept: (module, file offset) where
  * they fall in a file mapping (VITALS_UFRAME), since the raw addresses
- * mean nothing once the process is gone; written to buf.
+ * mean nothing once the process is gone; written to buf.  A frame in a
+ * file the kernel found (uf, nuf) of a module known is placed without
+ * /proc; else through the process's maps (sym_user_frame); else, the
+ * process gone, by the file searched for (module_search_file).
  */
 static void
-bpf_encode_ustack(struct vitals_event *ev, uint64_t *buf)
+bpf_encode_ustack(struct vitals_event *ev, const struct vitals_bpf_ufile *uf,
+    uint32_t nuf, uint64_t *buf)
 {
-	uint32_t i;
+	const struct vitals_bpf_ufile *u;
+	uint64_t f;
+	uint32_t i, id;
 
-	for (i = 0; i < ev->nustack; i++)
+	/* Its other samples' frames there are placed too, once it is gone. */
+	for (i = 0; i < nuf; i++)
+		if (module_find_file(uf[i].dev, uf[i].ino, &id) == 0)
+			sym_proc_learn(ev->pid, ev->exe_id, uf[i].start,
+			    uf[i].end, uf[i].off, id);
+	for (i = 0; i < ev->nustack; i++) {
+		u = bpf_ufile(uf, nuf, ev->ustack[i]);
+		if ((buf[i] = bpf_ufile_frame(u, ev->ustack[i],
+		    module_find_file)) != 0)
+			continue;
 		/* The walk went past the stack: it ends there. */
 		if ((buf[i] = sym_user_frame(ev->pid, ev->exe_id,
 		    ev->ustack[i])) == 0) {
 			ev->nustack = i;
 			break;
 		}
+		if (VITALS_UFRAME_MODULE(buf[i]) < 0 && (f = bpf_ufile_frame(u,
+		    ev->ustack[i], module_search_file)) != 0) {
+			buf[i] = f;
+			sym_proc_learn(ev->pid, ev->exe_id, u->start, u->end,
+			    u->off, (uint32_t)VITALS_UFRAME_MODULE(f));
+		}
+	}
 	ev->ustack = buf;
 }
 
@@ -300,7 +354,7 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	char comm[VITALS_BPF_COMM_LEN + 1];
 	const char *names[2 * VITALS_BPF_STACK];
 	uint64_t ustack[VITALS_BPF_STACK];
-	const uint64_t *raw;
+	uint32_t nuf;
 
 	/* Probes built before code_start/end send records without them. */
 	if (len < offsetof(struct vitals_bpf_rec, code_start) ||
@@ -324,18 +378,21 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	ev.comm = comm;
 	ev.exe = exe_path(r->pid, r->exe_id, comm, b->exe, sizeof(b->exe)) ==
 		0 ? b->exe : NULL;
-	if (ev.exe != NULL && r->nustack > 0 && len >= sizeof(*r))
+	if (ev.exe != NULL && r->nustack > 0 &&
+	    len >= offsetof(struct vitals_bpf_rec, nufiles))
 		sym_proc_gone(r->pid, r->exe_id, ev.exe, r->code_start,
 		    r->code_end);
 	memcpy(ev.args, r->args, sizeof(ev.args));
 	bpf_strip_tracing(&ev);
 	if (b->spec.fixup != NULL && b->spec.fixup(b->spec.fixup_arg, r, &ev))
 		return 0;
-	raw = ev.ustack;
-	bpf_encode_ustack(&ev, ustack);
+	/* Probes built before ufile send records without it. */
+	nuf = len >= sizeof(*r) && r->nufiles <= VITALS_BPF_UFILES ?
+	    r->nufiles : 0;
+	bpf_encode_ustack(&ev, r->ufile, nuf, ustack);
 	/* Symbolize only what the core kept: names cost /proc and ELF reads. */
 	if (vitals_vital_sample(b->vitals[r->vital], &ev, r->count)) {
-		bpf_symbolize(&ev, raw, names);
+		bpf_symbolize(&ev, names);
 		engine_vital_name_last(b->vitals[r->vital], names, ev.nkstack,
 		    ev.nustack);
 	}

@@ -29,7 +29,9 @@ int module_build_id_fd(int fd, char *hex, size_t len);
 int module_build_id(const char *path, char *hex, size_t len);
 
 /*
- * Id of the module (path, ino), as /proc/PID/maps names a file mapping;
+ * Id of the module (path, ino), as /proc/PID/maps names a file mapping
+ * (dev, the device it gives, in the kernel's encoding: major << 20 |
+ * minor; 0 if not known, then taken from the file when it is opened);
  * registered if new, its build-id read from /proc/PID/root/PATH when pid
  * is not 0 (the process's own view of the file, which differs in a
  * container), else from path, and only from a file that is still that
@@ -38,7 +40,27 @@ int module_build_id(const char *path, char *hex, size_t len);
  * *id; -ENOSPC when VITALS_UFRAME_MAX_MODULES modules are registered;
  * -ENOMEM.
  */
-int module_get(const char *path, uint64_t ino, uint32_t pid, uint32_t *id);
+int module_get(const char *path, uint32_t dev, uint64_t ino, uint32_t pid,
+    uint32_t *id);
+
+/* A stat(2) st_dev in the kernel's encoding, as module_get() takes it. */
+uint32_t module_dev_encode(uint64_t st_dev);
+
+/*
+ * Id of a module registered for the file (dev, ino), or -ENOENT: how a
+ * frame the kernel placed by file (struct vitals_bpf_ufile) finds its
+ * module.  The newest module of a file, if several.
+ */
+int module_find_file(uint32_t dev, uint64_t ino, uint32_t *id);
+
+/*
+ * module_find_file(), else the file searched for by inode in the
+ * directories of the modules registered and of the files this process
+ * maps (a shared library of a process that is gone: no /proc maps name
+ * it), registered under the path found.  A file not found is not searched
+ * for again for a minute.  Returns 0 or -ENOENT (or module_get's errors).
+ */
+int module_search_file(uint32_t dev, uint64_t ino, uint32_t *id);
 
 /*
  * Id of the newest module registered with path (a sample's exe), or, if

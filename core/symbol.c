@@ -289,12 +289,13 @@ static int
 sym_map_parse(char *line, uint32_t pid, struct sym_map *m)
 {
 	unsigned long long s, e, off, ino;
+	unsigned int maj, min;
 	char perm[8], *path, *nl;
 	uint32_t id;
 	int n = 0;
 
-	if (sscanf(line, "%llx-%llx %7s %llx %*s %llu%n", &s, &e, perm, &off,
-	    &ino, &n) < 5 || n == 0 || perm[2] != 'x')
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &s, &e, perm, &off,
+	    &maj, &min, &ino, &n) < 7 || n == 0 || perm[2] != 'x')
 		return 0;
 	for (path = line + n; *path == ' '; path++)
 		;
@@ -305,7 +306,8 @@ sym_map_parse(char *line, uint32_t pid, struct sym_map *m)
 	m->pgoff = off;
 	m->file = -1;
 	m->module = -1;
-	if (path[0] == '/' && module_get(path, ino, pid, &id) == 0)
+	if (path[0] == '/' &&
+	    module_get(path, maj << 20 | min, ino, pid, &id) == 0)
 		m->module = (int32_t)id;
 	return 1;
 }
@@ -320,12 +322,19 @@ sym_proc_read(struct sym_proc *p, uint32_t pid, uint32_t exe_id)
 	snprintf(fn, sizeof(fn), "/proc/%u/maps", pid);
 	if ((f = fopen(fn, "r")) == NULL)
 		return -errno;
+	/* None (a zombie's): what is cached of the process stays. */
+	if (getline(&line, &cap, f) <= 0) {
+		free(line);
+		fclose(f);
+		return -ESRCH;
+	}
 	p->pid = pid;
 	p->exe_id = exe_id;
 	p->read_ns = sym_now_ns();
 	p->nmaps = 0;
-	while (p->nmaps < SYM_MAPS && getline(&line, &cap, f) > 0)
+	do
 		p->nmaps += sym_map_parse(line, pid, &p->maps[p->nmaps]);
+	while (p->nmaps < SYM_MAPS && getline(&line, &cap, f) > 0);
 	free(line);
 	fclose(f);
 	return 0;
@@ -372,10 +381,40 @@ sym_lookup(uint32_t pid, uint32_t exe_id, uint64_t addr)
 			return NULL;
 	}
 	if (sym_proc_read(p, pid, exe_id) < 0) {
-		p->pid = 0;
+		/* Gone: what is cached of it still holds for its samples. */
+		if (p->pid != pid || (exe_id != 0 && exe_id != p->exe_id))
+			p->pid = 0;
 		return NULL;
 	}
 	return sym_proc_map(p, addr);
+}
+
+int
+sym_proc_learn(uint32_t pid, uint32_t exe_id, uint64_t start, uint64_t end,
+    uint64_t pgoff, uint32_t module)
+{
+	struct sym_proc *p = sym_procs[pid % SYM_PROCS];
+	uint32_t i;
+
+	if (p == NULL || p->pid != pid || p->exe_id != exe_id || pid == 0 ||
+	    end <= start)
+		return -ENOENT;
+	/* Maps are in address order: the first one ending past start. */
+	for (i = 0; i < p->nmaps && p->maps[i].end <= start; i++)
+		;
+	if (i < p->nmaps && p->maps[i].start < end)
+		return 0; /* known (or overlapping: left as read) */
+	if (p->nmaps == SYM_MAPS)
+		return -ENOSPC;
+	memmove(&p->maps[i + 1], &p->maps[i],
+	    (p->nmaps - i) * sizeof(p->maps[0]));
+	p->maps[i].start = start;
+	p->maps[i].end = end;
+	p->maps[i].pgoff = pgoff;
+	p->maps[i].module = (int32_t)module;
+	p->maps[i].file = -1;
+	p->nmaps++;
+	return 0;
 }
 
 int
@@ -399,7 +438,7 @@ sym_proc_gone(uint32_t pid, uint32_t exe_id, const char *path,
 	/* The file at path must be the one the process ran (its inode). */
 	if (stat(path, &st) < 0 ||
 	    vitals_bpf_exe_id((uint64_t)st.st_ino) != exe_id ||
-	    module_get(path, (uint64_t)st.st_ino, 0, &id) < 0 ||
+	    module_get(path, 0, (uint64_t)st.st_ino, 0, &id) < 0 ||
 	    (f = sym_file_index(id, 0)) < 0 || !sym_files[f].ok)
 		return -ENOENT;
 	if (p == NULL && (p = *slot = calloc(1, sizeof(*p))) == NULL)
@@ -434,6 +473,16 @@ sym_user(uint32_t pid, uint64_t addr)
 	if (!sf->ok)
 		return NULL;
 	return sym_find(&sf->t, addr - m->start + m->pgoff + sf->bias);
+}
+
+const char *
+sym_module_name(uint32_t module, uint64_t off, uint32_t pid)
+{
+	int f = sym_file_index(module, pid);
+
+	if (f < 0 || !sym_files[f].ok)
+		return NULL;
+	return sym_find(&sym_files[f].t, off + sym_files[f].bias);
 }
 
 int

@@ -32,6 +32,14 @@ int sym_kernel_range(const char *name, uint64_t *lo, uint64_t *hi);
 const char *sym_user(uint32_t pid, uint64_t addr);
 
 /*
+ * Name of the function at file offset off of module id (core/module.h),
+ * or NULL; pid, when not 0, is a process that maps it (the file is opened
+ * as it sees it).  For frames placed by module and offset, whether or not
+ * the process is still there.
+ */
+const char *sym_module_name(uint32_t module, uint64_t off, uint32_t pid);
+
+/*
  * Where user address addr of process pid lies: the module id of the file
  * mapped there (core/module.h) and the address's offset in that file.
  * exe_id, when not 0, is the process's exe id as the event carried it:
@@ -62,6 +70,17 @@ uint64_t sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr);
  */
 int sym_proc_gone(uint32_t pid, uint32_t exe_id, const char *path,
     uint64_t code_start, uint64_t code_end);
+
+/*
+ * Add the executable mapping [start, end) of module at file offset pgoff,
+ * as the kernel reported it with a sample, to the cached maps of process
+ * pid running exe_id (a process that is gone: see sym_proc_gone), so its
+ * other samples' frames there are placed too.  Returns 0 (also when a
+ * mapping there is known already); -ENOENT if the process's maps are not
+ * cached; -ENOSPC.
+ */
+int sym_proc_learn(uint32_t pid, uint32_t exe_id, uint64_t start,
+    uint64_t end, uint64_t pgoff, uint32_t module);
 
 /*
  * Forget the cached maps of processes that have exited (kill(pid, 0)

@@ -50,6 +50,9 @@ struct diskio_req {
 	char comm[VITALS_BPF_COMM_LEN];
 	__u64 kstack[VITALS_BPF_STACK];
 	__u64 ustack[VITALS_BPF_STACK];
+	__u32 nufiles;   /* the files of ustack (vitals_bpf_ufiles) */
+	__u32 pad;
+	struct vitals_bpf_ufile ufile[VITALS_BPF_UFILES];
 };
 
 /* Requests in flight by address; LRU, so a missed completion ages out. */
@@ -108,6 +111,7 @@ diskio_submitter(const struct vitals_bpf_cfg *c, void *ctx,
 {
 	struct vitals_bpf_exe_slot *me = vitals_bpf_current(pt >> 32);
 	__u32 size = (__u32)c->param[DISKIO_P_SITE_FRAMES] * 8;
+	__u64 none[2] = { 0, 0 };
 	long n;
 
 	e->exe_id = me != 0 ? me->exe_id : 0;
@@ -124,6 +128,14 @@ diskio_submitter(const struct vitals_bpf_cfg *c, void *ctx,
 		n = bpf_get_stack(ctx, e->ustack, sizeof(e->ustack),
 		    BPF_F_USER_STACK);
 		e->nustack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
+		/*
+		 * Every file, the exe's too: the completion's record, sent
+		 * from another task, cannot carry the submitter's text range.
+		 */
+		n = vitals_bpf_ufiles(vitals_bpf_task(), e->ustack, e->nustack,
+		    none, e->ufile);
+		e->nufiles = n & 0xff;
+		e->nustack = (__u32)n >> 8;
 	}
 }
 
@@ -146,7 +158,7 @@ diskio_remember(struct vitals_bpf_cfg *c, void *ctx, struct request *rq,
 	e->sector = BPF_CORE_READ(rq, __sector);
 	e->wanted = vitals_bpf_wanted(c, pt);
 	e->pid_tgid = pt;
-	e->nkstack = e->nustack = 0;
+	e->nkstack = e->nustack = e->nufiles = 0;
 	if (e->wanted)
 		diskio_submitter(c, ctx, e, pt, e->bytes != 0);
 	e->site = diskio_site(e, diskio_op(rq));
@@ -222,6 +234,8 @@ diskio_submit(void *ctx, struct vitals_bpf_rec *r, const struct diskio_req *e,
 		__builtin_memcpy(r->ustack, e->ustack, sizeof(r->ustack));
 		r->nkstack = e->nkstack;
 		r->nustack = e->nustack;
+		r->nufiles = e->nufiles;
+		__builtin_memcpy(r->ufile, e->ufile, sizeof(r->ufile));
 	}
 	vitals_bpf_submit(ctx, r, 0, 0);
 }

@@ -81,7 +81,7 @@ module_at(const char *path, uint64_t ino)
 {
 	uint32_t id;
 
-	ck_assert_int_eq(module_get(path, ino, 0, &id), 0);
+	ck_assert_int_eq(module_get(path, 0, ino, 0, &id), 0);
 	return id;
 }
 

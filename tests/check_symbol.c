@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -139,8 +140,8 @@ START_TEST(test_registry)
 	struct stat st;
 
 	ck_assert_int_eq(stat(known, &st), 0);
-	ck_assert_int_eq(module_get(known, st.st_ino, 0, &a), 0);
-	ck_assert_int_eq(module_get(known, st.st_ino, 0, &b), 0);
+	ck_assert_int_eq(module_get(known, 0, st.st_ino, 0, &a), 0);
+	ck_assert_int_eq(module_get(known, 0, st.st_ino, 0, &b), 0);
 	ck_assert_uint_eq(a, b);
 	ck_assert_uint_eq(a, n0); /* ids are dense */
 	ck_assert_ptr_nonnull(m = module_of(a));
@@ -148,7 +149,7 @@ START_TEST(test_registry)
 	ck_assert_str_eq(m->path, known);
 	ck_assert_str_eq(m->build_id, KNOWN_ID);
 	/* Same path, another inode (rebuilt since): another module, no id. */
-	ck_assert_int_eq(module_get(known, st.st_ino + 1, 0, &c), 0);
+	ck_assert_int_eq(module_get(known, 0, st.st_ino + 1, 0, &c), 0);
 	ck_assert_uint_ne(c, a);
 	ck_assert_str_eq(module_of(c)->build_id, "");
 	/* By path: the newest module with that path. */
@@ -162,6 +163,88 @@ START_TEST(test_registry)
 }
 END_TEST
 
+/*
+ * Modules are found by file, (device, inode) as the kernel reports a
+ * frame's file, once registered; a module whose file could not be opened
+ * has no device and is not.
+ */
+START_TEST(test_registry_by_file)
+{
+	const char *known = path_of("top_builddir", "tests/buildid_known");
+	uint32_t a, b, dev;
+	struct stat st;
+
+	ck_assert_int_eq(stat(known, &st), 0);
+	dev = module_dev_encode(st.st_dev);
+	ck_assert_uint_eq(dev >> 20, major(st.st_dev));
+	ck_assert_uint_eq(dev & 0xfffff, minor(st.st_dev));
+	ck_assert_int_eq(module_get(known, 0, st.st_ino, 0, &a), 0);
+	ck_assert_int_eq(module_find_file(dev, st.st_ino, &b), 0);
+	ck_assert_uint_eq(b, a);
+	ck_assert_int_eq(module_find_file(dev, st.st_ino + 7, &b), -ENOENT);
+	ck_assert_int_eq(module_find_file(dev + 1, st.st_ino, &b), -ENOENT);
+	ck_assert_int_eq(module_find_file(0, st.st_ino, &b), -ENOENT);
+	ck_assert_int_eq(module_get("/nonexistent/libx.so", 0, 5, 0, &a), 0);
+	ck_assert_int_eq(module_find_file(0, 5, &b), -ENOENT);
+	/* A device from a maps line is the kernel's own: it is kept. */
+	ck_assert_int_eq(module_get("/nonexistent/liby.so", 0x800011, 6, 0, &a),
+	    0);
+	ck_assert_int_eq(module_find_file(0x800011, 6, &b), 0);
+	ck_assert_uint_eq(b, a);
+}
+END_TEST
+
+/*
+ * A file known only by (device, inode), a library of a process gone
+ * before its maps were read, is searched for in the directories of the
+ * modules registered, and registered under the path found.
+ */
+START_TEST(test_search_file)
+{
+	const char *known = path_of("top_builddir", "tests/buildid_known");
+	char dir[] = "/tmp/vitals-search.XXXXXX", a[PATH_MAX], b[PATH_MAX];
+	uint32_t ida, idb, id2, dev;
+	struct stat sa, sb;
+	char buf[4096];
+	ssize_t n;
+	int in, out;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/liba.so", dir);
+	snprintf(b, sizeof(b), "%s/libb.so", dir);
+	ck_assert_int_ge(in = open(known, O_RDONLY), 0);
+	ck_assert_int_ge(out = open(b, O_WRONLY | O_CREAT, 0600), 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ck_assert_int_eq(write(out, buf, (size_t)n), n);
+	close(in);
+	close(out);
+	ck_assert_int_ge(out = open(a, O_WRONLY | O_CREAT, 0600), 0);
+	close(out);
+	ck_assert_int_eq(stat(a, &sa), 0);
+	ck_assert_int_eq(stat(b, &sb), 0);
+	dev = module_dev_encode(sb.st_dev);
+	/* Unknown, and in no directory a module is in. */
+	ck_assert_int_eq(module_find_file(dev, sb.st_ino, &idb), -ENOENT);
+	/* liba.so registered: its directory is searched, libb.so found. */
+	ck_assert_int_eq(module_get(a, 0, sa.st_ino, 0, &ida), 0);
+	ck_assert_int_eq(module_search_file(dev, sb.st_ino, &idb), 0);
+	ck_assert_uint_ne(idb, ida);
+	ck_assert_str_eq(module_of(idb)->path, b);
+	ck_assert_str_eq(module_of(idb)->build_id, KNOWN_ID);
+	ck_assert_int_eq(module_find_file(dev, sb.st_ino, &id2), 0);
+	ck_assert_uint_eq(id2, idb);
+	/* An inode in none of them: not found, and not searched again. */
+	ck_assert_int_eq(module_search_file(dev, sb.st_ino + 100000, &id2),
+	    -ENOENT);
+	ck_assert_int_eq(module_search_file(dev, sb.st_ino + 100000, &id2),
+	    -ENOENT);
+	ck_assert_int_eq(module_search_file(0, sb.st_ino, &id2), -ENOENT);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+}
+END_TEST
+
 /* Enough paths to grow the head table several times; all found again. */
 START_TEST(test_registry_many)
 {
@@ -170,7 +253,7 @@ START_TEST(test_registry_many)
 
 	for (i = 0; i < 3000; i++) {
 		snprintf(p, sizeof(p), "/nonexistent/lib%u.so", i);
-		ck_assert_int_eq(module_get(p, i + 1, 0, &id), 0);
+		ck_assert_int_eq(module_get(p, 0, i + 1, 0, &id), 0);
 		ck_assert_uint_eq(id, first + i);
 	}
 	for (i = 0; i < 3000; i++) {
@@ -242,6 +325,99 @@ START_TEST(test_user_loc_anon)
 	ck_assert_uint_eq(sym_user_frame(pid, 0, (UINT64_C(1) << 47) - 1),
 	    (UINT64_C(1) << 47) - 1);
 	munmap(p, 4096);
+}
+END_TEST
+
+/*
+ * The executable mapping of this process whose path contains needle:
+ * its range, file offset, device (kernel encoding), inode and path.
+ */
+static void
+self_map(const char *needle, uint64_t *start, uint64_t *end, uint64_t *off,
+    uint32_t *dev, uint64_t *ino, char *path)
+{
+	unsigned long long s, e, o, i;
+	unsigned int maj, min;
+	char line[PATH_MAX + 128], perm[8];
+	FILE *f;
+	int n, found = 0;
+
+	ck_assert_ptr_nonnull(f = fopen("/proc/self/maps", "r"));
+	while (!found && fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e,
+			perm, &o, &maj, &min, &i, &n) < 7 || perm[2] != 'x' ||
+		    strstr(line + n, needle) == NULL)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		strcpy(path, line + n);
+		*start = s, *end = e, *off = o, *ino = i;
+		*dev = maj << 20 | min;
+		found = 1;
+	}
+	fclose(f);
+	ck_assert_msg(found, "no executable mapping of %s", needle);
+}
+
+static void reap(pid_t pid);
+static pid_t spawn_sleeper(void);
+
+/*
+ * A process gone before its samples are read: its exe's text comes from
+ * the range the kernel sent (sym_proc_gone), its libraries from the files
+ * the kernel found for its frames (sym_proc_learn), and both stay placed
+ * and named after a failed re-read of its maps.
+ */
+START_TEST(test_gone_learn)
+{
+	char exe[PATH_MAX], lib[PATH_MAX];
+	uint64_t es, ee, eo, eino, ls, le, lo, lino, addr, off;
+	uint32_t edev, ldev, xid, libc, id;
+	pid_t child = spawn_sleeper();
+	const char *name;
+
+	xid = exe_id_of((uint32_t)child);
+	ck_assert_uint_ne(xid, 0);
+	self_map("check_symbol", &es, &ee, &eo, &edev, &eino, exe);
+	self_map("/libc.so", &ls, &le, &lo, &ldev, &lino, lib);
+	reap(child);
+	/* Not cached: nothing to learn into. */
+	ck_assert_int_eq(sym_proc_learn((uint32_t)child, xid, ls, le, lo, 0),
+	    -ENOENT);
+	ck_assert_int_eq(sym_proc_gone((uint32_t)child, xid, exe, es, ee), 0);
+	addr = (uint64_t)(uintptr_t)&check_symbol_target;
+	ck_assert_int_eq(sym_user_loc((uint32_t)child, xid, addr, &id, &off),
+	    0);
+	ck_assert_str_eq(sym_module_name(id, off, 0), "check_symbol_target");
+	/* A libc function: not placed until libc's mapping is learnt. */
+	addr = (uint64_t)(uintptr_t)&getpid;
+	ck_assert_uint_ge(addr, ls);
+	ck_assert_uint_lt(addr, le);
+	ck_assert_int_eq(sym_user_loc((uint32_t)child, xid, addr, &id, &off),
+	    -ENOENT);
+	ck_assert_int_eq(module_get(lib, ldev, lino, 0, &libc), 0);
+	ck_assert_int_eq(
+	    sym_proc_learn((uint32_t)child, xid, ls, le, lo, libc), 0);
+	/* Known already (or overlapping): left as it is. */
+	ck_assert_int_eq(
+	    sym_proc_learn((uint32_t)child, xid, ls + 4096, le, lo, 99), 0);
+	ck_assert_int_eq(sym_proc_learn((uint32_t)child, xid + 1, ls, le, lo,
+			     libc), -ENOENT);
+	ck_assert_int_eq(sym_user_loc((uint32_t)child, xid, addr, &id, &off),
+	    0);
+	ck_assert_uint_eq(id, libc);
+	ck_assert_uint_eq(off, addr - ls + lo);
+	ck_assert_ptr_nonnull(name = sym_module_name(id, off, 0));
+	ck_assert_msg(strstr(name, "getpid") != NULL, "getpid named %s", name);
+	/* A miss once the re-read interval is past: the maps are not lost. */
+	usleep(150 * 1000);
+	ck_assert_int_eq(sym_user_loc((uint32_t)child, xid, 16, &id, &off),
+	    -ENOENT);
+	ck_assert_int_eq(sym_user_loc((uint32_t)child, xid, addr, &id, &off),
+	    0);
+	ck_assert_uint_eq(id, libc);
+	/* The kernel's device for libc is the one its maps line gives. */
+	ck_assert_int_eq(module_find_file(ldev, lino, &id), 0);
+	ck_assert_uint_eq(id, libc);
 }
 END_TEST
 
@@ -384,6 +560,8 @@ symbol_suite(void)
 	suite_add_tcase(s, b);
 	tcase_add_test(r, test_registry);
 	tcase_add_test(r, test_registry_many);
+	tcase_add_test(r, test_registry_by_file);
+	tcase_add_test(r, test_search_file);
 	suite_add_tcase(s, r);
 	tcase_add_test(u, test_user_loc_self);
 	tcase_add_test(u, test_user_loc_anon);
@@ -391,6 +569,7 @@ symbol_suite(void)
 	tcase_add_test(d, test_maps_dropped_on_exit);
 	tcase_add_test(d, test_exe_dropped_on_exit);
 	tcase_add_test(d, test_exe_known_after_exit);
+	tcase_add_test(d, test_gone_learn);
 	suite_add_tcase(s, d);
 	return s;
 }

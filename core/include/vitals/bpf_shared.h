@@ -19,6 +19,8 @@
 /* Frames a record carries per side. */
 #define VITALS_BPF_STACK 16
 #define VITALS_BPF_COMM_LEN 16
+/* Mapped files a record can place its user frames in. */
+#define VITALS_BPF_UFILES 6
 
 /*
  * Written by user space, read by every program on every event.  The epoch
@@ -42,6 +44,19 @@ struct vitals_bpf_cfg {
 	__u32 field_off[VITALS_BPF_MAX_FIELDS];  /* tracepoint field offsets */
 	__u32 field_size[VITALS_BPF_MAX_FIELDS]; /* and sizes; 0 = absent */
 	__u64 param[VITALS_BPF_MAX_PARAMS];   /* probe-specific */
+};
+
+/*
+ * An executable file mapping a record's user frames fall in, as the
+ * kernel found it (bpf_find_vma): frame addr is at file offset
+ * addr - start + off of the file (dev, ino).
+ */
+struct vitals_bpf_ufile {
+	__u64 start, end;  /* the mapping, [start, end) */
+	__u64 off;         /* file offset of start */
+	__u64 ino;         /* the file's inode number */
+	__u32 dev;         /* and device, as the kernel encodes it (major << 20 | minor) */
+	__u32 pad;
 };
 
 /* A sampled event, as the ring buffer carries it. */
@@ -73,6 +88,14 @@ struct vitals_bpf_rec {
 	 * of probes built before it (which end at ustack) are still read.
 	 */
 	__u64 code_start, code_end;
+	/*
+	 * The files the user frames lie in, so they are placed without
+	 * /proc (gone processes, libraries too); nufiles 0 if not looked
+	 * up.  Last again: records of probes built before end at code_end.
+	 */
+	__u32 nufiles;
+	__u32 pad2;
+	struct vitals_bpf_ufile ufile[VITALS_BPF_UFILES];
 };
 
 /*

@@ -14,6 +14,7 @@
 #ifndef VITALS_SKETCH_BPF_H
 #define VITALS_SKETCH_BPF_H
 
+#include <bpf/bpf_core_read.h>
 #include <vitals/bpf_shared.h>
 #include <vitals/task.bpf.h>
 
@@ -437,6 +438,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	r->nustack = 0;
 	r->args[0] = r->args[1] = r->args[2] = r->args[3] = 0;
 	r->code_start = r->code_end = 0;
+	r->nufiles = 0;
 	/* The CPU's cached process, if the record is of the current one. */
 	if (cpu != 0 && cpu->tgid == r->pid && cpu->exe_id == exe_id &&
 	    vitals_bpf_current_text(cpu, r->pid))
@@ -520,10 +522,190 @@ vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
 	return 1;
 }
 
+/* VM_EXEC of vm_flags (include/linux/mm.h). */
+#define VITALS_BPF_VM_EXEC 0x4UL
+
+/* What vitals_bpf_ufile_cb() found at an address (struct vitals_bpf_ufile pad). */
+#define VITALS_BPF_UF_FILE 0   /* code in a file: the ufile is filled */
+#define VITALS_BPF_UF_ANON 1   /* code in no file (JIT, vdso) */
+#define VITALS_BPF_UF_NONE 2   /* no code */
+
+/* bpf_find_vma()'s callback: what the mapping holding the address holds. */
+static long
+vitals_bpf_ufile_cb(struct task_struct *t, struct vm_area_struct *vma,
+    void *data)
+{
+	struct vitals_bpf_ufile *u = data;
+	struct file *f = vma->vm_file;
+	struct inode *ino;
+
+	u->start = vma->vm_start;
+	u->end = vma->vm_end;
+	if (bpf_core_field_exists(vma->vm_flags) &&
+	    !(vma->vm_flags & VITALS_BPF_VM_EXEC)) {
+		u->pad = VITALS_BPF_UF_NONE;
+		return 0;
+	}
+	/* Loads through BTF pointers: a fault reads as 0. */
+	if (f == 0 || (ino = f->f_inode) == 0) {
+		u->pad = VITALS_BPF_UF_ANON;
+		return 0;
+	}
+	u->off = (__u64)vma->vm_pgoff << 12;
+	u->ino = ino->i_ino;
+	u->dev = ino->i_sb != 0 ? ino->i_sb->s_dev : 0;
+	u->pad = VITALS_BPF_UF_FILE;
+	return 0;
+}
+
+/* Mappings a CPU remembers of the last process it sampled. */
+#define VITALS_BPF_UCACHE 8
+/* Lookups a CPU makes for one process: the cost of a sample is bounded. */
+#define VITALS_BPF_ULOOKUPS 8
+
+struct vitals_bpf_ucache {
+	__u32 tgid;
+	__u32 n;
+	__u64 mm;      /* the process's mm: exec replaces it, not the tgid */
+	__u32 lookups; /* bpf_find_vma() calls made for it */
+	__u32 pad;
+	struct vitals_bpf_ufile uf[VITALS_BPF_UCACHE]; /* pad: VITALS_BPF_UF_* */
+};
+
+/*
+ * Per CPU: the mappings bpf_find_vma() found for the process sampled last,
+ * files and mappings of no code (its heap, its stack), so that its next
+ * samples look up only addresses not met yet, and at most
+ * VITALS_BPF_ULOOKUPS of them: a lookup where interrupts are off costs an
+ * irq_work (a self-IPI: microseconds in a VM) to release the mmap lock.
+ * A process that lives on has its frames placed through /proc instead.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct vitals_bpf_ucache);
+	__uint(max_entries, 1);
+} vitals_ufile_cache SEC(".maps");
+
+/* The CPU's mapping cache, emptied if it is of another process than t's. */
+static __always_inline struct vitals_bpf_ucache *
+vitals_bpf_ucache(struct task_struct *t)
+{
+	struct vitals_bpf_ucache *c;
+	__u64 mm = (__u64)vitals_bpf_task_mm(t);
+
+	c = bpf_map_lookup_elem(&vitals_ufile_cache,
+	    (const void *)&vitals_bpf_zero);
+	if (c != 0 && (c->tgid != (__u32)t->tgid || c->mm != mm)) {
+		c->tgid = (__u32)t->tgid;
+		c->mm = mm;
+		c->n = 0;
+		c->lookups = 0;
+	}
+	return c;
+}
+
+/*
+ * The executable file mappings of task t (a BTF pointer) that user
+ * addresses ip[0..n) fall in, into uf (VITALS_BPF_UFILES of them, the
+ * first found), so that the frames of a process are placed once it is
+ * gone and /proc no longer has its maps.  The exe's text, [code[0],
+ * code[1]) (a record's code_start and code_end), user space places by
+ * itself.  For sampled events only: a frame in no mapping the CPU knows
+ * of the process costs a bpf_find_vma() (VITALS_BPF_ULOOKUPS at most per
+ * process), and where interrupts are off (page faults, perf samples) the
+ * kernel allows one per program run, as it releases the mmap lock later
+ * (irq_work), so the first frame outside the known mappings is the one
+ * looked up.  A frame in no code is where a frame-pointer walk went
+ * astray (code built without frame pointers): it and the frames after it
+ * are dropped.  Returns the mappings found, plus the frames kept << 8.
+ */
+/* The state of vitals_bpf_ufiles()'s walk, for its bpf_loop() steps. */
+struct vitals_bpf_uwalk {
+	struct task_struct *t;
+	const __u64 *ip;
+	const __u64 *code;
+	struct vitals_bpf_ufile *uf;
+	struct vitals_bpf_ucache *c;
+	__u32 n;    /* frames kept */
+	__u32 nuf;  /* uf filled */
+};
+
+/* One frame of vitals_bpf_ufiles(): 0 to go on, 1 to stop. */
+static long
+vitals_bpf_ufile_step(__u32 i, void *data)
+{
+	struct vitals_bpf_uwalk *w = data;
+	struct vitals_bpf_ucache *c = w->c;
+	struct vitals_bpf_ufile u;
+	__u32 k, m, nuf = w->nuf;
+	__u64 pc;
+
+	if (i >= VITALS_BPF_STACK || i >= w->n || nuf > VITALS_BPF_UFILES)
+		return 1;
+	pc = w->ip[i];
+	if (pc >= w->code[0] && pc < w->code[1])
+		return 0;
+	for (k = 0; k < VITALS_BPF_UFILES && k < nuf; k++)
+		if (pc >= w->uf[k].start && pc < w->uf[k].end)
+			return 0;
+	for (k = 0; k < VITALS_BPF_UCACHE && k < c->n; k++)
+		if (pc >= c->uf[k].start && pc < c->uf[k].end)
+			break;
+	if (k < VITALS_BPF_UCACHE && k < c->n) {
+		u = c->uf[k];
+	} else {
+		if (c->lookups >= VITALS_BPF_ULOOKUPS)
+			return 1;
+		c->lookups++;
+		u.start = u.end = u.ino = 0;
+		u.pad = VITALS_BPF_UF_ANON;
+		switch (bpf_find_vma(w->t, pc, vitals_bpf_ufile_cb, &u, 0)) {
+		case 0:
+			break;
+		case -16: /* EBUSY: the mmap lock, or its release pending */
+			return 1;
+		default:
+			u.pad = VITALS_BPF_UF_NONE; /* in no mapping */
+		}
+		if (u.pad != VITALS_BPF_UF_ANON && (m = c->n) < VITALS_BPF_UCACHE) {
+			c->uf[m] = u;
+			c->n = m + 1;
+		}
+	}
+	if (u.pad == VITALS_BPF_UF_NONE) {
+		w->n = i;
+		return 1;
+	}
+	if (u.pad == VITALS_BPF_UF_FILE && nuf < VITALS_BPF_UFILES) {
+		w->uf[nuf] = u;
+		w->nuf = nuf + 1;
+	}
+	return 0;
+}
+
+/*
+ * (A bpf_loop(): its step is verified once, where a loop in line is
+ * verified frame by frame, for every program that takes user stacks.)
+ */
+static __always_inline __u32
+vitals_bpf_ufiles(struct task_struct *t, const __u64 *ip, __u32 n,
+    const __u64 *code, struct vitals_bpf_ufile *uf)
+{
+	struct vitals_bpf_uwalk w = { .t = t, .ip = ip, .code = code,
+		.uf = uf, .n = n < VITALS_BPF_STACK ? n : VITALS_BPF_STACK };
+
+	if ((w.c = vitals_bpf_ucache(t)) == 0 || w.n == 0)
+		return w.n << 8;
+	bpf_loop(w.n, vitals_bpf_ufile_step, &w, 0);
+	return w.nuf | w.n << 8;
+}
+
 /*
  * Fill the record's stacks from the program's context (kernel and/or
- * user as asked) and hand it to user space without waking it: user space
- * drains the ring on a timer and at every boundary.
+ * user as asked), with the files of the user frames, and hand it to user
+ * space without waking it: user space drains the ring on a timer and at
+ * every boundary.
  */
 static __always_inline void
 vitals_bpf_submit(void *ctx, struct vitals_bpf_rec *r, int kstack, int ustack)
@@ -538,6 +720,10 @@ vitals_bpf_submit(void *ctx, struct vitals_bpf_rec *r, int kstack, int ustack)
 		n = bpf_get_stack(ctx, r->ustack, sizeof(r->ustack),
 		    BPF_F_USER_STACK);
 		r->nustack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
+		n = vitals_bpf_ufiles(vitals_bpf_task(), r->ustack, r->nustack,
+		    &r->code_start, r->ufile);
+		r->nufiles = n & 0xff;
+		r->nustack = (__u32)n >> 8;
 	}
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }

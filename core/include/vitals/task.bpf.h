@@ -11,8 +11,13 @@
 
 #include <vitals/bpf_shared.h>
 
+struct super_block {
+	__u32 s_dev;
+} __attribute__((preserve_access_index));
+
 struct inode {
 	unsigned long i_ino;
+	struct super_block *i_sb;
 } __attribute__((preserve_access_index));
 
 struct file {
@@ -25,6 +30,15 @@ struct mm_struct {
 	unsigned long start_code;
 	unsigned long end_code;
 	unsigned long mmap_base;
+} __attribute__((preserve_access_index));
+
+/* vm_flags is read only where the kernel has it (bpf_core_field_exists). */
+struct vm_area_struct {
+	unsigned long vm_start;
+	unsigned long vm_end;
+	unsigned long vm_flags;
+	unsigned long vm_pgoff;
+	struct file *vm_file;
 } __attribute__((preserve_access_index));
 
 struct cred {
