@@ -21,6 +21,7 @@
 #include <vitals/store.h>
 #include <vitals/vitals.h>
 
+#include "cli_args.h"
 #include "config.h"
 #include "instance.h"
 #include "loader.h"
@@ -46,67 +47,12 @@
 /* Epochs to read before a progress bar is worth showing. */
 #define QCLI_PROGRESS_MIN 50
 
-/* Commands, as bits of the options' masks. */
-#define QC_QUERY 0x01u
-#define QC_FINDINGS 0x02u
-#define QC_TOP 0x04u
-#define QC_DIFF 0x08u
-#define QC_TRAIN 0x10u
-#define QC_ALL 0x1fu
-
-enum {
-	QO_HELP = 1,
-	QO_DATA_DIR,
-	QO_CONFIG,
-	QO_JSON,
-	QO_FROM,
-	QO_TO,
-	QO_TIMESCALE,
-	QO_VITAL,
-	QO_FILTER,
-	QO_HOST,
-	QO_NO_CACHE,
-	QO_CACHE_DIR,
-	QO_SEVERITY,
-	QO_STORED,
-	QO_K,
-	QO_NO_FILTER,
-	QO_NORMAL,
-	QO_MODEL,
-};
-
-/* An option: its spellings, whether it takes a value, where it applies. */
-struct qcli_opt {
-	const char *name;
-	const char *alias;
-	int arg;
-	int id;
-	unsigned cmds;
-};
-
-static const struct qcli_opt qcli_opts[] = {
-	{ "--help", "-h", 0, QO_HELP, QC_ALL },
-	{ "--data-dir", "-d", 1, QO_DATA_DIR, QC_ALL },
-	{ "--config", "-c", 1, QO_CONFIG, QC_ALL },
-	{ "--json", NULL, 0, QO_JSON,
-	    QC_QUERY | QC_FINDINGS | QC_TOP | QC_DIFF },
-	{ "--from", NULL, 1, QO_FROM, QC_QUERY | QC_FINDINGS | QC_TOP },
-	{ "--to", NULL, 1, QO_TO, QC_QUERY | QC_FINDINGS | QC_TOP },
-	{ "--timescale", "-t", 1, QO_TIMESCALE, QC_QUERY | QC_FINDINGS },
-	{ "--vital", NULL, 1, QO_VITAL,
-	    QC_QUERY | QC_FINDINGS | QC_TOP | QC_DIFF },
-	{ "--filter", NULL, 1, QO_FILTER, QC_QUERY | QC_FINDINGS },
-	{ "--host", NULL, 1, QO_HOST, QC_ALL },
-	{ "--no-cache", NULL, 0, QO_NO_CACHE, QC_QUERY | QC_FINDINGS },
-	{ "--cache-dir", NULL, 1, QO_CACHE_DIR, QC_QUERY | QC_FINDINGS },
-	{ "--severity", NULL, 1, QO_SEVERITY, QC_FINDINGS },
-	{ "--stored", NULL, 0, QO_STORED, QC_FINDINGS },
-	{ "--top", "-k", 1, QO_K, QC_TOP },
-	{ "--no-filter", NULL, 0, QO_NO_FILTER, QC_TOP },
-	{ "--normal", NULL, 1, QO_NORMAL, QC_TRAIN },
-	{ "--model", NULL, 1, QO_MODEL, QC_TRAIN },
-	{ NULL, NULL, 0, 0, 0 },
-};
+/* Commands, as bits of the options' masks (core/cli_args.h). */
+#define QC_QUERY CLI_QUERY
+#define QC_FINDINGS CLI_FINDINGS
+#define QC_TOP CLI_TOP
+#define QC_DIFF CLI_DIFF
+#define QC_TRAIN CLI_TRAIN
 
 const char qcli_usage[] =
     "  query [--from T] [--to T] [--timescale TS]... [--vital V]\n"
@@ -472,21 +418,6 @@ qcli_jnum(double d)
 
 /* ---- arguments ---- */
 
-static const struct qcli_opt *
-qcli_opt_find(const char *s, const char **val)
-{
-	const struct qcli_opt *o;
-	size_t n = strcspn(s, "=");
-
-	*val = s[n] == '=' ? s + n + 1 : NULL;
-	for (o = qcli_opts; o->name != NULL; o++)
-		if ((strlen(o->name) == n && strncmp(o->name, s, n) == 0) ||
-		    (o->alias && strlen(o->alias) == n &&
-			strncmp(o->alias, s, n) == 0))
-			return o;
-	return NULL;
-}
-
 static int
 qcli_count(const char *opt, const char *s, size_t *out)
 {
@@ -530,55 +461,55 @@ qcli_push(const char **v, uint32_t *n, const char *s, const char *what)
 	return QCLI_OK;
 }
 
-/* Apply option o with value val. */
+/* Apply option id with value val. */
 static int
-qcli_apply(struct qcli *c, const struct qcli_opt *o, const char *val)
+qcli_apply(struct qcli *c, int id, const char *val)
 {
-	switch (o->id) {
-	case QO_DATA_DIR:
+	switch (id) {
+	case CO_DATA_DIR:
 		c->data_dir_opt = val;
 		break;
-	case QO_CONFIG:
+	case CO_CONFIG:
 		c->config_opt = val;
 		break;
-	case QO_JSON:
+	case CO_JSON:
 		c->json = 1;
 		break;
-	case QO_FROM:
+	case CO_FROM:
 		c->from_s = val;
 		break;
-	case QO_TO:
+	case CO_TO:
 		c->to_s = val;
 		break;
-	case QO_TIMESCALE:
+	case CO_TIMESCALE:
 		return qcli_timescales(c, val);
-	case QO_VITAL:
+	case CO_VITAL:
 		c->vital = val;
 		break;
-	case QO_FILTER:
+	case CO_FILTER:
 		return qcli_push(c->filters, &c->nfilters, val, "filters");
-	case QO_HOST:
+	case CO_HOST:
 		return qcli_push(c->hosts, &c->nhosts, val, "hosts");
-	case QO_NO_CACHE:
+	case CO_NO_CACHE:
 		c->no_cache = 1;
 		break;
-	case QO_CACHE_DIR:
+	case CO_CACHE_DIR:
 		c->cache_dir = val;
 		break;
-	case QO_SEVERITY:
+	case CO_SEVERITY:
 		return qcli_severity(c, val);
-	case QO_STORED:
+	case CO_STORED:
 		c->stored = 1;
 		break;
-	case QO_K:
-		return qcli_count(o->name, val, &c->k);
-	case QO_NO_FILTER:
+	case CO_K:
+		return qcli_count(cli_opt_name(id), val, &c->k);
+	case CO_NO_FILTER:
 		c->direct = 1;
 		break;
-	case QO_NORMAL:
+	case CO_NORMAL:
 		c->normal = val;
 		break;
-	case QO_MODEL:
+	case CO_MODEL:
 		c->model = val;
 		break;
 	}
@@ -600,41 +531,23 @@ qcli_positional(struct qcli *c, const char *s)
 static int
 qcli_args(struct qcli *c, int argc, char **argv)
 {
-	const struct qcli_opt *o;
+	struct cli_args a;
 	const char *val;
-	int i, rest = 0, rc;
+	int id, rc;
 
-	for (i = 0; i < argc; i++) {
-		if (rest || argv[i][0] != '-' ||
-		    (argv[i][1] >= '0' && argv[i][1] <= '9') ||
-		    argv[i][1] == '\0') {
-			if ((rc = qcli_positional(c, argv[i])) != QCLI_OK)
-				return rc;
-			continue;
-		}
-		if (strcmp(argv[i], "--") == 0) {
-			rest = 1;
-			continue;
-		}
-		if ((o = qcli_opt_find(argv[i], &val)) == NULL ||
-		    (o->cmds & c->cmd) == 0)
-			return qcli_usage_error(
-			    "%s: unknown option %s", c->cmdname, argv[i]);
-		if (o->id == QO_HELP) {
+	cli_args_init(&a, argc, argv, 0, c->cmd);
+	while ((id = cli_next(&a, &val)) != CLI_END) {
+		if (id == CLI_ERR)
+			return qcli_usage_error("%s: %s", c->cmdname, a.err);
+		if (id == CO_HELP) {
 			printf("usage: vitals [--data-dir DIR] [-c CONFIG] "
 			       "COMMAND\n%s",
 			    qcli_usage);
 			return -1;
 		}
-		if (o->arg && val == NULL && ++i >= argc)
-			return qcli_usage_error(
-			    "option %s needs a value", o->name);
-		if (o->arg && val == NULL)
-			val = argv[i];
-		if (!o->arg && val != NULL)
-			return qcli_usage_error(
-			    "option %s takes no value", o->name);
-		if ((rc = qcli_apply(c, o, val)) != QCLI_OK)
+		rc = id == CLI_POS ? qcli_positional(c, val) :
+		    qcli_apply(c, id, val);
+		if (rc != QCLI_OK)
 			return rc;
 	}
 	return QCLI_OK;

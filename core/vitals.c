@@ -22,6 +22,7 @@
 #include <vitals/store.h>
 #include <vitals/vitals.h>
 
+#include "cli_args.h"
 #include "codec.h"
 #include "config.h"
 #include "instance.h"
@@ -42,39 +43,6 @@
 
 /* Vitals summarised on one line of `vitals epochs`. */
 #define EPOCHS_TOP_VITALS 4
-
-/* Option ids returned by args_next(). */
-enum {
-	OPT_ERR = -1, /* unknown option or missing value (usage printed) */
-	OPT_NONE = 0, /* consumed "--" */
-	OPT_POS, /* positional argument */
-	OPT_HELP,
-	OPT_VERSION,
-	OPT_DATA_DIR,
-	OPT_CONFIG,
-	OPT_JSON,
-	OPT_HOST,
-	OPT_LIMIT,
-	OPT_LAST,
-	OPT_VITAL,
-	OPT_TOP,
-	OPT_SAMPLES,
-};
-
-/* One entry of an option table; tables end with a NULL name. */
-struct opt {
-	const char *name; /* "--top" or "-c" */
-	int arg; /* takes a value */
-	int id; /* OPT_* returned on a match */
-};
-
-/* A walk over the arguments of one command. */
-struct args {
-	int argc;
-	char **argv;
-	int i; /* next argument */
-	int rest; /* "--" seen: everything left is positional */
-};
 
 /* Where the store is, from the global options. */
 struct cli {
@@ -108,48 +76,6 @@ struct show_opts {
 	const char *vital; /* only this vital, or NULL */
 	size_t top; /* HCA slots under TOP LABELS */
 	size_t nsamples; /* samples under SAMPLES */
-};
-
-static const struct opt global_opts[] = {
-	{ "--help", 0, OPT_HELP },
-	{ "-h", 0, OPT_HELP },
-	{ "--version", 0, OPT_VERSION },
-	{ "-V", 0, OPT_VERSION },
-	{ "--data-dir", 1, OPT_DATA_DIR },
-	{ "-d", 1, OPT_DATA_DIR },
-	{ "--config", 1, OPT_CONFIG },
-	{ "-c", 1, OPT_CONFIG },
-	{ NULL, 0, 0 },
-};
-
-static const struct opt epochs_optv[] = {
-	{ "--help", 0, OPT_HELP },
-	{ "-h", 0, OPT_HELP },
-	{ "--data-dir", 1, OPT_DATA_DIR },
-	{ "-d", 1, OPT_DATA_DIR },
-	{ "--config", 1, OPT_CONFIG },
-	{ "-c", 1, OPT_CONFIG },
-	{ "--json", 0, OPT_JSON },
-	{ "--host", 1, OPT_HOST },
-	{ "--limit", 1, OPT_LIMIT },
-	{ "-n", 1, OPT_LIMIT },
-	{ NULL, 0, 0 },
-};
-
-static const struct opt show_optv[] = {
-	{ "--help", 0, OPT_HELP },
-	{ "-h", 0, OPT_HELP },
-	{ "--data-dir", 1, OPT_DATA_DIR },
-	{ "-d", 1, OPT_DATA_DIR },
-	{ "--config", 1, OPT_CONFIG },
-	{ "-c", 1, OPT_CONFIG },
-	{ "--json", 0, OPT_JSON },
-	{ "--host", 1, OPT_HOST },
-	{ "--last", 0, OPT_LAST },
-	{ "--vital", 1, OPT_VITAL },
-	{ "--top", 1, OPT_TOP },
-	{ "--samples", 1, OPT_SAMPLES },
-	{ NULL, 0, 0 },
 };
 
 static const char usage_text[] =
@@ -223,72 +149,6 @@ is_index(const char *s)
 	return strspn(s, "0123456789") == strlen(s);
 }
 
-/* Look an option up by the part of s before any '='. */
-static const struct opt *
-opt_find(const struct opt *tab, const char *s, const char **inline_val)
-{
-	size_t n = strcspn(s, "=");
-
-	*inline_val = s[n] == '=' ? s + n + 1 : NULL;
-	for (; tab->name != NULL; tab++) {
-		if (strlen(tab->name) == n && strncmp(tab->name, s, n) == 0)
-			return tab;
-	}
-	return NULL;
-}
-
-/* Find a short option ("-c") that s starts with, for "-cFILE". */
-static const struct opt *
-opt_find_short(const struct opt *tab, const char *s)
-{
-	if (s[1] == '-' || s[2] == '\0')
-		return NULL;
-	for (; tab->name != NULL; tab++) {
-		if (tab->arg && strlen(tab->name) == 2 && tab->name[1] == s[1])
-			return tab;
-	}
-	return NULL;
-}
-
-/*
- * Take the next argument: an option's id with its value in *val, OPT_POS
- * with a positional argument (a negative index like "-1" is one) in *val,
- * OPT_NONE for "--", or OPT_ERR after printing why.
- */
-static int
-args_next(struct args *a, const struct opt *tab, const char **val)
-{
-	const struct opt *o;
-	const char *s = a->argv[a->i++], *iv;
-
-	*val = s;
-	if (a->rest || s[0] != '-' || s[1] == '\0' || is_index(s))
-		return OPT_POS;
-	if (strcmp(s, "--") == 0) {
-		a->rest = 1;
-		return OPT_NONE;
-	}
-	if ((o = opt_find(tab, s, &iv)) == NULL) {
-		if ((o = opt_find_short(tab, s)) == NULL) {
-			usage_error("unknown option %s", s);
-			return OPT_ERR;
-		}
-		*val = s + 2;
-		return o->id;
-	}
-	if (!o->arg && iv != NULL) {
-		usage_error("option %s takes no value", o->name);
-		return OPT_ERR;
-	}
-	if (o->arg && iv == NULL && a->i >= a->argc) {
-		usage_error("option %s needs a value", o->name);
-		return OPT_ERR;
-	}
-	if (o->arg)
-		*val = iv != NULL ? iv : a->argv[a->i++];
-	return o->id;
-}
-
 /* Parse a count for --top/--samples/--limit; 0 or -EINVAL. */
 static int
 parse_count(const char *s, size_t *out)
@@ -311,18 +171,18 @@ static int
 common_opt(struct cli *cli, int id, const char *val, int *done)
 {
 	switch (id) {
-	case OPT_HELP:
+	case CO_HELP:
 		print_usage(stdout);
 		*done = 1;
 		return EXIT_OK;
-	case OPT_VERSION:
+	case CO_VERSION:
 		printf("vitals %s\n", PACKAGE_VERSION);
 		*done = 1;
 		return EXIT_OK;
-	case OPT_DATA_DIR:
+	case CO_DATA_DIR:
 		cli->data_dir_opt = val;
 		return EXIT_OK;
-	case OPT_CONFIG:
+	case CO_CONFIG:
 		cli->config_path = val;
 		return EXIT_OK;
 	}
@@ -643,27 +503,29 @@ epochs_run(const struct selection *s, const struct epochs_opts *o)
 
 /* Parse the arguments of `vitals epochs`. */
 static int
-epochs_args(struct cli *cli, struct args *a, struct epochs_opts *o, int *done)
+epochs_args(struct cli *cli, struct cli_args *a, struct epochs_opts *o,
+    int *done)
 {
 	const char *val;
 	int id, rc = EXIT_OK;
 
-	while (a->i < a->argc && rc == EXIT_OK && !*done) {
-		switch ((id = args_next(a, epochs_optv, &val))) {
-		case OPT_ERR:
-			return EXIT_USAGE;
-		case OPT_NONE:
-			break;
-		case OPT_POS:
+	a->cmd = CLI_EPOCHS;
+	while (rc == EXIT_OK && !*done) {
+		switch ((id = cli_next(a, &val))) {
+		case CLI_END:
+			return rc;
+		case CLI_ERR:
+			return usage_error("epochs: %s", a->err);
+		case CLI_POS:
 			return usage_error(
 			    "epochs: unexpected argument %s", val);
-		case OPT_JSON:
+		case CO_JSON:
 			o->json = 1;
 			break;
-		case OPT_HOST:
+		case CO_HOST:
 			o->host = val;
 			break;
-		case OPT_LIMIT:
+		case CO_LIMIT:
 			if (parse_count(val, &o->limit) < 0)
 				return usage_error("bad --limit %s", val);
 			break;
@@ -676,7 +538,7 @@ epochs_args(struct cli *cli, struct args *a, struct epochs_opts *o, int *done)
 
 /* `vitals epochs`: list stored epochs. */
 static int
-cmd_epochs(struct cli *cli, struct args *a)
+cmd_epochs(struct cli *cli, struct cli_args *a)
 {
 	struct epochs_opts o = { 0 };
 	struct selection s;
@@ -1251,24 +1113,24 @@ show_opt(
     struct cli *cli, struct show_opts *o, int id, const char *val, int *done)
 {
 	switch (id) {
-	case OPT_POS:
+	case CLI_POS:
 		return show_set_epoch(o, val);
-	case OPT_LAST:
+	case CO_LAST:
 		return show_set_epoch(o, NULL);
-	case OPT_JSON:
+	case CO_JSON:
 		o->json = 1;
 		return EXIT_OK;
-	case OPT_HOST:
+	case CO_HOST:
 		o->host = val;
 		return EXIT_OK;
-	case OPT_VITAL:
+	case CO_VITAL:
 		o->vital = val;
 		return EXIT_OK;
-	case OPT_TOP:
+	case CO_SLOTS:
 		if (parse_count(val, &o->top) < 0)
 			return usage_error("bad --top %s", val);
 		return EXIT_OK;
-	case OPT_SAMPLES:
+	case CO_SAMPLES:
 		if (parse_count(val, &o->nsamples) < 0)
 			return usage_error("bad --samples %s", val);
 		return EXIT_OK;
@@ -1278,16 +1140,17 @@ show_opt(
 
 /* Parse the arguments of `vitals show`. */
 static int
-show_args(struct cli *cli, struct args *a, struct show_opts *o, int *done)
+show_args(struct cli *cli, struct cli_args *a, struct show_opts *o, int *done)
 {
 	const char *val;
 	int id, rc = EXIT_OK;
 
-	while (a->i < a->argc && rc == EXIT_OK && !*done) {
-		if ((id = args_next(a, show_optv, &val)) == OPT_ERR)
-			return EXIT_USAGE;
-		if (id != OPT_NONE)
-			rc = show_opt(cli, o, id, val, done);
+	a->cmd = CLI_SHOW;
+	while (rc == EXIT_OK && !*done &&
+	    (id = cli_next(a, &val)) != CLI_END) {
+		if (id == CLI_ERR)
+			return usage_error("show: %s", a->err);
+		rc = show_opt(cli, o, id, val, done);
 	}
 	return rc;
 }
@@ -1313,7 +1176,7 @@ show_epoch(
 
 /* `vitals show`: one epoch in detail. */
 static int
-cmd_show(struct cli *cli, struct args *a)
+cmd_show(struct cli *cli, struct cli_args *a)
 {
 	struct show_opts o = { .top = 5, .nsamples = 5 };
 	struct vitals_epoch *e;
@@ -1339,28 +1202,28 @@ cmd_show(struct cli *cli, struct args *a)
 
 /* Parse the global options up to the command; *cmd is NULL if none. */
 static int
-global_args(struct cli *cli, struct args *a, const char **cmd, int *done)
+global_args(struct cli *cli, struct cli_args *a, const char **cmd, int *done)
 {
 	const char *val;
 	int id, rc = EXIT_OK;
 
 	*cmd = NULL;
-	while (a->i < a->argc && rc == EXIT_OK && !*done) {
-		if ((id = args_next(a, global_opts, &val)) == OPT_ERR)
-			return EXIT_USAGE;
-		if (id == OPT_POS) {
+	while (rc == EXIT_OK && !*done &&
+	    (id = cli_next(a, &val)) != CLI_END) {
+		if (id == CLI_ERR)
+			return usage_error("%s", a->err);
+		if (id == CLI_POS) {
 			*cmd = val;
 			break;
 		}
-		if (id != OPT_NONE)
-			rc = common_opt(cli, id, val, done);
+		rc = common_opt(cli, id, val, done);
 	}
 	return rc;
 }
 
 /* Run the command named cmd on the remaining arguments. */
 static int
-dispatch(struct cli *cli, const char *cmd, struct args *a)
+dispatch(struct cli *cli, const char *cmd, struct cli_args *a)
 {
 	int rc;
 
@@ -1388,10 +1251,11 @@ int
 main(int argc, char **argv)
 {
 	struct cli cli = { 0 };
-	struct args a = { argc, argv, 1, 0 };
+	struct cli_args a;
 	const char *cmd;
 	int done = 0, rc;
 
+	cli_args_init(&a, argc, argv, 1, CLI_GLOBAL);
 	rc = global_args(&cli, &a, &cmd, &done);
 	if (rc == EXIT_OK && !done) {
 		if (cmd == NULL)

@@ -195,6 +195,27 @@ run --data-dir "$DATA" epochs --frobnicate
 expect_rc 2 "epochs --frobnicate"
 run --data-dir "$DATA" show 0 1
 expect_rc 2 "show with two epochs"
+# One option table serves every command: values inline or attached, and
+# an option of another command refused by name.
+run --data-dir="$DATA" show --top=1 --samples 0 -1
+expect_rc 0 "show --top=1 -1"
+run -d"$DATA" epochs -n1
+expect_rc 0 "epochs -n1"
+expect_lines 1 "epochs -n1"
+run --data-dir "$DATA" epochs --last
+expect_rc 2 "epochs --last"
+expect_err '^vitals: epochs: unknown option --last' "epochs --last"
+run --data-dir "$DATA" show --json=yes
+expect_rc 2 "show --json=yes"
+expect_err 'option --json takes no value' "show --json=yes"
+run --data-dir "$DATA" show --vital
+expect_rc 2 "show --vital (no value)"
+expect_err 'option --vital needs a value' "show --vital"
+run --data-dir "$DATA" show -V
+expect_rc 2 "show -V"
+run --data-dir "$DATA" query -k 3
+expect_rc 2 "query -k"
+expect_err 'query: unknown option -k' "query -k"
 run --help
 expect_rc 0 "--help"
 expect_out '^usage: vitals' "--help"
