@@ -562,13 +562,17 @@ vitals_bpf_ufile_cb(struct task_struct *t, struct vm_area_struct *vma,
 #define VITALS_BPF_UCACHE 8
 /* Lookups a CPU makes for one process: the cost of a sample is bounded. */
 #define VITALS_BPF_ULOOKUPS 8
+/* And in all, per window of time: so is their cost where processes churn. */
+#define VITALS_BPF_UWINDOW_NS 100000000ULL
+#define VITALS_BPF_UWINDOW_LOOKUPS 32
 
 struct vitals_bpf_ucache {
 	__u32 tgid;
 	__u32 n;
 	__u64 mm;      /* the process's mm: exec replaces it, not the tgid */
 	__u32 lookups; /* bpf_find_vma() calls made for it */
-	__u32 pad;
+	__u32 win_lookups; /* and in the window that started at win_ns */
+	__u64 win_ns;
 	struct vitals_bpf_ufile uf[VITALS_BPF_UCACHE]; /* pad: VITALS_BPF_UF_* */
 };
 
@@ -576,9 +580,11 @@ struct vitals_bpf_ucache {
  * Per CPU: the mappings bpf_find_vma() found for the process sampled last,
  * files and mappings of no code (its heap, its stack), so that its next
  * samples look up only addresses not met yet, and at most
- * VITALS_BPF_ULOOKUPS of them: a lookup where interrupts are off costs an
- * irq_work (a self-IPI: microseconds in a VM) to release the mmap lock.
- * A process that lives on has its frames placed through /proc instead.
+ * VITALS_BPF_ULOOKUPS of them, and at most VITALS_BPF_UWINDOW_LOOKUPS in
+ * each 100 ms whatever the process (fork+exec storms): a lookup where
+ * interrupts are off costs an irq_work (a self-IPI: microseconds in a VM)
+ * to release the mmap lock.  A process that lives on has its frames
+ * placed through /proc instead.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -620,6 +626,22 @@ vitals_bpf_ucache(struct task_struct *t)
  * astray (code built without frame pointers): it and the frames after it
  * are dropped.  Returns the mappings found, plus the frames kept << 8.
  */
+/* Whether the CPU's lookups of this window leave room for one more; takes it. */
+static __always_inline int
+vitals_bpf_ulookup_budget(struct vitals_bpf_ucache *c)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	if (now - c->win_ns >= VITALS_BPF_UWINDOW_NS) {
+		c->win_ns = now;
+		c->win_lookups = 0;
+	}
+	if (c->win_lookups >= VITALS_BPF_UWINDOW_LOOKUPS)
+		return 0;
+	c->win_lookups++;
+	return 1;
+}
+
 /* The state of vitals_bpf_ufiles()'s walk, for its bpf_loop() steps. */
 struct vitals_bpf_uwalk {
 	struct task_struct *t;
@@ -655,7 +677,8 @@ vitals_bpf_ufile_step(__u32 i, void *data)
 	if (k < VITALS_BPF_UCACHE && k < c->n) {
 		u = c->uf[k];
 	} else {
-		if (c->lookups >= VITALS_BPF_ULOOKUPS)
+		if (c->lookups >= VITALS_BPF_ULOOKUPS ||
+		    !vitals_bpf_ulookup_budget(c))
 			return 1;
 		c->lookups++;
 		u.start = u.end = u.ino = 0;
