@@ -250,30 +250,16 @@ bpf_symbolize(const struct vitals_event *ev, const char **names)
 	}
 }
 
-/* The file mapping the kernel found user address addr in, or NULL. */
-static const struct vitals_bpf_ufile *
+/* Index in uf of the file mapping holding user address addr, or -1. */
+static int
 bpf_ufile(const struct vitals_bpf_ufile *uf, uint32_t n, uint64_t addr)
 {
 	uint32_t i;
 
 	for (i = 0; i < n; i++)
 		if (addr >= uf[i].start && addr < uf[i].end)
-			return &uf[i];
-	return NULL;
-}
-
-/* Frame addr in module (dev, ino) of u, found with find; 0 if not. */
-static uint64_t
-bpf_ufile_frame(const struct vitals_bpf_ufile *u, uint64_t addr,
-    int (*find)(uint32_t, uint64_t, uint32_t *))
-{
-	uint64_t off;
-	uint32_t id;
-
-	if (u == NULL || (off = addr - u->start + u->off) >
-	    VITALS_UFRAME_OFF_MASK || find(u->dev, u->ino, &id) < 0)
-		return 0;
-	return VITALS_UFRAME(id, off);
+			return (int)i;
+	return -1;
 }
 
 /*
@@ -282,38 +268,51 @@ bpf_ufile_frame(const struct vitals_bpf_ufile *u, uint64_t addr,
  * mean nothing once the process is gone; written to buf.  A frame in a
  * file the kernel found (uf, nuf) of a module known is placed without
  * /proc; else through the process's maps (sym_user_frame); else, the
- * process gone, by the file searched for (module_search_file).
+ * process gone, by the file searched for (module_search_file).  Each
+ * file's mapping is remembered for the process's other samples.
  */
 static void
 bpf_encode_ustack(struct vitals_event *ev, const struct vitals_bpf_ufile *uf,
     uint32_t nuf, uint64_t *buf)
 {
-	const struct vitals_bpf_ufile *u;
-	uint64_t f;
+	/* Module of uf[k]; -1 not known yet, -2 not found. */
+	int32_t mod[VITALS_BPF_UFILES];
+	uint64_t addr, off;
 	uint32_t i, id;
+	int k;
 
-	/* Its other samples' frames there are placed too, once it is gone. */
-	for (i = 0; i < nuf; i++)
-		if (module_find_file(uf[i].dev, uf[i].ino, &id) == 0)
+	for (i = 0; i < nuf; i++) {
+		mod[i] = module_find_file(uf[i].dev, uf[i].ino, &id) == 0 ?
+		    (int32_t)id : -1;
+		if (mod[i] >= 0)
 			sym_proc_learn(ev->pid, ev->exe_id, uf[i].start,
 			    uf[i].end, uf[i].off, id);
+	}
 	for (i = 0; i < ev->nustack; i++) {
-		u = bpf_ufile(uf, nuf, ev->ustack[i]);
-		if ((buf[i] = bpf_ufile_frame(u, ev->ustack[i],
-		    module_find_file)) != 0)
+		addr = ev->ustack[i];
+		k = bpf_ufile(uf, nuf, addr);
+		off = k >= 0 ? addr - uf[k].start + uf[k].off : 0;
+		if (off > VITALS_UFRAME_OFF_MASK)
+			k = -1;
+		if (k >= 0 && mod[k] >= 0) {
+			buf[i] = VITALS_UFRAME(mod[k], off);
 			continue;
+		}
 		/* The walk went past the stack: it ends there. */
-		if ((buf[i] = sym_user_frame(ev->pid, ev->exe_id,
-		    ev->ustack[i])) == 0) {
+		if ((buf[i] = sym_user_frame(ev->pid, ev->exe_id, addr)) == 0) {
 			ev->nustack = i;
 			break;
 		}
-		if (VITALS_UFRAME_MODULE(buf[i]) < 0 && (f = bpf_ufile_frame(u,
-		    ev->ustack[i], module_search_file)) != 0) {
-			buf[i] = f;
-			sym_proc_learn(ev->pid, ev->exe_id, u->start, u->end,
-			    u->off, (uint32_t)VITALS_UFRAME_MODULE(f));
+		if (k < 0 || mod[k] != -1 || VITALS_UFRAME_MODULE(buf[i]) >= 0)
+			continue;
+		if (module_search_file(uf[k].dev, uf[k].ino, &id) < 0) {
+			mod[k] = -2; /* not to be searched for again */
+			continue;
 		}
+		mod[k] = (int32_t)id;
+		sym_proc_learn(ev->pid, ev->exe_id, uf[k].start, uf[k].end,
+		    uf[k].off, id);
+		buf[i] = VITALS_UFRAME(id, off);
 	}
 	ev->ustack = buf;
 }

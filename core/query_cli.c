@@ -47,13 +47,6 @@
 /* Epochs to read before a progress bar is worth showing. */
 #define QCLI_PROGRESS_MIN 50
 
-/* Commands, as bits of the options' masks (core/cli_args.h). */
-#define QC_QUERY CLI_QUERY
-#define QC_FINDINGS CLI_FINDINGS
-#define QC_TOP CLI_TOP
-#define QC_DIFF CLI_DIFF
-#define QC_TRAIN CLI_TRAIN
-
 const char qcli_usage[] =
     "  query [--from T] [--to T] [--timescale TS]... [--vital V]\n"
     "        [--filter NAME]... [--host H]... [--json] [--no-cache]\n"
@@ -76,7 +69,7 @@ const char qcli_usage[] =
 
 /* Everything a command was given, and what it resolved. */
 struct qcli {
-	unsigned cmd;
+	unsigned cmd; /* CLI_* (core/cli_args.h) */
 	const char *cmdname;
 	const char *data_dir_opt;
 	const char *config_opt;
@@ -520,7 +513,7 @@ qcli_apply(struct qcli *c, int id, const char *val)
 static int
 qcli_positional(struct qcli *c, const char *s)
 {
-	if (c->npos == 2 || (c->cmd & (QC_DIFF | QC_TRAIN)) == 0)
+	if (c->npos == 2 || (c->cmd & (CLI_DIFF | CLI_TRAIN)) == 0)
 		return qcli_usage_error(
 		    "%s: unexpected argument '%s'", c->cmdname, s);
 	c->pos[c->npos++] = s;
@@ -1666,11 +1659,11 @@ static const struct {
 	unsigned bit;
 	int (*fn)(struct qcli *c);
 } qcli_cmds[] = {
-	{ "query", QC_QUERY, qcli_query },
-	{ "findings", QC_FINDINGS, qcli_findings },
-	{ "top", QC_TOP, qcli_top },
-	{ "diff", QC_DIFF, qcli_diff },
-	{ "train", QC_TRAIN, qcli_train },
+	{ "query", CLI_QUERY, qcli_query },
+	{ "findings", CLI_FINDINGS, qcli_findings },
+	{ "top", CLI_TOP, qcli_top },
+	{ "diff", CLI_DIFF, qcli_diff },
+	{ "train", CLI_TRAIN, qcli_train },
 };
 #define QCLI_NCMDS (sizeof(qcli_cmds) / sizeof(qcli_cmds[0]))
 

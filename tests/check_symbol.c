@@ -202,13 +202,15 @@ END_TEST
 START_TEST(test_search_file)
 {
 	const char *known = path_of("top_builddir", "tests/buildid_known");
-	char dir[] = "/tmp/vitals-search.XXXXXX", a[PATH_MAX], b[PATH_MAX];
+	const char *tmp = getenv("TMPDIR");
+	char dir[PATH_MAX - 16], a[PATH_MAX], b[PATH_MAX];
 	uint32_t ida, idb, id2, dev;
 	struct stat sa, sb;
 	char buf[4096];
 	ssize_t n;
 	int in, out;
 
+	snprintf(dir, sizeof(dir), "%s/vitals-search.XXXXXX", tmp ? tmp : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(a, sizeof(a), "%s/liba.so", dir);
 	snprintf(b, sizeof(b), "%s/libb.so", dir);

@@ -55,8 +55,8 @@ struct vitals_bpf_ufile {
 	__u64 start, end;  /* the mapping, [start, end) */
 	__u64 off;         /* file offset of start */
 	__u64 ino;         /* the file's inode number */
-	__u32 dev;         /* and device, as the kernel encodes it (major << 20 | minor) */
-	__u32 pad;
+	__u32 dev;         /* and device, kernel-encoded (major << 20 | minor) */
+	__u32 kind;        /* the BPF side's (VITALS_BPF_UF_*); 0 as sent */
 };
 
 /* A sampled event, as the ring buffer carries it. */

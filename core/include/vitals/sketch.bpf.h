@@ -525,7 +525,7 @@ vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
 /* VM_EXEC of vm_flags (include/linux/mm.h). */
 #define VITALS_BPF_VM_EXEC 0x4UL
 
-/* What vitals_bpf_ufile_cb() found at an address (struct vitals_bpf_ufile pad). */
+/* What vitals_bpf_ufile_cb() found at an address (vitals_bpf_ufile kind). */
 #define VITALS_BPF_UF_FILE 0   /* code in a file: the ufile is filled */
 #define VITALS_BPF_UF_ANON 1   /* code in no file (JIT, vdso) */
 #define VITALS_BPF_UF_NONE 2   /* no code */
@@ -543,18 +543,18 @@ vitals_bpf_ufile_cb(struct task_struct *t, struct vm_area_struct *vma,
 	u->end = vma->vm_end;
 	if (bpf_core_field_exists(vma->vm_flags) &&
 	    !(vma->vm_flags & VITALS_BPF_VM_EXEC)) {
-		u->pad = VITALS_BPF_UF_NONE;
+		u->kind = VITALS_BPF_UF_NONE;
 		return 0;
 	}
 	/* Loads through BTF pointers: a fault reads as 0. */
 	if (f == 0 || (ino = f->f_inode) == 0) {
-		u->pad = VITALS_BPF_UF_ANON;
+		u->kind = VITALS_BPF_UF_ANON;
 		return 0;
 	}
 	u->off = (__u64)vma->vm_pgoff << 12;
 	u->ino = ino->i_ino;
 	u->dev = ino->i_sb != 0 ? ino->i_sb->s_dev : 0;
-	u->pad = VITALS_BPF_UF_FILE;
+	u->kind = VITALS_BPF_UF_FILE;
 	return 0;
 }
 
@@ -573,7 +573,7 @@ struct vitals_bpf_ucache {
 	__u32 lookups; /* bpf_find_vma() calls made for it */
 	__u32 win_lookups; /* and in the window that started at win_ns */
 	__u64 win_ns;
-	struct vitals_bpf_ufile uf[VITALS_BPF_UCACHE]; /* pad: VITALS_BPF_UF_* */
+	struct vitals_bpf_ufile uf[VITALS_BPF_UCACHE]; /* kind: VITALS_BPF_UF_* */
 };
 
 /*
@@ -626,7 +626,7 @@ vitals_bpf_ucache(struct task_struct *t)
  * astray (code built without frame pointers): it and the frames after it
  * are dropped.  Returns the mappings found, plus the frames kept << 8.
  */
-/* Whether the CPU's lookups of this window leave room for one more; takes it. */
+/* Whether this window of the CPU's lookups has room for one; takes it. */
 static __always_inline int
 vitals_bpf_ulookup_budget(struct vitals_bpf_ucache *c)
 {
@@ -682,25 +682,26 @@ vitals_bpf_ufile_step(__u32 i, void *data)
 			return 1;
 		c->lookups++;
 		u.start = u.end = u.ino = 0;
-		u.pad = VITALS_BPF_UF_ANON;
+		u.kind = VITALS_BPF_UF_ANON;
 		switch (bpf_find_vma(w->t, pc, vitals_bpf_ufile_cb, &u, 0)) {
 		case 0:
 			break;
 		case -16: /* EBUSY: the mmap lock, or its release pending */
 			return 1;
 		default:
-			u.pad = VITALS_BPF_UF_NONE; /* in no mapping */
+			u.kind = VITALS_BPF_UF_NONE; /* in no mapping */
 		}
-		if (u.pad != VITALS_BPF_UF_ANON && (m = c->n) < VITALS_BPF_UCACHE) {
+		if (u.kind != VITALS_BPF_UF_ANON &&
+		    (m = c->n) < VITALS_BPF_UCACHE) {
 			c->uf[m] = u;
 			c->n = m + 1;
 		}
 	}
-	if (u.pad == VITALS_BPF_UF_NONE) {
+	if (u.kind == VITALS_BPF_UF_NONE) {
 		w->n = i;
 		return 1;
 	}
-	if (u.pad == VITALS_BPF_UF_FILE && nuf < VITALS_BPF_UFILES) {
+	if (u.kind == VITALS_BPF_UF_FILE && nuf < VITALS_BPF_UFILES) {
 		w->uf[nuf] = u;
 		w->nuf = nuf + 1;
 	}
