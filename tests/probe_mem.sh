@@ -209,9 +209,11 @@ assert_grep "kmem.*'pages' is not one of kmem, kmem_free" "$TMP/bad.out"
 # them: a copy under a name no process had before must name them (all but
 # a few whose table slot another exec took first: without the table only
 # a third are).  It is run by its absolute path: the table keeps no other.
+# Only short-true is counted: whatever else runs meanwhile (the other tests
+# of make -j) would take the epoch's samples and the CPUs' frame lookups.
 ATMP=$(cd "$TMP" && pwd -P) || fail "cannot resolve $TMP"
 cp /bin/true "$ATMP/short-true" || fail "cannot copy /bin/true"
-printf 'epoch: 5s\ndata_dir: %s/aslr\nprobes:\n  umem: {}\n  kmem: {}\nplugins:\n  store: {}\n' \
+printf 'epoch: 5s\ndata_dir: %s/aslr\nprobes:\n  umem: {comm: short-true}\n  kmem: {comm: short-true}\nplugins:\n  store: {}\n' \
 	"$TMP" >"$TMP/aslr.yaml"
 "$VITALSD" -c "$TMP/aslr.yaml" --epochs 1 >"$TMP/aslr.out" 2>&1 &
 apid=$!
@@ -240,7 +242,8 @@ ok = t and labels < 200 and named >= 0.95 * len(t)
 # are without it).  The runs are paced (about 100 a second): a CPU makes
 # at most 32 lookups per 100 ms, and a page fault one per sample; the raw
 # frames left are mostly past the last real frame, where no lookup was
-# left to tell.
+# left to tell.  Here (only short-true counted, two busy compile loops
+# beside it) 80-94% were placed.
 d = json.load(open(sys.argv[1]))
 mods = dict((m["id"], m["path"]) for m in d.get("modules", []))
 frames = [f for s in t for f in s["ustack"]]
@@ -250,7 +253,7 @@ lib = sum(1 for f in frames if f >> 48 and
            "/libc.so" in mods.get((f >> 48) - 1, "")))
 print("umem: short-true's %d user frames: %d in ld.so or libc, %d raw"
       % (len(frames), lib, raw))
-ok = ok and lib >= 0.3 * len(frames)
+ok = ok and lib >= 0.5 * len(frames)
 # Most of its pages are freed at exit, in exit_mmap(), after exit dropped
 # the task's mm: they are still its exe's (the mm it runs on lazily).
 v = [v for v in json.load(open(sys.argv[1]))["vitals"] if v["name"] == "kmem_free"][0]
