@@ -269,11 +269,13 @@ bpf_ufile(const struct vitals_bpf_ufile *uf, uint32_t n, uint64_t addr)
  * file the kernel found (uf, nuf) of a module known is placed without
  * /proc; else through the process's maps (sym_user_frame); else, the
  * process gone, by the file searched for (module_search_file).  Each
- * file's mapping is remembered for the process's other samples.
+ * file's mapping is remembered for the process's other samples.  A
+ * return address in no code of maps read after the sample (mono_ns)
+ * ends the stack: the walk went astray there.
  */
 static void
 bpf_encode_ustack(struct vitals_event *ev, const struct vitals_bpf_ufile *uf,
-    uint32_t nuf, uint64_t *buf)
+    uint32_t nuf, uint64_t mono_ns, uint64_t *buf)
 {
 	/* Module of uf[k]; -1 not known yet, -2 not found. */
 	int32_t mod[VITALS_BPF_UFILES];
@@ -299,7 +301,8 @@ bpf_encode_ustack(struct vitals_event *ev, const struct vitals_bpf_ufile *uf,
 			continue;
 		}
 		/* The walk went past the stack: it ends there. */
-		if ((buf[i] = sym_user_frame(ev->pid, ev->exe_id, addr)) == 0) {
+		if ((buf[i] = sym_user_frame(ev->pid, ev->exe_id, addr,
+		    i > 0 ? mono_ns : 0)) == 0) {
 			ev->nustack = i;
 			break;
 		}
@@ -388,7 +391,7 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	/* Probes built before ufile send records without it. */
 	nuf = len >= sizeof(*r) && r->nufiles <= VITALS_BPF_UFILES ?
 	    r->nufiles : 0;
-	bpf_encode_ustack(&ev, r->ufile, nuf, ustack);
+	bpf_encode_ustack(&ev, r->ufile, nuf, r->ts_ns, ustack);
 	/* Symbolize only what the core kept: names cost /proc and ELF reads. */
 	if (vitals_vital_sample(b->vitals[r->vital], &ev, r->count)) {
 		bpf_symbolize(&ev, names);

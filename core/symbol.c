@@ -55,6 +55,7 @@ struct sym_proc {
 	uint32_t exe_id;     /* exe id the maps were read for, 0 = unknown */
 	uint64_t read_ns;    /* monotonic time of the last read */
 	uint32_t nmaps;
+	int whole;           /* maps are all of /proc/PID/maps as read then */
 	struct sym_map maps[SYM_MAPS];
 };
 
@@ -319,6 +320,9 @@ sym_proc_read(struct sym_proc *p, uint32_t pid, uint32_t exe_id)
 	size_t cap = 0;
 	FILE *f;
 
+	/* The pid runs another program now: these are not its maps. */
+	if (exe_id != 0 && exe_id_of(pid) != exe_id)
+		return -ESRCH;
 	snprintf(fn, sizeof(fn), "/proc/%u/maps", pid);
 	if ((f = fopen(fn, "r")) == NULL)
 		return -errno;
@@ -332,11 +336,18 @@ sym_proc_read(struct sym_proc *p, uint32_t pid, uint32_t exe_id)
 	p->exe_id = exe_id;
 	p->read_ns = sym_now_ns();
 	p->nmaps = 0;
+	p->whole = 0;
 	do
 		p->nmaps += sym_map_parse(line, pid, &p->maps[p->nmaps]);
 	while (p->nmaps < SYM_MAPS && getline(&line, &cap, f) > 0);
+	p->whole = p->nmaps < SYM_MAPS;
 	free(line);
 	fclose(f);
+	/* It exec'd while they were read: they may be either program's. */
+	if (exe_id != 0 && exe_id_of(pid) != exe_id) {
+		p->pid = 0;
+		return -ESRCH;
+	}
 	return 0;
 }
 
@@ -450,6 +461,7 @@ sym_proc_gone(uint32_t pid, uint32_t exe_id, const char *path,
 	m->module = (int32_t)id;
 	m->file = f;
 	p->nmaps = 1;
+	p->whole = 0;
 	p->exe_id = exe_id;
 	p->read_ns = sym_now_ns();
 	p->pid = pid;
@@ -503,15 +515,25 @@ sym_user_loc(uint32_t pid, uint32_t exe_id, uint64_t addr, uint32_t *module,
 }
 
 uint64_t
-sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr)
+sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr,
+    uint64_t since_ns)
 {
+	const struct sym_proc *p;
 	uint32_t module;
 	uint64_t off;
 
 	if (sym_user_loc(pid, exe_id, addr, &module, &off) == 0)
 		return VITALS_UFRAME(module, off);
 	/* No user address: kept raw, it would read as a module frame. */
-	return addr < SYM_USER_END ? addr : 0;
+	if (addr >= SYM_USER_END)
+		return 0;
+	/* In no code of the whole maps read since: no return address. */
+	p = sym_procs[pid % SYM_PROCS];
+	if (since_ns != 0 && p != NULL && p->pid == pid && p->whole &&
+	    (exe_id == 0 || exe_id == p->exe_id) && p->read_ns >= since_ns &&
+	    sym_proc_map((struct sym_proc *)p, addr) == NULL)
+		return 0;
+	return addr;
 }
 
 uint32_t

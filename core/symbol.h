@@ -53,11 +53,15 @@ int sym_user_loc(uint32_t pid, uint32_t exe_id, uint64_t addr,
 
 /*
  * addr as a stored user frame: VITALS_UFRAME(module, offset) where
- * sym_user_loc finds it, else addr itself, or 0 if addr is no user
- * address (at or above 2^47: what a frame-pointer walk reads past the
- * last frame; kept, it would read as a module frame).
+ * sym_user_loc finds it, else addr itself, or 0 where no return address
+ * can be: at or above 2^47 (what a frame-pointer walk reads past the
+ * last frame; kept, it would read as a module frame), or, when since_ns
+ * is not 0, in no executable mapping of the process's maps read whole at
+ * or after since_ns (CLOCK_MONOTONIC, the sample's time): a walk gone
+ * astray in code with no frame pointers.
  */
-uint64_t sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr);
+uint64_t sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr,
+    uint64_t since_ns);
 
 /*
  * For a process that may be gone before its samples are read: if its

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <elf.h>
@@ -294,7 +295,7 @@ START_TEST(test_user_loc_self)
 	    pread(fd, file, sizeof(file), (off_t)off), (ssize_t)sizeof(file));
 	close(fd);
 	ck_assert_mem_eq(file, (const void *)(uintptr_t)addr, sizeof(file));
-	ck_assert_uint_eq(sym_user_frame((uint32_t)getpid(), 0, addr),
+	ck_assert_uint_eq(sym_user_frame((uint32_t)getpid(), 0, addr, 0),
 	    VITALS_UFRAME(id, off));
 	ck_assert_str_eq(
 	    sym_user((uint32_t)getpid(), addr), "check_symbol_target");
@@ -314,17 +315,17 @@ START_TEST(test_user_loc_anon)
 	ck_assert_ptr_ne(p, MAP_FAILED);
 	a = (uint64_t)(uintptr_t)p + 16;
 	ck_assert_int_eq(sym_user_loc(pid, 0, a, &id, &off), -ENOENT);
-	ck_assert_uint_eq(sym_user_frame(pid, 0, a), a);
+	ck_assert_uint_eq(sym_user_frame(pid, 0, a, 0), a);
 	a = (uint64_t)(uintptr_t)&data;
 	ck_assert_int_eq(sym_user_loc(pid, 0, a, &id, &off), -ENOENT);
 	ck_assert_int_eq(sym_user_loc(0, 0, a, &id, &off), -ENOENT);
 	ck_assert_uint_eq(id, 99); /* outputs untouched on failure */
 	ck_assert_uint_eq(off, 99);
 	/* No user address (a walk past the last frame): 0, not a module. */
-	ck_assert_uint_eq(sym_user_frame(pid, 0, UINT64_C(0xec8c485355fc8949)),
+	ck_assert_uint_eq(sym_user_frame(pid, 0, UINT64_C(0xec8c485355fc8949), 0),
 	    0);
-	ck_assert_uint_eq(sym_user_frame(pid, 0, UINT64_C(1) << 47), 0);
-	ck_assert_uint_eq(sym_user_frame(pid, 0, (UINT64_C(1) << 47) - 1),
+	ck_assert_uint_eq(sym_user_frame(pid, 0, UINT64_C(1) << 47, 0), 0);
+	ck_assert_uint_eq(sym_user_frame(pid, 0, (UINT64_C(1) << 47) - 1, 0),
 	    (UINT64_C(1) << 47) - 1);
 	munmap(p, 4096);
 }
@@ -420,6 +421,70 @@ START_TEST(test_gone_learn)
 	/* The kernel's device for libc is the one its maps line gives. */
 	ck_assert_int_eq(module_find_file(ldev, lino, &id), 0);
 	ck_assert_uint_eq(id, libc);
+}
+END_TEST
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A return address in no code of maps read after the sample is where a
+ * frame-pointer walk went astray: 0, which ends the stack.  Code (a
+ * file's or anonymous) stays, and so does any address when the maps were
+ * read before the sample or are another program's (the pid exec'd).
+ */
+START_TEST(test_user_frame_junk)
+{
+	static int data;
+	uint64_t since = mono_ns() - 1000000000ULL, d, jit, code, off;
+	uint32_t xid, id;
+	pid_t child;
+	void *p;
+
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+	    -1, 0);
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	child = spawn_sleeper(); /* has our mappings */
+	xid = exe_id_of((uint32_t)child);
+	d = (uint64_t)(uintptr_t)&data;
+	jit = (uint64_t)(uintptr_t)p + 16;
+	code = (uint64_t)(uintptr_t)&check_symbol_target;
+	ck_assert_uint_eq(sym_user_frame((uint32_t)child, xid, d, since), 0);
+	ck_assert_uint_eq(sym_user_frame((uint32_t)child, xid, jit, since),
+	    jit);
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)child, xid, code, &id, &off), 0);
+	ck_assert_uint_eq(sym_user_frame((uint32_t)child, xid, code, since),
+	    VITALS_UFRAME(id, off));
+	/* Maps read before the sample, or no time: kept raw. */
+	ck_assert_uint_eq(
+	    sym_user_frame((uint32_t)child, xid, d, mono_ns() + 1000000000ULL),
+	    d);
+	ck_assert_uint_eq(sym_user_frame((uint32_t)child, xid, d, 0), d);
+	/* The pid runs another exe than the sample's: not its maps. */
+	ck_assert_uint_eq(
+	    sym_user_frame((uint32_t)child, xid + 1, d, since), d);
+	reap(child);
+	munmap(p, 4096);
+
+	/* A child that exec'd since its sample: sleep's maps are not ours. */
+	ck_assert_int_ge(child = fork(), 0);
+	if (child == 0) {
+		execl("/bin/sleep", "sleep", "10", (char *)NULL);
+		_exit(127);
+	}
+	while (exe_id_of((uint32_t)child) == xid)
+		usleep(1000);
+	ck_assert_uint_eq(sym_user_frame((uint32_t)child, xid, d, since), d);
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)child, xid, code, &id, &off), -ENOENT);
+	reap(child);
 }
 END_TEST
 
@@ -572,6 +637,7 @@ symbol_suite(void)
 	tcase_add_test(d, test_exe_dropped_on_exit);
 	tcase_add_test(d, test_exe_known_after_exit);
 	tcase_add_test(d, test_gone_learn);
+	tcase_add_test(d, test_user_frame_junk);
 	suite_add_tcase(s, d);
 	return s;
 }
