@@ -74,12 +74,19 @@ struct {
 /* Kernel text start, so sites do not change with KASLR; 0 if unknown. */
 extern const void _stext __ksym __weak;
 
-/* 0 read, 1 write, 2 other (flush, discard, ...). */
+/*
+ * 0 read, 1 write, 2 other (flush, discard, ...).  A write of no data
+ * (bytes: the request's, or at completion the bytes completed) is a cache
+ * flush (REQ_PREFLUSH, as fsync sends when no data goes with it), which
+ * the block layer completes empty: other, too.
+ */
 static __always_inline __u32
-diskio_op(struct request *rq)
+diskio_op(struct request *rq, __u64 bytes)
 {
 	__u32 op = BPF_CORE_READ(rq, cmd_flags) & DISKIO_OP_MASK;
 
+	if (op == 1 && bytes == 0)
+		return 2;
 	return op < 2 ? op : 2;
 }
 
@@ -161,7 +168,7 @@ diskio_remember(struct vitals_bpf_cfg *c, void *ctx, struct request *rq,
 	e->nkstack = e->nustack = e->nufiles = 0;
 	if (e->wanted)
 		diskio_submitter(c, ctx, e, pt, e->bytes != 0);
-	e->site = diskio_site(e, diskio_op(rq));
+	e->site = diskio_site(e, diskio_op(rq, e->bytes));
 	bpf_map_update_elem(&diskio_reqs, &key, e, BPF_ANY);
 }
 
@@ -219,7 +226,7 @@ diskio_submit(void *ctx, struct vitals_bpf_rec *r, const struct diskio_req *e,
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	r->op = diskio_op(rq) | unsat;
+	r->op = diskio_op(rq, bytes) | unsat;
 	r->args[0] = bytes;
 	r->args[2] = diskio_dev(rq);
 	r->args[3] = BPF_CORE_READ(rq, __sector);
