@@ -336,7 +336,6 @@ sym_proc_read(struct sym_proc *p, uint32_t pid, uint32_t exe_id)
 	p->exe_id = exe_id;
 	p->read_ns = sym_now_ns();
 	p->nmaps = 0;
-	p->whole = 0;
 	do
 		p->nmaps += sym_map_parse(line, pid, &p->maps[p->nmaps]);
 	while (p->nmaps < SYM_MAPS && getline(&line, &cap, f) > 0);
@@ -518,7 +517,7 @@ uint64_t
 sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr,
     uint64_t since_ns)
 {
-	const struct sym_proc *p;
+	struct sym_proc *p;
 	uint32_t module;
 	uint64_t off;
 
@@ -531,7 +530,7 @@ sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr,
 	p = sym_procs[pid % SYM_PROCS];
 	if (since_ns != 0 && p != NULL && p->pid == pid && p->whole &&
 	    (exe_id == 0 || exe_id == p->exe_id) && p->read_ns >= since_ns &&
-	    sym_proc_map((struct sym_proc *)p, addr) == NULL)
+	    sym_proc_map(p, addr) == NULL)
 		return 0;
 	return addr;
 }

@@ -76,9 +76,9 @@ extern const void _stext __ksym __weak;
 
 /*
  * 0 read, 1 write, 2 other (flush, discard, ...).  A write of no data
- * (bytes: the request's, or at completion the bytes completed) is a cache
- * flush (REQ_PREFLUSH, as fsync sends when no data goes with it), which
- * the block layer completes empty: other, too.
+ * (bytes: the request's as issued) is a cache flush (REQ_PREFLUSH, as
+ * fsync sends when no data goes with it), which the block layer
+ * completes empty: other, too.
  */
 static __always_inline __u32
 diskio_op(struct request *rq, __u64 bytes)
@@ -226,7 +226,8 @@ diskio_submit(void *ctx, struct vitals_bpf_rec *r, const struct diskio_req *e,
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	r->op = diskio_op(rq, bytes) | unsat;
+	/* A failed write completing no bytes is still a write. */
+	r->op = diskio_op(rq, e != 0 ? e->bytes : bytes) | unsat;
 	r->args[0] = bytes;
 	r->args[2] = diskio_dev(rq);
 	r->args[3] = BPF_CORE_READ(rq, __sector);
