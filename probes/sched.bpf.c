@@ -237,6 +237,31 @@ sched_user_pc(struct task_struct___sched *t)
 	return regs->ip;
 }
 
+/*
+ * The text range and frame files of the record's user frames: the record
+ * is of the thread switching in, not of the current one, so
+ * vitals_bpf_count() could take neither from the CPU's cache, and the
+ * thread's process may be gone before user space reads the record (a
+ * short program that slept once).  The lookups are bounded as for any
+ * sample (vitals_bpf_ufiles).
+ */
+static __always_inline void
+sched_ufiles(struct vitals_bpf_rec *r, struct task_struct___sched *t)
+{
+	struct mm_struct *mm = t->mm;
+	__u32 n;
+
+	/* Loads through BTF pointers: a fault reads as 0. */
+	if (mm == 0 || r->nustack == 0)
+		return;
+	r->code_start = mm->start_code;
+	r->code_end = mm->end_code;
+	n = vitals_bpf_ufiles((struct task_struct *)t, r->ustack, r->nustack,
+	    &r->code_start, r->ufile);
+	r->nufiles = n & 0xff;
+	r->nustack = n >> 8;
+}
+
 /* The task's kernel stack, where it left the CPU, into the record. */
 static __always_inline void
 sched_kstack(struct vitals_bpf_rec *r, struct task_struct___sched *t)
@@ -271,6 +296,7 @@ sched_count_delay(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
 	r->args[3] = cause;
 	r->ustack[0] = pc;
 	r->nustack = pc != 0;
+	sched_ufiles(r, t);
 	sched_comm(r, t);
 	sched_kstack(r, t);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
@@ -342,6 +368,7 @@ sched_count_block(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
 	sched_comm(r, t);
 	sched_kstack(r, t);
 	sched_ustack(c, r, t);
+	sched_ufiles(r, t);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 

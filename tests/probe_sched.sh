@@ -146,3 +146,46 @@ print("pipe_sleeper: %d switch-ins (perf: %d switch-outs), %d blocks for %d read
       "%.2f s off-CPU, %d pipe_read samples" %
       (s["events"], perf[0], b["events"], reads, b["wsum"] / 1e9, len(pipe)))
 PY
+
+# (d) User frames of processes gone before their samples are read: a copy
+# of sleep, run 60 times, blocks once in clock_nanosleep and exits within
+# a millisecond of waking, long before vitalsd drains its samples (every
+# 100 ms).  Blocking samples carry the files of the thread's user frames,
+# so its PC in libc is placed by module and offset though /proc no longer
+# has its maps.  The rest of its stack is sleep's own code (placed by its
+# text range) or the walk of code built without frame pointers going
+# astray (cut).
+ATMP=$(cd "$TMP" && pwd -P) || fail "cannot resolve $TMP"
+name="pblk$$"
+cp /bin/sleep "$ATMP/$name" || fail "cannot copy /bin/sleep"
+conf=$(probe_config sched 1s "vitals: [blocking], comm: $name, ustack: true")
+start_daemon "$conf"
+i=0
+while [ "$i" -lt 60 ]; do "$ATMP/$name" 0.01 || fail "sleep failed"; i=$((i + 1)); done
+sleep 0.3
+stop_daemon
+python3 - "$name" $(epochs_json) <<'PY' || fail "blocking frames of gone processes are not placed"
+import json, sys
+name, files = sys.argv[1], sys.argv[2:]
+total = placed = libc = 0
+for f in files:
+    e = json.load(open(f))
+    mods = dict((m["id"], m["path"]) for m in e.get("modules", []))
+    for v in e["vitals"]:
+        if v["name"] != "blocking":
+            continue
+        for s in v["samples"]:
+            if s["comm"] != name or not s["ustack"]:
+                continue
+            total += 1
+            top = s["ustack"][0]
+            if top >> 48:
+                placed += 1
+                libc += "/libc.so" in mods.get((top >> 48) - 1, "")
+print("blocking: 60 runs of %s sleeping 10 ms: %d samples with a user stack, "
+      "%d with the PC placed, %d in libc" % (name, total, placed, libc))
+# The runs block at one site, one label: sampled at its first sighting
+# and each power of t in each 1 s epoch, 5-6 times an epoch at t = 2.
+assert total >= 4, "%d samples" % total
+assert placed >= 0.8 * total and libc >= 1, "PCs placed %d of %d" % (placed, total)
+PY
