@@ -549,23 +549,33 @@ overhead_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median of v (sorted in place), NAN when empty. */
+/*
+ * Median of v, NAN when empty; with q, also the interquartile range over
+ * the median (NAN under 4 samples).  v keeps its order: samples are
+ * paired by round later.
+ */
 static double
-overhead_median(double *v, int n)
+overhead_median_q(const double *v, int n, double *q)
 {
-	if (n == 0)
+	double *w, med;
+
+	if (q != NULL)
+		*q = NAN;
+	if (n == 0 || (w = malloc((size_t)n * sizeof(*w))) == NULL)
 		return NAN;
-	qsort(v, (size_t)n, sizeof(*v), overhead_cmp);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	memcpy(w, v, (size_t)n * sizeof(*w));
+	qsort(w, (size_t)n, sizeof(*w), overhead_cmp);
+	med = n % 2 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
+	if (q != NULL && n >= 4 && med > 0)
+		*q = (w[(3 * n) / 4] - w[n / 4]) / med;
+	free(w);
+	return med;
 }
 
-/* Interquartile range over the median of a sorted v, NAN under 4 samples. */
 static double
-overhead_spread(const double *v, int n, double med)
+overhead_median(const double *v, int n)
 {
-	if (n < 4 || !(med > 0))
-		return NAN;
-	return (v[(3 * n) / 4] - v[n / 4]) / med;
+	return overhead_median_q(v, n, NULL);
 }
 
 /* ---- monitors ---- */
@@ -1268,6 +1278,8 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 struct overhead_res {
 	double *v[OV_NROWS][OV_NMON]; /* ns per op, per sample */
 	double *cpu[OV_NROWS][OV_NMON]; /* CPU ns per op, per sample */
+	int *round[OV_NROWS][OV_NMON]; /* the round of each sample */
+	int rounds;
 	int n[OV_NROWS][OV_NMON];
 	uint64_t chunk[OV_NROWS];
 	int err[OV_NROWS];            /* errno that stopped the row, or 0 */
@@ -1292,7 +1304,7 @@ overhead_row_failed(struct overhead_res *res, int row, int r)
  */
 static void
 overhead_pass(struct overhead_res *res, struct overhead_ctx *c, int i,
-    int record)
+    int record, int round)
 {
 	uint64_t budget = (uint64_t)c->o->ms * 1000000ULL;
 	int row, s, ns;
@@ -1312,6 +1324,7 @@ overhead_pass(struct overhead_res *res, struct overhead_ctx *c, int i,
 				break;
 			}
 			if (record) {
+				res->round[row][i][res->n[row][i]] = round;
 				res->cpu[row][i][res->n[row][i]] = cpu;
 				res->v[row][i][res->n[row][i]++] = v;
 			}
@@ -1334,8 +1347,8 @@ overhead_run(struct overhead_res *res, struct overhead_ctx *c,
 				continue;
 			/* One-time work (symbols of the programs rows run). */
 			if (c->o->warm)
-				overhead_pass(res, c, i, 0);
-			overhead_pass(res, c, i, 1);
+				overhead_pass(res, c, i, 0, r);
+			overhead_pass(res, c, i, 1, r);
 			overhead_mon_stop(&m[i], i, c->tmp);
 		}
 	}
@@ -1431,35 +1444,6 @@ overhead_summary_of(double med[][OV_NMON], int i, const struct overhead_mon *m)
 	printf("\n");
 }
 
-/*
- * A build row, monitor i against none, paired by round: the mean of the
- * per-round ratios less one, and its standard error.  Rounds drift (the
- * machine, the monitor's own epoch work), so the pairs say better than
- * two medians whether a difference is real.  One sample per round and
- * monitor, so sample r of each is round r's.
- */
-static void
-overhead_paired(const struct overhead_res *res, int row, int i,
-    const char *name)
-{
-	const double *a = res->v[row][i], *b = res->v[row][OV_NONE];
-	double d, sum = 0, sq = 0, mean, se;
-	int r, n = res->n[row][i];
-
-	if (n < 3 || n != res->n[row][OV_NONE])
-		return;
-	for (r = 0; r < n; r++) {
-		d = a[r] / b[r] - 1;
-		sum += d;
-		sq += d * d;
-	}
-	mean = sum / n;
-	se = sqrt((sq - n * mean * mean) / (n - 1) / n);
-	printf("  %-8s %s %+.2f%% +- %.2f%% (mean of %d rounds' ratios, "
-	    "standard error)\n", name, overhead_rows[row].name, mean * 100,
-	    se * 100, n);
-}
-
 /* Did any monitor measure the row? */
 static int
 overhead_measured(const struct overhead_res *res, int row)
@@ -1481,13 +1465,131 @@ overhead_print_header(const char *first)
 }
 
 /*
+ * Monitor i against none on one row, paired by round: per round, the
+ * median of the monitor's samples less (rel: over) the median of the
+ * unmonitored ones of the same round; the mean of that over the rounds
+ * both ran, and its standard error.  Rounds drift (the machine, the
+ * monitor's own epoch work) more than samples within a round do, so the
+ * pairs say better than two medians whether a difference is real.
+ * Returns the rounds paired; under 3, no estimate.
+ */
+static int
+overhead_paired(const struct overhead_res *res, double *const src[OV_NMON],
+    int row, int i, int rel, double *mean, double *se)
+{
+	const double *a = src[i], *b = src[OV_NONE];
+	const int *ra = res->round[row][i], *rb = res->round[row][OV_NONE];
+	double *wa, *wb, ma, mb, d, sum = 0, sq = 0;
+	int r, k, na, nb, n = 0;
+
+	wa = malloc(((size_t)res->n[row][i] + 1) * sizeof(*wa));
+	wb = malloc(((size_t)res->n[row][OV_NONE] + 1) * sizeof(*wb));
+	for (r = 0; wa != NULL && wb != NULL && r < res->rounds; r++) {
+		for (k = na = 0; k < res->n[row][i]; k++)
+			if (ra[k] == r)
+				wa[na++] = a[k];
+		for (k = nb = 0; k < res->n[row][OV_NONE]; k++)
+			if (rb[k] == r)
+				wb[nb++] = b[k];
+		if (na == 0 || nb == 0)
+			continue;
+		ma = overhead_median(wa, na);
+		mb = overhead_median(wb, nb);
+		d = rel ? ma / mb - 1 : ma - mb;
+		sum += d;
+		sq += d * d;
+		n++;
+	}
+	free(wa);
+	free(wb);
+	if (n < 3)
+		return n;
+	*mean = sum / n;
+	*se = sqrt(fmax(sq - n * *mean * *mean, 0) / (n - 1) / n);
+	return n;
+}
+
+/*
+ * The paired estimate of each monitor on each row, and perf's over
+ * vitalsd's: of wall time, or (cpu) of the CPU time of the rows that
+ * spawn processes.
+ */
+static void
+overhead_report_paired(const struct overhead_res *res, int cpu)
+{
+	double *const (*src)[OV_NMON] = cpu ? res->cpu : res->v;
+	static const int order[] = { OV_FLOOR, OV_COUNT, OV_VITALSD, OV_PERF };
+	static const char *units[] = { "ns", "us", "ms", "s" };
+	double mean[OV_NMON], se[OV_NMON], scale, lo, hi;
+	char b[OV_NMON][48];
+	int row, i, k, u, rel, any = 0, n, nmax = 0;
+
+	for (row = 0; row < OV_NROWS; row++) {
+		if (res->err[row] || !overhead_measured(res, row) ||
+		    (cpu && !overhead_rows[row].cpu))
+			continue;
+		rel = overhead_rows[row].once;
+		scale = 1, u = 0;
+		while (u < 3 && overhead_median(src[row][OV_NONE],
+		    res->n[row][OV_NONE]) >= scale * 1000)
+			scale *= 1000, u++;
+		for (k = 0; k < 4; k++) {
+			i = order[k];
+			mean[i] = NAN;
+			snprintf(b[i], sizeof(b[i]), "-");
+			n = overhead_paired(res, src[row], row, i, rel,
+			    &mean[i], &se[i]);
+			if (n < 3) {
+				mean[i] = NAN;
+				continue;
+			}
+			if (n > nmax)
+				nmax = n;
+			if (rel)
+				snprintf(b[i], sizeof(b[i]), "%+.2f%% +- %.2f",
+				    mean[i] * 100, se[i] * 100);
+			else
+				snprintf(b[i], sizeof(b[i]), "%+.*f +- %.*f %s",
+				    fabs(mean[i]) / scale < 10 ? 2 : 1,
+				    mean[i] / scale, se[i] / scale < 10 ? 2 : 1,
+				    se[i] / scale, units[u]);
+		}
+		if (!any++)
+			printf("\n%s, paired by round\n%-20s %20s %20s %20s "
+			    "%20s  %s\n", cpu ? "CPU time added" :
+			    "latency added",
+			    "row", "+floor", "+count", "+vitalsd", "+perf",
+			    "perf/vitalsd (+-1 se)");
+		printf("%-20s %20s %20s %20s %20s", overhead_rows[row].name,
+		    b[OV_FLOOR], b[OV_COUNT], b[OV_VITALSD], b[OV_PERF]);
+		if (!isnan(mean[OV_VITALSD]) && !isnan(mean[OV_PERF]) &&
+		    mean[OV_VITALSD] > 0) {
+			lo = mean[OV_VITALSD] + se[OV_VITALSD];
+			hi = mean[OV_VITALSD] - se[OV_VITALSD];
+			printf("  %.1fx (%.1f-", mean[OV_PERF] / mean[OV_VITALSD],
+			    (mean[OV_PERF] - se[OV_PERF]) / lo);
+			if (hi > 0)
+				printf("%.1f)",
+				    (mean[OV_PERF] + se[OV_PERF]) / hi);
+			else
+				printf("inf)");
+		}
+		printf("\n");
+	}
+	if (any)
+		printf("mean over up to %d rounds of each round's median "
+		    "less the unmonitored one of the same round\n(build: "
+		    "over it), +- its standard error\n", nmax);
+}
+
+/*
  * The CPU time the rows that spawn processes used (the bench and the
  * children it waited for), where wall time is noisiest.
  */
 static void
 overhead_report_cpu(struct overhead_res *res)
 {
-	double med[OV_NMON];
+	double med[OV_NMON], spread;
 	int row, i, any = 0;
 
 	for (row = 0; row < OV_NROWS; row++) {
@@ -1499,9 +1601,9 @@ overhead_report_cpu(struct overhead_res *res)
 		for (i = 0; i < OV_NMON; i++)
 			med[i] = overhead_median(
 			    res->cpu[row][i], res->n[row][i]);
-		overhead_print_row(row, med,
-		    overhead_spread(res->cpu[row][OV_NONE],
-			res->n[row][OV_NONE], med[OV_NONE]));
+		overhead_median_q(res->cpu[row][OV_NONE], res->n[row][OV_NONE],
+		    &spread);
+		overhead_print_row(row, med, spread);
 	}
 	if (any)
 		printf("CPU time: user + system time per op of the bench and "
@@ -1513,7 +1615,7 @@ overhead_report_cpu(struct overhead_res *res)
 static void
 overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 {
-	double med[OV_NROWS][OV_NMON];
+	double med[OV_NROWS][OV_NMON], spread;
 	int row, i;
 
 	overhead_print_header("row (median)");
@@ -1521,25 +1623,23 @@ overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 		for (i = 0; i < OV_NMON; i++)
 			med[row][i] =
 			    overhead_median(res->v[row][i], res->n[row][i]);
+		overhead_median_q(res->v[row][OV_NONE], res->n[row][OV_NONE],
+		    &spread);
 		if (res->err[row])
 			printf("%-20s error: %s\n", overhead_rows[row].name,
 			    res->msg[row][0] ? res->msg[row] :
 			    strerror(res->err[row]));
 		else if (overhead_measured(res, row))
-			overhead_print_row(row, med[row],
-			    overhead_spread(res->v[row][OV_NONE],
-				res->n[row][OV_NONE], med[row][OV_NONE]));
+			overhead_print_row(row, med[row], spread);
 	}
 	printf("noise: interquartile range of the unmonitored samples over "
 	    "their median\n");
 	overhead_report_cpu(res);
-	printf("summary (ratio to no monitor):\n");
+	overhead_report_paired(res, 0);
+	overhead_report_paired(res, 1);
+	printf("\nsummary (ratio to no monitor):\n");
 	for (i = OV_VITALSD; i < OV_NMON; i++)
 		overhead_summary_of(med, i, m);
-	for (row = 0; row < OV_NROWS; row++)
-		if (overhead_rows[row].once && !res->err[row])
-			for (i = OV_VITALSD; i < OV_NMON; i++)
-				overhead_paired(res, row, i, m[i].name);
 	if (m[OV_VITALSD].starts)
 		printf("vitalsd: %d runs, %.1f s monitored, %llu epochs stored "
 		    "(%.1f KiB)\n", m[OV_VITALSD].starts, m[OV_VITALSD].secs,
@@ -1588,6 +1688,7 @@ overhead_prepare(struct overhead_res *res, struct overhead_ctx *c)
 {
 	int row, i, r;
 
+	res->rounds = c->o->rounds;
 	for (row = 0; row < OV_NROWS; row++) {
 		res->on[row] =
 		    overhead_selected(c->o->rows, overhead_rows[row].id);
@@ -1598,6 +1699,13 @@ overhead_prepare(struct overhead_res *res, struct overhead_ctx *c)
 			    (size_t)c->o->samples, sizeof(double));
 			res->cpu[row][i] = calloc((size_t)c->o->rounds *
 			    (size_t)c->o->samples, sizeof(double));
+			res->round[row][i] = calloc((size_t)c->o->rounds *
+			    (size_t)c->o->samples, sizeof(int));
+			if (res->v[row][i] == NULL || res->cpu[row][i] == NULL ||
+			    res->round[row][i] == NULL) {
+				fprintf(stderr, "overhead: out of memory\n");
+				exit(1);
+			}
 		}
 		r = overhead_calibrate(
 		    &overhead_rows[row], c, &res->chunk[row]);
