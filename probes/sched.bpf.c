@@ -238,15 +238,18 @@ sched_user_pc(struct task_struct___sched *t)
 }
 
 /*
- * The text range and frame files of the record's user frames: the record
- * is of the thread switching in, not of the current one, so
- * vitals_bpf_count() could take neither from the CPU's cache, and the
- * thread's process may be gone before user space reads the record (a
- * short program that slept once).  The lookups are bounded as for any
- * sample (vitals_bpf_ufiles).
+ * The text range of the record's user frames and, with files, the files
+ * they fall in: the record is of the thread switching in, not of the
+ * current one, so vitals_bpf_count() could take neither from the CPU's
+ * cache, and the thread's process may be gone before user space reads
+ * the record (a short program that slept once).  The lookups are bounded
+ * as for any sample (vitals_bpf_ufiles), but each costs microseconds
+ * here, where interrupts are off: a delay sample, taken for every new
+ * process's first wait, goes without.
  */
 static __always_inline void
-sched_ufiles(struct vitals_bpf_rec *r, struct task_struct___sched *t)
+sched_ufiles(struct vitals_bpf_rec *r, struct task_struct___sched *t,
+    int files)
 {
 	struct mm_struct *mm = t->mm;
 	__u32 n;
@@ -256,6 +259,8 @@ sched_ufiles(struct vitals_bpf_rec *r, struct task_struct___sched *t)
 		return;
 	r->code_start = mm->start_code;
 	r->code_end = mm->end_code;
+	if (!files)
+		return;
 	n = vitals_bpf_ufiles((struct task_struct *)t, r->ustack, r->nustack,
 	    &r->code_start, r->ufile);
 	r->nufiles = n & 0xff;
@@ -296,7 +301,7 @@ sched_count_delay(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
 	r->args[3] = cause;
 	r->ustack[0] = pc;
 	r->nustack = pc != 0;
-	sched_ufiles(r, t);
+	sched_ufiles(r, t, 0);
 	sched_comm(r, t);
 	sched_kstack(r, t);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
@@ -368,7 +373,7 @@ sched_count_block(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
 	sched_comm(r, t);
 	sched_kstack(r, t);
 	sched_ustack(c, r, t);
-	sched_ufiles(r, t);
+	sched_ufiles(r, t, 1);
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 }
 
