@@ -46,9 +46,16 @@ def progs():
                 for p in json.loads(out or "[]"))
 
 
-def stats(on):
-    with open("/proc/sys/kernel/bpf_stats_enabled", "w") as f:
-        f.write("1\n" if on else "0\n")
+STATS = "/proc/sys/kernel/bpf_stats_enabled"
+
+
+def stats(value):
+    """Set the sysctl; return what it was."""
+    with open(STATS) as f:
+        old = f.read().strip()
+    with open(STATS, "w") as f:
+        f.write(value + "\n")
+    return old
 
 
 def run_cmd(cmd, runs):
@@ -88,13 +95,15 @@ def measure(mon, cmd, runs, conf, tmp, settle):
     old = set(progs())
     p, log = start(mon, conf, tmp)
     time.sleep(settle)
+    was = None
     try:
-        stats(True)
+        was = stats("1")
         a = progs()
-        cpu = run_cmd(cmd, runs)
+        run_cmd(cmd, runs)
         b = progs()
     finally:
-        stats(False)
+        if was is not None:
+            stats(was)
         p.send_signal(signal.SIGTERM)
         p.wait()
         log.close()
@@ -104,7 +113,7 @@ def measure(mon, cmd, runs, conf, tmp, settle):
             continue
         r, n = res.get(name, (0, 0))
         res[name] = (r + cnt - a[i][1], n + ns - a[i][2])
-    return res, cpu
+    return res
 
 
 def config(path, tmp):
@@ -149,7 +158,7 @@ def main():
             sys.stderr.write("bpfcost: round %d/%d\n" % (r + 1, o.rounds))
             cpu.append(run_cmd(cmd, o.runs))
             for mon in ("floor", "vitalsd") if r % 2 == 0 else ("vitalsd", "floor"):
-                res, _ = measure(mon, cmd, o.runs, conf, tmp, o.settle)
+                res = measure(mon, cmd, o.runs, conf, tmp, o.settle)
                 for name, (cnt, ns) in res.items():
                     a, b = tot[mon].get(name, (0, 0))
                     tot[mon][name] = (a + cnt, b + ns)

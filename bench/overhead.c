@@ -1377,35 +1377,46 @@ overhead_ratio(char *buf, size_t len, double x, double base)
 	return buf;
 }
 
+/* The unit ns values around ref print in: its name, and ns per unit in scale. */
+static const char *
+overhead_unit(double ref, double *scale)
+{
+	static const char *units[] = { "ns", "us", "ms", "s" };
+	int u = 0;
+
+	*scale = 1;
+	while (u < 3 && ref >= *scale * 1000)
+		*scale *= 1000, u++;
+	return units[u];
+}
+
 static void
 overhead_print_row(int row, double med[OV_NMON], double spread)
 {
-	static const char *units[] = { "ns", "us", "ms", "s" };
 	char b[12][32];
-	double scale = 1, ref = isnan(med[0]) ? med[1] : med[0];
-	int u = 0;
+	double scale;
+	const char *unit = overhead_unit(
+	    isnan(med[OV_NONE]) ? med[OV_VITALSD] : med[OV_NONE], &scale);
 
-	while (u < 3 && ref >= scale * 1000)
-		scale *= 1000, u++;
 	if (!isnan(spread))
 		snprintf(b[11], 32, "%.0f%%", spread * 100);
 	printf("%-20s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s %9s %6s\n",
 	    overhead_rows[row].name,
-	    overhead_fmt(b[0], 32, med[OV_NONE], scale, units[u], 0),
-	    overhead_fmt(b[1], 32, med[OV_FLOOR], scale, units[u], 0),
-	    overhead_fmt(b[2], 32, med[OV_COUNT], scale, units[u], 0),
-	    overhead_fmt(b[3], 32, med[OV_VITALSD], scale, units[u], 0),
-	    overhead_fmt(b[4], 32, med[OV_PERF], scale, units[u], 0),
+	    overhead_fmt(b[0], 32, med[OV_NONE], scale, unit, 0),
+	    overhead_fmt(b[1], 32, med[OV_FLOOR], scale, unit, 0),
+	    overhead_fmt(b[2], 32, med[OV_COUNT], scale, unit, 0),
+	    overhead_fmt(b[3], 32, med[OV_VITALSD], scale, unit, 0),
+	    overhead_fmt(b[4], 32, med[OV_PERF], scale, unit, 0),
 	    overhead_ratio(b[5], 32, med[OV_VITALSD], med[OV_NONE]),
 	    overhead_ratio(b[6], 32, med[OV_PERF], med[OV_NONE]),
 	    overhead_fmt(b[7], 32, med[OV_FLOOR] - med[OV_NONE], scale,
-		units[u], 1),
+		unit, 1),
 	    overhead_fmt(b[8], 32, med[OV_COUNT] - med[OV_NONE], scale,
-		units[u], 1),
+		unit, 1),
 	    overhead_fmt(b[9], 32, med[OV_VITALSD] - med[OV_NONE], scale,
-		units[u], 1),
+		unit, 1),
 	    overhead_fmt(b[10], 32, med[OV_PERF] - med[OV_NONE], scale,
-		units[u], 1), isnan(spread) ? "-" : b[11]);
+		unit, 1), isnan(spread) ? "-" : b[11]);
 }
 
 /* Geometric mean of monitor i's latency ratios, and the build's ratio. */
@@ -1519,30 +1530,26 @@ overhead_report_paired(const struct overhead_res *res, int cpu)
 {
 	double *const (*src)[OV_NMON] = cpu ? res->cpu : res->v;
 	static const int order[] = { OV_FLOOR, OV_COUNT, OV_VITALSD, OV_PERF };
-	static const char *units[] = { "ns", "us", "ms", "s" };
 	double mean[OV_NMON], se[OV_NMON], scale, lo, hi;
 	char b[OV_NMON][48];
-	int row, i, k, u, rel, any = 0, n, nmax = 0;
+	const char *unit;
+	int row, i, k, rel, any = 0, n, nmax = 0;
 
 	for (row = 0; row < OV_NROWS; row++) {
 		if (res->err[row] || !overhead_measured(res, row) ||
 		    (cpu && !overhead_rows[row].cpu))
 			continue;
 		rel = overhead_rows[row].once;
-		scale = 1, u = 0;
-		while (u < 3 && overhead_median(src[row][OV_NONE],
-		    res->n[row][OV_NONE]) >= scale * 1000)
-			scale *= 1000, u++;
+		unit = overhead_unit(overhead_median(src[row][OV_NONE],
+		    res->n[row][OV_NONE]), &scale);
 		for (k = 0; k < 4; k++) {
 			i = order[k];
 			mean[i] = NAN;
 			snprintf(b[i], sizeof(b[i]), "-");
 			n = overhead_paired(res, src[row], row, i, rel,
 			    &mean[i], &se[i]);
-			if (n < 3) {
-				mean[i] = NAN;
+			if (n < 3)
 				continue;
-			}
 			if (n > nmax)
 				nmax = n;
 			if (rel)
@@ -1552,7 +1559,7 @@ overhead_report_paired(const struct overhead_res *res, int cpu)
 				snprintf(b[i], sizeof(b[i]), "%+.*f +- %.*f %s",
 				    fabs(mean[i]) / scale < 10 ? 2 : 1,
 				    mean[i] / scale, se[i] / scale < 10 ? 2 : 1,
-				    se[i] / scale, units[u]);
+				    se[i] / scale, unit);
 		}
 		if (!any++)
 			printf("\n%s, paired by round\n%-20s %20s %20s %20s "
