@@ -3,11 +3,20 @@
  * umem vital, in the kernel: every user-mode page fault
  * (exceptions:page_fault_user, a BTF tracepoint) is counted under the
  * faulting user PC's code offset (vitals_bpf_code_off) >> 8; sampled
- * faults carry the fault address and the user stack.
+ * faults carry the fault address and the user stack.  An instruction
+ * fetch fault is code being paged in, not memory a site allocates: its
+ * PC is merely the first one run in the page, a new label for nearly
+ * every such fault (half of a compiler's faults), each sampled as new.
+ * They count under one label per process image, UMEM_CODE_LABEL.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <vitals/sketch.bpf.h>
+
+/* x86 page fault error code: the access was an instruction fetch. */
+#define UMEM_PF_INSTR 0x10
+/* The label of instruction fetch faults (above any code offset >> 8). */
+#define UMEM_CODE_LABEL (1ULL << 61)
 
 struct pt_regs {
 	unsigned long ip;
@@ -27,7 +36,7 @@ umem_fault(__u64 *ctx)
 	struct vitals_bpf_rec *r;
 	struct pt_regs *regs = (struct pt_regs *)ctx[1];
 	struct task_struct *task = vitals_bpf_task();
-	__u64 pt = vitals_bpf_pid_tgid(task), ip = 0;
+	__u64 pt = vitals_bpf_pid_tgid(task), ip = 0, label;
 
 	if (c == 0 || !vitals_bpf_wanted(c, pt))
 		return 0;
@@ -35,8 +44,10 @@ umem_fault(__u64 *ctx)
 		return 0;
 	ip = regs->ip;
 	/* By code offset: ASLR would give each process new labels. */
-	r = vitals_bpf_count(c, 0, vitals_bpf_code_off(me, ip) >> 8, 1, pt,
-	    me->exe_id, vitals_bpf_uid(task));
+	label = (ctx[2] & UMEM_PF_INSTR) ? UMEM_CODE_LABEL :
+	    vitals_bpf_code_off(me, ip) >> 8;
+	r = vitals_bpf_count(c, 0, label, 1, pt, me->exe_id,
+	    vitals_bpf_uid(task));
 	if (r == 0)
 		return 0;
 	r->args[0] = ctx[0];
