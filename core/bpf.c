@@ -30,6 +30,10 @@
 #define BPF_DRAIN_NS (100 * 1000 * 1000ULL)
 #define BPF_RINGBUF_DEFAULT (1024 * 1024ULL)
 #define BPF_MAX_LINKS 16 /* programs vitals_bpf_attach() attaches per object */
+/* Events a stats window must see for a cost per event (see bpf_stats_window). */
+#define BPF_WINDOW_EVENTS 10000
+/* Least time between two reports of the programs' CPU within an epoch. */
+#define BPF_LIVE_NS (1000 * 1000 * 1000ULL)
 /* Least time between two sweeps of the identity caches for dead pids. */
 #define BPF_DROP_NS (1000 * 1000 * 1000ULL)
 
@@ -51,10 +55,14 @@ struct vitals_bpf {
 	int ncpus;                   /* possible CPUs */
 	uint64_t dropped_seen[VITALS_BPF_MAX_VITALS];
 	uint64_t run_ns, run_cnt;    /* programs' run totals at the window start */
+	uint64_t win_events;         /* events counted in the epoch by then */
 	uint64_t epoch_start;        /* monotonic time of the last boundary */
 	uint64_t win_start;          /* monotonic start of the stats window */
 	int win_done;                /* the window ran in this epoch */
+	int win_opened;              /* a window was ever opened */
 	double ns_per_event;         /* measured in the last window */
+	uint64_t cpu_added;          /* programs' CPU reported this epoch */
+	uint64_t live_at;            /* monotonic time of the last report */
 	int64_t mono_to_real;        /* realtime - monotonic, at the last drain */
 	struct ring_buffer *rb;
 	struct vitals_timer *timer;
@@ -424,12 +432,72 @@ bpf_run_totals(struct vitals_bpf *b, uint64_t *ns, uint64_t *cnt)
 }
 
 /*
+ * Sum the per-CPU counts of (weight - 1) of one vital's half (see
+ * sketch.bpf.h), and clear them if take.
+ */
+static uint64_t
+bpf_events_adj(struct vitals_bpf *b, uint32_t half, uint32_t vital, int take)
+{
+	struct bpf_map *m;
+	uint32_t key = half * VITALS_BPF_MAX_VITALS + vital;
+	uint64_t n = 0;
+	int i, fd;
+
+	if ((m = bpf_object__find_map_by_name(b->obj, "vitals_events")) == NULL)
+		return 0;
+	fd = bpf_map__fd(m);
+	if (bpf_map_lookup_elem(fd, &key, b->percpu) < 0)
+		return 0;
+	for (i = 0; i < b->ncpus; i++)
+		n += b->percpu[i];
+	if (take) {
+		memset(b->percpu, 0, (size_t)b->ncpus * sizeof(uint64_t));
+		bpf_map_update_elem(fd, &key, b->percpu, BPF_ANY);
+	}
+	return n;
+}
+
+/* The sum of one vital's counters in one half of the map. */
+static uint64_t
+bpf_half_sum(const struct vitals_bpf *b, uint32_t half, uint32_t vital)
+{
+	const uint64_t *h = b->hca +
+	    ((size_t)half * b->spec.nvitals + vital) * b->m;
+	uint64_t wsum = 0;
+	uint32_t j;
+
+	for (j = 0; j < b->m; j++)
+		wsum += h[j];
+	return wsum;
+}
+
+/* Events counted so far in the live half (all of the object's vitals). */
+static uint64_t
+bpf_live_events(struct vitals_bpf *b)
+{
+	uint64_t events = 0, wsum, adj;
+	uint32_t i, half = b->cfg->epoch & 1;
+
+	for (i = 0; i < b->spec.nvitals; i++) {
+		/* A counter read before its event's weight was noted. */
+		if ((wsum = bpf_half_sum(b, half, i)) == 0 ||
+		    (adj = bpf_events_adj(b, half, i, 0)) > wsum)
+			continue;
+		events += wsum - adj;
+	}
+	return events;
+}
+
+/*
  * Kernel run-time stats cost two clock reads on every program run (about
  * 30 ns here), so they are on only in a window once per epoch: from half
- * the epoch for a tenth of it, at most a second.  The window gives the
- * cost per run; the epoch's CPU is that cost times the runs, taken from
- * the event counts.  At the default 60 s epoch the window adds about
- * 1/60 of its per-run cost on average.
+ * the epoch (the first one from the start) for a tenth of it, at most a
+ * second, and up to five times that until BPF_WINDOW_EVENTS events were
+ * counted in it.  The window
+ * gives the programs' time per event counted (their runs that count
+ * nothing, filtered out or of programs that only keep state, included);
+ * the epoch's CPU is that times the events counted.  At the default 60 s
+ * epoch the window adds about 1/60 of its per-run cost on average.
  */
 static uint64_t
 bpf_stats_window(const struct vitals_bpf *b)
@@ -448,37 +516,70 @@ bpf_stats_open(struct vitals_bpf *b)
 	if (b->stats_fd < 0)
 		return;
 	bpf_run_totals(b, &b->run_ns, &b->run_cnt);
+	b->win_opened = 1;
+	b->win_events = bpf_live_events(b);
 	b->win_start = bpf_clock(CLOCK_MONOTONIC);
 }
 
+/* Close the window, with the events counted in it (if any, a new cost). */
 static void
-bpf_stats_close(struct vitals_bpf *b)
+bpf_stats_close(struct vitals_bpf *b, uint64_t events)
 {
 	uint64_t ns, cnt;
 
 	if (b->stats_fd < 0)
 		return;
 	bpf_run_totals(b, &ns, &cnt);
-	if (cnt > b->run_cnt)
+	if (events > b->win_events && ns > b->run_ns)
 		b->ns_per_event = (double)(ns - b->run_ns) /
-		    (double)(cnt - b->run_cnt);
+		    (double)(events - b->win_events);
 	close(b->stats_fd);
 	b->stats_fd = -1;
 	b->win_done = 1;
 }
 
-/* Open the stats window half-way through the epoch; close it after its length. */
+/*
+ * Open the stats window half-way through the epoch (the first one at
+ * once, so that the first epoch's cost is known within it); close it
+ * after its length once it has seen enough events, or at five times it.
+ */
 static void
 bpf_stats_tick(struct vitals_bpf *b)
 {
-	uint64_t now = bpf_clock(CLOCK_MONOTONIC);
+	uint64_t now = bpf_clock(CLOCK_MONOTONIC), w = bpf_stats_window(b);
+	uint64_t events;
 
 	if (b->stats_fd >= 0) {
-		if (now - b->win_start >= bpf_stats_window(b))
-			bpf_stats_close(b);
-	} else if (!b->win_done && now - b->epoch_start >=
-	    vitals_settings(b->ctx)->epoch_ns / 2)
+		if (now - b->win_start < w)
+			return;
+		events = bpf_live_events(b);
+		if (events - b->win_events >= BPF_WINDOW_EVENTS ||
+		    now - b->win_start >= 5 * w)
+			bpf_stats_close(b, events);
+	} else if (!b->win_done && (!b->win_opened ||
+	    now - b->epoch_start >= vitals_settings(b->ctx)->epoch_ns / 2))
 		bpf_stats_open(b);
+}
+
+/*
+ * Report the programs' CPU to the core as it grows (the window's cost per
+ * event times the events counted so far in the epoch), once a second: the
+ * core doubles t within the epoch when its CPU reaches cpu_high, and the
+ * programs' time is most of it.  The boundary reports the rest.
+ */
+static void
+bpf_cpu_live(struct vitals_bpf *b)
+{
+	uint64_t now = bpf_clock(CLOCK_MONOTONIC), est;
+
+	if (b->ns_per_event <= 0 || now - b->live_at < BPF_LIVE_NS)
+		return;
+	b->live_at = now;
+	est = (uint64_t)(b->ns_per_event * (double)bpf_live_events(b));
+	if (est > b->cpu_added) {
+		vitals_cpu_add(b->ctx, est - b->cpu_added);
+		b->cpu_added = est;
+	}
 }
 
 /* Drain sampled events and keep the kernel's t in step with the core's. */
@@ -491,6 +592,7 @@ bpf_drain(struct vitals_bpf *b)
 	    (int64_t)bpf_clock(CLOCK_MONOTONIC);
 	ring_buffer__consume(b->rb);
 	bpf_stats_tick(b);
+	bpf_cpu_live(b);
 	for (i = 0, full = 0; i < b->spec.nvitals; i++) {
 		b->cfg->shift[i] = bpf_log2(vitals_vital_threshold(b->vitals[i]));
 		full |= (uint32_t)engine_vital_full(b->vitals[i]) << i;
@@ -629,27 +731,6 @@ bpf_fold(struct vitals_bpf *b, const uint64_t *src, uint32_t m)
 	return b->fold;
 }
 
-/* Sum and clear the per-CPU event counts of one vital's closed half. */
-static uint64_t
-bpf_take_events(struct vitals_bpf *b, uint32_t half, uint32_t vital)
-{
-	struct bpf_map *m;
-	uint32_t key = half * VITALS_BPF_MAX_VITALS + vital;
-	uint64_t n = 0;
-	int i, fd;
-
-	if ((m = bpf_object__find_map_by_name(b->obj, "vitals_events")) == NULL)
-		return 0;
-	fd = bpf_map__fd(m);
-	if (bpf_map_lookup_elem(fd, &key, b->percpu) < 0)
-		return 0;
-	for (i = 0; i < b->ncpus; i++)
-		n += b->percpu[i];
-	memset(b->percpu, 0, (size_t)b->ncpus * sizeof(uint64_t));
-	bpf_map_update_elem(fd, &key, b->percpu, BPF_ANY);
-	return n;
-}
-
 /*
  * Forget what the identity caches (exe paths, process maps) hold about
  * exited processes.  Every probe flushes at the boundary: once is enough.
@@ -670,8 +751,8 @@ bpf_drop_dead(void)
 int
 vitals_bpf_flush(struct vitals_bpf *b)
 {
-	uint32_t i, j, e, old, nv = b->spec.nvitals, m;
-	uint64_t *h, wsum, dropped, events, all = 0;
+	uint32_t i, e, old, nv = b->spec.nvitals, m;
+	uint64_t *h, wsum, dropped, events, cpu, all = 0;
 	int r, err = 0;
 
 	if (b->cfg == NULL)
@@ -679,6 +760,9 @@ vitals_bpf_flush(struct vitals_bpf *b)
 	e = b->cfg->epoch;
 	old = e & 1;
 	bpf_drain(b);
+	/* A window open at the boundary ends with the epoch whose events it saw. */
+	if (b->stats_fd >= 0)
+		bpf_stats_close(b, bpf_live_events(b));
 	/* A counter, not a bit: the kernel's last-label cache compares it whole. */
 	__atomic_store_n(&b->cfg->epoch, e + 1, __ATOMIC_SEQ_CST);
 	b->cfg->full = 0; /* the next epoch's stores start empty */
@@ -686,13 +770,12 @@ vitals_bpf_flush(struct vitals_bpf *b)
 	ring_buffer__consume(b->rb);
 	for (i = 0; i < nv; i++) {
 		h = b->hca + ((size_t)old * nv + i) * b->m;
-		for (j = 0, wsum = 0; j < b->m; j++)
-			wsum += h[j];
+		wsum = bpf_half_sum(b, old, i);
 		m = vitals_vital_hca_size(b->vitals[i]);
 		dropped = b->cfg->dropped[i] - b->dropped_seen[i];
 		b->dropped_seen[i] = b->cfg->dropped[i];
 		/* The map holds the sum of (weight - 1): see sketch.bpf.h. */
-		events = wsum - bpf_take_events(b, old, i);
+		events = wsum - bpf_events_adj(b, old, i, 1);
 		all += events;
 		/* The HCA counted them; only their samples were lost. */
 		engine_vital_samples_lost(b->vitals[i], dropped);
@@ -704,10 +787,13 @@ vitals_bpf_flush(struct vitals_bpf *b)
 		memset(b->seen + ((size_t)old * nv + i) * b->init.seen_words,
 		    0, b->init.seen_words * sizeof(uint64_t));
 	}
-	bpf_stats_close(b);
 	bpf_drop_dead();
-	vitals_cpu_add(b->ctx, (uint64_t)(b->ns_per_event * (double)all));
-	b->epoch_start = bpf_clock(CLOCK_MONOTONIC);
+	/* What bpf_cpu_live() has not reported yet. */
+	cpu = (uint64_t)(b->ns_per_event * (double)all);
+	if (cpu > b->cpu_added)
+		vitals_cpu_add(b->ctx, cpu - b->cpu_added);
+	b->cpu_added = 0;
+	b->epoch_start = b->live_at = bpf_clock(CLOCK_MONOTONIC);
 	b->win_done = 0;
 	return err;
 }

@@ -65,3 +65,29 @@ slots = len(set(s["slot"] for s in one["samples"]))
 print("first sightings: %d call-site labels in %d of 32 HCA counters, all "
       "sampled, as with 65536" % (len(l1), slots))
 PY
+
+# The programs' kernel time counts as collector CPU within the epoch, as
+# the paper's cycles consumed by Chopstix, so t doubles before the
+# boundary once the collector reaches cpu_high (checked once a second).
+# syscall_loop makes millions of calls a second, each counted in tens of
+# ns: far over 2% of a CPU, where vitalsd's own CPU (one probe, few
+# samples) stays under it.  When only vitalsd's own CPU was counted
+# within the epoch, t stayed 2.
+rm -rf "$TMP/data" && mkdir -p "$TMP/data"
+conf=$(probe_config syscall 3s "comm: syscall_loop")
+printf 'sketch:\n  cpu_high: 0.02\n  cpu_low: 0.005\n' >> "$conf"
+"$VITALSD" -c "$conf" -n 3 2> "$TMP/log" &
+daemon=$!
+sleep 0.5
+"$loop" 10 > /dev/null || fail "syscall_loop failed"
+wait "$daemon" || { cat "$TMP/log" >&2; fail "vitalsd failed"; }
+python3 - $(epochs_json) <<'PY' || fail "the programs' CPU does not raise t"
+import json, sys
+e = json.load(open(sys.argv[-1]))
+v = [v for v in e["vitals"] if v["name"] == "syscall"][0]
+share = e["cpu_ns"] / e["length_ns"]
+print("syscall_loop: %d calls in %.1f s, collector %.1f%% of a CPU, t %d"
+      % (v["events"], e["length_ns"] / 1e9, 100 * share, v["threshold"]))
+assert share >= 0.02, "collector CPU %.2f%% under cpu_high" % (100 * share)
+assert v["threshold"] >= 8, "t %d: not doubled within the epoch" % v["threshold"]
+PY
