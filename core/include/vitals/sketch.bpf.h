@@ -691,7 +691,8 @@ vitals_bpf_ufile_step(__u32 i, void *data)
 		default:
 			u.kind = VITALS_BPF_UF_NONE; /* in no mapping */
 		}
-		if (u.kind != VITALS_BPF_UF_ANON &&
+		/* A range to remember: in no mapping, there is none. */
+		if (u.kind != VITALS_BPF_UF_ANON && u.end > u.start &&
 		    (m = c->n) < VITALS_BPF_UCACHE) {
 			c->uf[m] = u;
 			c->n = m + 1;
@@ -719,7 +720,8 @@ vitals_bpf_ufiles(struct task_struct *t, const __u64 *ip, __u32 n,
 	struct vitals_bpf_uwalk w = { .t = t, .ip = ip, .code = code,
 		.uf = uf, .n = n < VITALS_BPF_STACK ? n : VITALS_BPF_STACK };
 
-	if ((w.c = vitals_bpf_ucache(t)) == 0 || w.n == 0)
+	/* No frames (a kernel thread): leave the CPU's cache as it is. */
+	if (w.n == 0 || (w.c = vitals_bpf_ucache(t)) == 0)
 		return w.n << 8;
 	bpf_loop(w.n, vitals_bpf_ufile_step, &w, 0);
 	return w.nuf | w.n << 8;
