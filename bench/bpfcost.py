@@ -2,14 +2,20 @@
 # SPDX-License-Identifier: MIT
 """Kernel run time of vitalsd's BPF programs per run of a command.
 
-bench/bpfcost.py [-c CONFIG] [-n RUNS] [-r ROUNDS] [--settle S] -- CMD [ARG...]
+bench/bpfcost.py [-c CONFIG] [-n RUNS] [-r ROUNDS] [-w WARM] [--settle S]
+    -- CMD [ARG...]
 
 Runs CMD RUNS times under vitalsd (default config), under bench/floor
 (empty programs on the same tracepoints) and under no monitor, ROUNDS
 times each in turn, and prints from the kernel's BPF run-time stats
-(kernel.bpf_stats_enabled, on only while CMD runs) each program's runs and
-nanoseconds per run of CMD, vitalsd's and the floor's totals, and both
-against the CPU time CMD takes unmonitored.  The stats' own two clock
+(kernel.bpf_stats_enabled, on only while CMD runs) each program's runs,
+nanoseconds per run of the program (and of the floor's program on the
+same tracepoint) and per run of CMD, vitalsd's and the floor's totals,
+and both against the CPU time CMD takes unmonitored.  With -w, each
+monitor first sees CMD run WARM times unmeasured: the labels CMD makes
+are then known in the epoch, as they are to a daemon that has run a
+while, so only crossings of powers of t are sampled (without it, every
+label's first event is, as just after a start or an epoch boundary).  The stats' own two clock
 reads per program run (~30 ns here) are in both totals, so their
 difference is what vitalsd's programs do beyond an empty one.  Wall-time
 rows (bench/overhead) drift more than this between rounds on a shared
@@ -37,13 +43,23 @@ def die(msg, code=1):
     sys.exit(code)
 
 
+def bpftool(*args):
+    out = subprocess.run(["bpftool"] + list(args) + ["-j"], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out or "[]")
+
+
 def progs():
     """Every loaded BPF program: id -> (name, run_cnt, run_time_ns)."""
-    out = subprocess.run(["bpftool", "prog", "show", "-j"], check=True,
-                         capture_output=True, text=True).stdout
     return dict((p["id"], (p.get("name", "?"), p.get("run_cnt", 0),
                            p.get("run_time_ns", 0)))
-                for p in json.loads(out or "[]"))
+                for p in bpftool("prog", "show"))
+
+
+def tracepoints():
+    """Program id -> the tracepoint its link attaches it to."""
+    return dict((l["prog_id"], l["tp_name"]) for l in bpftool("link", "show")
+                if "tp_name" in l)
 
 
 STATS = "/proc/sys/kernel/bpf_stats_enabled"
@@ -90,13 +106,16 @@ def start(mon, conf, tmp):
     die("%s did not start:\n%s" % (mon, log.read()[-2000:]))
 
 
-def measure(mon, cmd, runs, conf, tmp, settle):
-    """Per-program (runs, ns) of the monitor's programs over runs of cmd."""
+def measure(mon, cmd, runs, conf, tmp, settle, warm):
+    """Per-program (runs, ns, tracepoint) of the monitor's programs over
+    runs of cmd, after warm runs unmeasured."""
     old = set(progs())
     p, log = start(mon, conf, tmp)
     time.sleep(settle)
     was = None
     try:
+        run_cmd(cmd, warm)
+        tps = tracepoints()
         was = stats("1")
         a = progs()
         run_cmd(cmd, runs)
@@ -111,8 +130,8 @@ def measure(mon, cmd, runs, conf, tmp, settle):
     for i, (name, cnt, ns) in b.items():
         if i in old or i not in a:
             continue
-        r, n = res.get(name, (0, 0))
-        res[name] = (r + cnt - a[i][1], n + ns - a[i][2])
+        r, n, _ = res.get(name, (0, 0, None))
+        res[name] = (r + cnt - a[i][1], n + ns - a[i][2], tps.get(i))
     return res
 
 
@@ -128,20 +147,22 @@ def config(path, tmp):
 
 def main():
     ap = argparse.ArgumentParser(
-        usage="bpfcost.py [-c CONFIG] [-n RUNS] [-r ROUNDS] [--settle S] "
-        "-- CMD [ARG...]")
+        usage="bpfcost.py [-c CONFIG] [-n RUNS] [-r ROUNDS] [-w WARM] "
+        "[--settle S] -- CMD [ARG...]")
     ap.add_argument("-c", dest="config",
                     default=os.path.join(SRC, "conf", "vitals.yaml"))
     ap.add_argument("-n", dest="runs", type=int, default=200)
     ap.add_argument("-r", dest="rounds", type=int, default=2)
+    ap.add_argument("-w", "--warm", dest="warm", type=int, default=0)
     ap.add_argument("--settle", type=float, default=2.0)
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     o = ap.parse_args()
     cmd = o.cmd[1:] if o.cmd[:1] == ["--"] else o.cmd
     if not cmd:
         ap.error("no command to run")
-    if o.runs < 1 or o.rounds < 1 or o.settle < 0:
-        ap.error("-n and -r must be at least 1, --settle not negative")
+    if o.runs < 1 or o.rounds < 1 or o.settle < 0 or o.warm < 0:
+        ap.error("-n and -r must be at least 1, -w and --settle not "
+                 "negative")
     if os.geteuid() != 0:
         die("needs root (BPF programs and their run-time stats)")
     if shutil.which("bpftool") is None:
@@ -158,24 +179,33 @@ def main():
             sys.stderr.write("bpfcost: round %d/%d\n" % (r + 1, o.rounds))
             cpu.append(run_cmd(cmd, o.runs))
             for mon in ("floor", "vitalsd") if r % 2 == 0 else ("vitalsd", "floor"):
-                res = measure(mon, cmd, o.runs, conf, tmp, o.settle)
-                for name, (cnt, ns) in res.items():
-                    a, b = tot[mon].get(name, (0, 0))
-                    tot[mon][name] = (a + cnt, b + ns)
+                res = measure(mon, cmd, o.runs, conf, tmp, o.settle, o.warm)
+                for name, (cnt, ns, tp) in res.items():
+                    a, b, _ = tot[mon].get(name, (0, 0, None))
+                    tot[mon][name] = (a + cnt, b + ns, tp)
     ops = float(o.runs * o.rounds)
     base = sum(cpu) / ops * 1e9
-    print("bpfcost: %s, %d runs x %d rounds; unmonitored CPU %.1f us a run"
-          % (" ".join(cmd), o.runs, o.rounds, base / 1e3))
-    print("%-28s %12s %10s %12s" % ("vitalsd program", "runs/op", "ns/run",
-                                    "ns/op"))
-    for name, (cnt, ns) in sorted(tot["vitalsd"].items(),
-                                  key=lambda kv: -kv[1][1]):
-        if cnt:
-            print("%-28s %12.2f %10.1f %12.1f" % (name, cnt / ops, ns / cnt,
-                                                  ns / ops))
-    v = sum(ns for _, ns in tot["vitalsd"].values()) / ops
-    f = sum(ns for _, ns in tot["floor"].values()) / ops
-    fr = sum(c for c, _ in tot["floor"].values()) / ops
+    print("bpfcost: %s, %d runs x %d rounds%s; unmonitored CPU %.1f us a run"
+          % (" ".join(cmd), o.runs, o.rounds,
+             ", after %d warm-up runs" % o.warm if o.warm else "",
+             base / 1e3))
+    # The floor's program on each tracepoint: what attaching alone costs.
+    fl = dict((tp, (cnt, ns)) for cnt, ns, tp in tot["floor"].values() if tp)
+    print("%-24s %-18s %10s %8s %8s %11s %11s" % (
+        "vitalsd program", "tracepoint", "runs/op", "ns/run", "floor",
+        "ns/op", "above/op"))
+    for name, (cnt, ns, tp) in sorted(tot["vitalsd"].items(),
+                                      key=lambda kv: -kv[1][1]):
+        if not cnt:
+            continue
+        fc, fns = fl.get(tp, (0, 0))
+        fnr = fns / fc if fc else 0.0
+        print("%-24s %-18s %10.2f %8.1f %8s %11.1f %11.1f" % (
+            name, tp or "-", cnt / ops, ns / cnt,
+            "%.1f" % fnr if fc else "-", ns / ops, (ns - cnt * fnr) / ops))
+    v = sum(ns for _, ns, _ in tot["vitalsd"].values()) / ops
+    f = sum(ns for _, ns, _ in tot["floor"].values()) / ops
+    fr = sum(c for c, _, _ in tot["floor"].values()) / ops
     print("total: vitalsd %.1f ns/op (%.2f%% of the run's CPU), floor %.1f "
           "ns/op over %.1f runs (%.2f%%), vitalsd above floor %.1f ns/op "
           "(%.2f%%)" % (v, 100 * v / base, f, fr, 100 * f / base, v - f,
