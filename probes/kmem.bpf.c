@@ -10,17 +10,22 @@
 #include <bpf/bpf_helpers.h>
 #include <vitals/sketch.bpf.h>
 
-/* Parameters: the vital index of each program (set by probes/kmem.c). */
-#define KMEM_P_ALLOC_VITAL 0
-#define KMEM_P_FREE_VITAL 1
+/*
+ * The vital each program counts.  The allocation's is 0 whenever its
+ * program is loaded (probes/kmem.c lists kmem first); the free's is 0 or
+ * 1, set before load in read-only data, whose line the programs read
+ * anyway (vitals_bpf_zero), where a cfg parameter is one more line.
+ */
+#define KMEM_ALLOC_VITAL 0
+const volatile __u32 kmem_free_vital = 1;
 
 /*
- * Count one event of the vital in parameter p, labelled as given.  The
+ * Count one event of the vital, labelled as given.  The
  * allocation counts with a plain add: mm_page_alloc fires right after the
  * allocator zeroed the page, and an atomic would wait for those stores.
  */
 static __always_inline struct vitals_bpf_rec *
-kmem_count(struct vitals_bpf_cfg *c, __u32 p, __u64 label, __u32 order,
+kmem_count(struct vitals_bpf_cfg *c, __u32 vital, __u64 label, __u32 order,
     int relaxed)
 {
 	struct vitals_bpf_exe_slot *me;
@@ -31,7 +36,7 @@ kmem_count(struct vitals_bpf_cfg *c, __u32 p, __u64 label, __u32 order,
 		return 0;
 	if ((me = vitals_bpf_current_task(task, pt >> 32)) == 0)
 		return 0;
-	return vitals_bpf_count_with(c, (__u32)c->param[p], label,
+	return vitals_bpf_count_with(c, vital, label,
 	    1ULL << (order & 31), pt, me->exe_id,
 	    vitals_bpf_uid(task), relaxed);
 }
@@ -51,7 +56,7 @@ kmem_alloc_full(struct bpf_raw_tracepoint_args *ctx)
 
 	if (c == 0)
 		return 0;
-	r = kmem_count(c, KMEM_P_ALLOC_VITAL, gfp << 8 | (order & 0xff), order,
+	r = kmem_count(c, KMEM_ALLOC_VITAL, gfp << 8 | (order & 0xff), order,
 	    1);
 	if (r == 0)
 		return 0;
@@ -84,7 +89,7 @@ kmem_page_alloc(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	order = (__u32)ctx->args[1];
 	gfp = (__u32)ctx->args[2];
-	if (vitals_bpf_count_last(c, me, (__u32)c->param[KMEM_P_ALLOC_VITAL],
+	if (vitals_bpf_count_last(c, me, KMEM_ALLOC_VITAL,
 	    gfp << 8 | (order & 0xff), 1ULL << (order & 31),
 	    vitals_bpf_uid(task)))
 		return 0;
@@ -102,7 +107,7 @@ kmem_page_free(struct bpf_raw_tracepoint_args *ctx)
 
 	if (c == 0)
 		return 0;
-	r = kmem_count(c, KMEM_P_FREE_VITAL, order & 0xff, order, 0);
+	r = kmem_count(c, kmem_free_vital, order & 0xff, order, 0);
 	if (r == 0)
 		return 0;
 	r->args[0] = order;

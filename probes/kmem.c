@@ -16,9 +16,6 @@
 #include "kmem.skel.h"
 #include "memfree.h"
 
-/* Parameter slots: the same numbers as probes/kmem.bpf.c. */
-#define KMEM_P_ALLOC_VITAL 0
-#define KMEM_P_FREE_VITAL 1
 
 struct kmem_config {
 	struct vitals_bpf_opts bpf;
@@ -133,8 +130,8 @@ kmem_prepare(struct vitals_ctx *ctx, const struct kmem_config *cf,
 	s->alloc_vital = (uint32_t)idx[0];
 	if ((r = vitals_bpf_prepare(ctx, s->skel->obj, &spec, &s->bpf)) < 0)
 		return r;
-	vitals_bpf_set_param(s->bpf, KMEM_P_ALLOC_VITAL, idx[0]);
-	vitals_bpf_set_param(s->bpf, KMEM_P_FREE_VITAL, idx[1]);
+	/* kmem_choose() lists kmem first: its program counts vital 0. */
+	s->skel->rodata->kmem_free_vital = (uint32_t)idx[1];
 	return 0;
 }
 
