@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -43,6 +44,29 @@ struct exe_known {
 
 static struct exe_entry exe_cache[EXE_SLOTS];
 static struct exe_known exe_known[EXE_KNOWN]; /* slot exe_id % EXE_KNOWN */
+/*
+ * An (exe id, comm) the exec table could not name, in slot exe_id %
+ * EXE_KNOWN, for EXE_MISS_NS: each sample of a gone process whose comm is
+ * not its exe's name (a renamed thread) would otherwise read the table,
+ * stat and resolve the path again, and samples come in batches (one per
+ * drain).  Short, so that a later exec is learnt at the next drain.
+ */
+#define EXE_MISS_NS (100 * 1000 * 1000ULL)
+static struct exe_miss {
+	uint32_t exe_id;
+	char comm[VITALS_BPF_COMM_LEN];
+	uint64_t at; /* CLOCK_MONOTONIC_COARSE ns of the miss */
+} exe_missed[EXE_KNOWN];
+
+static uint64_t
+exe_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static struct exec_bpf *exe_exec; /* the kernel's exec table, while held */
 static unsigned exe_exec_refs;
 
@@ -152,12 +176,23 @@ static int
 exe_known_path(uint32_t exe_id, const char *comm, char *buf, size_t len)
 {
 	const struct exe_known *k = &exe_known[exe_id % EXE_KNOWN];
+	struct exe_miss *m = &exe_missed[exe_id % EXE_KNOWN];
+	uint64_t now;
 
 	if (comm == NULL || comm[0] == '\0')
 		return -ENOENT;
-	if ((k->exe_id != exe_id || !exe_known_comm(k, comm)) &&
-	    exe_learn_exec(exe_id, comm) < 0)
-		return -ENOENT;
+	if (k->exe_id != exe_id || !exe_known_comm(k, comm)) {
+		now = exe_coarse_ns();
+		if (m->exe_id == exe_id && now - m->at < EXE_MISS_NS &&
+		    strncmp(m->comm, comm, sizeof(m->comm)) == 0)
+			return -ENOENT;
+		if (exe_learn_exec(exe_id, comm) < 0) {
+			m->exe_id = exe_id;
+			m->at = now;
+			snprintf(m->comm, sizeof(m->comm), "%s", comm);
+			return -ENOENT;
+		}
+	}
 	snprintf(buf, len, "%s", k->path);
 	return 0;
 }
