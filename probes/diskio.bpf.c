@@ -28,8 +28,19 @@ struct request_queue {
 	struct gendisk *disk;
 } __attribute__((preserve_access_index));
 
+struct bio {
+	void *bi_end_io; /* the submitter's completion handler */
+} __attribute__((preserve_access_index));
+
+/* The user registers a task entered the kernel with (bpf_task_pt_regs). */
+struct pt_regs {
+	unsigned long ip;
+	unsigned long sp;
+} __attribute__((preserve_access_index));
+
 struct request {
 	struct request_queue *q;
+	struct bio *bio;
 	unsigned int cmd_flags;
 	unsigned int __data_len;
 	unsigned long long __sector;
@@ -54,6 +65,49 @@ struct diskio_req {
 	__u32 pad;
 	struct vitals_bpf_ufile ufile[VITALS_BPF_UFILES];
 };
+
+/*
+ * Per CPU: the stacks of the last DISKIO_WALKS requests walked, each with
+ * what it was (the submitting thread, where it entered the kernel from
+ * user space, the request's flags and its bio's completion handler) and
+ * when.  A request alike in all of those within DISKIO_REUSE_NS (the
+ * rest of a plugged batch, the next block of an fsync loop, while a
+ * journal thread's requests come in between) takes them instead of
+ * walking again: such requests come from one path, and the kernel walk
+ * (~300 ns a frame here) is most of a request's cost.  Each kind is
+ * walked again at least every DISKIO_REUSE_NS.
+ */
+#define DISKIO_REUSE_NS 10000000ULL
+#define DISKIO_WALKS 4
+
+struct diskio_walk {
+	__u64 pid_tgid;
+	__u64 uip, usp;  /* user ip and sp at kernel entry */
+	__u64 end_io;
+	__u64 ns;        /* when walked */
+	__u32 flags;     /* cmd_flags */
+	__u32 nkstack;
+	__u32 nustack;
+	__u32 nufiles;
+	__u64 kstack[VITALS_BPF_STACK];
+	__u64 ustack[VITALS_BPF_STACK];
+	struct vitals_bpf_ufile ufile[VITALS_BPF_UFILES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct diskio_walk);
+	__uint(max_entries, DISKIO_WALKS);
+} diskio_walks SEC(".maps");
+
+/* Per CPU: the entry of diskio_walks the next new walk replaces. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+	__uint(max_entries, 1);
+} diskio_walk_next SEC(".maps");
 
 /* Requests in flight by address; LRU, so a missed completion ages out. */
 struct {
@@ -108,17 +162,31 @@ diskio_site(const struct diskio_req *e, __u32 op)
 	return h;
 }
 
+/* Whether w holds the walk of a request like rq (see diskio_walks). */
+static __always_inline int
+diskio_walked(const struct diskio_walk *w, struct request *rq, __u64 pt,
+    const struct pt_regs *regs, __u64 now)
+{
+	return w->pid_tgid == pt && now - w->ns < DISKIO_REUSE_NS &&
+	    w->uip == regs->ip && w->usp == regs->sp &&
+	    w->flags == BPF_CORE_READ(rq, cmd_flags) &&
+	    w->end_io == (__u64)BPF_CORE_READ(rq, bio, bi_end_io);
+}
+
 /*
  * Identity (and stacks) of the current task, which submits the request.
  * The kernel walk stops at site_frames frames: its length is the cost.
  */
 static __always_inline void
 diskio_submitter(const struct vitals_bpf_cfg *c, void *ctx,
-    struct diskio_req *e, __u64 pt, int stacks)
+    struct diskio_req *e, struct request *rq, __u64 pt, int stacks)
 {
 	struct vitals_bpf_exe_slot *me = vitals_bpf_current(pt >> 32);
-	__u32 size = (__u32)c->param[DISKIO_P_SITE_FRAMES] * 8;
-	__u64 none[2] = { 0, 0 };
+	__u32 size = (__u32)c->param[DISKIO_P_SITE_FRAMES] * 8, zero = 0, k;
+	__u64 none[2] = { 0, 0 }, now;
+	struct diskio_walk *w = 0;
+	struct pt_regs *regs;
+	__u32 *next;
 	long n;
 
 	e->exe_id = me != 0 ? me->exe_id : 0;
@@ -126,6 +194,26 @@ diskio_submitter(const struct vitals_bpf_cfg *c, void *ctx,
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	if (!stacks)
 		return;
+	now = bpf_ktime_get_ns();
+	regs = (struct pt_regs *)bpf_task_pt_regs(vitals_bpf_task());
+	for (k = 0; k < DISKIO_WALKS; k++) {
+		w = bpf_map_lookup_elem(&diskio_walks, &k);
+		if (w == 0 || !diskio_walked(w, rq, pt, regs, now))
+			continue;
+		e->nkstack = w->nkstack;
+		e->nustack = w->nustack;
+		e->nufiles = w->nufiles;
+		__builtin_memcpy(e->kstack, w->kstack, sizeof(e->kstack));
+		__builtin_memcpy(e->ustack, w->ustack, sizeof(e->ustack));
+		__builtin_memcpy(e->ufile, w->ufile, sizeof(e->ufile));
+		return;
+	}
+	w = 0;
+	if ((next = bpf_map_lookup_elem(&diskio_walk_next, &zero)) != 0) {
+		k = *next % DISKIO_WALKS;
+		*next = k + 1;
+		w = bpf_map_lookup_elem(&diskio_walks, &k);
+	}
 	if (size == 0 || size > sizeof(e->kstack))
 		size = sizeof(e->kstack);
 	/* Skip this program and bpf_trace_run1: the site starts in the kernel. */
@@ -144,6 +232,20 @@ diskio_submitter(const struct vitals_bpf_cfg *c, void *ctx,
 		e->nufiles = n & 0xff;
 		e->nustack = (__u32)n >> 8;
 	}
+	if (w == 0)
+		return;
+	w->pid_tgid = pt;
+	w->uip = regs->ip;
+	w->usp = regs->sp;
+	w->ns = now;
+	w->flags = BPF_CORE_READ(rq, cmd_flags);
+	w->end_io = (__u64)BPF_CORE_READ(rq, bio, bi_end_io);
+	w->nkstack = e->nkstack;
+	w->nustack = e->nustack;
+	w->nufiles = e->nufiles;
+	__builtin_memcpy(w->kstack, e->kstack, sizeof(w->kstack));
+	__builtin_memcpy(w->ustack, e->ustack, sizeof(w->ustack));
+	__builtin_memcpy(w->ufile, e->ufile, sizeof(w->ufile));
 }
 
 /*
@@ -167,7 +269,7 @@ diskio_remember(struct vitals_bpf_cfg *c, void *ctx, struct request *rq,
 	e->pid_tgid = pt;
 	e->nkstack = e->nustack = e->nufiles = 0;
 	if (e->wanted)
-		diskio_submitter(c, ctx, e, pt, e->bytes != 0);
+		diskio_submitter(c, ctx, e, rq, pt, e->bytes != 0);
 	e->site = diskio_site(e, diskio_op(rq, e->bytes));
 	bpf_map_update_elem(&diskio_reqs, &key, e, BPF_ANY);
 }
