@@ -59,7 +59,7 @@ struct vitals_bpf {
 	uint64_t epoch_start;        /* monotonic time of the last boundary */
 	uint64_t win_start;          /* monotonic start of the stats window */
 	int win_done;                /* the window ran in this epoch */
-	int win_opened;              /* a window was ever opened */
+	unsigned wins;               /* windows opened so far */
 	double ns_per_event;         /* measured in the last window */
 	uint64_t cpu_added;          /* programs' CPU reported this epoch */
 	uint64_t live_at;            /* monotonic time of the last report */
@@ -492,8 +492,8 @@ bpf_live_events(struct vitals_bpf *b)
  * Kernel run-time stats cost two clock reads on every program run (about
  * 30 ns here), so they are on only in a window once per epoch: from half
  * the epoch (the first one from the start) for a tenth of it, at most a
- * second, and up to five times that until BPF_WINDOW_EVENTS events were
- * counted in it.  The window
+ * second (the first up to five times that, until BPF_WINDOW_EVENTS events
+ * were counted in it).  The window
  * gives the programs' time per event counted (their runs that count
  * nothing, filtered out or of programs that only keep state, included);
  * the epoch's CPU is that times the events counted.  At the default 60 s
@@ -516,12 +516,16 @@ bpf_stats_open(struct vitals_bpf *b)
 	if (b->stats_fd < 0)
 		return;
 	bpf_run_totals(b, &b->run_ns, &b->run_cnt);
-	b->win_opened = 1;
+	b->wins++;
 	b->win_events = bpf_live_events(b);
 	b->win_start = bpf_clock(CLOCK_MONOTONIC);
 }
 
-/* Close the window, with the events counted in it (if any, a new cost). */
+/*
+ * Close the window, with the events counted in it: its cost per event
+ * replaces the last one if it saw BPF_WINDOW_EVENTS, or any when there
+ * is none yet.
+ */
 static void
 bpf_stats_close(struct vitals_bpf *b, uint64_t events)
 {
@@ -530,7 +534,9 @@ bpf_stats_close(struct vitals_bpf *b, uint64_t events)
 	if (b->stats_fd < 0)
 		return;
 	bpf_run_totals(b, &ns, &cnt);
-	if (events > b->win_events && ns > b->run_ns)
+	if (events > b->win_events && ns > b->run_ns &&
+	    (events - b->win_events >= BPF_WINDOW_EVENTS ||
+	    b->ns_per_event <= 0))
 		b->ns_per_event = (double)(ns - b->run_ns) /
 		    (double)(events - b->win_events);
 	close(b->stats_fd);
@@ -541,7 +547,10 @@ bpf_stats_close(struct vitals_bpf *b, uint64_t events)
 /*
  * Open the stats window half-way through the epoch (the first one at
  * once, so that the first epoch's cost is known within it); close it
- * after its length once it has seen enough events, or at five times it.
+ * after its length.  The stats are on for every program while any probe
+ * has them on, so only the first window, which has no figure to fall
+ * back on, waits for enough events (up to five times its length); a
+ * later one that saw too few keeps the figure it had.
  */
 static void
 bpf_stats_tick(struct vitals_bpf *b)
@@ -553,10 +562,10 @@ bpf_stats_tick(struct vitals_bpf *b)
 		if (now - b->win_start < w)
 			return;
 		events = bpf_live_events(b);
-		if (events - b->win_events >= BPF_WINDOW_EVENTS ||
+		if (b->wins > 1 || events - b->win_events >= BPF_WINDOW_EVENTS ||
 		    now - b->win_start >= 5 * w)
 			bpf_stats_close(b, events);
-	} else if (!b->win_done && (!b->win_opened ||
+	} else if (!b->win_done && (b->wins == 0 ||
 	    now - b->epoch_start >= vitals_settings(b->ctx)->epoch_ns / 2))
 		bpf_stats_open(b);
 }
