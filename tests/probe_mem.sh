@@ -255,6 +255,16 @@ lib = sum(1 for f in frames if f >> 48 and
 print("umem: short-true's %d user frames: %d in ld.so or libc, %d raw"
       % (len(frames), lib, raw))
 ok = ok and lib >= 0.5 * len(frames)
+# Instruction fetch faults (x86 error code bit 4: the loader and libc
+# paging their code in) count under one label, 1 << 61; data faults
+# under their PC's code offset >> 8, never that.
+fetch = [s for s in t if s["args"][3] & 0x10]
+data = [s for s in t if not s["args"][3] & 0x10]
+print("umem: short-true's %d instruction fetch samples under labels %s, "
+      "%d data fault samples" % (len(fetch),
+      sorted("%#x" % l for l in set(s["label"] for s in fetch)), len(data)))
+ok = ok and fetch and data and all(s["label"] == 1 << 61 for s in fetch) and \
+    not any(s["label"] == 1 << 61 for s in data)
 # Most of its pages are freed at exit, in exit_mmap(), after exit dropped
 # the task's mm: they are still its exe's (the mm it runs on lazily), so
 # each carries short-true's exe id.  Its path is then a matter of the
