@@ -46,6 +46,17 @@ struct request {
 	unsigned long long __sector;
 } __attribute__((preserve_access_index));
 
+/* The submission's stacks, and the files of its user frames. */
+struct diskio_stacks {
+	__u32 nkstack;
+	__u32 nustack;
+	__u32 nufiles;   /* the files of ustack (vitals_bpf_ufiles) */
+	__u32 pad;
+	__u64 kstack[VITALS_BPF_STACK];
+	__u64 ustack[VITALS_BPF_STACK];
+	struct vitals_bpf_ufile ufile[VITALS_BPF_UFILES];
+};
+
 /* Who submitted a request, from where, and when it reached the device. */
 struct diskio_req {
 	__u64 pid_tgid;
@@ -56,14 +67,8 @@ struct diskio_req {
 	__u32 uid;
 	__u32 bytes;     /* requested, at issue */
 	__u32 wanted;    /* the submitter passed the filters */
-	__u32 nkstack;
-	__u32 nustack;
 	char comm[VITALS_BPF_COMM_LEN];
-	__u64 kstack[VITALS_BPF_STACK];
-	__u64 ustack[VITALS_BPF_STACK];
-	__u32 nufiles;   /* the files of ustack (vitals_bpf_ufiles) */
-	__u32 pad;
-	struct vitals_bpf_ufile ufile[VITALS_BPF_UFILES];
+	struct diskio_stacks st;
 };
 
 /*
@@ -86,12 +91,8 @@ struct diskio_walk {
 	__u64 end_io;
 	__u64 ns;        /* when walked */
 	__u32 flags;     /* cmd_flags */
-	__u32 nkstack;
-	__u32 nustack;
-	__u32 nufiles;
-	__u64 kstack[VITALS_BPF_STACK];
-	__u64 ustack[VITALS_BPF_STACK];
-	struct vitals_bpf_ufile ufile[VITALS_BPF_UFILES];
+	__u32 pad;
+	struct diskio_stacks st;
 };
 
 struct {
@@ -152,12 +153,12 @@ static __always_inline __u64
 diskio_site(const struct diskio_req *e, __u32 op)
 {
 	__u64 h = op, base = (__u64)&_stext;
-	__u32 i, n = e->nkstack;
+	__u32 i, n = e->st.nkstack;
 
 	for (i = 0; i < VITALS_BPF_STACK; i++) {
 		if (i >= n)
 			break;
-		h = vitals_bpf_mix64(h ^ (e->kstack[i] - base));
+		h = vitals_bpf_mix64(h ^ (e->st.kstack[i] - base));
 	}
 	return h;
 }
@@ -200,12 +201,7 @@ diskio_submitter(const struct vitals_bpf_cfg *c, void *ctx,
 		w = bpf_map_lookup_elem(&diskio_walks, &k);
 		if (w == 0 || !diskio_walked(w, rq, pt, regs, now))
 			continue;
-		e->nkstack = w->nkstack;
-		e->nustack = w->nustack;
-		e->nufiles = w->nufiles;
-		__builtin_memcpy(e->kstack, w->kstack, sizeof(e->kstack));
-		__builtin_memcpy(e->ustack, w->ustack, sizeof(e->ustack));
-		__builtin_memcpy(e->ufile, w->ufile, sizeof(e->ufile));
+		e->st = w->st;
 		return;
 	}
 	w = 0;
@@ -214,23 +210,23 @@ diskio_submitter(const struct vitals_bpf_cfg *c, void *ctx,
 		*next = k + 1;
 		w = bpf_map_lookup_elem(&diskio_walks, &k);
 	}
-	if (size == 0 || size > sizeof(e->kstack))
-		size = sizeof(e->kstack);
+	if (size == 0 || size > sizeof(e->st.kstack))
+		size = sizeof(e->st.kstack);
 	/* Skip this program and bpf_trace_run1: the site starts in the kernel. */
-	n = bpf_get_stack(ctx, e->kstack, size, 2);
-	e->nkstack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
+	n = bpf_get_stack(ctx, e->st.kstack, size, 2);
+	e->st.nkstack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
 	if (me != 0 && me->stack_top != 0) {
-		n = bpf_get_stack(ctx, e->ustack, sizeof(e->ustack),
+		n = bpf_get_stack(ctx, e->st.ustack, sizeof(e->st.ustack),
 		    BPF_F_USER_STACK);
-		e->nustack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
+		e->st.nustack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
 		/*
 		 * Every file, the exe's too: the completion's record, sent
 		 * from another task, cannot carry the submitter's text range.
 		 */
-		n = vitals_bpf_ufiles(vitals_bpf_task(), e->ustack, e->nustack,
-		    none, e->ufile);
-		e->nufiles = n & 0xff;
-		e->nustack = (__u32)n >> 8;
+		n = vitals_bpf_ufiles(vitals_bpf_task(), e->st.ustack,
+		    e->st.nustack, none, e->st.ufile);
+		e->st.nufiles = n & 0xff;
+		e->st.nustack = (__u32)n >> 8;
 	}
 	if (w == 0)
 		return;
@@ -240,12 +236,7 @@ diskio_submitter(const struct vitals_bpf_cfg *c, void *ctx,
 	w->ns = now;
 	w->flags = BPF_CORE_READ(rq, cmd_flags);
 	w->end_io = (__u64)BPF_CORE_READ(rq, bio, bi_end_io);
-	w->nkstack = e->nkstack;
-	w->nustack = e->nustack;
-	w->nufiles = e->nufiles;
-	__builtin_memcpy(w->kstack, e->kstack, sizeof(w->kstack));
-	__builtin_memcpy(w->ustack, e->ustack, sizeof(w->ustack));
-	__builtin_memcpy(w->ufile, e->ufile, sizeof(w->ufile));
+	w->st = e->st;
 }
 
 /*
@@ -267,7 +258,7 @@ diskio_remember(struct vitals_bpf_cfg *c, void *ctx, struct request *rq,
 	e->sector = BPF_CORE_READ(rq, __sector);
 	e->wanted = vitals_bpf_wanted(c, pt);
 	e->pid_tgid = pt;
-	e->nkstack = e->nustack = e->nufiles = 0;
+	e->st.nkstack = e->st.nustack = e->st.nufiles = 0;
 	if (e->wanted)
 		diskio_submitter(c, ctx, e, rq, pt, e->bytes != 0);
 	e->site = diskio_site(e, diskio_op(rq, e->bytes));
@@ -340,12 +331,12 @@ diskio_submit(void *ctx, struct vitals_bpf_rec *r, const struct diskio_req *e,
 		if (e->issue_ns != 0)
 			r->args[3] = e->sector;
 		__builtin_memcpy(r->comm, e->comm, sizeof(r->comm));
-		__builtin_memcpy(r->kstack, e->kstack, sizeof(r->kstack));
-		__builtin_memcpy(r->ustack, e->ustack, sizeof(r->ustack));
-		r->nkstack = e->nkstack;
-		r->nustack = e->nustack;
-		r->nufiles = e->nufiles;
-		__builtin_memcpy(r->ufile, e->ufile, sizeof(r->ufile));
+		__builtin_memcpy(r->kstack, e->st.kstack, sizeof(r->kstack));
+		__builtin_memcpy(r->ustack, e->st.ustack, sizeof(r->ustack));
+		r->nkstack = e->st.nkstack;
+		r->nustack = e->st.nustack;
+		r->nufiles = e->st.nufiles;
+		__builtin_memcpy(r->ufile, e->st.ufile, sizeof(r->ufile));
 	}
 	vitals_bpf_submit(ctx, r, 0, 0);
 }
