@@ -30,7 +30,7 @@
 #define BPF_DRAIN_NS (100 * 1000 * 1000ULL)
 #define BPF_RINGBUF_DEFAULT (1024 * 1024ULL)
 #define BPF_MAX_LINKS 16 /* programs vitals_bpf_attach() attaches per object */
-/* Events a stats window must see for a cost per event (see bpf_stats_window). */
+/* Events behind a cost per event that only a larger count replaces. */
 #define BPF_WINDOW_EVENTS 10000
 /* Least time between two reports of the programs' CPU within an epoch. */
 #define BPF_LIVE_NS (1000 * 1000 * 1000ULL)
@@ -61,6 +61,7 @@ struct vitals_bpf {
 	int win_done;                /* the window ran in this epoch */
 	unsigned wins;               /* windows opened so far */
 	double ns_per_event;         /* measured in the last window */
+	uint64_t npe_events;         /* the events it was measured over */
 	uint64_t cpu_added;          /* programs' CPU reported this epoch */
 	uint64_t live_at;            /* monotonic time of the last report */
 	int64_t mono_to_real;        /* realtime - monotonic, at the last drain */
@@ -490,14 +491,15 @@ bpf_live_events(struct vitals_bpf *b)
 
 /*
  * Kernel run-time stats cost two clock reads on every program run (about
- * 30 ns here), so they are on only in a window once per epoch: from half
- * the epoch (the first one from the start) for a tenth of it, at most a
- * second (the first up to five times that, until BPF_WINDOW_EVENTS events
- * were counted in it).  The window
- * gives the programs' time per event counted (their runs that count
- * nothing, filtered out or of programs that only keep state, included);
- * the epoch's CPU is that times the events counted.  At the default 60 s
- * epoch the window adds about 1/60 of its per-run cost on average.
+ * 30 ns here) and are on for every program while any probe has them on,
+ * so they are on only in a window once per epoch, the same for every
+ * probe: from the start (the first, so that the first epoch's cost is
+ * known within it), then from half of each epoch, for a tenth of the
+ * epoch, at most a second.  The window gives the programs' time per event
+ * counted (their runs that count nothing, filtered out or of programs
+ * that only keep state, included); the epoch's CPU is that times the
+ * events counted.  At the default 60 s epoch the windows add about 1/60
+ * of the stats' per-run cost on average.
  */
 static uint64_t
 bpf_stats_window(const struct vitals_bpf *b)
@@ -522,49 +524,39 @@ bpf_stats_open(struct vitals_bpf *b)
 }
 
 /*
- * Close the window, with the events counted in it: its cost per event
- * replaces the last one if it saw BPF_WINDOW_EVENTS, or any when there
- * is none yet.
+ * Close the window, with the events counted in it.  Its cost per event
+ * replaces the last one if it saw BPF_WINDOW_EVENTS or at least as many
+ * as that one did: a window of few events (a quiet second, or one full
+ * of the first sightings every label gets after a start) does not
+ * overwrite a better figure, and is overwritten by the first better one.
  */
 static void
 bpf_stats_close(struct vitals_bpf *b, uint64_t events)
 {
-	uint64_t ns, cnt;
+	uint64_t ns, cnt, seen = events - b->win_events;
 
 	if (b->stats_fd < 0)
 		return;
 	bpf_run_totals(b, &ns, &cnt);
 	if (events > b->win_events && ns > b->run_ns &&
-	    (events - b->win_events >= BPF_WINDOW_EVENTS ||
-	    b->ns_per_event <= 0))
-		b->ns_per_event = (double)(ns - b->run_ns) /
-		    (double)(events - b->win_events);
+	    (seen >= BPF_WINDOW_EVENTS || seen >= b->npe_events)) {
+		b->ns_per_event = (double)(ns - b->run_ns) / (double)seen;
+		b->npe_events = seen;
+	}
 	close(b->stats_fd);
 	b->stats_fd = -1;
 	b->win_done = 1;
 }
 
-/*
- * Open the stats window half-way through the epoch (the first one at
- * once, so that the first epoch's cost is known within it); close it
- * after its length.  The stats are on for every program while any probe
- * has them on, so only the first window, which has no figure to fall
- * back on, waits for enough events (up to five times its length); a
- * later one that saw too few keeps the figure it had.
- */
+/* Open the stats window when its time comes; close it after its length. */
 static void
 bpf_stats_tick(struct vitals_bpf *b)
 {
-	uint64_t now = bpf_clock(CLOCK_MONOTONIC), w = bpf_stats_window(b);
-	uint64_t events;
+	uint64_t now = bpf_clock(CLOCK_MONOTONIC);
 
 	if (b->stats_fd >= 0) {
-		if (now - b->win_start < w)
-			return;
-		events = bpf_live_events(b);
-		if (b->wins > 1 || events - b->win_events >= BPF_WINDOW_EVENTS ||
-		    now - b->win_start >= 5 * w)
-			bpf_stats_close(b, events);
+		if (now - b->win_start >= bpf_stats_window(b))
+			bpf_stats_close(b, bpf_live_events(b));
 	} else if (!b->win_done && (b->wins == 0 ||
 	    now - b->epoch_start >= vitals_settings(b->ctx)->epoch_ns / 2))
 		bpf_stats_open(b);
