@@ -391,7 +391,7 @@ bpf_on_sample(void *arg, void *data, size_t len)
 		0 ? b->exe : NULL;
 	if (ev.exe != NULL && r->nustack > 0 &&
 	    len >= offsetof(struct vitals_bpf_rec, nufiles))
-		sym_proc_gone(r->pid, r->exe_id, ev.exe, r->code_start,
+		sym_proc_text(r->pid, r->exe_id, ev.exe, r->code_start,
 		    r->code_end);
 	memcpy(ev.args, r->args, sizeof(ev.args));
 	bpf_strip_tracing(&ev);

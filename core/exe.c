@@ -31,7 +31,9 @@
 
 struct exe_entry {
 	uint32_t pid;
-	uint32_t exe_id;
+	uint32_t exe_id;     /* 0: /proc could not name it (gone) */
+	uint32_t miss_exe_id; /* the sample's exe id /proc did not give */
+	uint64_t miss_at;    /* when (CLOCK_MONOTONIC_COARSE ns) */
 	char path[EXE_PATH];
 };
 
@@ -207,8 +209,20 @@ exe_path(uint32_t pid, uint32_t exe_id, const char *comm, char *buf,
 		return -ENOENT;
 	e = &exe_cache[pid % EXE_SLOTS];
 	if (e->pid != pid || e->exe_id != exe_id) {
+		/*
+		 * /proc did not give this exe id for the pid lately: it is
+		 * gone, or runs another program now (the samples of a fork
+		 * child from before its exec).  Its other samples of the
+		 * batch go by exe id without /proc.
+		 */
+		if (e->pid == pid && e->miss_exe_id == exe_id &&
+		    exe_coarse_ns() - e->miss_at < EXE_MISS_NS)
+			return exe_known_path(exe_id, comm, buf, len);
 		if (exe_resolve(e, pid) < 0 || e->exe_id != exe_id) {
-			e->pid = 0;
+			if (e->pid != pid) /* resolve failed: gone */
+				e->pid = pid, e->exe_id = 0;
+			e->miss_exe_id = exe_id;
+			e->miss_at = exe_coarse_ns();
 			return exe_known_path(exe_id, comm, buf, len);
 		}
 		exe_learn(e, comm);
@@ -238,7 +252,7 @@ exe_cached(void)
 	uint32_t i, n = 0;
 
 	for (i = 0; i < EXE_SLOTS; i++)
-		n += exe_cache[i].pid != 0;
+		n += exe_cache[i].pid != 0 && exe_cache[i].exe_id != 0;
 	return n;
 }
 

@@ -394,6 +394,8 @@ sym_lookup(uint32_t pid, uint32_t exe_id, uint64_t addr)
 		/* Gone: what is cached of it still holds for its samples. */
 		if (p->pid != pid || (exe_id != 0 && exe_id != p->exe_id))
 			p->pid = 0;
+		else
+			p->read_ns = sym_now_ns(); /* tried: not again at once */
 		return NULL;
 	}
 	return sym_proc_map(p, addr);
@@ -428,7 +430,7 @@ sym_proc_learn(uint32_t pid, uint32_t exe_id, uint64_t start, uint64_t end,
 }
 
 int
-sym_proc_gone(uint32_t pid, uint32_t exe_id, const char *path,
+sym_proc_text(uint32_t pid, uint32_t exe_id, const char *path,
     uint64_t code_start, uint64_t code_end)
 {
 	struct sym_proc **slot = &sym_procs[pid % SYM_PROCS], *p;
@@ -441,9 +443,6 @@ sym_proc_gone(uint32_t pid, uint32_t exe_id, const char *path,
 		return -EINVAL;
 	p = *slot;
 	if (p != NULL && p->pid == pid && p->exe_id == exe_id)
-		return 0;
-	/* Alive and still that program: its real maps are read on use. */
-	if (exe_id_of(pid) == exe_id)
 		return 0;
 	/* The file at path must be the one the process ran (its inode). */
 	if (stat(path, &st) < 0 ||
@@ -462,7 +461,7 @@ sym_proc_gone(uint32_t pid, uint32_t exe_id, const char *path,
 	p->nmaps = 1;
 	p->whole = 0;
 	p->exe_id = exe_id;
-	p->read_ns = sym_now_ns();
+	p->read_ns = 0; /* not read: the first miss reads the maps */
 	p->pid = pid;
 	return 0;
 }

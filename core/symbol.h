@@ -64,21 +64,22 @@ uint64_t sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr,
     uint64_t since_ns);
 
 /*
- * For a process that may be gone before its samples are read: if its
- * mappings are not cached and /proc no longer shows it running that
- * program (it exited, is a zombie, or its pid runs another), cache its
- * executable's text alone, [code_start, code_end) of the file at path
- * (the kernel's mm start_code and end_code: the first executable PT_LOAD,
- * relocated), so that its frames there are still placed and named.  A
- * live process gets its real mappings.  Returns 0, or a negative errno.
+ * For a process whose mappings are not cached: cache its executable's
+ * text alone, [code_start, code_end) of the file at path (the kernel's mm
+ * start_code and end_code: the first executable PT_LOAD, relocated), so
+ * that its frames there are placed and named without /proc, also once it
+ * is gone (a short-lived program).  Its other frames are placed from the
+ * files the kernel found for them (sym_proc_learn) or, on the first one
+ * that is not, from its real maps, read then while it lives.  Returns 0,
+ * or a negative errno.
  */
-int sym_proc_gone(uint32_t pid, uint32_t exe_id, const char *path,
+int sym_proc_text(uint32_t pid, uint32_t exe_id, const char *path,
     uint64_t code_start, uint64_t code_end);
 
 /*
  * Add the executable mapping [start, end) of module at file offset pgoff,
  * as the kernel reported it with a sample, to the cached maps of process
- * pid running exe_id (a process that is gone: see sym_proc_gone), so its
+ * pid running exe_id (see sym_proc_text), so its
  * other samples' frames there are placed too.  Returns 0 (also when a
  * mapping there is known already); -ENOENT if the process's maps are not
  * cached; -ENOSPC.

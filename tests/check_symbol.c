@@ -366,7 +366,7 @@ static pid_t spawn_sleeper(void);
 
 /*
  * A process gone before its samples are read: its exe's text comes from
- * the range the kernel sent (sym_proc_gone), its libraries from the files
+ * the range the kernel sent (sym_proc_text), its libraries from the files
  * the kernel found for its frames (sym_proc_learn), and both stay placed
  * and named after a failed re-read of its maps.
  */
@@ -386,7 +386,7 @@ START_TEST(test_gone_learn)
 	/* Not cached: nothing to learn into. */
 	ck_assert_int_eq(sym_proc_learn((uint32_t)child, xid, ls, le, lo, 0),
 	    -ENOENT);
-	ck_assert_int_eq(sym_proc_gone((uint32_t)child, xid, exe, es, ee), 0);
+	ck_assert_int_eq(sym_proc_text((uint32_t)child, xid, exe, es, ee), 0);
 	addr = (uint64_t)(uintptr_t)&check_symbol_target;
 	ck_assert_int_eq(sym_user_loc((uint32_t)child, xid, addr, &id, &off),
 	    0);
