@@ -28,6 +28,8 @@ struct vitals_timer {
 	LIST_ENTRY(vitals_timer) link;
 	struct vitals_ctx *ctx;
 	struct event *ev;
+	struct timeval interval;
+	int periodic;        /* past the first, aligning run: EV_PERSIST */
 	void (*cb)(void *arg);
 	void *arg;
 };
@@ -657,6 +659,17 @@ host_on_timer(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	/*
+	 * The first run was at a multiple of the interval; from it, the
+	 * loop's cached time, every timer of that interval re-arms to the
+	 * same deadlines (libevent keeps a persistent timer's phase).
+	 */
+	if (!t->periodic) {
+		event_assign(t->ev, t->ctx->host->base, -1, EV_PERSIST,
+		    host_on_timer, t);
+		evtimer_add(t->ev, &t->interval);
+		t->periodic = 1;
+	}
 	t->cb(t->arg);
 }
 
@@ -666,6 +679,7 @@ vitals_timer_add(struct vitals_ctx *ctx, uint64_t interval_ns,
 {
 	struct vitals_timer *t;
 	struct timeval tv;
+	uint64_t first;
 
 	if (cb == NULL || interval_ns == 0)
 		return -EINVAL;
@@ -674,13 +688,21 @@ vitals_timer_add(struct vitals_ctx *ctx, uint64_t interval_ns,
 	t->ctx = ctx;
 	t->cb = cb;
 	t->arg = arg;
-	t->ev = event_new(ctx->host->base, -1, EV_PERSIST, host_on_timer, t);
+	t->ev = event_new(ctx->host->base, -1, 0, host_on_timer, t);
 	if (t->ev == NULL) {
 		free(t);
 		return -ENOMEM;
 	}
-	tv.tv_sec = (time_t)(interval_ns / 1000000000ULL);
-	tv.tv_usec = (suseconds_t)(interval_ns % 1000000000ULL / 1000);
+	t->interval.tv_sec = (time_t)(interval_ns / 1000000000ULL);
+	t->interval.tv_usec = (suseconds_t)(interval_ns % 1000000000ULL / 1000);
+	/*
+	 * First at the next multiple of the interval on the monotonic
+	 * clock, so that timers of one interval (every BPF probe's drain)
+	 * wake the daemon once between them, not once each.
+	 */
+	first = interval_ns - vitals_monotonic_ns(ctx) % interval_ns;
+	tv.tv_sec = (time_t)(first / 1000000000ULL);
+	tv.tv_usec = (suseconds_t)(first % 1000000000ULL / 1000);
 	evtimer_add(t->ev, &tv);
 	LIST_INSERT_HEAD(&ctx->timers, t, link);
 	if (out != NULL)

@@ -445,9 +445,11 @@ uint64_t vitals_monotonic_ns(const struct vitals_ctx *ctx);
 void vitals_cpu_add(struct vitals_ctx *ctx, uint64_t ns);
 
 /*
- * Run cb(arg) every `interval_ns` on the core's loop.  Returns 0 and sets
- * *out (owned by the core; freed at fini or by vitals_timer_del), or a
- * negative errno.
+ * Run cb(arg) every `interval_ns` on the core's loop, at multiples of it
+ * on the monotonic clock (the first run comes within one interval), so
+ * that timers of one interval wake the daemon together.  Returns 0 and
+ * sets *out (owned by the core; freed at fini or by vitals_timer_del), or
+ * a negative errno.
  */
 int vitals_timer_add(struct vitals_ctx *ctx, uint64_t interval_ns,
     void (*cb)(void *arg), void *arg, struct vitals_timer **out);
