@@ -30,7 +30,7 @@
 #define BPF_DRAIN_NS (100 * 1000 * 1000ULL)
 #define BPF_RINGBUF_DEFAULT (1024 * 1024ULL)
 #define BPF_MAX_LINKS 16 /* programs vitals_bpf_attach() attaches per object */
-/* Events behind a cost per event that only a larger count replaces. */
+/* A stats window that saw this many events replaces the cost per event. */
 #define BPF_WINDOW_EVENTS 10000
 /* Least time between two reports of the programs' CPU within an epoch. */
 #define BPF_LIVE_NS (1000 * 1000 * 1000ULL)

@@ -47,11 +47,13 @@ struct exe_known {
 static struct exe_entry exe_cache[EXE_SLOTS];
 static struct exe_known exe_known[EXE_KNOWN]; /* slot exe_id % EXE_KNOWN */
 /*
- * An (exe id, comm) the exec table could not name, in slot exe_id %
- * EXE_KNOWN, for EXE_MISS_NS: each sample of a gone process whose comm is
- * not its exe's name (a renamed thread) would otherwise read the table,
- * stat and resolve the path again, and samples come in batches (one per
- * drain).  Short, so that a later exec is learnt at the next drain.
+ * How long a miss is kept, here and in exe_cache (a pid /proc did not
+ * name with the sample's exe id): samples come in batches, one per drain,
+ * and each would otherwise ask again.  Short, so that a later exec is
+ * learnt at the next drain.  Below, an (exe id, comm) the exec table
+ * could not name, in slot exe_id % EXE_KNOWN: each sample of a gone
+ * process whose comm is not its exe's name (a renamed thread) would read
+ * the table, stat and resolve the path again.
  */
 #define EXE_MISS_NS (100 * 1000 * 1000ULL)
 static struct exe_miss {
