@@ -21,7 +21,6 @@
 
 FLOOR_BTF(sys_enter)
 FLOOR_BTF(sched_switch)
-FLOOR_BTF(sched_wakeup)
 FLOOR_RAW(block_io_start)
 FLOOR_RAW(block_rq_issue)
 FLOOR_RAW(block_rq_complete)

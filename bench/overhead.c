@@ -810,9 +810,8 @@ static int
 overhead_perf_events(char *why, size_t len)
 {
 	static const char *ev[] = { "raw_syscalls:sys_enter",
-		"sched:sched_switch", "sched:sched_wakeup",
-		"block:block_rq_issue", "block:block_rq_complete",
-		"kmem:mm_page_alloc", "exceptions:page_fault_user",
+		"sched:sched_switch", "block:block_rq_issue",
+		"block:block_rq_complete", "kmem:mm_page_alloc", "exceptions:page_fault_user",
 		"signal:signal_deliver", "lock:contention_begin",
 		"lock:contention_end" };
 	char path[256], sys[64];

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sched and blocking vitals, in the kernel.  A thread is stamped when it
- * becomes runnable (woken or preempted) and when it leaves the CPU
- * asleep; when sched_switch brings it back, the run-queue delay and the
- * time off-CPU are counted under the incoming thread's own identity.  A
- * new thread gets no stamp at fork: its first switch-in measures from its
- * start time, so a process that never sleeps or is preempted costs no
- * task storage.
+ * sched and blocking vitals, in the kernel, from sched_switch alone.  The
+ * run-queue delay of the thread switched in is the kernel's own: the time
+ * since its sched_info.last_queued stamp (set when it was enqueued, woken
+ * or preempted, on this run queue's clock), plus what the kernel added to
+ * its sched_info.run_delay since it last left a CPU (the wait on another
+ * CPU's queue before a migration).  So no program runs at wakeup.  A
+ * thread leaving the CPU asleep is stamped, in task-local storage, and
+ * its time off-CPU counted when it comes back, under its own identity.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_core_read.h>
@@ -35,13 +36,29 @@ struct css_set {
 	struct cgroup *dfl_cgrp;
 } __attribute__((preserve_access_index));
 
+/* CONFIG_SCHED_INFO: times on the run queue's clock (rq->clock). */
 struct sched_info {
 	unsigned long pcount;
+	unsigned long long run_delay;
+	unsigned long long last_queued;
+} __attribute__((preserve_access_index));
+
+/* The run queue, and the way to it from a task: se.cfs_rq->rq. */
+struct rq {
+	__u64 clock; /* updated by __schedule() before the switch */
+} __attribute__((preserve_access_index));
+
+struct cfs_rq {
+	struct rq *rq;
+} __attribute__((preserve_access_index));
+
+struct sched_entity {
+	struct cfs_rq *cfs_rq;
 } __attribute__((preserve_access_index));
 
 struct task_struct___sched {
 	unsigned int __state;
-	unsigned long long start_time;
+	struct sched_entity se;
 	struct sched_info sched_info;
 	int pid;
 	int tgid;
@@ -58,10 +75,13 @@ struct pt_regs {
 
 /* A thread between leaving the CPU and coming back. */
 struct sched_task {
-	__u64 runnable; /* runnable since (ns); 0 = not waiting for a CPU */
 	__u64 off; /* went to sleep at (ns); 0 = not blocked */
+	__u64 out; /* left the CPU still runnable at (ns); 0 = not */
+	__u64 run_delay; /* its sched_info.run_delay when it left */
 	__u32 state; /* its state when it went to sleep */
-	__u32 cause; /* SCHED_CAUSE_* of the runnable stamp */
+	__u32 cause; /* SCHED_CAUSE_* of the wait that follows */
+	__u32 exe; /* exe id, kept for a thread that left with no mm */
+	__u32 pad;
 };
 
 /*
@@ -132,32 +152,6 @@ sched_lookup(struct task_struct___sched *t)
 	    0);
 }
 
-/* A task was woken: stamp it unless it already waits for a CPU. */
-static __always_inline void
-sched_wake(struct task_struct___sched *p)
-{
-	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
-	struct sched_task *e;
-	__u32 tid = p->pid;
-
-	if (c == 0 || c->param[SCHED_P_SCHED] == 0 || tid == 0)
-		return;
-	if ((e = sched_entry(p)) == 0)
-		return;
-	if (e->runnable == 0) {
-		e->runnable = bpf_ktime_get_ns();
-		e->cause = SCHED_CAUSE_WOKEN;
-	}
-}
-
-SEC("tp_btf/sched_wakeup")
-int
-vitals_sched_wakeup(__u64 *ctx)
-{
-	sched_wake((struct task_struct___sched *)ctx[0]);
-	return 0;
-}
-
 /* Keep the user stack of the current thread, which is going to sleep. */
 static __always_inline void
 sched_keep_ustack(const struct vitals_bpf_cfg *c, void *ctx,
@@ -176,9 +170,35 @@ sched_keep_ustack(const struct vitals_bpf_cfg *c, void *ctx,
 	u->n = n > 0 ? (__u64)n / 8 : 0;
 }
 
+/* The thread's sched_info.run_delay: ns it waited on run queues so far. */
+static __always_inline __u64
+sched_run_delay(struct task_struct___sched *t)
+{
+	if (!bpf_core_field_exists(t->sched_info.run_delay))
+		return 0;
+	return t->sched_info.run_delay;
+}
+
+/*
+ * The exe id of the outgoing thread if it has dropped its mm (it is
+ * exiting): it still runs on it (active_mm), but once switched out it
+ * has none, nor may its process, so the switch-in could not tell.
+ * Else 0: the switch-in finds it through the mm.
+ */
+static __always_inline __u32
+sched_exiting_exe(struct task_struct___sched *prev)
+{
+	if (prev->mm != 0 ||
+	    (((struct task_struct *)prev)->flags & VITALS_BPF_PF_KTHREAD))
+		return 0;
+	return vitals_bpf_task_exe((struct task_struct *)prev);
+}
+
 /*
  * The outgoing thread: still runnable (preempted, or woken before it
- * slept) starts a run-queue wait; asleep starts an off-CPU interval.
+ * slept) waits for a CPU from now; asleep starts an off-CPU interval.
+ * Either way its run_delay so far is noted, so that a wait the kernel
+ * moves into it (a migration while queued) counts in the next delay.
  */
 static __always_inline void
 sched_out(const struct vitals_bpf_cfg *c, void *ctx,
@@ -196,22 +216,30 @@ sched_out(const struct vitals_bpf_cfg *c, void *ctx,
 	if (preempt || state == 0 || prev->__state == 0) {
 		if (c->param[SCHED_P_SCHED] == 0 || (e = sched_entry(prev)) == 0)
 			return;
-		e->runnable = now;
-		e->cause = SCHED_CAUSE_PREEMPTED;
+		e->out = now;
 		e->off = 0;
+		e->cause = SCHED_CAUSE_PREEMPTED;
+		e->run_delay = sched_run_delay(prev);
+		e->exe = sched_exiting_exe(prev);
 		return;
 	}
 	if (c->param[SCHED_P_BLOCKING] == 0) {
-		/* Forget a wakeup stamped while it was still running. */
-		if ((e = sched_lookup(prev)) != 0)
-			e->runnable = 0;
+		/* A thread with an entry keeps it current; others need none. */
+		if ((e = sched_lookup(prev)) != 0) {
+			e->out = 0;
+			e->cause = SCHED_CAUSE_WOKEN;
+			e->run_delay = sched_run_delay(prev);
+		}
 		return;
 	}
 	if ((e = sched_entry(prev)) == 0)
 		return;
-	e->runnable = 0;
+	e->out = 0;
 	e->off = now;
 	e->state = state;
+	e->cause = SCHED_CAUSE_WOKEN;
+	e->run_delay = sched_run_delay(prev);
+	e->exe = sched_exiting_exe(prev);
 	if (c->param[SCHED_P_USTACK] && prev->mm != 0)
 		sched_keep_ustack(c, ctx, prev);
 }
@@ -378,61 +406,87 @@ sched_count_block(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
 }
 
 /*
- * A thread's first switch-in (it has never run: sched_info.pcount counts
- * arrivals, and this one is not counted yet) waited since it was made.
- * Its start time is a fork-time CLOCK_MONOTONIC stamp, the clock of
- * bpf_ktime_get_ns(), taken a few microseconds before the fork wakes it.
+ * The run-queue wait of thread t, switching in now, in ns (now on the
+ * run queue's clock): since it was last queued on this CPU, plus what
+ * the kernel added to its run_delay since it left a CPU (e; NULL if it
+ * has no entry), which is a wait on another CPU it was migrated from.
+ * Returns 1 if t waited (was queued), with the wait in *wait.
  */
-static __always_inline __u64
-sched_new_since(struct task_struct___sched *t)
+static __always_inline int
+sched_wait(struct task_struct___sched *t, const struct sched_task *e,
+    __u64 out, __u64 now_ns, __u64 *wait)
 {
-	if (!bpf_core_field_exists(t->sched_info) || t->sched_info.pcount != 0)
+	__u64 q = 0, d = 0, rd, clock;
+
+	/*
+	 * The run queue's clock, through the task's CFS run queue (set for
+	 * tasks of every class): the kernel's data symbols, runqueues among
+	 * them, need not be in kallsyms, where a BPF program finds them.
+	 */
+	if (bpf_core_field_exists(t->sched_info.last_queued) &&
+	    bpf_core_field_exists(t->se.cfs_rq->rq))
+		q = t->sched_info.last_queued;
+	if (q != 0) {
+		/* Loads through BTF pointers: a fault reads as 0. */
+		clock = t->se.cfs_rq->rq->clock;
+		if (clock > q)
+			d = clock - q;
+		if (e != 0 && (rd = sched_run_delay(t)) > e->run_delay)
+			d += rd - e->run_delay;
+	} else if (out != 0) {
+		/* Preempted while not runnable: the kernel keeps no stamp. */
+		if (now_ns > out)
+			d = now_ns - out;
+	} else
 		return 0;
-	return t->start_time;
+	*wait = d;
+	return 1;
 }
 
-/* The incoming thread: end its run-queue wait and off-CPU interval. */
+/*
+ * The incoming thread: count its run-queue wait and end its off-CPU
+ * interval.  A thread's first switch-in (sched_info.pcount counts
+ * arrivals, and this one is not counted yet) waited since its fork
+ * queued it.
+ */
 static __always_inline void
 sched_in(struct vitals_bpf_cfg *c, struct task_struct___sched *next, __u64 now)
 {
 	struct sched_task *e;
-	__u64 runnable, off, delay = 0, blocked = 0, pt;
-	__u32 tid = next->pid, state = 0, cause, exe, uid;
+	__u64 off = 0, out = 0, wait = 0, delay = 0, blocked = 0, pt;
+	__u32 tid = next->pid, state = 0, cause, exe, uid, kept = 0;
+	int queued = 0;
 
 	if (tid == 0)
 		return;
-	if ((e = sched_lookup(next)) == 0) {
-		/* No entry: a new thread, or one never stamped. */
-		if (c->param[SCHED_P_SCHED] == 0 ||
-		    (runnable = sched_new_since(next)) == 0)
-			return;
-		off = 0;
-		cause = SCHED_CAUSE_NEW;
-	} else {
-		runnable = e->runnable;
+	if ((e = sched_lookup(next)) != 0) {
 		off = e->off;
-		if ((runnable | off) == 0)
-			return;
+		out = e->out;
 		state = e->state;
 		cause = e->cause;
-		e->runnable = 0;
+		kept = e->exe;
 		e->off = 0;
-	}
-	if (runnable != 0 && now > runnable &&
-	    now - runnable >= c->param[SCHED_P_MIN_DELAY])
-		delay = now - runnable;
+		e->out = 0;
+	} else
+		cause = bpf_core_field_exists(next->sched_info.pcount) &&
+		    next->sched_info.pcount == 0 ? SCHED_CAUSE_NEW :
+		    SCHED_CAUSE_WOKEN;
+	if (c->param[SCHED_P_SCHED] != 0 &&
+	    (queued = sched_wait(next, e, out, now, &wait)) &&
+	    wait >= c->param[SCHED_P_MIN_DELAY])
+		delay = wait > 0 ? wait : 1; /* counted, if at min_delay 0 */
 	if (off != 0 && now > off && now - off >= c->param[SCHED_P_MIN_BLOCK])
 		blocked = now - off;
 	if ((delay | blocked) == 0 || !sched_wanted(c, next))
 		return;
 	pt = (__u64)(__u32)next->tgid << 32 | tid;
-	exe = vitals_bpf_task_exe((struct task_struct *)next);
+	if ((exe = vitals_bpf_task_exe((struct task_struct *)next)) == 0)
+		exe = kept;
 	uid = next->cred->uid.val;
 	if (blocked != 0 && c->param[SCHED_P_BLOCKING] != 0)
 		sched_count_block(c, next, pt, exe, uid, blocked,
-		    runnable != 0 && now > runnable ? now - runnable : 0,
-		    state);
-	if (delay != 0 && c->param[SCHED_P_SCHED] != 0)
+		    queued ? wait : 0, state);
+	if (delay != 0)
 		sched_count_delay(c, next, pt, exe, uid, delay, cause);
 }
 

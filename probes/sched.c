@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * sched probe: run-queue delay by process (sched) and time off-CPU by
- * blocking site (blocking), from BPF programs on the sched_switch and
- * sched_wakeup BTF tracepoints that keep the sketches in the kernel.
+ * blocking site (blocking), from a BPF program on the sched_switch BTF
+ * tracepoint that keeps the sketches in the kernel.
  */
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <bpf/btf.h>
 #include <vitals/bpf.h>
 #include <vitals/vitals.h>
 
@@ -33,7 +35,7 @@ struct sched_state {
 #define SCHED_OFF(m) offsetof(struct sched_config, m)
 
 static const char *const sched_tracepoints[] = { "sched:sched_switch",
-	"sched:sched_wakeup", NULL };
+	NULL };
 
 /* clang-format off */
 static const struct vitals_option sched_options[] = {
@@ -74,10 +76,26 @@ sched_fixup(void *arg, const struct vitals_bpf_rec *r, struct vitals_event *ev)
 	return 0;
 }
 
+static const char *sched_missing_stamps(void);
+
+/*
+ * Without the kernel's run-queue stamps the delay would be counted only
+ * for some preemptions: the probe says so rather than count that.
+ */
 static int
 sched_available(char *why, size_t len)
 {
-	return vitals_bpf_available(sched_tracepoints, why, len);
+	const char *missing;
+	int r;
+
+	if ((r = vitals_bpf_available(sched_tracepoints, why, len)) < 0)
+		return r;
+	if ((missing = sched_missing_stamps()) != NULL) {
+		snprintf(why, len, "no run-queue stamps in this kernel: %s",
+		    missing);
+		return -ENOTSUP;
+	}
+	return 0;
 }
 
 static void
@@ -126,6 +144,44 @@ sched_vitals(struct vitals_ctx *ctx, const struct vitals_strlist *l,
 	return 0;
 }
 
+/* Whether kernel BTF has member m in struct s. */
+static bool
+sched_btf_member(const struct btf *btf, const char *s, const char *m)
+{
+	const struct btf_member *mb;
+	const struct btf_type *t;
+	int id, i;
+
+	if ((id = btf__find_by_name_kind(btf, s, BTF_KIND_STRUCT)) < 0 ||
+	    (t = btf__type_by_id(btf, (uint32_t)id)) == NULL)
+		return false;
+	mb = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, mb++)
+		if (strcmp(btf__name_by_offset(btf, mb->name_off), m) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * The kernel's run-queue stamps the sched vital reads, through BTF; NULL
+ * if present (or if there is no BTF, which vitals_bpf_available reports).
+ */
+static const char *
+sched_missing_stamps(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const char *missing = NULL;
+
+	if (btf == NULL)
+		return NULL;
+	if (!sched_btf_member(btf, "sched_info", "last_queued"))
+		missing = "task_struct.sched_info.last_queued (CONFIG_SCHED_INFO)";
+	else if (!sched_btf_member(btf, "cfs_rq", "rq"))
+		missing = "cfs_rq.rq (CONFIG_FAIR_GROUP_SCHED)";
+	btf__free(btf);
+	return missing;
+}
+
 /* Before load: what to load, map sizes, and the programs' parameters. */
 static void
 sched_configure(struct sched_state *s, const struct sched_config *cf,
@@ -133,8 +189,6 @@ sched_configure(struct sched_state *s, const struct sched_config *cf,
 {
 	bool ustack = cf->ustack && blocking != 0;
 
-	bpf_program__set_autoload(
-	    s->skel->progs.vitals_sched_wakeup, sched != 0);
 	vitals_bpf_set_param(s->bpf, SCHED_P_MIN_DELAY, cf->min_delay);
 	vitals_bpf_set_param(s->bpf, SCHED_P_MIN_BLOCK, cf->min_block);
 	vitals_bpf_set_param(s->bpf, SCHED_P_SCHED, sched);
@@ -195,10 +249,10 @@ const struct vitals_plugin vitals_plugin = {
 	.version = "0.1.0",
 	.description =
 	    "run-queue delay by process (sched) and time off-CPU by "
-	    "blocking site (blocking), from the sched_switch and "
-	    "sched_wakeup BTF tracepoints, in-kernel sketches; the "
-	    "delay runs from wakeup, preemption or fork to switch-in, not from the "
-	    "last run as in the paper",
+	    "blocking site (blocking), from the sched_switch BTF "
+	    "tracepoint, in-kernel sketches; the delay is the kernel's "
+	    "own (sched_info): from being queued (woken, preempted or "
+	    "forked) to switch-in, not from the last run as in the paper",
 	.options = sched_options,
 	.available = sched_available,
 	.init = sched_init,

@@ -16,8 +16,8 @@
 #define SCHED_P_USTACK 5 /* 1: keep user stacks of tasks going to sleep */
 
 /* How a delayed task became runnable (sched sample args[3]). */
-#define SCHED_CAUSE_WOKEN 1 /* sched_wakeup after sleeping */
-#define SCHED_CAUSE_NEW 2 /* a new task's first switch-in, from its start */
+#define SCHED_CAUSE_WOKEN 1 /* woken after sleeping */
+#define SCHED_CAUSE_NEW 2 /* a new task's first switch-in */
 #define SCHED_CAUSE_PREEMPTED 3 /* switched out while still runnable */
 
 #endif /* VITALS_PROBE_SCHED_H */
