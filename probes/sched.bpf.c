@@ -223,24 +223,18 @@ sched_out(const struct vitals_bpf_cfg *c, void *ctx,
 		e->exe = sched_exiting_exe(prev);
 		return;
 	}
-	if (c->param[SCHED_P_BLOCKING] == 0) {
-		/* A thread with an entry keeps it current; others need none. */
-		if ((e = sched_lookup(prev)) != 0) {
-			e->out = 0;
-			e->cause = SCHED_CAUSE_WOKEN;
-			e->run_delay = sched_run_delay(prev);
-		}
-		return;
-	}
-	if ((e = sched_entry(prev)) == 0)
+	if ((c->param[SCHED_P_BLOCKING] | c->param[SCHED_P_SCHED]) == 0 ||
+	    (e = sched_entry(prev)) == 0)
 		return;
 	e->out = 0;
-	e->off = now;
+	/* Blocking off: only the sched vital's baseline below is needed. */
+	e->off = c->param[SCHED_P_BLOCKING] != 0 ? now : 0;
 	e->state = state;
 	e->cause = SCHED_CAUSE_WOKEN;
 	e->run_delay = sched_run_delay(prev);
 	e->exe = sched_exiting_exe(prev);
-	if (c->param[SCHED_P_USTACK] && prev->mm != 0)
+	if (c->param[SCHED_P_BLOCKING] != 0 && c->param[SCHED_P_USTACK] &&
+	    prev->mm != 0)
 		sched_keep_ustack(c, ctx, prev);
 }
 
@@ -408,12 +402,14 @@ sched_count_block(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
 /*
  * The run-queue wait of thread t, switching in now, in ns (now on the
  * run queue's clock): since it was last queued on this CPU, plus what
- * the kernel added to its run_delay since it left a CPU (e; NULL if it
- * has no entry), which is a wait on another CPU it was migrated from.
- * Returns 1 if t waited (was queued), with the wait in *wait.
+ * the kernel added to its run_delay since it last left a CPU (base, its
+ * run_delay then; for a new thread, 0), which is a wait on another CPU's
+ * queue before a migration.  has_base is 0 for a thread with no entry,
+ * whose base is not known.  Returns 1 if t waited (was queued), with the
+ * wait in *wait.
  */
 static __always_inline int
-sched_wait(struct task_struct___sched *t, const struct sched_task *e,
+sched_wait(struct task_struct___sched *t, int has_base, __u64 base,
     __u64 out, __u64 now_ns, __u64 *wait)
 {
 	__u64 q = 0, d = 0, rd, clock;
@@ -424,6 +420,7 @@ sched_wait(struct task_struct___sched *t, const struct sched_task *e,
 	 * them, need not be in kallsyms, where a BPF program finds them.
 	 */
 	if (bpf_core_field_exists(t->sched_info.last_queued) &&
+	    bpf_core_field_exists(t->se.cfs_rq) &&
 	    bpf_core_field_exists(t->se.cfs_rq->rq))
 		q = t->sched_info.last_queued;
 	if (q != 0) {
@@ -431,8 +428,8 @@ sched_wait(struct task_struct___sched *t, const struct sched_task *e,
 		clock = t->se.cfs_rq->rq->clock;
 		if (clock > q)
 			d = clock - q;
-		if (e != 0 && (rd = sched_run_delay(t)) > e->run_delay)
-			d += rd - e->run_delay;
+		if (has_base && (rd = sched_run_delay(t)) > base)
+			d += rd - base;
 	} else if (out != 0) {
 		/* Preempted while not runnable: the kernel keeps no stamp. */
 		if (now_ns > out)
@@ -453,26 +450,32 @@ static __always_inline void
 sched_in(struct vitals_bpf_cfg *c, struct task_struct___sched *next, __u64 now)
 {
 	struct sched_task *e;
-	__u64 off = 0, out = 0, wait = 0, delay = 0, blocked = 0, pt;
+	__u64 off = 0, out = 0, base = 0, wait = 0, delay = 0, blocked = 0, pt;
 	__u32 tid = next->pid, state = 0, cause, exe, uid, kept = 0;
-	int queued = 0;
+	int queued = 0, has_base = 1;
 
 	if (tid == 0)
 		return;
 	if ((e = sched_lookup(next)) != 0) {
 		off = e->off;
 		out = e->out;
+		base = e->run_delay;
 		state = e->state;
 		cause = e->cause;
 		kept = e->exe;
 		e->off = 0;
 		e->out = 0;
-	} else
-		cause = bpf_core_field_exists(next->sched_info.pcount) &&
-		    next->sched_info.pcount == 0 ? SCHED_CAUSE_NEW :
-		    SCHED_CAUSE_WOKEN;
-	if (c->param[SCHED_P_SCHED] != 0 &&
-	    (queued = sched_wait(next, e, out, now, &wait)) &&
+	} else if (bpf_core_field_exists(next->sched_info.pcount) &&
+	    next->sched_info.pcount == 0)
+		cause = SCHED_CAUSE_NEW; /* its run_delay is all this wait */
+	else {
+		cause = SCHED_CAUSE_WOKEN;
+		has_base = 0;
+	}
+	/* The wait is counted as sched, and told in a blocking sample. */
+	if ((c->param[SCHED_P_SCHED] != 0 || off != 0) &&
+	    (queued = sched_wait(next, has_base, base, out, now, &wait)) &&
+	    c->param[SCHED_P_SCHED] != 0 &&
 	    wait >= c->param[SCHED_P_MIN_DELAY])
 		delay = wait > 0 ? wait : 1; /* counted, if at min_delay 0 */
 	if (off != 0 && now > off && now - off >= c->param[SCHED_P_MIN_BLOCK])

@@ -76,26 +76,10 @@ sched_fixup(void *arg, const struct vitals_bpf_rec *r, struct vitals_event *ev)
 	return 0;
 }
 
-static const char *sched_missing_stamps(void);
-
-/*
- * Without the kernel's run-queue stamps the delay would be counted only
- * for some preemptions: the probe says so rather than count that.
- */
 static int
 sched_available(char *why, size_t len)
 {
-	const char *missing;
-	int r;
-
-	if ((r = vitals_bpf_available(sched_tracepoints, why, len)) < 0)
-		return r;
-	if ((missing = sched_missing_stamps()) != NULL) {
-		snprintf(why, len, "no run-queue stamps in this kernel: %s",
-		    missing);
-		return -ENOTSUP;
-	}
-	return 0;
+	return vitals_bpf_available(sched_tracepoints, why, len);
 }
 
 static void
@@ -110,16 +94,21 @@ sched_fini(void *state)
 	free(s);
 }
 
-/* The spec's vitals from the option; *sched, *blocking get index + 1 or 0. */
+/*
+ * The spec's vitals from the option; *sched, *blocking get index + 1 or 0.
+ * With no_sched, the sched vital is left out (the kernel cannot give it).
+ */
 static int
 sched_vitals(struct vitals_ctx *ctx, const struct vitals_strlist *l,
-    struct vitals_bpf_spec *spec, uint64_t *sched, uint64_t *blocking)
+    bool no_sched, struct vitals_bpf_spec *spec, uint64_t *sched,
+    uint64_t *blocking)
 {
 	uint32_t i;
 
 	*sched = *blocking = 0;
+	spec->nvitals = 0;
 	for (i = 0; i < l->n; i++) {
-		if (strcmp(l->v[i], "sched") == 0 && *sched == 0) {
+		if (strcmp(l->v[i], "sched") == 0 && *sched == 0 && !no_sched) {
 			spec->vitals[spec->nvitals] = "sched";
 			*sched = ++spec->nvitals;
 		} else if (strcmp(l->v[i], "blocking") == 0 && *blocking == 0) {
@@ -204,11 +193,30 @@ sched_init(struct vitals_ctx *ctx, const void *config, void **state)
 	const struct sched_config *cf = config;
 	struct vitals_bpf_spec spec = { 0 };
 	struct sched_state *s;
+	const char *missing;
 	uint64_t sched, blocking;
 	int r;
 
-	if ((r = sched_vitals(ctx, &cf->vitals, &spec, &sched, &blocking)) < 0)
+	if ((r = sched_vitals(ctx, &cf->vitals, false, &spec, &sched,
+	    &blocking)) < 0)
 		return r;
+	/*
+	 * Without the kernel's run-queue stamps the delay could be counted
+	 * only for some preemptions: leave it out rather than count that.
+	 */
+	if (sched != 0 && (missing = sched_missing_stamps()) != NULL) {
+		if (blocking == 0) {
+			vitals_error(ctx, "vitals: sched needs the kernel's "
+			    "run-queue stamps, and this kernel has no %s",
+			    missing);
+			return -ENOTSUP;
+		}
+		vitals_log(ctx, VITALS_LOG_WARN, "this kernel has no %s: "
+		    "counting blocking only, not sched", missing);
+		if ((r = sched_vitals(ctx, &cf->vitals, true, &spec, &sched,
+		    &blocking)) < 0)
+			return r;
+	}
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -ENOMEM;
 	vitals_bpf_spec_opts(&spec, &cf->bpf);

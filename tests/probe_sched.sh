@@ -52,8 +52,10 @@ assert r["share"] >= 0.5, "runq holds %.0f%% of the delay" % (100 * r["share"])
 least = (w["threads"] - w["cpus"]) * w["seconds"] * 1e9 / 2
 assert r["weight"] >= least, "runq waited %.2f s" % (r["weight"] / 1e9)
 # The kernel's own account: the spinners' run_delay (schedstat) as they
-# stopped.  The delays are the kernel's, so only what min_delay leaves
-# out (waits under 100 us) and the main thread's waits may differ.
+# stopped.  The delays are the kernel's; what may differ is what
+# min_delay leaves out (waits under 100 us), the main thread's waits and
+# the spinners' waits after they read schedstat (a share that grows with
+# the CPUs, each a spinner's exit).
 kern = w["run_delay_ns"]
 assert kern > 0, "no run_delay from schedstat"
 assert abs(r["weight"] - kern) <= 0.03 * kern, \
@@ -65,8 +67,8 @@ for s in mine:
     assert s["args"][0] == s["weight"] >= 100000, "delay %r" % s["args"]
     assert s["args"][1] == s["tid"], "woken pid %r, tid %d" % (s["args"], s["tid"])
     assert s["exe"].endswith("/" + sys.argv[3]), "exe %r in %r" % (s["exe"], s)
-# New threads get no stamp at fork: their first switch-in is counted from
-# their start time (cause 2).  Spinners created while the CPUs are busy
+# A new thread's first switch-in is counted from when its fork queued it
+# (cause 2).  Spinners created while the CPUs are busy
 # wait behind the others, and the first events of the label are sampled.
 new = [s for s in mine if s["args"][3] == 2]
 assert new, "no new thread's first switch-in sampled: causes %r" % \
