@@ -206,35 +206,29 @@ sched_out(const struct vitals_bpf_cfg *c, void *ctx,
 {
 	struct sched_task *e;
 	__u32 tid = prev->pid;
+	int runnable;
 
 	if (tid == 0)
 		return;
 	/* A dead task's storage goes with it. */
 	if (state & SCHED_TASK_DEAD)
 		return;
-	/* A pending signal leaves a sleeper runnable: __state is reset. */
-	if (preempt || state == 0 || prev->__state == 0) {
-		if (c->param[SCHED_P_SCHED] == 0 || (e = sched_entry(prev)) == 0)
-			return;
-		e->out = now;
-		e->off = 0;
-		e->cause = SCHED_CAUSE_PREEMPTED;
-		e->run_delay = sched_run_delay(prev);
-		e->exe = sched_exiting_exe(prev);
+	/*
+	 * A pending signal leaves a sleeper runnable: __state is reset.  A
+	 * runnable thread's entry serves the sched vital alone; a sleeper's,
+	 * blocking (its off stamp) and sched (its run_delay baseline).
+	 */
+	runnable = preempt || state == 0 || prev->__state == 0;
+	if ((runnable ? c->param[SCHED_P_SCHED] : c->param[SCHED_P_SCHED] |
+	    c->param[SCHED_P_BLOCKING]) == 0 || (e = sched_entry(prev)) == 0)
 		return;
-	}
-	if ((c->param[SCHED_P_BLOCKING] | c->param[SCHED_P_SCHED]) == 0 ||
-	    (e = sched_entry(prev)) == 0)
-		return;
-	e->out = 0;
-	/* Blocking off: only the sched vital's baseline below is needed. */
-	e->off = c->param[SCHED_P_BLOCKING] != 0 ? now : 0;
+	e->out = runnable ? now : 0;
+	e->off = !runnable && c->param[SCHED_P_BLOCKING] != 0 ? now : 0;
 	e->state = state;
-	e->cause = SCHED_CAUSE_WOKEN;
+	e->cause = runnable ? SCHED_CAUSE_PREEMPTED : SCHED_CAUSE_WOKEN;
 	e->run_delay = sched_run_delay(prev);
 	e->exe = sched_exiting_exe(prev);
-	if (c->param[SCHED_P_BLOCKING] != 0 && c->param[SCHED_P_USTACK] &&
-	    prev->mm != 0)
+	if (e->off != 0 && c->param[SCHED_P_USTACK] && prev->mm != 0)
 		sched_keep_ustack(c, ctx, prev);
 }
 
