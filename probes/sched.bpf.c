@@ -183,7 +183,8 @@ sched_run_delay(struct task_struct___sched *t)
  * The exe id of the outgoing thread if it has dropped its mm (it is
  * exiting): it still runs on it (active_mm), but once switched out it
  * has none, nor may its process, so the switch-in could not tell.
- * Else 0: the switch-in finds it through the mm.
+ * Else 0: the switch-in finds it through the mm.  Switched out again, it
+ * runs on a borrowed mm, which tells nothing (0): the first is kept.
  */
 static __always_inline __u32
 sched_exiting_exe(struct task_struct___sched *prev)
@@ -205,7 +206,7 @@ sched_out(const struct vitals_bpf_cfg *c, void *ctx,
     struct task_struct___sched *prev, __u64 preempt, __u32 state, __u64 now)
 {
 	struct sched_task *e;
-	__u32 tid = prev->pid;
+	__u32 tid = prev->pid, exe;
 	int runnable;
 
 	if (tid == 0)
@@ -227,7 +228,9 @@ sched_out(const struct vitals_bpf_cfg *c, void *ctx,
 	e->state = state;
 	e->cause = runnable ? SCHED_CAUSE_PREEMPTED : SCHED_CAUSE_WOKEN;
 	e->run_delay = sched_run_delay(prev);
-	e->exe = sched_exiting_exe(prev);
+	exe = sched_exiting_exe(prev);
+	if (exe != 0 || prev->mm != 0)
+		e->exe = exe;
 	if (e->off != 0 && c->param[SCHED_P_USTACK] && prev->mm != 0)
 		sched_keep_ustack(c, ctx, prev);
 }

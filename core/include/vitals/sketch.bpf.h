@@ -91,10 +91,11 @@ struct vitals_bpf_last {
 struct vitals_bpf_exe_slot {
 	__u32 tgid;
 	__u32 exe_id;
-	__u64 mm;        /* the mm it was read from: exec replaces it, not the tgid */
+	__u64 mm;        /* vitals_bpf_task_key(): exec replaces the mm, not the tgid */
 	__u64 stack_top; /* mm->start_stack: user stack depths are taken from it */
 	__u64 code_start, code_end; /* mm->start_code, end_code: the exe's text */
 	__u64 mmap_base; /* mm->mmap_base: shared libraries are mapped below it */
+	__u64 exec_id;   /* the task's self_exec_id: which exec of the tgid */
 	struct vitals_bpf_last last[VITALS_BPF_MAX_VITALS];
 };
 
@@ -168,26 +169,85 @@ vitals_bpf_crossed(__u64 old, __u64 new, __u32 shift, __u64 floor)
 }
 
 /*
+ * The exe id of a task exit left with no mm, by pid, from its first event
+ * then (on its own mm, which active_mm still is) for its events after it
+ * ran on a borrowed one (vitals_bpf_task_mm): exit_mmap() frees most of a
+ * process's pages, and a busy CPU switches away in it.  start_time tells
+ * a pid reused.  Entries live from a task's exit to its end, so a few
+ * hundred cover any burst of exits; the least recently used go first.
+ */
+struct vitals_bpf_exit_exe {
+	__u64 start_time;
+	__u32 exe_id;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__type(key, __u32);
+	__type(value, struct vitals_bpf_exit_exe);
+	__uint(max_entries, 1024);
+} vitals_exit_exes SEC(".maps");
+
+/*
+ * The exe cache slot's key for task t: its mm; for a user task exit left
+ * without one, 1, as the mm it runs on changes under it (exit_mmap() then
+ * frees on whichever it borrowed) while its exe does not; 0 for kernel
+ * threads.
+ */
+static __always_inline __u64
+vitals_bpf_task_key(struct task_struct *t)
+{
+	struct mm_struct *mm = t->mm;
+
+	if (mm != 0 || (t->flags & VITALS_BPF_PF_KTHREAD))
+		return (__u64)mm;
+	return 1;
+}
+
+/*
  * Fill a CPU's exe cache slot for a process and return it: out of line,
  * as it is rare, and returned so the caller keeps nothing live across the
- * call (a value kept is a spill, and a spill is a store).
+ * call (a value kept is a spill, and a spill is a store).  An exiting
+ * task that runs on a borrowed mm from its first event takes its exe from
+ * the slot it had on this CPU before exit, if it is still there and of
+ * the same exec.
  */
 static __attribute__((noinline)) struct vitals_bpf_exe_slot *
-vitals_bpf_exe_fill(struct vitals_bpf_exe_slot *c, struct mm_struct *mm,
+vitals_bpf_exe_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t,
     __u32 tgid)
 {
+	struct vitals_bpf_exit_exe x = {}, *k;
+	struct mm_struct *mm = vitals_bpf_task_mm(t);
+	__u64 exec_id = t->self_exec_id;
+	__u32 pid = (__u32)t->pid, was = 0;
+
+	if (c->tgid == tgid && c->exec_id == exec_id)
+		was = c->exe_id;
 	c->tgid = tgid;
-	c->mm = (__u64)mm;
+	c->exec_id = exec_id;
+	c->mm = vitals_bpf_task_key(t);
 	c->exe_id = 0;
 	c->stack_top = c->code_start = c->code_end = c->mmap_base = 0;
 	/* Loads through BTF pointers: a fault reads as 0. */
-	if (mm == 0)
+	if (mm == 0) {
+		if (c->mm != 1)
+			return c;
+		k = bpf_map_lookup_elem(&vitals_exit_exes, &pid);
+		c->exe_id = k != 0 && k->start_time == t->start_time ?
+		    k->exe_id : was;
 		return c;
+	}
 	c->stack_top = mm->start_stack;
 	c->code_start = mm->start_code;
 	c->code_end = mm->end_code;
 	c->mmap_base = mm->mmap_base;
 	c->exe_id = vitals_bpf_mm_exe(mm);
+	if (c->mm == 1 && c->exe_id != 0) {
+		x.start_time = t->start_time;
+		x.exe_id = c->exe_id;
+		bpf_map_update_elem(&vitals_exit_exes, &pid, &x, BPF_ANY);
+	}
 	return c;
 }
 
@@ -200,14 +260,12 @@ static __always_inline struct vitals_bpf_exe_slot *
 vitals_bpf_current_task(struct task_struct *t, __u32 tgid)
 {
 	struct vitals_bpf_exe_slot *c;
-	struct mm_struct *mm;
 
 	c = bpf_map_lookup_elem(&vitals_exe_cache, (const void *)&vitals_bpf_zero);
 	if (c == 0)
 		return 0;
-	mm = vitals_bpf_task_mm(t);
-	if (c->tgid != tgid || tgid == 0 || c->mm != (__u64)mm)
-		return vitals_bpf_exe_fill(c, mm, tgid);
+	if (c->tgid != tgid || tgid == 0 || c->mm != vitals_bpf_task_key(t))
+		return vitals_bpf_exe_fill(c, t, tgid);
 	return c;
 }
 
@@ -338,7 +396,7 @@ vitals_bpf_current_text(const struct vitals_bpf_exe_slot *c, __u32 tgid)
 {
 	struct task_struct *t = vitals_bpf_task();
 
-	return (__u32)t->tgid == tgid && c->mm == (__u64)vitals_bpf_task_mm(t);
+	return (__u32)t->tgid == tgid && c->mm == vitals_bpf_task_key(t);
 }
 
 /*

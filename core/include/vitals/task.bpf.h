@@ -9,6 +9,7 @@
 #ifndef VITALS_TASK_BPF_H
 #define VITALS_TASK_BPF_H
 
+#include <bpf/bpf_core_read.h>
 #include <vitals/bpf_shared.h>
 
 struct super_block {
@@ -24,7 +25,11 @@ struct file {
 	struct inode *f_inode;
 } __attribute__((preserve_access_index));
 
+struct task_struct;
+
+/* owner (CONFIG_MEMCG) is read only where the kernel has it. */
 struct mm_struct {
+	struct task_struct *owner;
 	struct file *exe_file;
 	unsigned long start_stack;
 	unsigned long start_code;
@@ -53,6 +58,8 @@ struct task_struct {
 	struct mm_struct *active_mm;
 	int pid;
 	int tgid;
+	__u64 start_time;
+	__u64 self_exec_id;
 	struct task_struct *group_leader;
 	const struct cred *cred;
 } __attribute__((preserve_access_index));
@@ -90,16 +97,30 @@ vitals_bpf_uid(struct task_struct *t)
  * The address space task t runs in, for its exe: its mm, or, once exit
  * has dropped that (exit_mm() before mmput(), so the pages freed in
  * exit_mmap() come with no mm), the one it still runs on lazily
- * (active_mm), whose exe_file lasts until exit_mmap() is done.  Kernel
- * threads borrow active_mm from whoever ran before: NULL for them.
+ * (active_mm), whose exe_file lasts until exit_mmap() is done.  But an
+ * exiting task switched out and back in runs on whatever mm the task
+ * before it left (kernel threads always do): that one's owner is
+ * another process, where exit left its own mm's NULL (or a thread of
+ * its own, if others share it).  NULL for such a borrowed mm, as no
+ * pointer from the task leads back to its own (vitals_bpf_exe_fill()
+ * keeps the exe it had): never another process's exe.  Without an owner
+ * field (no CONFIG_MEMCG) active_mm is taken as is.
  */
 static __always_inline struct mm_struct *
 vitals_bpf_task_mm(struct task_struct *t)
 {
 	struct mm_struct *mm = t->mm;
+	struct task_struct *o;
 
-	if (mm == 0 && !(t->flags & VITALS_BPF_PF_KTHREAD))
-		mm = t->active_mm;
+	if (mm != 0)
+		return mm;
+	if (t->flags & VITALS_BPF_PF_KTHREAD)
+		return 0;
+	mm = t->active_mm;
+	/* Loads through BTF pointers: a fault reads as 0. */
+	if (mm != 0 && bpf_core_field_exists(mm->owner) &&
+	    (o = mm->owner) != 0 && o->tgid != t->tgid)
+		return 0;
 	return mm;
 }
 
