@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -23,6 +22,7 @@
 
 #include <vitals/bpf_shared.h>
 
+#include "clock.h"
 #include "exe.h"
 #include "exec.h"
 #include "exec.skel.h"
@@ -33,7 +33,7 @@ struct exe_entry {
 	uint32_t pid;
 	uint32_t exe_id;     /* 0: /proc could not name it (gone) */
 	uint32_t miss_exe_id; /* the sample's exe id /proc did not give */
-	uint64_t miss_at;    /* when (CLOCK_MONOTONIC_COARSE ns) */
+	uint64_t miss_at;    /* when (clock_coarse_ns()) */
 	char path[EXE_PATH];
 };
 
@@ -59,17 +59,8 @@ static struct exe_known exe_known[EXE_KNOWN]; /* slot exe_id % EXE_KNOWN */
 static struct exe_miss {
 	uint32_t exe_id;
 	char comm[VITALS_BPF_COMM_LEN];
-	uint64_t at; /* CLOCK_MONOTONIC_COARSE ns of the miss */
+	uint64_t at; /* clock_coarse_ns() of the miss */
 } exe_missed[EXE_KNOWN];
-
-static uint64_t
-exe_coarse_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static struct exec_bpf *exe_exec; /* the kernel's exec table, while held */
 static unsigned exe_exec_refs;
@@ -186,7 +177,7 @@ exe_known_path(uint32_t exe_id, const char *comm, char *buf, size_t len)
 	if (comm == NULL || comm[0] == '\0')
 		return -ENOENT;
 	if (k->exe_id != exe_id || !exe_known_comm(k, comm)) {
-		now = exe_coarse_ns();
+		now = clock_coarse_ns();
 		if (m->exe_id == exe_id && now - m->at < EXE_MISS_NS &&
 		    strncmp(m->comm, comm, sizeof(m->comm)) == 0)
 			return -ENOENT;
@@ -218,13 +209,13 @@ exe_path(uint32_t pid, uint32_t exe_id, const char *comm, char *buf,
 		 * batch go by exe id without /proc.
 		 */
 		if (e->pid == pid && e->miss_exe_id == exe_id &&
-		    exe_coarse_ns() - e->miss_at < EXE_MISS_NS)
+		    clock_coarse_ns() - e->miss_at < EXE_MISS_NS)
 			return exe_known_path(exe_id, comm, buf, len);
 		if (exe_resolve(e, pid) < 0 || e->exe_id != exe_id) {
 			if (e->pid != pid) /* resolve failed: gone */
 				e->pid = pid, e->exe_id = 0;
 			e->miss_exe_id = exe_id;
-			e->miss_at = exe_coarse_ns();
+			e->miss_at = clock_coarse_ns();
 			return exe_known_path(exe_id, comm, buf, len);
 		}
 		exe_learn(e, comm);

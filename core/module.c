@@ -17,9 +17,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "module.h"
 
 struct module {
@@ -313,15 +313,6 @@ module_dirs_seed(void)
 	fclose(f);
 }
 
-static uint64_t
-module_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* The recent vain search for (dev, ino), or NULL. */
 static struct module_miss *
 module_missed(uint32_t dev, uint64_t ino)
@@ -376,7 +367,7 @@ module_search_file(uint32_t dev, uint64_t ino, uint32_t *id)
 		return 0;
 	if (dev == 0 || ino == 0)
 		return -ENOENT;
-	now = module_now_ns();
+	now = clock_coarse_ns();
 	if ((miss = module_missed(dev, ino)) != NULL &&
 	    now - miss->ns < MODULE_MISS_NS)
 		return -ENOENT;

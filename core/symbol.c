@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <vitals/bpf_shared.h>
 
+#include "clock.h"
 #include "exe.h"
 #include "module.h"
 #include "symbol.h"
@@ -273,15 +273,6 @@ sym_file_index(uint32_t module, uint32_t pid)
 	return (int)i;
 }
 
-static uint64_t
-sym_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * One line of /proc/PID/maps into m if it is an executable mapping; file
  * mappings get their module id (registered if new).
@@ -334,7 +325,7 @@ sym_proc_read(struct sym_proc *p, uint32_t pid, uint32_t exe_id)
 	}
 	p->pid = pid;
 	p->exe_id = exe_id;
-	p->read_ns = sym_now_ns();
+	p->read_ns = clock_coarse_ns();
 	p->nmaps = 0;
 	do
 		p->nmaps += sym_map_parse(line, pid, &p->maps[p->nmaps]);
@@ -387,7 +378,7 @@ sym_lookup(uint32_t pid, uint32_t exe_id, uint64_t addr)
 	if (p->pid == pid && (exe_id == 0 || exe_id == p->exe_id)) {
 		if ((m = sym_proc_map(p, addr)) != NULL)
 			return m;
-		if (sym_now_ns() - p->read_ns < SYM_REREAD_NS)
+		if (clock_coarse_ns() - p->read_ns < SYM_REREAD_NS)
 			return NULL;
 	}
 	if (sym_proc_read(p, pid, exe_id) < 0) {
@@ -395,7 +386,7 @@ sym_lookup(uint32_t pid, uint32_t exe_id, uint64_t addr)
 		if (p->pid != pid || (exe_id != 0 && exe_id != p->exe_id))
 			p->pid = 0;
 		else
-			p->read_ns = sym_now_ns(); /* tried: not again at once */
+			p->read_ns = clock_coarse_ns(); /* tried: not again at once */
 		return NULL;
 	}
 	return sym_proc_map(p, addr);

@@ -16,7 +16,6 @@
 #include "kmem.skel.h"
 #include "memfree.h"
 
-
 struct kmem_config {
 	struct vitals_bpf_opts bpf;
 	struct vitals_strlist vitals; /* kmem, kmem_free */
