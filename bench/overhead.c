@@ -63,7 +63,7 @@ struct overhead_opts {
 	int ms;                  /* time per latency sample */
 	int files;               /* C files in the build row */
 	int settle;              /* ms a monitor runs before rows are measured */
-	int warm;                /* one unrecorded pass per monitor start */
+	int warm;                /* unrecorded passes per monitor start */
 	int quick;               /* --quick */
 };
 
@@ -1167,7 +1167,7 @@ overhead_usage(FILE *f)
 	    "                [--perf PATH] [--cc CC] [-r ROUNDS] [-s SAMPLES] "
 	    "[-t MS] [--files N]\n"
 	    "                [--rows LIST] [--monitors LIST] [--settle MS] "
-	    "[--warm]\n"
+	    "[--warm[=N]]\n"
 	    "Latency of lmbench-like rows with no monitor, with vitalsd, "
 	    "under\nperf record -a -g on the probes' tracepoints, with "
 	    "empty BPF programs\non them (floor), and with one minimal "
@@ -1225,7 +1225,7 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 		{ "samples", 1, NULL, 's' }, { "time", 1, NULL, 't' },
 		{ "files", 1, NULL, 'f' }, { "rows", 1, NULL, 'R' },
 		{ "monitors", 1, NULL, 'm' }, { "settle", 1, NULL, 'S' },
-		{ "warm", 0, NULL, 'W' },
+		{ "warm", 2, NULL, 'W' },
 		{ "help", 0, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	int ch, r = 0, s = 0, t = 0, f = 0;
@@ -1249,7 +1249,10 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 		case 'S':
 			o->settle = overhead_int(optarg, "--settle", 0, 600000);
 			break;
-		case 'W': o->warm = 1; break;
+		case 'W':
+			o->warm = optarg == NULL ? 1 :
+			    overhead_int(optarg, "--warm", 0, 1000);
+			break;
 		case 'h': overhead_usage(stdout); exit(0);
 		default: overhead_usage(stderr); exit(2);
 		}
@@ -1335,7 +1338,7 @@ static void
 overhead_run(struct overhead_res *res, struct overhead_ctx *c,
     struct overhead_mon *m)
 {
-	int r, k, i;
+	int r, k, i, w;
 
 	for (r = 0; r < c->o->rounds && !overhead_stop; r++) {
 		fprintf(stderr, "overhead: round %d/%d\n", r + 1, c->o->rounds);
@@ -1345,7 +1348,7 @@ overhead_run(struct overhead_res *res, struct overhead_ctx *c,
 			    c->tmp) < 0)
 				continue;
 			/* One-time work (symbols of the programs rows run). */
-			if (c->o->warm)
+			for (w = 0; w < c->o->warm && !overhead_stop; w++)
 				overhead_pass(res, c, i, 0, r);
 			overhead_pass(res, c, i, 1, r);
 			overhead_mon_stop(&m[i], i, c->tmp);
@@ -1676,7 +1679,8 @@ overhead_header(const struct overhead_ctx *c, const struct overhead_mon *m)
 	if (o->settle > 0)
 		printf("; each monitor runs %d ms before measuring", o->settle);
 	if (o->warm)
-		printf("; one unrecorded pass after each monitor start");
+		printf("; %d unrecorded pass%s after each monitor start",
+		    o->warm, o->warm == 1 ? "" : "es");
 	printf("\n");
 	if (m[OV_VITALSD].on)
 		printf("vitalsd: %s -c %s\n", o->vitalsd, o->config);

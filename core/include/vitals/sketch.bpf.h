@@ -411,8 +411,8 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	struct vitals_bpf_last *last = 0;
 	struct vitals_bpf_rec *r;
 	__u64 h, old, new, *cnt, *ev;
-	__u32 slot, idx, epoch, fresh;
-	int same;
+	__u32 slot, idx, epoch;
+	int same, fresh;
 
 	if (vital >= VITALS_BPF_MAX_VITALS || vital >= c->nvitals)
 		return 0;
@@ -455,17 +455,24 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	} else
 		old = __sync_fetch_and_add(cnt, weight);
 	new = old + weight;
-	/* A full sample store would drop the sample anyway: do not send it. */
-	if (new < c->floor[vital] || (c->full >> vital) & 1)
-		return 0;
 	/*
 	 * The same label counted last on this CPU in the same epoch has its
 	 * bits set already.  cfg's epoch is a counter, not the half, so a CPU
 	 * idle across two boundaries does not trust bits since cleared.
+	 * Only a crossing samples it then, and a counter that kept its top
+	 * bit crossed no power of two, so no power of t: most events stop
+	 * here, before the floor and t are loaded (cfg's second line).
 	 */
-	if (same && last->epoch == c->epoch)
+	if (same && last->epoch == c->epoch) {
+		if ((old ^ new) <= old)
+			return 0;
 		fresh = 0;
-	else {
+	} else
+		fresh = -1;
+	/* A full sample store would drop the sample anyway: do not send it. */
+	if (new < c->floor[vital] || (c->full >> vital) & 1)
+		return 0;
+	if (fresh != 0) {
 		fresh = vitals_bpf_first(c,
 		    (epoch * c->nvitals + vital) * c->seen_words, h);
 		if (last != 0)
@@ -572,8 +579,13 @@ vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
 		return 0;
 	old = *cnt;
 	new = old + 1;
-	/* A sample to take: the full path adds and sends it. */
-	if (new >= c->floor[vital] && !((c->full >> vital) & 1) &&
+	/*
+	 * A sample to take: the full path adds and sends it.  A counter that
+	 * keeps its top bit crossed nothing (most events): that is tested
+	 * first, so they never load the floor and t.
+	 */
+	if ((old ^ new) > old && new >= c->floor[vital] &&
+	    !((c->full >> vital) & 1) &&
 	    vitals_bpf_crossed(old, new, c->shift[vital], c->floor[vital]))
 		return 0;
 	*cnt = new;
