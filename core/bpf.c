@@ -128,9 +128,10 @@ bpf_open_vitals(struct vitals_bpf *b)
 static int
 bpf_size_maps(struct vitals_bpf *b)
 {
+	struct vitals_bpf_opts o = { .ringbuf = b->spec.ringbuf_bytes };
 	struct bpf_map *hca, *seen, *rb;
-	uint64_t rbb;
 	uint32_t nv = b->spec.nvitals;
+	char why[128];
 
 	hca = bpf_object__find_map_by_name(b->obj, "vitals_hca");
 	seen = bpf_object__find_map_by_name(b->obj, "vitals_seen");
@@ -141,15 +142,16 @@ bpf_size_maps(struct vitals_bpf *b)
 		    "(include <vitals/sketch.bpf.h>)");
 		return -EINVAL;
 	}
-	rbb = b->spec.ringbuf_bytes ? b->spec.ringbuf_bytes : BPF_RINGBUF_DEFAULT;
-	if ((rbb & (rbb - 1)) != 0 || rbb < 4096) {
-		vitals_error(b->ctx, "ring buffer size %llu: not a power of two "
-		    ">= 4096", (unsigned long long)rbb);
+	/* A probe may fill the spec by hand rather than from the options. */
+	if (vitals_bpf_opts_check(&o, why, sizeof(why)) != 0) {
+		vitals_error(b->ctx, "%s", why);
 		return -EINVAL;
 	}
+	if (o.ringbuf == 0)
+		o.ringbuf = BPF_RINGBUF_DEFAULT;
 	if (bpf_map__set_max_entries(hca, 2 * nv * b->m) < 0 ||
 	    bpf_map__set_max_entries(seen, 2 * nv * b->init.seen_words) < 0 ||
-	    bpf_map__set_max_entries(rb, (uint32_t)rbb) < 0)
+	    bpf_map__set_max_entries(rb, (uint32_t)o.ringbuf) < 0)
 		return -EINVAL;
 	return 0;
 }

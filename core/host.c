@@ -279,6 +279,29 @@ fail:
 	return r;
 }
 
+/*
+ * The plugin's own checks of the values in its filled block, which the
+ * option table cannot express; a failure is reported at the plugin's
+ * entry, as its values may span several lines.
+ */
+static int
+host_check_values(const struct config *c, const struct config_plugin *cp,
+    const struct vitals_plugin *d, const void *block, char *err,
+    size_t errlen)
+{
+	char why[512] = "";
+	int r;
+
+	if ((r = loader_check_config(d, block, why, sizeof(why))) != 0)
+		snprintf(err, errlen, "%s:%u:%u: plugin '%s': %s", c->file,
+		    cp->line, cp->col, cp->name, why[0] ? why : strerror(-r));
+	return r;
+}
+
+/*
+ * Disabled plugins are checked too: the file is checked as a whole, so
+ * that `enable: true` later cannot reveal an error it already held.
+ */
 int
 host_check(const struct config *c, struct loader *l, char *err, size_t errlen)
 {
@@ -296,6 +319,8 @@ host_check(const struct config *c, struct loader *l, char *err, size_t errlen)
 			return -ENOMEM;
 		r = option_fill(d->options, block, cp->entries, cp->nentries,
 		    c->file, err, errlen);
+		if (r == 0)
+			r = host_check_values(c, cp, d, block, err, errlen);
 		option_free(d->options, block);
 		free(block);
 		if (r != 0)

@@ -50,6 +50,9 @@ static unsigned loader_ltdl_refs;
 static const char *const loader_exts[] = { ".la", ".so" };
 #define LOADER_NEXTS (sizeof(loader_exts) / sizeof(loader_exts[0]))
 
+/* First ABI minor whose descriptor has the check member. */
+#define LOADER_MINOR_CHECK 3
+
 /* Storage the core writes for each option type, 0 for an unknown type. */
 static size_t
 loader_opt_size(uint32_t type)
@@ -706,6 +709,21 @@ loader_known_names(struct loader *l)
 	}
 	loader_names_free(&s);
 	return (out);
+}
+
+/*
+ * Run d's value checks on config, a block option_fill() filled from d's
+ * table.  The check member is read only from a descriptor of ABI minor 3
+ * or later: an older plugin's descriptor ends before it.  Returns 0 when
+ * there is no check, else what check returns, with its reason in why.
+ */
+int
+loader_check_config(const struct vitals_plugin *d, const void *config,
+    char *why, size_t len)
+{
+	if (d->abi_minor < LOADER_MINOR_CHECK || d->check == NULL)
+		return (0);
+	return (d->check(config, why, len));
 }
 
 /*

@@ -65,6 +65,14 @@ const struct loader_plugin *loader_plugins(const struct loader *l, size_t *n);
 char *loader_known_names(struct loader *l);
 
 /*
+ * Run the value checks of plugin d (its check callback, where its ABI
+ * minor has one) on a config block filled from d's options.  Returns 0
+ * or check's negative errno with the reason in why.
+ */
+int loader_check_config(const struct vitals_plugin *d, const void *config,
+    char *why, size_t len);
+
+/*
  * "PATH SIZE MTIME INODE" of the shared object p's code was loaded from,
  * for keying cached results.  Returns 0, or a negative errno.
  */

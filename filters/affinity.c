@@ -418,13 +418,13 @@ affinity_fini(void *state)
 	free(a);
 }
 
+/* The bounds again (a mock core may skip the table's), and `by`. */
 static int
-affinity_init(struct vitals_ctx *ctx, const void *config, void **state)
+affinity_check(const void *config, char *why, size_t len)
 {
 	const struct affinity_config *cf = config;
-	struct affinity *a;
 	const char *bad = NULL;
-	int by = 0;
+	int by;
 
 	if (cf->top < 1 || cf->top > AFFINITY_TOP_MAX)
 		bad = "top";
@@ -437,19 +437,26 @@ affinity_init(struct vitals_ctx *ctx, const void *config, void **state)
 	else if (cf->min_events < 0)
 		bad = "min_events";
 	if (bad != NULL) {
-		vitals_error(ctx, "option '%s' is out of range", bad);
+		snprintf(why, len, "option '%s' is out of range", bad);
 		return -EINVAL;
 	}
-	if (labels_by(cf->by, &by) != 0) {
-		vitals_error(
-		    ctx, "option 'by': '%s' is not exe or label", cf->by);
-		return -EINVAL;
-	}
+	return labels_by(cf->by, &by, why, len);
+}
+
+static int
+affinity_init(struct vitals_ctx *ctx, const void *config, void **state)
+{
+	const struct affinity_config *cf = config;
+	struct affinity *a;
+	int r;
+
+	if ((r = vitals_init_check(ctx, affinity_check, config)) != 0)
+		return r;
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return -ENOMEM;
 	a->ctx = ctx;
 	a->cf = cf;
-	a->by = by;
+	labels_by(cf->by, &a->by, NULL, 0);
 	a->base_ns = vitals_settings(ctx)->epoch_ns;
 	*state = a;
 	return 0;
@@ -469,4 +476,5 @@ const struct vitals_plugin vitals_plugin = {
 	.init = affinity_init,
 	.fini = affinity_fini,
 	.epoch = affinity_epoch,
+	.check = affinity_check,
 };

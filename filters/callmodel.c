@@ -1199,16 +1199,19 @@ callmodel_restrict(struct callmodel_model *m, const struct vitals_strlist *only)
 	return 0;
 }
 
-/* Check the options and, in score mode, load the model. */
+/*
+ * A model path, a mode, values in range.  Whether the model file can be
+ * read (score) or written (train) is left to init: it depends on the
+ * machine and on the user the command runs as, a model may be trained
+ * after the configuration is written, and a write test is a side effect.
+ */
 static int
-callmodel_start(struct callmodel *c)
+callmodel_check(const void *config, char *why, size_t len)
 {
-	const struct callmodel_config *cf = c->cf;
-	char err[512];
-	int r;
+	const struct callmodel_config *cf = config;
 
 	if (cf->model == NULL || cf->model[0] == '\0') {
-		vitals_error(c->ctx,
+		snprintf(why, len,
 		    "option 'model' is required (the model "
 		    "file path)");
 		return -EINVAL;
@@ -1216,7 +1219,7 @@ callmodel_start(struct callmodel *c)
 	if (cf->mode == NULL ||
 	    (strcmp(cf->mode, "score") != 0 &&
 		strcmp(cf->mode, "train") != 0)) {
-		vitals_error(c->ctx,
+		snprintf(why, len,
 		    "option 'mode' must be score or train, "
 		    "not '%s'",
 		    cf->mode ? cf->mode : "");
@@ -1224,12 +1227,27 @@ callmodel_start(struct callmodel *c)
 	}
 	if (!(cf->min_score >= 0 && cf->min_score <= 1) || cf->top < 1 ||
 	    cf->depth < 0 || cf->depth > CALLMODEL_DEPTH_MAX) {
-		vitals_error(c->ctx, "option '%s' is out of range",
+		snprintf(why, len, "option '%s' is out of range",
 		    !(cf->min_score >= 0 && cf->min_score <= 1) ? "min_score"
 			: cf->top < 1				? "top"
 								: "depth");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/*
+ * Start in the mode asked (options checked by callmodel_check): a new
+ * model to train, whose file must be writable, or the model to score
+ * against, loaded.
+ */
+static int
+callmodel_start(struct callmodel *c)
+{
+	const struct callmodel_config *cf = c->cf;
+	char err[512];
+	int r;
+
 	c->train = strcmp(cf->mode, "train") == 0;
 	if (c->train) {
 		c->model = callmodel_model_new(
@@ -1252,6 +1270,8 @@ callmodel_init(struct vitals_ctx *ctx, const void *config, void **state)
 	struct callmodel *c;
 	int r;
 
+	if ((r = vitals_init_check(ctx, callmodel_check, config)) != 0)
+		return r;
 	if ((c = calloc(1, sizeof(*c))) == NULL)
 		return -ENOMEM;
 	c->ctx = ctx;
@@ -1279,4 +1299,5 @@ const struct vitals_plugin vitals_plugin = {
 	.init = callmodel_init,
 	.fini = callmodel_fini,
 	.epoch = callmodel_epoch,
+	.check = callmodel_check,
 };

@@ -721,14 +721,13 @@ diff_fini(void *state)
 	free(d);
 }
 
+/* The core checks the table's bounds; a test or embedder may not. */
 static int
-diff_init(struct vitals_ctx *ctx, const void *config, void **state)
+diff_check(const void *config, char *why, size_t len)
 {
 	const struct diff_config *cf = config;
 	const char *bad = NULL;
-	struct diff *d;
 
-	/* The core checks the table's bounds; a test or embedder may not. */
 	if (cf->baseline < 1)
 		bad = "baseline";
 	else if (cf->top < 1)
@@ -740,15 +739,27 @@ diff_init(struct vitals_ctx *ctx, const void *config, void **state)
 	else if (!(cf->min_rate >= 0))
 		bad = "min_rate";
 	if (bad != NULL) {
-		vitals_error(ctx, "option '%s' is out of range", bad);
+		snprintf(why, len, "option '%s' is out of range", bad);
 		return -EINVAL;
 	}
 	if (cf->by == NULL ||
 	    (strcmp(cf->by, "exe") != 0 && strcmp(cf->by, "site") != 0)) {
-		vitals_error(ctx, "option 'by' must be exe or site, not '%s'",
+		snprintf(why, len, "option 'by' must be exe or site, not '%s'",
 		    cf->by != NULL ? cf->by : "");
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int
+diff_init(struct vitals_ctx *ctx, const void *config, void **state)
+{
+	const struct diff_config *cf = config;
+	struct diff *d;
+	int r;
+
+	if ((r = vitals_init_check(ctx, diff_check, config)) != 0)
+		return r;
 	if ((d = calloc(1, sizeof(*d))) == NULL)
 		return -ENOMEM;
 	d->ctx = ctx;
@@ -773,4 +784,5 @@ const struct vitals_plugin vitals_plugin = {
 	.init = diff_init,
 	.fini = diff_fini,
 	.epoch = diff_epoch,
+	.check = diff_check,
 };

@@ -105,7 +105,7 @@ ewma_learn(const struct ewma *e, struct ewma_stat *s, double x)
  * value is more than k sd away once `warmup` values have been learnt.
  */
 static int
-ewma_check(struct ewma *e, const struct vitals_queue *q, const char *vital,
+ewma_test(struct ewma *e, const struct vitals_queue *q, const char *vital,
     const char *label, struct ewma_stat *s, double x,
     const struct ewma_mover *mv)
 {
@@ -298,7 +298,7 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 	x = scale * (double)ve->wsum;
 	ewma_find_mover(v, ve, top, ntop, scale, x - v->total.mean, moved,
 	    sizeof(moved), &mv);
-	if (ewma_check(e, q, v->key.name, NULL, &v->total, x, &mv) != 0)
+	if (ewma_test(e, q, v->key.name, NULL, &v->total, x, &mv) != 0)
 		rc = -ENOMEM;
 	ewma_mark_top(v, ve, top, ntop, now);
 	for (l = v->labels; l < v->labels + EWMA_LABELS; l++) {
@@ -310,7 +310,7 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 			continue;
 		}
 		ewma_label_text(ve, l->slot, label, sizeof(label));
-		if (ewma_check(e, q, v->key.name, label, &l->st, x, NULL) != 0)
+		if (ewma_test(e, q, v->key.name, label, &l->st, x, NULL) != 0)
 			rc = -ENOMEM;
 	}
 	return rc;
@@ -361,14 +361,13 @@ ewma_fini(void *state)
 	free(e);
 }
 
+/* The core checks the table's bounds; a test or embedder may not. */
 static int
-ewma_init(struct vitals_ctx *ctx, const void *config, void **state)
+ewma_check(const void *config, char *why, size_t len)
 {
 	const struct ewma_config *cf = config;
-	struct ewma *e;
 	const char *bad = NULL;
 
-	/* The core checks the table's bounds; a test or embedder may not. */
 	if (!(cf->alpha >= 0 && cf->alpha <= 1))
 		bad = "alpha";
 	else if (!(cf->k >= 0))
@@ -378,9 +377,21 @@ ewma_init(struct vitals_ctx *ctx, const void *config, void **state)
 	else if (cf->top < 0 || cf->top > EWMA_TOP_MAX)
 		bad = "top";
 	if (bad != NULL) {
-		vitals_error(ctx, "option '%s' is out of range", bad);
+		snprintf(why, len, "option '%s' is out of range", bad);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int
+ewma_init(struct vitals_ctx *ctx, const void *config, void **state)
+{
+	const struct ewma_config *cf = config;
+	struct ewma *e;
+	int r;
+
+	if ((r = vitals_init_check(ctx, ewma_check, config)) != 0)
+		return r;
 	if ((e = calloc(1, sizeof(*e))) == NULL)
 		return -ENOMEM;
 	e->ctx = ctx;
@@ -402,4 +413,5 @@ const struct vitals_plugin vitals_plugin = {
 	.init = ewma_init,
 	.fini = ewma_fini,
 	.epoch = ewma_epoch,
+	.check = ewma_check,
 };

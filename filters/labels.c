@@ -454,14 +454,17 @@ labels_fmt(double x, const char *unit, char *buf, size_t len)
 }
 
 int
-labels_by(const char *text, int *by)
+labels_by(const char *text, int *by, char *why, size_t len)
 {
 	if (text == NULL || strcmp(text, "exe") == 0)
 		*by = LABELS_BY_EXE;
 	else if (strcmp(text, "label") == 0)
 		*by = LABELS_BY_LABEL;
-	else
+	else {
+		snprintf(why, len, "option 'by': '%s' is not exe or label",
+		    text);
 		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -143,8 +143,12 @@ uint64_t labels_runs(const struct vitals_epoch *e, uint64_t base_ns);
  */
 const char *labels_fmt(double x, const char *unit, char *buf, size_t len);
 
-/* Parse "by" option text ("exe" or "label"); -EINVAL if neither. */
-int labels_by(const char *text, int *by);
+/*
+ * Parse "by" option text ("exe" or "label", NULL for exe) into *by.
+ * Returns 0, or -EINVAL with "option 'by': 'TEXT' is not exe or label"
+ * in why (which may be NULL when len is 0).
+ */
+int labels_by(const char *text, int *by, char *why, size_t len);
 
 /*
  * A map from (scope, string) to dense ids 0, 1, 2... in insertion order,

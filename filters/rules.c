@@ -1370,6 +1370,25 @@ rules_number(const char *s)
 	return end != s && *end == '\0' && n >= 1 && n <= RULES_N ? (int)n : 0;
 }
 
+/* Every entry of `rules` is a rule number. */
+static int
+rules_check(const void *config, char *why, size_t len)
+{
+	const struct rules_config *cf = config;
+	uint32_t i;
+
+	for (i = 0; i < cf->rules.n; i++) {
+		if (rules_number(cf->rules.v[i]) == 0) {
+			snprintf(why, len,
+			    "option 'rules': '%s' is not a rule "
+			    "number 1..%d",
+			    cf->rules.v[i], RULES_N);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 static int
 rules_init(struct vitals_ctx *ctx, const void *config, void **state)
 {
@@ -1378,21 +1397,14 @@ rules_init(struct vitals_ctx *ctx, const void *config, void **state)
 	uint32_t i;
 	int n;
 
+	if ((n = vitals_init_check(ctx, rules_check, config)) != 0)
+		return n;
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return -ENOMEM;
 	for (n = 1; n <= RULES_N; n++)
 		r->enabled[n] = cf->rules.n == 0;
-	for (i = 0; i < cf->rules.n; i++) {
-		if ((n = rules_number(cf->rules.v[i])) == 0) {
-			vitals_error(ctx,
-			    "option 'rules': '%s' is not a rule "
-			    "number 1..%d",
-			    cf->rules.v[i], RULES_N);
-			free(r);
-			return -EINVAL;
-		}
-		r->enabled[n] = 1;
-	}
+	for (i = 0; i < cf->rules.n; i++)
+		r->enabled[rules_number(cf->rules.v[i])] = 1;
 	r->ctx = ctx;
 	r->cf = cf;
 	r->base_ns = vitals_settings(ctx)->epoch_ns;
@@ -1414,4 +1426,5 @@ const struct vitals_plugin vitals_plugin = {
 	.init = rules_init,
 	.fini = rules_fini,
 	.epoch = rules_epoch,
+	.check = rules_check,
 };

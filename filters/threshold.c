@@ -112,20 +112,20 @@ threshold_value(const char *tok, double *out, int *timed)
 
 /* SUBJECT: VITAL.FIELD[@EXE]. */
 static int
-threshold_subject(struct vitals_ctx *ctx, struct threshold_rule *r, char *tok,
-    const char *where)
+threshold_subject(struct threshold_rule *r, char *tok, const char *where,
+    char *why, size_t len)
 {
 	char *at = strchr(tok, '@'), *dot;
 
 	if (at != NULL) {
 		*at++ = '\0';
 		if (*at == '\0') {
-			vitals_error(ctx, "%s: empty exe after '@'", where);
+			snprintf(why, len, "%s: empty exe after '@'", where);
 			return -EINVAL;
 		}
 	}
 	if ((dot = strrchr(tok, '.')) == NULL || dot == tok) {
-		vitals_error(ctx,
+		snprintf(why, len,
 		    "%s: bad subject '%s' (expected "
 		    "VITAL.FIELD or VITAL.FIELD@EXE)",
 		    where, tok);
@@ -133,15 +133,15 @@ threshold_subject(struct vitals_ctx *ctx, struct threshold_rule *r, char *tok,
 	}
 	*dot++ = '\0';
 	if ((r->field = threshold_lookup(dot, threshold_fields, 4)) < 0) {
-		vitals_error(ctx,
+		snprintf(why, len,
 		    "%s: unknown field '%s' (expected events, "
 		    "wsum, unique or dropped)",
 		    where, dot);
 		return -EINVAL;
 	}
 	if (at != NULL && r->field == THRESHOLD_DROPPED) {
-		vitals_error(
-		    ctx, "%s: field 'dropped' has no per-exe value", where);
+		snprintf(why, len, "%s: field 'dropped' has no per-exe value",
+		    where);
 		return -EINVAL;
 	}
 	if ((r->vital = strdup(tok)) == NULL ||
@@ -152,25 +152,25 @@ threshold_subject(struct vitals_ctx *ctx, struct threshold_rule *r, char *tok,
 
 /* OP VALUE [SEVERITY], after the subject. */
 static int
-threshold_bound(struct vitals_ctx *ctx, struct threshold_rule *r,
-    char *const *tok, int ntok, const char *where)
+threshold_bound(struct threshold_rule *r, char *const *tok, int ntok,
+    const char *where, char *why, size_t len)
 {
 	int sev;
 
 	if (ntok < 3) {
-		vitals_error(ctx, "%s: missing %s", where,
+		snprintf(why, len, "%s: missing %s", where,
 		    ntok < 2 ? "operator" : "value");
 		return -EINVAL;
 	}
 	if ((r->op = threshold_lookup(tok[1], threshold_ops, 4)) < 0) {
-		vitals_error(ctx,
+		snprintf(why, len,
 		    "%s: bad operator '%s' (expected >, >=, < "
 		    "or <=)",
 		    where, tok[1]);
 		return -EINVAL;
 	}
 	if (threshold_value(tok[2], &r->bound, &r->timed) != 0) {
-		vitals_error(ctx,
+		snprintf(why, len,
 		    "%s: bad value '%s' (a number, optionally "
 		    "with K, M, G, T or ns, us, ms, s, m, h)",
 		    where, tok[2]);
@@ -180,7 +180,7 @@ threshold_bound(struct vitals_ctx *ctx, struct threshold_rule *r,
 	    (sev = threshold_lookup(tok[3], threshold_sevs, 3)) >= 0)
 		r->severity = VITALS_SEV_INFO + (uint32_t)sev;
 	if (ntok > 4 || (ntok == 4 && r->severity == 0)) {
-		vitals_error(ctx,
+		snprintf(why, len,
 		    "%s: unexpected '%s' (expected a severity "
 		    "info, warn or crit, or nothing)",
 		    where, tok[r->severity == 0 ? 3 : 4]);
@@ -191,18 +191,18 @@ threshold_bound(struct vitals_ctx *ctx, struct threshold_rule *r,
 
 /* A duration only bounds the weighted sum of a vital that weighs time. */
 static int
-threshold_units(
-    struct vitals_ctx *ctx, const struct threshold_rule *r, const char *where)
+threshold_units(const struct threshold_rule *r, const char *where, char *why,
+    size_t len)
 {
 	if (!r->timed)
 		return 0;
 	if (r->field != THRESHOLD_WSUM) {
-		vitals_error(
-		    ctx, "%s: a duration bounds only the wsum field", where);
+		snprintf(why, len, "%s: a duration bounds only the wsum field",
+		    where);
 		return -EINVAL;
 	}
 	if (threshold_lookup(r->vital, threshold_untimed, 9) >= 0) {
-		vitals_error(ctx,
+		snprintf(why, len,
 		    "%s: vital '%s' does not weigh time, a "
 		    "duration cannot bound it",
 		    where, r->vital);
@@ -211,10 +211,14 @@ threshold_units(
 	return 0;
 }
 
-/* Parse rule i (numbered from 1 in messages) into r. */
+/*
+ * Parse rule i (numbered from 1 in messages) into r, whose strings the
+ * caller frees with threshold_rule_free, even on failure.  Returns 0,
+ * -ENOMEM, or -EINVAL with the reason in why.
+ */
 static int
-threshold_parse(struct vitals_ctx *ctx, const char *text, uint32_t i,
-    uint32_t defsev, struct threshold_rule *r)
+threshold_parse(const char *text, uint32_t i, uint32_t defsev,
+    struct threshold_rule *r, char *why, size_t len)
 {
 	char where[300], *copy, *tok[8], *save = NULL, *t;
 	int ntok = 0, rc = -ENOMEM;
@@ -227,12 +231,12 @@ threshold_parse(struct vitals_ctx *ctx, const char *text, uint32_t i,
 		tok[ntok++] = t;
 	rc = -EINVAL;
 	if (ntok == 0) {
-		vitals_error(ctx, "%s: empty rule", where);
+		snprintf(why, len, "%s: empty rule", where);
 		goto out;
 	}
-	if ((rc = threshold_subject(ctx, r, tok[0], where)) != 0 ||
-	    (rc = threshold_bound(ctx, r, tok, ntok, where)) != 0 ||
-	    (rc = threshold_units(ctx, r, where)) != 0)
+	if ((rc = threshold_subject(r, tok[0], where, why, len)) != 0 ||
+	    (rc = threshold_bound(r, tok, ntok, where, why, len)) != 0 ||
+	    (rc = threshold_units(r, where, why, len)) != 0)
 		goto out;
 	if (r->severity == 0)
 		r->severity = defsev;
@@ -394,8 +398,9 @@ threshold_skip(struct threshold *t, struct threshold_rule *r,
 	return 1;
 }
 
+/* Rule r on the newest epoch of q: a finding if it is violated. */
 static int
-threshold_check(
+threshold_eval(
     struct threshold *t, const struct vitals_queue *q, struct threshold_rule *r)
 {
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
@@ -430,9 +435,18 @@ threshold_epoch(void *state, const struct vitals_queue *q)
 	int rc = 0;
 
 	for (i = 0; i < t->nrules; i++)
-		if (threshold_check(t, q, &t->rules[i]) != 0)
+		if (threshold_eval(t, q, &t->rules[i]) != 0)
 			rc = -ENOMEM;
 	return rc;
+}
+
+/* Free the strings of rule r, parsed or half-parsed. */
+static void
+threshold_rule_free(struct threshold_rule *r)
+{
+	free(r->text);
+	free(r->vital);
+	free(r->exe);
 }
 
 static void
@@ -443,13 +457,48 @@ threshold_fini(void *state)
 
 	if (t == NULL)
 		return;
-	for (i = 0; i < t->nrules; i++) {
-		free(t->rules[i].text);
-		free(t->rules[i].vital);
-		free(t->rules[i].exe);
-	}
+	for (i = 0; i < t->nrules; i++)
+		threshold_rule_free(&t->rules[i]);
 	free(t->rules);
 	free(t);
+}
+
+/* The `severity` option as a VITALS_SEV_*, or 0 if it names none. */
+static uint32_t
+threshold_defsev(const struct threshold_config *cf)
+{
+	int sev = threshold_lookup(
+	    cf->severity ? cf->severity : "warn", threshold_sevs, 3);
+
+	return sev < 0 ? 0 : VITALS_SEV_INFO + (uint32_t)sev;
+}
+
+/* A severity, and rules that all parse (each parsed, then dropped). */
+static int
+threshold_check(const void *config, char *why, size_t len)
+{
+	const struct threshold_config *cf = config;
+	uint32_t i, sev = threshold_defsev(cf);
+	struct threshold_rule r;
+	int rc = 0;
+
+	if (sev == 0) {
+		snprintf(why, len,
+		    "option 'severity': '%s' is not info, warn "
+		    "or crit",
+		    cf->severity);
+		return -EINVAL;
+	}
+	if (cf->rules.n == 0) {
+		snprintf(why, len, "option 'rules' is empty: nothing to check");
+		return -EINVAL;
+	}
+	for (i = 0; i < cf->rules.n && rc == 0; i++) {
+		memset(&r, 0, sizeof(r));
+		rc = threshold_parse(cf->rules.v[i], i, sev, &r, why, len);
+		threshold_rule_free(&r);
+	}
+	return rc;
 }
 
 static int
@@ -458,21 +507,10 @@ threshold_init(struct vitals_ctx *ctx, const void *config, void **state)
 	const struct threshold_config *cf = config;
 	struct threshold *t;
 	uint32_t i;
-	int sev, rc;
+	int rc;
 
-	sev = threshold_lookup(
-	    cf->severity ? cf->severity : "warn", threshold_sevs, 3);
-	if (sev < 0) {
-		vitals_error(ctx,
-		    "option 'severity': '%s' is not info, warn "
-		    "or crit",
-		    cf->severity);
-		return -EINVAL;
-	}
-	if (cf->rules.n == 0) {
-		vitals_error(ctx, "option 'rules' is empty: nothing to check");
-		return -EINVAL;
-	}
+	if ((rc = vitals_init_check(ctx, threshold_check, config)) != 0)
+		return rc;
 	if ((t = calloc(1, sizeof(*t))) == NULL ||
 	    (t->rules = calloc(cf->rules.n, sizeof(*t->rules))) == NULL) {
 		free(t);
@@ -481,8 +519,9 @@ threshold_init(struct vitals_ctx *ctx, const void *config, void **state)
 	t->ctx = ctx;
 	t->base_ns = vitals_settings(ctx)->epoch_ns;
 	for (i = 0; i < cf->rules.n; i++, t->nrules++) {
-		rc = threshold_parse(ctx, cf->rules.v[i], i,
-		    VITALS_SEV_INFO + (uint32_t)sev, &t->rules[i]);
+		/* Checked above: only memory can run out here. */
+		rc = threshold_parse(cf->rules.v[i], i, threshold_defsev(cf),
+		    &t->rules[i], NULL, 0);
 		if (rc != 0) {
 			t->nrules++; /* so fini frees its parts */
 			threshold_fini(t);
@@ -506,4 +545,5 @@ const struct vitals_plugin vitals_plugin = {
 	.init = threshold_init,
 	.fini = threshold_fini,
 	.epoch = threshold_epoch,
+	.check = threshold_check,
 };

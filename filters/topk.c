@@ -144,32 +144,39 @@ topk_fini(void *state)
 	free(state);
 }
 
+/* The bounds again (a mock core may skip the table's), and `by`. */
+static int
+topk_check(const void *config, char *why, size_t len)
+{
+	const struct topk_config *cf = config;
+	int by;
+
+	if (cf->k < 1 || cf->k > TOPK_MAX) {
+		snprintf(why, len, "option 'k' is out of range (1..%d)",
+		    TOPK_MAX);
+		return -EINVAL;
+	}
+	if (!(cf->min_share >= 0 && cf->min_share <= 1)) {
+		snprintf(why, len, "option 'min_share' is out of range (0..1)");
+		return -EINVAL;
+	}
+	return labels_by(cf->by, &by, why, len);
+}
+
 static int
 topk_init(struct vitals_ctx *ctx, const void *config, void **state)
 {
 	const struct topk_config *cf = config;
 	struct topk *t;
-	int by;
+	int r;
 
-	if (cf->k < 1 || cf->k > TOPK_MAX) {
-		vitals_error(
-		    ctx, "option 'k' is out of range (1..%d)", TOPK_MAX);
-		return -EINVAL;
-	}
-	if (!(cf->min_share >= 0 && cf->min_share <= 1)) {
-		vitals_error(ctx, "option 'min_share' is out of range (0..1)");
-		return -EINVAL;
-	}
-	if (labels_by(cf->by, &by) != 0) {
-		vitals_error(
-		    ctx, "option 'by': '%s' is not exe or label", cf->by);
-		return -EINVAL;
-	}
+	if ((r = vitals_init_check(ctx, topk_check, config)) != 0)
+		return r;
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return -ENOMEM;
 	t->ctx = ctx;
 	t->cf = cf;
-	t->by = by;
+	labels_by(cf->by, &t->by, NULL, 0);
 	t->base_ns = vitals_settings(ctx)->epoch_ns;
 	*state = t;
 	return 0;
@@ -188,4 +195,5 @@ const struct vitals_plugin vitals_plugin = {
 	.init = topk_init,
 	.fini = topk_fini,
 	.epoch = topk_epoch,
+	.check = topk_check,
 };

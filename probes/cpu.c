@@ -111,7 +111,26 @@ cpu_fini(void *state)
 	free(s);
 }
 
-/* Open the sampling events: cycles if asked or auto and a PMU exists. */
+/* `event` names an event this probe opens; then the common BPF options. */
+static int
+cpu_check(const void *config, char *why, size_t len)
+{
+	const struct cpu_config *cf = config;
+	const char *ev = cf->event != NULL ? cf->event : CPU_DEFAULT_EVENT;
+
+	if (strcmp(ev, "auto") != 0 && strcmp(ev, "cycles") != 0 &&
+	    strcmp(ev, "cpu-clock") != 0 && strcmp(ev, "cache-misses") != 0) {
+		snprintf(why, len, "option 'event': '%s' is not auto, cycles "
+		    "or cpu-clock", ev);
+		return -EINVAL;
+	}
+	return vitals_bpf_opts_check(&cf->bpf, why, len);
+}
+
+/*
+ * Open the sampling events (cf checked by cpu_check): cycles if asked or
+ * auto and a PMU exists.
+ */
 static int
 cpu_open_events(struct vitals_ctx *ctx, struct cpu_state *s,
     const struct cpu_config *cf)
@@ -119,12 +138,6 @@ cpu_open_events(struct vitals_ctx *ctx, struct cpu_state *s,
 	const char *ev = cf->event != NULL ? cf->event : CPU_DEFAULT_EVENT;
 	int hw, n;
 
-	if (strcmp(ev, "auto") != 0 && strcmp(ev, "cycles") != 0 &&
-	    strcmp(ev, "cpu-clock") != 0 && strcmp(ev, "cache-misses") != 0) {
-		vitals_error(ctx, "option 'event': '%s' is not auto, cycles "
-		    "or cpu-clock", ev);
-		return -EINVAL;
-	}
 	hw = strcmp(ev, "cpu-clock") != 0;
 	n = vitals_perf_open(hw, CPU_HW_EVENT,
 	    (uint64_t)cf->frequency, s->fds, CPU_MAX);
@@ -175,6 +188,8 @@ cpu_init(struct vitals_ctx *ctx, const void *config, void **state)
 	struct cpu_state *s;
 	int r, i;
 
+	if ((r = vitals_init_check(ctx, cpu_check, config)) != 0)
+		return r;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -ENOMEM;
 	s->fds = malloc(CPU_MAX * sizeof(int));
@@ -225,4 +240,5 @@ const struct vitals_plugin vitals_plugin = {
 	.init = cpu_init,
 	.fini = cpu_fini,
 	.flush = cpu_flush,
+	.check = cpu_check,
 };

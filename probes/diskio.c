@@ -173,4 +173,6 @@ const struct vitals_plugin vitals_plugin = {
 	.init = diskio_init,
 	.fini = diskio_fini,
 	.flush = diskio_flush,
+	/* vitals_bpf_prepare() checks the same in init. */
+	.check = vitals_bpf_check,
 };

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,43 +71,52 @@ kmem_fini(void *state)
 	free(s);
 }
 
-/*
- * Fill the spec's vitals from the option, switch off the programs of
- * vitals not asked for, and tell the others their vital index.
- */
-static int
-kmem_choose(struct vitals_ctx *ctx, const struct vitals_strlist *l,
-    struct kmem_state *s, struct vitals_bpf_spec *spec, uint64_t idx[2])
-{
-	static const char *const names[2] = { "kmem", "kmem_free" };
-	struct bpf_program *progs[2] = { s->skel->progs.kmem_page_alloc,
-	    s->skel->progs.kmem_page_free };
-	int want[2] = { 0, 0 };
-	uint32_t i, j;
+static const char *const kmem_vitals[2] = { "kmem", "kmem_free" };
 
-	for (i = 0; i < l->n; i++) {
-		for (j = 0; j < 2 && strcmp(l->v[i], names[j]) != 0; j++)
-			;
-		if (j == 2) {
-			vitals_error(ctx, "option 'vitals': '%s' is not one of "
-			    "kmem, kmem_free", l->v[i]);
+/* `vitals` names kmem, kmem_free or both; then the common BPF options. */
+static int
+kmem_check(const void *config, char *why, size_t len)
+{
+	const struct kmem_config *cf = config;
+	uint32_t i;
+
+	for (i = 0; i < cf->vitals.n; i++) {
+		if (strcmp(cf->vitals.v[i], kmem_vitals[0]) != 0 &&
+		    strcmp(cf->vitals.v[i], kmem_vitals[1]) != 0) {
+			snprintf(why, len, "option 'vitals': '%s' is not one "
+			    "of kmem, kmem_free", cf->vitals.v[i]);
 			return -EINVAL;
 		}
-		want[j] = 1;
 	}
+	if (cf->vitals.n == 0) {
+		snprintf(why, len, "option 'vitals' names no vital");
+		return -EINVAL;
+	}
+	return vitals_bpf_opts_check(&cf->bpf, why, len);
+}
+
+/*
+ * Fill the spec's vitals from the option (checked by kmem_check), switch
+ * off the programs of vitals not asked for, and tell the others their
+ * vital index.
+ */
+static void
+kmem_choose(const struct vitals_strlist *l, struct kmem_state *s,
+    struct vitals_bpf_spec *spec, uint64_t idx[2])
+{
+	struct bpf_program *progs[2] = { s->skel->progs.kmem_page_alloc,
+	    s->skel->progs.kmem_page_free };
+	uint32_t j;
+
 	for (j = 0; j < 2; j++) {
-		idx[j] = want[j] ? spec->nvitals : UINT32_MAX;
-		if (want[j]) {
-			spec->vitals[spec->nvitals] = names[j];
+		idx[j] = vitals_strlist_selects(l, kmem_vitals[j]) ?
+		    spec->nvitals : UINT32_MAX;
+		if (idx[j] != UINT32_MAX) {
+			spec->vitals[spec->nvitals] = kmem_vitals[j];
 			spec->units[spec->nvitals++] = "pages";
 		} else
 			bpf_program__set_autoload(progs[j], false);
 	}
-	if (spec->nvitals == 0) {
-		vitals_error(ctx, "option 'vitals' names no vital");
-		return -EINVAL;
-	}
-	return 0;
 }
 
 /* Open the object and size its maps, before loading. */
@@ -124,8 +134,7 @@ kmem_prepare(struct vitals_ctx *ctx, const struct kmem_config *cf,
 		vitals_error(ctx, "cannot open the BPF object: %s", strerror(-r));
 		return r;
 	}
-	if ((r = kmem_choose(ctx, &cf->vitals, s, &spec, idx)) < 0)
-		return r;
+	kmem_choose(&cf->vitals, s, &spec, idx);
 	s->alloc_vital = (uint32_t)idx[0];
 	if ((r = vitals_bpf_prepare(ctx, s->skel->obj, &spec, &s->bpf)) < 0)
 		return r;
@@ -140,6 +149,8 @@ kmem_init(struct vitals_ctx *ctx, const void *config, void **state)
 	struct kmem_state *s;
 	int r;
 
+	if ((r = vitals_init_check(ctx, kmem_check, config)) != 0)
+		return r;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -ENOMEM;
 	s->ctx = ctx;
@@ -180,4 +191,5 @@ const struct vitals_plugin vitals_plugin = {
 	.init = kmem_init,
 	.fini = kmem_fini,
 	.flush = kmem_flush,
+	.check = kmem_check,
 };

@@ -130,4 +130,6 @@ const struct vitals_plugin vitals_plugin = {
 	.init = lock_init,
 	.fini = lock_fini,
 	.flush = lock_flush,
+	/* vitals_bpf_prepare() checks the same in init. */
+	.check = vitals_bpf_check,
 };

@@ -1036,15 +1036,18 @@ proc_fini(void *state)
 	free(p);
 }
 
+/* The interval's bounds again (a mock core may skip the table's), a root. */
 static int
-proc_check(struct vitals_ctx *ctx, const struct proc_config *cf)
+proc_check(const void *config, char *why, size_t len)
 {
+	const struct proc_config *cf = config;
+
 	if (cf->interval < PROC_INTERVAL_MIN || cf->interval > 3600 * PROC_NS) {
-		vitals_error(ctx, "option 'interval' must be in 10ms..1h");
+		snprintf(why, len, "option 'interval' must be in 10ms..1h");
 		return -EINVAL;
 	}
 	if (cf->root == NULL || cf->root[0] == '\0') {
-		vitals_error(ctx, "option 'root' is empty");
+		snprintf(why, len, "option 'root' is empty");
 		return -EINVAL;
 	}
 	return 0;
@@ -1077,7 +1080,7 @@ proc_init(struct vitals_ctx *ctx, const void *config, void **state)
 	struct proc *p;
 	int r;
 
-	if ((r = proc_check(ctx, cf)) != 0)
+	if ((r = vitals_init_check(ctx, proc_check, config)) != 0)
 		return r;
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return -ENOMEM;
@@ -1111,4 +1114,5 @@ const struct vitals_plugin vitals_plugin = {
 	.flush = NULL,
 	.epoch = NULL,
 	.write = NULL,
+	.check = proc_check,
 };

@@ -94,14 +94,39 @@ sched_fini(void *state)
 	free(s);
 }
 
-/*
- * The spec's vitals from the option; *sched, *blocking get index + 1 or 0.
- * With no_sched, the sched vital is left out (the kernel cannot give it).
- */
+/* `vitals` names sched, blocking or both; then the common BPF options. */
 static int
-sched_vitals(struct vitals_ctx *ctx, const struct vitals_strlist *l,
-    bool no_sched, struct vitals_bpf_spec *spec, uint64_t *sched,
-    uint64_t *blocking)
+sched_check(const void *config, char *why, size_t len)
+{
+	const struct sched_config *cf = config;
+	uint32_t i;
+
+	for (i = 0; i < cf->vitals.n; i++) {
+		if (strcmp(cf->vitals.v[i], "sched") != 0 &&
+		    strcmp(cf->vitals.v[i], "blocking") != 0) {
+			snprintf(why, len,
+			    "vitals: unknown vital '%s' "
+			    "(this probe counts sched and blocking)",
+			    cf->vitals.v[i]);
+			return -EINVAL;
+		}
+	}
+	if (cf->vitals.n == 0) {
+		snprintf(
+		    why, len, "vitals: empty (give sched, blocking or both)");
+		return -EINVAL;
+	}
+	return vitals_bpf_opts_check(&cf->bpf, why, len);
+}
+
+/*
+ * The spec's vitals from the option (checked by sched_check); *sched,
+ * *blocking get index + 1 or 0.  With no_sched, the sched vital is left
+ * out (the kernel cannot give it).
+ */
+static void
+sched_vitals(const struct vitals_strlist *l, bool no_sched,
+    struct vitals_bpf_spec *spec, uint64_t *sched, uint64_t *blocking)
 {
 	uint32_t i;
 
@@ -114,23 +139,10 @@ sched_vitals(struct vitals_ctx *ctx, const struct vitals_strlist *l,
 		} else if (strcmp(l->v[i], "blocking") == 0 && *blocking == 0) {
 			spec->vitals[spec->nvitals] = "blocking";
 			*blocking = ++spec->nvitals;
-		} else if (strcmp(l->v[i], "sched") != 0 &&
-		    strcmp(l->v[i], "blocking") != 0) {
-			vitals_error(ctx,
-			    "vitals: unknown vital '%s' "
-			    "(this probe counts sched and blocking)",
-			    l->v[i]);
-			return -EINVAL;
 		}
-	}
-	if (spec->nvitals == 0) {
-		vitals_error(
-		    ctx, "vitals: empty (give sched, blocking or both)");
-		return -EINVAL;
 	}
 	for (i = 0; i < spec->nvitals; i++)
 		spec->units[i] = "ns";
-	return 0;
 }
 
 /* Whether kernel BTF has member m in struct s. */
@@ -197,9 +209,9 @@ sched_init(struct vitals_ctx *ctx, const void *config, void **state)
 	uint64_t sched, blocking;
 	int r;
 
-	if ((r = sched_vitals(ctx, &cf->vitals, false, &spec, &sched,
-	    &blocking)) < 0)
+	if ((r = vitals_init_check(ctx, sched_check, config)) != 0)
 		return r;
+	sched_vitals(&cf->vitals, false, &spec, &sched, &blocking);
 	/*
 	 * Without the kernel's run-queue stamps the delay could be counted
 	 * only for some preemptions: leave it out rather than count that.
@@ -213,9 +225,7 @@ sched_init(struct vitals_ctx *ctx, const void *config, void **state)
 		}
 		vitals_log(ctx, VITALS_LOG_WARN, "this kernel has no %s: "
 		    "counting blocking only, not sched", missing);
-		if ((r = sched_vitals(ctx, &cf->vitals, true, &spec, &sched,
-		    &blocking)) < 0)
-			return r;
+		sched_vitals(&cf->vitals, true, &spec, &sched, &blocking);
 	}
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -ENOMEM;
@@ -266,4 +276,5 @@ const struct vitals_plugin vitals_plugin = {
 	.init = sched_init,
 	.fini = sched_fini,
 	.flush = sched_flush,
+	.check = sched_check,
 };

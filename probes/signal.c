@@ -118,4 +118,6 @@ const struct vitals_plugin vitals_plugin = {
 	.init = signal_init,
 	.fini = signal_fini,
 	.flush = signal_flush,
+	/* vitals_bpf_prepare() checks the same in init. */
+	.check = vitals_bpf_check,
 };

@@ -142,4 +142,6 @@ const struct vitals_plugin vitals_plugin = {
 	.init = socket_init,
 	.fini = socket_fini,
 	.flush = socket_flush,
+	/* vitals_bpf_prepare() checks the same in init. */
+	.check = vitals_bpf_check,
 };

@@ -349,7 +349,7 @@ synthetic_unit(const char *vital)
 /* INT and DOUBLE options against the bounds of the table. */
 static int
 synthetic_check_bounds(
-    struct vitals_ctx *ctx, const struct synthetic_config *cf)
+    const struct synthetic_config *cf, char *why, size_t len)
 {
 	const struct vitals_option *o;
 	const char *p;
@@ -366,7 +366,7 @@ synthetic_check_bounds(
 		else
 			continue;
 		if (!(x >= o->min && x <= o->max)) {
-			vitals_error(ctx,
+			snprintf(why, len,
 			    "option '%s' = %g is outside [%g, %g]", o->key, x,
 			    o->min, o->max);
 			return -EINVAL;
@@ -387,27 +387,28 @@ synthetic_find(const struct vitals_strlist *l, const char *name, uint32_t n)
 	return -1;
 }
 
+/* Bounds, a tick, every vital named once, the burst's among them. */
 static int
-synthetic_check(
-    struct vitals_ctx *ctx, const struct synthetic_config *cf, uint32_t *burst)
+synthetic_check(const void *config, char *why, size_t len)
 {
+	const struct synthetic_config *cf = config;
 	const struct vitals_strlist *l = &cf->vitals;
 	uint32_t i;
-	int b = 0;
 
-	if (synthetic_check_bounds(ctx, cf) != 0)
+	if (synthetic_check_bounds(cf, why, len) != 0)
 		return -EINVAL;
 	if (cf->tick < SYNTHETIC_TICK_MIN || cf->tick > SYNTHETIC_TICK_MAX) {
-		vitals_error(ctx, "option 'tick' must be between 1ms and 60s");
+		snprintf(
+		    why, len, "option 'tick' must be between 1ms and 60s");
 		return -EINVAL;
 	}
 	if (l->n == 0) {
-		vitals_error(ctx, "option 'vitals' names no vital");
+		snprintf(why, len, "option 'vitals' names no vital");
 		return -EINVAL;
 	}
 	for (i = 0; i < l->n; i++) {
 		if (l->v[i][0] == '\0' || synthetic_find(l, l->v[i], i) >= 0) {
-			vitals_error(ctx,
+			snprintf(why, len,
 			    "option 'vitals': vital '%s' is "
 			    "empty or repeated",
 			    l->v[i]);
@@ -415,14 +416,13 @@ synthetic_check(
 		}
 	}
 	if (cf->burst_vital != NULL &&
-	    (b = synthetic_find(l, cf->burst_vital, l->n)) < 0) {
-		vitals_error(ctx,
+	    synthetic_find(l, cf->burst_vital, l->n) < 0) {
+		snprintf(why, len,
 		    "option 'burst_vital': '%s' is not one of "
 		    "the generated vitals",
 		    cf->burst_vital);
 		return -EINVAL;
 	}
-	*burst = (uint32_t)b;
 	return 0;
 }
 
@@ -515,16 +515,17 @@ synthetic_init(struct vitals_ctx *ctx, const void *config, void **state)
 {
 	const struct synthetic_config *cf = config;
 	struct synthetic *st;
-	uint32_t burst;
 	int rc;
 
-	if ((rc = synthetic_check(ctx, cf, &burst)) != 0)
+	if ((rc = vitals_init_check(ctx, synthetic_check, config)) != 0)
 		return rc;
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return -ENOMEM;
 	st->ctx = ctx;
 	st->cf = cf;
-	st->burst = burst;
+	if (cf->burst_vital != NULL)
+		st->burst = (uint32_t)synthetic_find(
+		    &cf->vitals, cf->burst_vital, cf->vitals.n);
 	rc = -ENOMEM;
 	st->cdf = synthetic_cdf((uint32_t)cf->labels, cf->zipf);
 	if (st->cdf == NULL || synthetic_exes(st) != 0)
@@ -556,4 +557,5 @@ const struct vitals_plugin vitals_plugin = {
 	.flush = synthetic_flush,
 	.epoch = NULL,
 	.write = NULL,
+	.check = synthetic_check,
 };

@@ -103,4 +103,6 @@ const struct vitals_plugin vitals_plugin = {
 	.init = syscall_init,
 	.fini = syscall_fini,
 	.flush = syscall_flush,
+	/* vitals_bpf_prepare() checks the same in init. */
+	.check = vitals_bpf_check,
 };

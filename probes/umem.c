@@ -124,4 +124,6 @@ const struct vitals_plugin vitals_plugin = {
 	.init = umem_init,
 	.fini = umem_fini,
 	.flush = umem_flush,
+	/* vitals_bpf_prepare() checks the same in init. */
+	.check = vitals_bpf_check,
 };

@@ -401,6 +401,9 @@ START_TEST(bad_options)
 	ck_assert_ptr_null(st);
 	ck_assert_uint_eq(mock_nerrors(), 1);
 	ck_assert_ptr_nonnull(strstr(mock_last_error(), quoted));
+	/* --check-config refuses it alike, without starting anything. */
+	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
+	ck_assert_str_eq(mock_check_why(), mock_last_error());
 }
 END_TEST
 

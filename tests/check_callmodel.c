@@ -971,6 +971,8 @@ START_TEST(bad_model_files)
 	ck_assert_msg(strstr(mock_last_error(), want) != NULL &&
 		strstr(mock_last_error(), bad_cases[_i].why) != NULL,
 	    "%s: error '%s'", bad_cases[_i].name, mock_last_error());
+	/* The file is init's to read: --check-config takes the options. */
+	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), 0);
 }
 END_TEST
 
@@ -1043,6 +1045,9 @@ START_TEST(bad_options)
 	ck_assert_int_eq(start_rc(kv), -EINVAL);
 	ck_assert_ptr_null(st);
 	ck_assert_ptr_nonnull(strstr(mock_last_error(), opt_cases[_i].why));
+	/* --check-config refuses it alike, without starting anything. */
+	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
+	ck_assert_str_eq(mock_check_why(), mock_last_error());
 }
 END_TEST
 

@@ -109,6 +109,8 @@ static const struct {
 	{ "badinit", VITALS_PLUGIN_FILTER },
 	{ "unavail", VITALS_PLUGIN_PROBE },
 	{ "minor0", VITALS_PLUGIN_PROBE },
+	{ "badcheck", VITALS_PLUGIN_FILTER },
+	{ "oldcheck", VITALS_PLUGIN_FILTER },
 };
 
 START_TEST(test_load)
@@ -159,6 +161,37 @@ START_TEST(test_good_descriptor)
 	ck_assert_int_eq(d->available(why, sizeof(why)), 0);
 	ck_assert_ptr_nonnull(d->init);
 	ck_assert_ptr_null(d->epoch);
+	loader_free(l);
+}
+END_TEST
+
+/*
+ * loader_check_config runs a plugin's check only where its ABI minor has
+ * the member: oldcheck (minor 2) has a refusing check that must not run.
+ */
+static const struct {
+	const char *name;
+	int error;
+	const char *why;
+} value_checks[] = {
+	{ "badcheck", -EINVAL, "check refuses on purpose (test plugin)" },
+	{ "oldcheck", 0, "" },
+	{ "good", 0, "" },
+};
+
+START_TEST(test_check_config)
+{
+	const struct loader_plugin *p = NULL;
+	struct loader *l = test_loader();
+	char err[512] = "", why[128] = "";
+	int block = 0;
+
+	ck_assert_msg(
+	    loader_open(l, value_checks[_i].name, &p, err, sizeof(err)) == 0,
+	    "%s", err);
+	ck_assert_int_eq(loader_check_config(p->desc, &block, why, sizeof(why)),
+	    value_checks[_i].error);
+	ck_assert_str_eq(why, value_checks[_i].why);
 	loader_free(l);
 }
 END_TEST
@@ -663,6 +696,9 @@ loader_suite(void)
 	tc = tcase_create("load");
 	tcase_add_loop_test(tc, test_load, 0, sizeof(loads) / sizeof(loads[0]));
 	tcase_add_test(tc, test_good_descriptor);
+	tcase_add_loop_test(
+	    tc, test_check_config, 0,
+	    sizeof(value_checks) / sizeof(value_checks[0]));
 	tcase_add_loop_test(
 	    tc, test_refuse, 0, sizeof(refusals) / sizeof(refusals[0]));
 	suite_add_tcase(s, tc);

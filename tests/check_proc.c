@@ -507,6 +507,9 @@ START_TEST(test_bad_interval)
 	use_snapshot("basic", "a");
 	ck_assert_int_eq(start(kv), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(mock_last_error(), "interval"));
+	/* --check-config refuses it alike, without starting anything. */
+	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
+	ck_assert_str_eq(mock_check_why(), mock_last_error());
 }
 END_TEST
 

@@ -465,6 +465,9 @@ START_TEST(bad_options)
 	    "error \"%s\" does not name %s", mock_last_error(), quoted);
 	ck_assert_uint_eq(mock_nvitals(), 0);
 	ck_assert_uint_eq(mock_ntimers(), 0);
+	/* --check-config refuses it alike, without starting anything. */
+	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
+	ck_assert_str_eq(mock_check_why(), mock_last_error());
 }
 END_TEST
 

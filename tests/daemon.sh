@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# The real daemon on real files: --list-plugins, --check-config and YAML
-# errors, refusals at start, a 3-epoch run with the synthetic probe, EWMA and
-# the store (files, `vitals show`), and EWMA flagging an injected burst but
-# not a steady stream.
+# The real daemon on real files: --list-plugins, --check-config (YAML
+# errors, plugin value checks), refusals at start, a 3-epoch run with the
+# synthetic probe, EWMA and the store (files, `vitals show`), and EWMA
+# flagging an injected burst but not a steady stream.
 . "$top_srcdir/tests/lib.sh"
 
 # --list-plugins names the three plugins with their options.
@@ -20,23 +20,68 @@ python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert {"synthetic"
 	{ cat "$TMP/check.out"; fail "conf/vitals.yaml does not check"; }
 
 # Configuration errors: file:line:column, the key, exit 2, nothing started.
-check_bad() { # NAME EXPECTED-REGEX, YAML on stdin
-	cat >"$TMP/$1.yaml"
+# Not in a pipeline: its `fail` must end the test, not a subshell.
+check_bad() { # NAME EXPECTED-REGEX YAML (printf %b escapes)
+	printf '%b' "$3" >"$TMP/$1.yaml"
 	st=0
 	"$VITALSD" -c "$TMP/$1.yaml" --check-config >"$TMP/$1.out" 2>&1 || st=$?
 	[ "$st" -eq 2 ] || { cat "$TMP/$1.out"; fail "$1: exit $st, expected 2"; }
 	assert_grep "$2" "$TMP/$1.out"
 }
-printf 'epoch: 1s\nprobes:\n  synthetic: {rate: [1\n' | check_bad malformed "malformed.yaml:[0-9]+:[0-9]+: "
-printf 'epoch: 1s\nepoc: 2s\n' | check_bad unknownkey 'unknownkey.yaml:2:1: .*epoc'
-printf 'epoch: soon\n' | check_bad baddur 'baddur.yaml:1:8: .*epoch'
-printf 'probes:\n  nosuch: {}\n' | check_bad unknownplugin 'unknownplugin.yaml:2:3: .*nosuch.*synthetic'
-printf 'probes:\n  ewma: {}\n' | check_bad wrongkind 'wrongkind.yaml:2:3: .*ewma.*filter'
-printf 'probes:\n  synthetic:\n    rate: fast\n' | check_bad badopt 'badopt.yaml:3:11: .*rate'
-printf 'filters:\n  ewma:\n    alpha: 0.3\n    beta: 2\n' | check_bad unknownopt 'unknownopt.yaml:4:5: .*beta.*alpha'
+check_bad malformed "malformed.yaml:[0-9]+:[0-9]+: " 'epoch: 1s\nprobes:\n  synthetic: {rate: [1\n'
+check_bad unknownkey 'unknownkey.yaml:2:1: .*epoc' 'epoch: 1s\nepoc: 2s\n'
+check_bad baddur 'baddur.yaml:1:8: .*epoch' 'epoch: soon\n'
+check_bad unknownplugin 'unknownplugin.yaml:2:3: .*nosuch.*synthetic' 'probes:\n  nosuch: {}\n'
+check_bad wrongkind 'wrongkind.yaml:2:3: .*ewma.*filter' 'probes:\n  ewma: {}\n'
+check_bad badopt 'badopt.yaml:3:11: .*rate' 'probes:\n  synthetic:\n    rate: fast\n'
+check_bad unknownopt 'unknownopt.yaml:4:5: .*beta.*alpha' 'filters:\n  ewma:\n    alpha: 0.3\n    beta: 2\n'
 st=0; "$VITALSD" -c "$TMP/missing.yaml" --check-config >"$TMP/missing.out" 2>&1 || st=$?
 [ "$st" -eq 2 ] || fail "missing config: exit $st"
 assert_grep 'missing.yaml' "$TMP/missing.out"
+
+# Values the option table cannot bound: each plugin's check callback runs,
+# for a disabled plugin too, and a refusal names the plugin's entry.
+check_bad badvital \
+	"badvital.yaml:2:3: plugin 'kmem': option 'vitals': 'pages' is not one of kmem, kmem_free" \
+	'probes:\n  kmem: {vitals: [pages]}\n'
+check_bad ringbuf \
+	"ringbuf.yaml:3:3: plugin 'sched': ring buffer size 3145728: not a power of two" \
+	'probes:\n  proc: {}\n  sched: {ringbuf: 3M}\n'
+check_bad badby "badby.yaml:3:3: plugin 'topk': option 'by': 'bogus' is not exe or label" \
+	'filters:\n  ewma: {}\n  topk:\n    k: 3\n    by: bogus\n'
+check_bad offrule \
+	"offrule.yaml:2:3: plugin 'threshold': rule 2 'cpu.bogus > 1': unknown field 'bogus'" \
+	'filters:\n  threshold:\n    enable: false\n    rules: ["cpu.wsum > 1", "cpu.bogus > 1"]\n'
+# Good values of the same plugins pass; a model file is init's business.
+cat >"$TMP/values.yaml" <<'EOC'
+probes:
+  kmem: {vitals: [kmem]}
+  sched: {vitals: [blocking], ringbuf: 2M}
+  cpu: {event: cpu-clock}
+  synthetic: {enable: false, vitals: [cpu, sched], burst_vital: sched}
+filters:
+  topk: {by: label}
+  affinity: {by: exe}
+  diff: {by: site}
+  rules: {rules: [1, "#3"]}
+  threshold: {rules: ["cpu.wsum > 5000", "sched.wsum@ssh > 50ms crit"]}
+  callmodel: {model: /nonexistent/callmodel.json, mode: score}
+EOC
+"$VITALSD" -c "$TMP/values.yaml" --check-config >"$TMP/values.out" 2>&1 ||
+	{ cat "$TMP/values.out"; fail "good plugin values refused by --check-config"; }
+assert_grep 'values.yaml: configuration OK' "$TMP/values.out"
+# The daemon's init refuses the same value with the same reason, exit 1.
+cat >"$TMP/initby.yaml" <<EOC
+epoch: 1s
+data_dir: $TMP/initby-data
+probes:
+  synthetic: { vitals: [cpu] }
+filters:
+  topk: { by: bogus }
+EOC
+st=0; "$VITALSD" -c "$TMP/initby.yaml" --epochs 1 >"$TMP/initby.out" 2>&1 || st=$?
+[ "$st" -eq 1 ] || { cat "$TMP/initby.out"; fail "topk by: bogus: daemon exit $st, expected 1"; }
+assert_grep "plugin 'topk': init failed: option 'by': 'bogus' is not exe or label" "$TMP/initby.out"
 
 # A plugin whose init fails stops the daemon before anything starts.
 if [ -n "${VITALS_TEST_PLUGINS:-}" ]; then
@@ -69,6 +114,13 @@ EOC
 		{ cat "$TMP/unavail.out"; fail "an unavailable probe stopped the daemon"; }
 	assert_grep "unavail.*unavailable here: .*test probe never runs" "$TMP/unavail.out"
 	[ "$(count_epochs "$TMP/unavail-data")" -eq 1 ] || fail "no epoch without the unavailable probe"
+	# A check callback is called from ABI minor 3 on, never below: an
+	# older descriptor ends before the member (oldcheck declares 1.2).
+	check_bad badcheck "badcheck.yaml:3:3: plugin 'badcheck': check refuses on purpose" \
+		"plugin_path: [$VITALS_TEST_PLUGINS]\nfilters:\n  badcheck: {}\n"
+	printf 'plugin_path: [%s]\nfilters:\n  oldcheck: {}\n' "$VITALS_TEST_PLUGINS" >"$TMP/oldcheck.yaml"
+	"$VITALSD" -c "$TMP/oldcheck.yaml" --check-config >"$TMP/oldcheck.out" 2>&1 ||
+		{ cat "$TMP/oldcheck.out"; fail "the check of an ABI 1.2 plugin was called"; }
 fi
 
 # A run: 3 one-second epochs, steady synthetic stream.

@@ -60,6 +60,7 @@ static struct vitals_watch mock_watches[MOCK_WATCHES];
 static struct vitals_finding *mock_findings;
 static unsigned mock_nfinding;
 static char mock_error[512], mock_log[512];
+static char mock_why[512]; /* the reason of the last mock_check */
 static unsigned mock_nerror, mock_nlog;
 static uint64_t mock_cpu;
 static struct mock_metric mock_metrics[MOCK_METRICS];
@@ -116,7 +117,7 @@ mock_reset(void)
 	memset(mock_watches, 0, sizeof(mock_watches));
 	mock_findings_clear();
 	mock_series_clear();
-	mock_error[0] = mock_log[0] = '\0';
+	mock_error[0] = mock_log[0] = mock_why[0] = '\0';
 	mock_nerror = mock_nlog = 0;
 	mock_cpu = 0;
 	mock_metrics_clear();
@@ -345,6 +346,21 @@ unsigned
 mock_nerrors(void)
 {
 	return mock_nerror;
+}
+
+int
+mock_check(const struct vitals_plugin *p, const void *block)
+{
+	mock_why[0] = '\0';
+	if (p->abi_minor < 3 || p->check == NULL)
+		return 0;
+	return p->check(block, mock_why, sizeof(mock_why));
+}
+
+const char *
+mock_check_why(void)
+{
+	return mock_why;
 }
 
 unsigned

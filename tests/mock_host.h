@@ -63,6 +63,14 @@ void mock_config_free(const struct vitals_plugin *p, void *block);
 /* Last message given to vitals_error, "" if none; number of such calls. */
 const char *mock_last_error(void);
 unsigned mock_nerrors(void);
+
+/*
+ * Run p's check callback on a config block as vitalsd --check-config
+ * does (0 when it has none); mock_check_why() is the reason it gave, ""
+ * if none, until the next call or mock_reset.
+ */
+int mock_check(const struct vitals_plugin *p, const void *block);
+const char *mock_check_why(void);
 /* Number of vitals_log calls, and the last message ("" if none). */
 unsigned mock_nlogs(void);
 const char *mock_last_log(void);

@@ -35,6 +35,12 @@ export LD_LIBRARY_PATH="$root/lib"
 "$root/sbin/vitalsd" -c "$TMP/vitals.yaml" --list-plugins >"$TMP/list.out" 2>&1 ||
 	{ cat "$TMP/list.out"; fail "--list-plugins failed"; }
 assert_grep '^myfilter +filter' "$TMP/list.out"
+# Its check callback runs in --check-config, reported at its entry (line 7).
+sed 's/limit: 100/limit: 0/' "$TMP/vitals.yaml" >"$TMP/bad.yaml"
+st=0
+"$root/sbin/vitalsd" -c "$TMP/bad.yaml" --check-config >"$TMP/bad.out" 2>&1 || st=$?
+[ "$st" -eq 2 ] || { cat "$TMP/bad.out"; fail "limit: 0: --check-config exit $st, expected 2"; }
+assert_grep "bad.yaml:7:3: plugin 'myfilter': option 'limit' must be at least 1, not 0" "$TMP/bad.out"
 "$root/sbin/vitalsd" -c "$TMP/vitals.yaml" --epochs 1 2>"$TMP/run.err" ||
 	{ cat "$TMP/run.err"; fail "installed vitalsd failed to run the filter"; }
 "$root/bin/vitals" --data-dir "$TMP/data" show --last >"$TMP/show.out" 2>&1 ||

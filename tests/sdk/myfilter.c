@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A third-party filter built out of the tree against the installed SDK
- * (tests/sdk.sh): flags any vital whose events exceed a limit.
+ * (tests/sdk.sh): flags any vital whose events exceed a limit.  Its check
+ * callback refuses a limit below 1, for vitalsd --check-config and init.
  */
+#include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,13 +26,30 @@ static const struct vitals_option myfilter_options[] = {
 	{ NULL, 0, 0, NULL, NULL, 0, 0 },
 };
 
+/* Values the option table does not bound; no side effects. */
+static int
+myfilter_check(const void *config, char *why, size_t len)
+{
+	const struct myfilter_config *cfg = config;
+
+	if (cfg->limit < 1) {
+		snprintf(why, len, "option 'limit' must be at least 1, "
+		    "not %lld", (long long)cfg->limit);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int
 myfilter_init(struct vitals_ctx *ctx, const void *config, void **state)
 {
 	struct myfilter *m;
+	int r;
 
+	if ((r = vitals_init_check(ctx, myfilter_check, config)) != 0)
+		return r;
 	if ((m = calloc(1, sizeof(*m))) == NULL)
-		return -12;
+		return -ENOMEM;
 	m->ctx = ctx;
 	m->cfg = config;
 	*state = m;
@@ -84,4 +103,5 @@ const struct vitals_plugin vitals_plugin = {
 	.init = myfilter_init,
 	.fini = myfilter_fini,
 	.epoch = myfilter_epoch,
+	.check = myfilter_check,
 };

@@ -13,8 +13,10 @@
 #ifndef VITALS_BPF_H
 #define VITALS_BPF_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <vitals/vitals.h>
 #include <vitals/bpf_shared.h>
 
@@ -68,6 +70,36 @@ struct vitals_bpf_opts {
 	{ "ringbuf", VITALS_OPT_SIZE, offsetof(TYPE, M.ringbuf), "1M", \
 	  "ring buffer for sampled events (a power of two)",		\
 	  4096, 1073741824 }
+
+/*
+ * Check the common options' values beyond the table's bounds: the ring
+ * buffer must be a power of two (0 stands for the default).  The cgroup
+ * is looked up only when the probe starts: it may not exist yet.
+ * Returns 0, or -EINVAL with the reason in why.
+ */
+static inline int
+vitals_bpf_opts_check(const struct vitals_bpf_opts *o, char *why, size_t len)
+{
+	if (o->ringbuf != 0 &&
+	    ((o->ringbuf & (o->ringbuf - 1)) != 0 || o->ringbuf < 4096)) {
+		snprintf(why, len, "ring buffer size %llu: not a power of two "
+		    ">= 4096", (unsigned long long)o->ringbuf);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The check callback (struct vitals_plugin.check) of a probe whose config
+ * block starts with its struct vitals_bpf_opts and holds nothing else to
+ * check.
+ */
+static inline int
+vitals_bpf_check(const void *config, char *why, size_t len)
+{
+	return vitals_bpf_opts_check(
+	    (const struct vitals_bpf_opts *)config, why, len);
+}
 
 /* Fill the filter fields of a spec from the common options. */
 static inline void

@@ -26,9 +26,12 @@ extern "C" {
  * Minor 2: user frames as (module, offset) (VITALS_UFRAME and struct
  * vitals_module, the nmodules/modules members appended to struct
  * vitals_epoch, vitals_epoch_module).
+ * Minor 3: value checks without side effects (the check member appended
+ * to struct vitals_plugin, vitals_init_check), run by vitalsd
+ * --check-config.
  */
 #define VITALS_ABI_MAJOR 1
-#define VITALS_ABI_MINOR 2
+#define VITALS_ABI_MINOR 3
 
 /* Plugin kinds (struct vitals_plugin.kind). */
 #define VITALS_PLUGIN_PROBE  1u /* emits events into sketches */
@@ -368,6 +371,20 @@ struct vitals_plugin {
 	 * epoch is borrowed for the call.  Returns 0 or a negative errno.
 	 */
 	int (*write)(void *state, const struct vitals_epoch *e);
+
+	/* ABI minor 3: */
+	/*
+	 * Check the values of a filled config block that the option table
+	 * cannot bound (names in a list, a rule's text, one option against
+	 * another), from the block alone: no file opened, no BPF, no state
+	 * kept, so that `vitalsd --check-config` can run it for every
+	 * configured plugin, enabled or not.  What depends on the machine
+	 * (a file to read, a kernel feature) is left to init.  init runs
+	 * the same checks with vitals_init_check().  Returns 0, or a
+	 * negative errno with the reason written to why.  NULL: nothing
+	 * beyond the table's bounds.
+	 */
+	int (*check)(const void *config, char *why, size_t len);
 };
 
 /* Global settings, read-only, as the core parsed them. */
@@ -394,6 +411,25 @@ void vitals_log(struct vitals_ctx *ctx, int level, const char *fmt, ...)
 /* Record why init or a callback failed; the core logs it once. */
 void vitals_error(struct vitals_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * For init: run the plugin's check callback on config and, if it fails,
+ * record its reason with vitals_error(), so that the daemon refuses what
+ * --check-config refuses, with the same message.  Returns 0 or check's
+ * negative errno.
+ */
+static inline int
+vitals_init_check(struct vitals_ctx *ctx,
+    int (*check)(const void *config, char *why, size_t len),
+    const void *config)
+{
+	char why[512] = "";
+	int r;
+
+	if ((r = check(config, why, sizeof(why))) != 0)
+		vitals_error(ctx, "%s", why[0] != '\0' ? why : strerror(-r));
+	return r;
+}
 
 /*
  * Probe: open (or share) the sketch for vital `name` with weight unit
