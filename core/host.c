@@ -507,6 +507,30 @@ host_on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(h->base);
 }
 
+/*
+ * Say so when nothing is collected or nothing stored: a file without a
+ * probes: or plugins: section runs none, as an empty one does.
+ */
+static void
+host_warn_idle(const struct host *h)
+{
+	const struct vitals_ctx *ctx;
+	int probes = 0, outputs = 0;
+
+	TAILQ_FOREACH(ctx, &h->insts, link) {
+		probes += ctx->desc->kind == VITALS_PLUGIN_PROBE;
+		outputs += ctx->desc->kind == VITALS_PLUGIN_OUTPUT;
+	}
+	if (probes == 0)
+		log_msg(VITALS_LOG_WARN, "core", "%s: no probe is running: "
+		    "epochs hold no vitals (enable some under probes:)",
+		    h->cfg->file);
+	if (outputs == 0)
+		log_msg(VITALS_LOG_WARN, "core", "%s: no output is running: "
+		    "epochs are not stored (plugins: {store: {}} stores them "
+		    "in data_dir)", h->cfg->file);
+}
+
 int
 host_start(struct host *h, char *err, size_t errlen)
 {
@@ -517,6 +541,7 @@ host_start(struct host *h, char *err, size_t errlen)
 	engine_start(h->eng, host_now_ns());
 	if ((r = host_instantiate(h, h->cfg, &none, &h->insts, err, errlen)) != 0)
 		return r;
+	host_warn_idle(h);
 	if ((r = host_agg_update(h, h->cfg)) != 0)
 		snprintf(err, errlen, "out of memory");
 	return r;
@@ -596,6 +621,7 @@ host_reload(struct host *h)
 	h->cfg = c;
 	host_settings_update(h);
 	log_msg(VITALS_LOG_INFO, "core", "configuration reloaded");
+	host_warn_idle(h);
 	return 0;
 }
 

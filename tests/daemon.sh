@@ -123,6 +123,15 @@ EOC
 		{ cat "$TMP/oldcheck.out"; fail "the check of an ABI 1.2 plugin was called"; }
 fi
 
+# A file that runs no probe and no output says so, and still runs.
+printf 'epoch: 1s\ndata_dir: %s/idle-data\n' "$TMP" >"$TMP/idle.yaml"
+"$VITALSD" -c "$TMP/idle.yaml" --epochs 1 >"$TMP/idle.out" 2>&1 ||
+	{ cat "$TMP/idle.out"; fail "a file with no plugins stopped the daemon"; }
+assert_grep "idle.yaml: no probe is running" "$TMP/idle.out"
+assert_grep "idle.yaml: no output is running: epochs are not stored" "$TMP/idle.out"
+[ ! -d "$TMP/idle-data" ] || [ "$(count_epochs "$TMP/idle-data")" -eq 0 ] ||
+	fail "epochs stored with no output"
+
 # A run: 3 one-second epochs, steady synthetic stream.
 run_daemon() { # NAME EPOCHS EXTRA-SYNTHETIC-OPTIONS
 	cat >"$TMP/$1.yaml" <<EOC
