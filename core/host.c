@@ -280,6 +280,37 @@ fail:
 }
 
 /*
+ * Say so when nothing is collected or nothing stored (probes and outputs
+ * that run, or for --check-config that are enabled): a file without a
+ * probes: or plugins: section runs none, as an empty one does.
+ */
+static void
+host_warn_idle(const char *file, int probes, int outputs)
+{
+	if (probes == 0)
+		log_msg(VITALS_LOG_WARN, "core", "%s: no probe runs: "
+		    "epochs hold no vitals (enable some under probes:)", file);
+	if (outputs == 0)
+		log_msg(VITALS_LOG_WARN, "core", "%s: no output runs: "
+		    "epochs are not stored (plugins: {store: {}} stores them "
+		    "in data_dir)", file);
+}
+
+/* host_warn_idle() of the running instances. */
+static void
+host_warn_idle_insts(const struct host *h)
+{
+	const struct vitals_ctx *ctx;
+	int probes = 0, outputs = 0;
+
+	TAILQ_FOREACH(ctx, &h->insts, link) {
+		probes += ctx->desc->kind == VITALS_PLUGIN_PROBE;
+		outputs += ctx->desc->kind == VITALS_PLUGIN_OUTPUT;
+	}
+	host_warn_idle(h->cfg->file, probes, outputs);
+}
+
+/*
  * The plugin's own checks of the values in its filled block, which the
  * option table cannot express; a failure is reported at the plugin's
  * entry, as its values may span several lines.
@@ -306,6 +337,7 @@ int
 host_check(const struct config *c, struct loader *l, char *err, size_t errlen)
 {
 	const struct vitals_plugin *d;
+	int probes = 0, outputs = 0;
 	void *block;
 	size_t i;
 	int r;
@@ -325,9 +357,12 @@ host_check(const struct config *c, struct loader *l, char *err, size_t errlen)
 		free(block);
 		if (r != 0)
 			return -EINVAL;
-		if (cp->enabled)
-			host_probe_available(d, cp->name);
+		if (cp->enabled && host_probe_available(d, cp->name)) {
+			probes += d->kind == VITALS_PLUGIN_PROBE;
+			outputs += d->kind == VITALS_PLUGIN_OUTPUT;
+		}
 	}
+	host_warn_idle(c->file, probes, outputs);
 	return 0;
 }
 
@@ -507,30 +542,6 @@ host_on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(h->base);
 }
 
-/*
- * Say so when nothing is collected or nothing stored: a file without a
- * probes: or plugins: section runs none, as an empty one does.
- */
-static void
-host_warn_idle(const struct host *h)
-{
-	const struct vitals_ctx *ctx;
-	int probes = 0, outputs = 0;
-
-	TAILQ_FOREACH(ctx, &h->insts, link) {
-		probes += ctx->desc->kind == VITALS_PLUGIN_PROBE;
-		outputs += ctx->desc->kind == VITALS_PLUGIN_OUTPUT;
-	}
-	if (probes == 0)
-		log_msg(VITALS_LOG_WARN, "core", "%s: no probe is running: "
-		    "epochs hold no vitals (enable some under probes:)",
-		    h->cfg->file);
-	if (outputs == 0)
-		log_msg(VITALS_LOG_WARN, "core", "%s: no output is running: "
-		    "epochs are not stored (plugins: {store: {}} stores them "
-		    "in data_dir)", h->cfg->file);
-}
-
 int
 host_start(struct host *h, char *err, size_t errlen)
 {
@@ -541,7 +552,7 @@ host_start(struct host *h, char *err, size_t errlen)
 	engine_start(h->eng, host_now_ns());
 	if ((r = host_instantiate(h, h->cfg, &none, &h->insts, err, errlen)) != 0)
 		return r;
-	host_warn_idle(h);
+	host_warn_idle_insts(h);
 	if ((r = host_agg_update(h, h->cfg)) != 0)
 		snprintf(err, errlen, "out of memory");
 	return r;
@@ -621,7 +632,7 @@ host_reload(struct host *h)
 	h->cfg = c;
 	host_settings_update(h);
 	log_msg(VITALS_LOG_INFO, "core", "configuration reloaded");
-	host_warn_idle(h);
+	host_warn_idle_insts(h);
 	return 0;
 }
 

@@ -127,10 +127,16 @@ fi
 printf 'epoch: 1s\ndata_dir: %s/idle-data\n' "$TMP" >"$TMP/idle.yaml"
 "$VITALSD" -c "$TMP/idle.yaml" --epochs 1 >"$TMP/idle.out" 2>&1 ||
 	{ cat "$TMP/idle.out"; fail "a file with no plugins stopped the daemon"; }
-assert_grep "idle.yaml: no probe is running" "$TMP/idle.out"
-assert_grep "idle.yaml: no output is running: epochs are not stored" "$TMP/idle.out"
+assert_grep "idle.yaml: no probe runs" "$TMP/idle.out"
+assert_grep "idle.yaml: no output runs: epochs are not stored" "$TMP/idle.out"
 [ ! -d "$TMP/idle-data" ] || [ "$(count_epochs "$TMP/idle-data")" -eq 0 ] ||
 	fail "epochs stored with no output"
+"$VITALSD" -c "$TMP/idle.yaml" --check-config >"$TMP/idlecheck.out" 2>&1 ||
+	{ cat "$TMP/idlecheck.out"; fail "--check-config refused a file with no plugins"; }
+assert_grep "idle.yaml: no output runs" "$TMP/idlecheck.out"
+# The shipped file runs probes and stores epochs: no such warning.
+! grep -Eq "no (probe|output) runs" "$TMP/check.out" ||
+	{ cat "$TMP/check.out"; fail "conf/vitals.yaml warned that nothing runs"; }
 
 # A run: 3 one-second epochs, steady synthetic stream.
 run_daemon() { # NAME EPOCHS EXTRA-SYNTHETIC-OPTIONS
