@@ -334,7 +334,8 @@ host_check_values(const struct config *c, const struct config_plugin *cp,
  * that `enable: true` later cannot reveal an error it already held.
  */
 int
-host_check(const struct config *c, struct loader *l, char *err, size_t errlen)
+host_check(const struct config *c, struct loader *l, int quiet, char *err,
+    size_t errlen)
 {
 	const struct vitals_plugin *d;
 	int probes = 0, outputs = 0;
@@ -357,12 +358,13 @@ host_check(const struct config *c, struct loader *l, char *err, size_t errlen)
 		free(block);
 		if (r != 0)
 			return -EINVAL;
-		if (cp->enabled && host_probe_available(d, cp->name)) {
+		if (!quiet && cp->enabled && host_probe_available(d, cp->name)) {
 			probes += d->kind == VITALS_PLUGIN_PROBE;
 			outputs += d->kind == VITALS_PLUGIN_OUTPUT;
 		}
 	}
-	host_warn_idle(c->file, probes, outputs);
+	if (!quiet)
+		host_warn_idle(c->file, probes, outputs);
 	return 0;
 }
 
@@ -608,7 +610,8 @@ host_reload(struct host *h)
 		return r;
 	}
 	TAILQ_INIT(&next);
-	if ((r = host_instantiate(h, c, &h->insts, &next, err, sizeof(err))) != 0) {
+	if ((r = host_check(c, h->ldr, 1, err, sizeof(err))) != 0 ||
+	    (r = host_instantiate(h, c, &h->insts, &next, err, sizeof(err))) != 0) {
 		log_msg(VITALS_LOG_ERR, "core",
 		    "reload refused, keeping the running configuration: %s", err);
 		config_free(c);

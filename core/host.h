@@ -30,13 +30,15 @@ void host_free(struct host *h);
  * Check a configuration against the plugins without starting anything:
  * names exist and sit in the right section, options have the right types
  * and bounds, and each plugin's check callback accepts their values; for
- * disabled plugins too.  Probes that cannot run here are reported as
- * warnings.  Returns 0, or -EINVAL with "FILE:LINE:COL: message" in err
+ * disabled plugins too.  Unless quiet, probes that cannot run here and a
+ * file that would run no probe or no output are reported as warnings
+ * (the daemon, which checks before it starts, reports them as it
+ * starts).  Returns 0, or -EINVAL with "FILE:LINE:COL: message" in err
  * ("FILE:LINE:COL: plugin 'NAME': reason" at the plugin's entry when its
  * check refuses).
  */
-int host_check(const struct config *c, struct loader *l, char *err,
-    size_t errlen);
+int host_check(const struct config *c, struct loader *l, int quiet,
+    char *err, size_t errlen);
 
 /*
  * Start every enabled instance of the configuration.  A probe that is

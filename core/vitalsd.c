@@ -279,12 +279,16 @@ main(int argc, char **argv)
 	if (a.list) {
 		r = vitalsd_list(l, a.verbose, a.json);
 	} else if (a.check) {
-		r = host_check(c, l, err, sizeof(err));
+		r = host_check(c, l, 0, err, sizeof(err));
 		if (r != 0)
 			fprintf(stderr, "vitalsd: %s\n", err);
 		else
 			printf("%s: configuration OK\n", c->file ? c->file : "(defaults)");
 		r = r ? 2 : 0;
+	} else if ((r = host_check(c, l, 1, err, sizeof(err))) != 0) {
+		/* What --check-config refuses, the daemon refuses alike. */
+		log_msg(VITALS_LOG_ERR, "core", "%s", err);
+		r = 2;
 	} else {
 		r = vitalsd_run(c, l, a.epochs);
 		c = NULL; /* the host owned it */

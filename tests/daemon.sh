@@ -70,7 +70,7 @@ EOC
 "$VITALSD" -c "$TMP/values.yaml" --check-config >"$TMP/values.out" 2>&1 ||
 	{ cat "$TMP/values.out"; fail "good plugin values refused by --check-config"; }
 assert_grep 'values.yaml: configuration OK' "$TMP/values.out"
-# The daemon's init refuses the same value with the same reason, exit 1.
+# The daemon refuses the same value at start as --check-config does, exit 2.
 cat >"$TMP/initby.yaml" <<EOC
 epoch: 1s
 data_dir: $TMP/initby-data
@@ -80,8 +80,10 @@ filters:
   topk: { by: bogus }
 EOC
 st=0; "$VITALSD" -c "$TMP/initby.yaml" --epochs 1 >"$TMP/initby.out" 2>&1 || st=$?
-[ "$st" -eq 1 ] || { cat "$TMP/initby.out"; fail "topk by: bogus: daemon exit $st, expected 1"; }
-assert_grep "plugin 'topk': init failed: option 'by': 'bogus' is not exe or label" "$TMP/initby.out"
+[ "$st" -eq 2 ] || { cat "$TMP/initby.out"; fail "topk by: bogus: daemon exit $st, expected 2"; }
+assert_grep "initby.yaml:6:3: plugin 'topk': option 'by': 'bogus' is not exe or label" "$TMP/initby.out"
+[ ! -d "$TMP/initby-data" ] || [ "$(count_epochs "$TMP/initby-data")" -eq 0 ] ||
+	fail "epochs written although the file was refused"
 
 # A plugin whose init fails stops the daemon before anything starts.
 if [ -n "${VITALS_TEST_PLUGINS:-}" ]; then

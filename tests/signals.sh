@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Signals on the real daemon: SIGTERM mid-epoch writes a complete partial
 # epoch and exits 0; SIGHUP reloads the configuration (a probe re-optioned,
-# a bad file refused) without losing the current epoch's data.
+# a bad file and a refused plugin value refused) without losing the
+# current epoch's data.
 . "$top_srcdir/tests/lib.sh"
 
 write_conf() { # VITALS-LIST [BROKEN]
@@ -62,6 +63,11 @@ printf 'epoch: [\n' >"$TMP/vitals.yaml"
 kill -HUP $pid
 wait_log 'reload refused'
 kill -0 $pid 2>/dev/null || fail "a bad reload killed the daemon"
+# A value the plugin's check refuses: named at its entry, as --check-config does.
+write_conf "cpu, cpu"
+kill -HUP $pid
+wait_log "reload refused.*vitals.yaml:5:3: plugin 'synthetic': option 'vitals'"
+kill -0 $pid 2>/dev/null || fail "a refused plugin value killed the daemon"
 sleep 0.5
 kill -TERM $pid
 st=0; wait $pid || st=$?
