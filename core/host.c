@@ -346,8 +346,15 @@ host_check(const struct config *c, struct loader *l, int quiet, char *err,
 	for (i = 0; i < c->nplugins; i++) {
 		const struct config_plugin *cp = &c->plugins[i];
 
-		if ((r = host_resolve(c, l, cp, &d, err, errlen)) != 0)
-			return r;
+		if ((r = host_resolve(c, l, cp, &d, err, errlen)) != 0) {
+			if (cp->enabled)
+				return r;
+			/* A disabled plugin need not be installed. */
+			log_msg(VITALS_LOG_WARN, "core", "%s (disabled: its "
+			    "options are not checked)", err);
+			err[0] = '\0';
+			continue;
+		}
 		if ((block = calloc(1, d->config_size ? d->config_size : 1)) == NULL)
 			return -ENOMEM;
 		r = option_fill(d->options, block, cp->entries, cp->nentries,

@@ -125,6 +125,16 @@ EOC
 		{ cat "$TMP/oldcheck.out"; fail "the check of an ABI 1.2 plugin was called"; }
 fi
 
+# A disabled plugin need not be installed: a warning, and the daemon runs.
+printf 'epoch: 1s\ndata_dir: %s/gone-data\nprobes:\n  synthetic: {vitals: [cpu]}\nfilters:\n  nosuch: {enable: false, k: 3}\nplugins:\n  store: {}\n' \
+	"$TMP" >"$TMP/gone.yaml"
+"$VITALSD" -c "$TMP/gone.yaml" --check-config >"$TMP/gonecheck.out" 2>&1 ||
+	{ cat "$TMP/gonecheck.out"; fail "--check-config refused a disabled plugin that is not installed"; }
+assert_grep "gone.yaml:6:3: filter 'nosuch': .*disabled: its options are not checked" "$TMP/gonecheck.out"
+"$VITALSD" -c "$TMP/gone.yaml" --epochs 1 >"$TMP/gone.out" 2>&1 ||
+	{ cat "$TMP/gone.out"; fail "a disabled plugin that is not installed stopped the daemon"; }
+[ "$(count_epochs "$TMP/gone-data")" -eq 1 ] || fail "no epoch beside a disabled missing plugin"
+
 # A file that runs no probe and no output says so, and still runs.
 printf 'epoch: 1s\ndata_dir: %s/idle-data\n' "$TMP" >"$TMP/idle.yaml"
 "$VITALSD" -c "$TMP/idle.yaml" --epochs 1 >"$TMP/idle.out" 2>&1 ||
