@@ -13,22 +13,24 @@ for p in threshold topk affinity rules; do assert_grep "^$p +filter" "$TMP/list.
 assert_grep '^ +min_similarity +double +0.3' "$TMP/list.out"
 assert_grep '^ +leak_epochs +int +5' "$TMP/list.out"
 
-# Init errors stop the daemon with the plugin's message; nothing is stored.
-refused() { # NAME EXPECTED-REGEX, filters section on stdin
-	{ printf 'epoch: 1s\ndata_dir: %s\nprobes:\n  synthetic: {}\n' "$TMP/$1-data"; cat; } >"$TMP/$1.yaml"
+# Bad values stop the daemon before it starts, exit 2, naming the file, the
+# filter's entry (line 6) and the rule; nothing is stored.  Not in a
+# pipeline: its `fail` must end the test, not a subshell.
+refused() { # NAME EXPECTED-REGEX FILTERS-SECTION (printf %b escapes)
+	{ printf 'epoch: 1s\ndata_dir: %s\nprobes:\n  synthetic: {}\n' "$TMP/$1-data"; printf '%b' "$3"; } >"$TMP/$1.yaml"
 	st=0
 	"$VITALSD" -c "$TMP/$1.yaml" --epochs 1 >"$TMP/$1.out" 2>&1 || st=$?
-	[ "$st" -ne 0 ] || fail "$1: started although init must fail"
-	assert_grep "$2" "$TMP/$1.out"
+	[ "$st" -eq 2 ] || { cat "$TMP/$1.out"; fail "$1: exit $st, expected 2"; }
+	assert_grep "$1.yaml:6:3: plugin '[a-z]+': $2" "$TMP/$1.out"
 	[ ! -d "$TMP/$1-data" ] || [ "$(count_epochs "$TMP/$1-data")" -eq 0 ] || fail "$1: epochs stored"
 }
-printf 'filters:\n  threshold:\n    rules: ["cpu.wsum > 5", "sched.wsum >> 1"]\n' |
-	refused badop "threshold'?: init failed: rule 2 'sched.wsum >> 1': bad operator '>>'"
-printf 'filters:\n  threshold:\n    rules: ["diskio.wsum > 5ms"]\n' |
-	refused badunit "rule 1 'diskio.wsum > 5ms': vital 'diskio' does not weigh time"
-printf 'filters:\n  threshold: {}\n' | refused norules "option 'rules' is empty"
-printf 'filters:\n  rules: { rules: [1, 12] }\n' | refused badrule "option 'rules': '12' is not a rule number"
-printf 'filters:\n  topk: { by: pid }\n' | refused badby "option 'by': 'pid' is not exe or label"
+refused badop "rule 2 'sched.wsum >> 1': bad operator '>>'" \
+	'filters:\n  threshold:\n    rules: ["cpu.wsum > 5", "sched.wsum >> 1"]\n'
+refused badunit "rule 1 'diskio.wsum > 5ms': vital 'diskio' does not weigh time" \
+	'filters:\n  threshold:\n    rules: ["diskio.wsum > 5ms"]\n'
+refused norules "option 'rules' is empty" 'filters:\n  threshold: {}\n'
+refused badrule "option 'rules': '12' is not a rule number" 'filters:\n  rules: { rules: [1, 12] }\n'
+refused badby "option 'by': 'pid' is not exe or label" 'filters:\n  topk: { by: pid }\n'
 
 cat >"$TMP/run.yaml" <<EOC
 epoch: 1s

@@ -51,7 +51,12 @@ w_in = sum(events[l] for l in inloop)
 w_all = sum(events.values())
 print("user samples: %d, %d in busy_loop; their events %d of %d" % (len(user), sum(1 for s in user if s["label"] in inloop), w_in, w_all))
 assert w_in * 10 >= w_all * 9, "busy_loop's labels counted %d of %d user events sampled" % (w_in, w_all)
-assert all(s["exe"].endswith("/busy") for s in r["samples"]), "exe not resolved"
+# Late in exit (after exit_mmap() dropped the exe) a tick may find the
+# exe unknown (id 0, see vitals_bpf_task_mm), never another program's.
+late = [s for s in r["samples"] if s["exe_id"] == 0]
+assert all(s["op"] == 1 and "do_exit" in s.get("ksyms", []) for s in late), \
+    "exe unknown outside exit: %r" % late
+assert all(s["exe"].endswith("/busy") for s in r["samples"] if s["exe_id"] != 0), "exe not resolved"
 print("top comm %s; busy share %.1f%%, %d samples for %.2f CPU s (%.0f expected)" % (r["top_comm"], 100 * r["share"], w, cpu_s, want))
 PY
 # User frames are stored as (module, file offset): the busy loop's frames
