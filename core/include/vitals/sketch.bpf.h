@@ -150,16 +150,26 @@ vitals_bpf_log2(__u64 x)
 	return r;
 }
 
+/*
+ * Whether a counter going from old to new (> old) took a higher top bit:
+ * only then does a power of two, so a power of t, lie in (old, new].
+ * Most events keep it, and callers test this before they load the floor
+ * and t (cfg's second line).
+ */
+static __always_inline int
+vitals_bpf_top_rose(__u64 old, __u64 new)
+{
+	return (old ^ new) > old;
+}
+
 /* sketch_crossed() of core/sketch.c; shift >= 1. */
 static __always_inline int
 vitals_bpf_crossed(__u64 old, __u64 new, __u32 shift, __u64 floor)
 {
 	__u32 lnew, top;
 
-	if (new <= old || new < floor || shift == 0)
-		return 0;
-	/* Same top bit, same power of two: no crossing (most events). */
-	if ((old ^ new) <= old)
+	if (new <= old || new < floor || shift == 0 ||
+	    !vitals_bpf_top_rose(old, new))
 		return 0;
 	lnew = vitals_bpf_log2(new) / shift;
 	if (old != 0 && vitals_bpf_log2(old) / shift == lnew)
@@ -412,7 +422,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	struct vitals_bpf_rec *r;
 	__u64 h, old, new, *cnt, *ev;
 	__u32 slot, idx, epoch;
-	int same, fresh;
+	int same, known, fresh = 0;
 
 	if (vital >= VITALS_BPF_MAX_VITALS || vital >= c->nvitals)
 		return 0;
@@ -457,22 +467,17 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	new = old + weight;
 	/*
 	 * The same label counted last on this CPU in the same epoch has its
-	 * bits set already.  cfg's epoch is a counter, not the half, so a CPU
-	 * idle across two boundaries does not trust bits since cleared.
-	 * Only a crossing samples it then, and a counter that kept its top
-	 * bit crossed no power of two, so no power of t: most events stop
-	 * here, before the floor and t are loaded (cfg's second line).
+	 * bits set already, so only a crossing samples it.  cfg's epoch is a
+	 * counter, not the half, so a CPU idle across two boundaries does not
+	 * trust bits since cleared.
 	 */
-	if (same && last->epoch == c->epoch) {
-		if ((old ^ new) <= old)
-			return 0;
-		fresh = 0;
-	} else
-		fresh = -1;
+	known = same && last->epoch == c->epoch;
+	if (known && !vitals_bpf_top_rose(old, new))
+		return 0;
 	/* A full sample store would drop the sample anyway: do not send it. */
 	if (new < c->floor[vital] || (c->full >> vital) & 1)
 		return 0;
-	if (fresh != 0) {
+	if (!known) {
 		fresh = vitals_bpf_first(c,
 		    (epoch * c->nvitals + vital) * c->seen_words, h);
 		if (last != 0)
@@ -579,12 +584,8 @@ vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
 		return 0;
 	old = *cnt;
 	new = old + 1;
-	/*
-	 * A sample to take: the full path adds and sends it.  A counter that
-	 * keeps its top bit crossed nothing (most events): that is tested
-	 * first, so they never load the floor and t.
-	 */
-	if ((old ^ new) > old && new >= c->floor[vital] &&
+	/* A sample to take: the full path adds and sends it. */
+	if (vitals_bpf_top_rose(old, new) && new >= c->floor[vital] &&
 	    !((c->full >> vital) & 1) &&
 	    vitals_bpf_crossed(old, new, c->shift[vital], c->floor[vital]))
 		return 0;
