@@ -455,88 +455,144 @@ store_fsync_dir(const char *dir)
 	return r;
 }
 
-/* Where json_dump_callback's output goes: the gzip stream. */
+/* Where json_dump_callback's output goes: a gzip stream into memory. */
 struct store_sink {
-	gzFile gz;
-	int error; /* errno of the first failed write */
+	z_stream z;
+	unsigned char *buf;
+	size_t cap;
+	int error; /* negative errno of the first failure */
 };
+
+/* Deflate what z holds with flush, growing the buffer as it fills. */
+static int
+store_deflate(struct store_sink *s, int flush)
+{
+	unsigned char *b;
+	size_t used;
+	int r;
+
+	do {
+		if (s->z.avail_out == 0) {
+			used = s->cap;
+			s->cap = s->cap ? s->cap * 2 : STORE_READ_CHUNK;
+			if ((b = realloc(s->buf, s->cap)) == NULL)
+				return -ENOMEM;
+			s->buf = b;
+			s->z.next_out = b + used;
+			s->z.avail_out = (uInt)(s->cap - used);
+		}
+		r = deflate(&s->z, flush);
+		if (r == Z_STREAM_ERROR)
+			return -EIO;
+	} while (s->z.avail_out == 0 ||
+	    (flush == Z_FINISH && r != Z_STREAM_END));
+	return 0;
+}
 
 static int
 store_sink_write(const char *buf, size_t size, void *arg)
 {
 	struct store_sink *s = arg;
 
-	errno = 0;
-	if (size > 0 && gzwrite(s->gz, buf, (unsigned)size) == 0) {
-		s->error = errno ? errno : EIO;
+	s->z.next_in = (unsigned char *)(uintptr_t)buf;
+	s->z.avail_in = (uInt)size;
+	if (size > 0 && (s->error = store_deflate(s, Z_NO_FLUSH)) < 0)
 		return -1;
-	}
 	return 0;
 }
 
-/* Compress j into the open file fd (borrowed); the gz stream gets a dup. */
-static int
-store_write_gz(int fd, json_t *j)
+int
+vitals_epoch_encode(const struct vitals_epoch *e,
+    struct vitals_epoch_file *out, char *err, size_t errlen)
 {
-	struct store_sink s = { NULL, 0 };
-	int gfd, r;
+	struct store_sink s = { .error = 0 };
+	char rel[PATH_MAX];
+	json_t *j = NULL;
+	int r;
 
-	if ((gfd = dup(fd)) < 0)
-		return -errno;
-	if ((s.gz = gzdopen(gfd, "wb6")) == NULL) {
-		close(gfd);
+	memset(out, 0, sizeof(*out));
+	if ((r = codec_epoch_relpath(e->start_ns, e->host, rel, sizeof(rel))) < 0) {
+		store_err(err, errlen, "epoch file name: %s", strerror(-r));
+		return r;
+	}
+	/* windowBits 15 + 16: a gzip stream, as gzopen writes. */
+	if (deflateInit2(&s.z, 6, Z_DEFLATED, 15 + 16, 8,
+	    Z_DEFAULT_STRATEGY) != Z_OK) {
+		store_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if (json_dump_callback(j, store_sink_write, &s, JSON_COMPACT) < 0) {
-		gzclose(s.gz);
-		return s.error ? -s.error : -ENOMEM;
+	if ((j = codec_epoch_to_json(e)) == NULL)
+		r = -ENOMEM;
+	else if (json_dump_callback(j, store_sink_write, &s, JSON_COMPACT) < 0)
+		r = s.error ? s.error : -ENOMEM;
+	else
+		r = store_deflate(&s, Z_FINISH);
+	json_decref(j);
+	if (r == 0 && (out->rel = strdup(rel)) == NULL)
+		r = -ENOMEM;
+	if (r < 0) {
+		deflateEnd(&s.z);
+		free(s.buf);
+		store_err(err, errlen, "encoding the epoch: %s", strerror(-r));
+		return r;
 	}
-	errno = 0;
-	if ((r = gzclose(s.gz)) != Z_OK)
-		return r == Z_ERRNO && errno ? -errno : -EIO;
+	out->start_ns = e->start_ns;
+	out->data = s.buf;
+	out->len = s.z.total_out;
+	deflateEnd(&s.z);
 	return 0;
 }
 
-/* Write e as gzip'd JSON to the new file tmp, 0644, and fsync it. */
+void
+vitals_epoch_file_free(struct vitals_epoch_file *f)
+{
+	if (f == NULL)
+		return;
+	free(f->rel);
+	free(f->data);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Write len bytes of data to the new file tmp, 0644, and fsync it. */
 static int
-store_write_tmp(const char *tmp, const struct vitals_epoch *e)
+store_write_tmp(const char *tmp, const unsigned char *data, size_t len)
 {
 	const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC;
-	json_t *j;
-	int fd, r;
+	ssize_t n;
+	int fd, r = 0;
 
-	if ((j = codec_epoch_to_json(e)) == NULL)
-		return -ENOMEM;
-	if ((fd = open(tmp, flags, 0644)) < 0) {
-		json_decref(j);
+	if ((fd = open(tmp, flags, 0644)) < 0)
 		return -errno;
-	}
 	/* 0644 whatever the umask: readers need not run as the daemon. */
 	if (fchmod(fd, 0644) < 0)
 		r = -errno;
-	else if ((r = store_write_gz(fd, j)) == 0 && fsync(fd) < 0)
+	while (r == 0 && len > 0) {
+		if ((n = write(fd, data, len)) < 0) {
+			if (errno != EINTR)
+				r = -errno;
+			continue;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
 	if (close(fd) < 0 && r == 0)
 		r = -errno;
-	json_decref(j);
 	return r;
 }
 
-/* The date dir, final path and temporary path of e under data_dir. */
+/* The date dir, final path and temporary path of rel under data_dir. */
 static int
-store_paths(const struct vitals_epoch *e, const char *data_dir, char *dir,
-    char *final, char *tmp)
+store_paths(const char *rel, const char *data_dir, char *dir, char *final,
+    char *tmp)
 {
-	char rel[PATH_MAX];
-	char *slash;
-	int r;
+	const char *slash = strchr(rel, '/');
 
-	r = codec_epoch_relpath(e->start_ns, e->host, rel, sizeof(rel));
-	if (r < 0)
-		return r;
-	slash = strchr(rel, '/');
-	*slash = '\0';
-	if (snprintf(dir, PATH_MAX, "%s/%s", data_dir, rel) >= PATH_MAX ||
+	if (slash == NULL)
+		return -EINVAL;
+	if (snprintf(dir, PATH_MAX, "%s/%.*s", data_dir, (int)(slash - rel),
+		rel) >= PATH_MAX ||
 	    snprintf(final, PATH_MAX, "%s/%s", dir, slash + 1) >= PATH_MAX ||
 	    snprintf(tmp, PATH_MAX, "%s/.%s.tmp.%ld", dir, slash + 1,
 		(long)getpid()) >= PATH_MAX)
@@ -545,21 +601,19 @@ store_paths(const struct vitals_epoch *e, const char *data_dir, char *dir,
 }
 
 /*
- * Store e (borrowed) under data_dir: mkdir -p the date dir, write
- * ".NAME.tmp.PID" there, fsync it, rename it to NAME and fsync the
- * directory, so a crash leaves either no file or a whole one.  Returns 0
- * and, if path is not NULL, the final path in it; or a negative errno
- * with "PATH: reason" in err (the temporary file is then gone).
+ * Store f under data_dir: mkdir -p the date dir, write ".NAME.tmp.PID"
+ * there, fsync it, rename it to NAME and fsync the directory, so a crash
+ * leaves either no file or a whole one.
  */
 int
-vitals_epoch_save(const struct vitals_epoch *e, const char *data_dir,
+vitals_epoch_put(const struct vitals_epoch_file *f, const char *data_dir,
     char *path, size_t pathlen, char *err, size_t errlen)
 {
 	char dir[PATH_MAX], final[PATH_MAX], tmp[PATH_MAX];
 	const char *where = dir;
 	int made, r;
 
-	if ((r = store_paths(e, data_dir, dir, final, tmp)) < 0 ||
+	if ((r = store_paths(f->rel, data_dir, dir, final, tmp)) < 0 ||
 	    (path != NULL && strlen(final) >= pathlen)) {
 		store_err(
 		    err, errlen, "%s: epoch file name too long", data_dir);
@@ -568,7 +622,7 @@ vitals_epoch_save(const struct vitals_epoch *e, const char *data_dir,
 	if ((r = made = store_mkdir_p(dir)) < 0)
 		goto fail;
 	where = tmp;
-	if ((r = store_write_tmp(tmp, e)) < 0)
+	if ((r = store_write_tmp(tmp, f->data, f->len)) < 0)
 		goto fail;
 	where = final;
 	if (rename(tmp, final) < 0) {
@@ -586,6 +640,20 @@ vitals_epoch_save(const struct vitals_epoch *e, const char *data_dir,
 fail:
 	unlink(tmp);
 	store_err(err, errlen, "%s: %s", where, strerror(-r));
+	return r;
+}
+
+int
+vitals_epoch_save(const struct vitals_epoch *e, const char *data_dir,
+    char *path, size_t pathlen, char *err, size_t errlen)
+{
+	struct vitals_epoch_file f;
+	int r;
+
+	if ((r = vitals_epoch_encode(e, &f, err, errlen)) < 0)
+		return r;
+	r = vitals_epoch_put(&f, data_dir, path, pathlen, err, errlen);
+	vitals_epoch_file_free(&f);
 	return r;
 }
 

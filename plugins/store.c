@@ -2,10 +2,15 @@
 /*
  * The `store` output plugin: writes every closed epoch to the data dir as
  * one gzip'd JSON file (through <vitals/store.h>) and applies the
- * retention settings every few epochs.
+ * retention settings every few epochs.  An epoch that cannot be written
+ * (disk full, I/O error) is kept in memory, encoded, up to `backlog`
+ * bytes, and written with the next epoch once the data dir takes files
+ * again; only what overflows the backlog, or is still held when the
+ * daemon stops, is lost, and each such loss is logged.
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +23,7 @@
 struct store_config {
 	char *dir; /* data dir; NULL = the global data_dir */
 	int64_t prune_every; /* epochs between retention passes */
+	uint64_t backlog; /* bytes of unwritten epochs kept to retry */
 };
 
 /* One instance. */
@@ -26,6 +32,10 @@ struct store_state {
 	char *dir; /* data dir, owned */
 	uint64_t prune_every; /* from the config */
 	uint64_t written; /* epochs handed to write so far */
+	uint64_t backlog; /* from the config */
+	struct vitals_epoch_file *held; /* unwritten epochs, oldest first */
+	size_t nheld, cap;
+	uint64_t held_bytes; /* sum of their lengths */
 };
 
 static const struct vitals_option store_options[] = {
@@ -42,16 +52,76 @@ static const struct vitals_option store_options[] = {
 	    .help = "epochs between two retention passes",
 	    .min = 1,
 	    .max = INT32_MAX },
+	{ .key = "backlog",
+	    .type = VITALS_OPT_SIZE,
+	    .offset = offsetof(struct store_config, backlog),
+	    .def = "64M",
+	    .help = "bytes of epochs (compressed) kept in memory while they "
+		    "cannot be written (disk full, I/O error), written as soon "
+		    "as the data dir takes files again; 0 keeps none" },
 	{ .key = NULL }
 };
+
+/* "2026-11-22T10:00:00Z": an epoch's start, for messages. */
+static const char *
+store_when(uint64_t start_ns, char *buf, size_t len)
+{
+	time_t t = (time_t)(start_ns / 1000000000ull);
+	struct tm tm;
+
+	if (gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, len, "%llu", (unsigned long long)start_ns);
+	return buf;
+}
+
+/* Write the held epochs, oldest first, up to the first that fails. */
+static int
+store_flush(struct store_state *st, char *err, size_t len)
+{
+	size_t i, n = st->nheld;
+	uint64_t first = n > 0 ? st->held[0].start_ns : 0;
+	char when[32];
+	int r = 0;
+
+	for (i = 0; i < n; i++) {
+		r = vitals_epoch_put(&st->held[i], st->dir, NULL, 0, err, len);
+		if (r < 0)
+			break;
+		st->held_bytes -= st->held[i].len;
+		vitals_epoch_file_free(&st->held[i]);
+	}
+	if (i == 0)
+		return r;
+	memmove(st->held, st->held + i, (n - i) * sizeof(*st->held));
+	st->nheld = n - i;
+	vitals_log(st->ctx, VITALS_LOG_WARN,
+	    "wrote %zu epoch%s held in memory since %s to %s%s", i,
+	    i == 1 ? "" : "s", store_when(first, when, sizeof(when)),
+	    st->dir, st->nheld ? "; more are held" : "");
+	return r;
+}
 
 static void
 store_fini(void *arg)
 {
 	struct store_state *st = arg;
+	char err[512], when[32];
+	size_t i;
 
 	if (st == NULL)
 		return;
+	/* Said through vitals_error: a stop that lost data failed (exit 1). */
+	if (st->nheld > 0 && store_flush(st, err, sizeof(err)) < 0) {
+		vitals_error(st->ctx,
+		    "%zu epoch%s from %s on lost: they could not be written "
+		    "before the store stopped: %s", st->nheld,
+		    st->nheld == 1 ? "" : "s",
+		    store_when(st->held[0].start_ns, when, sizeof(when)), err);
+	}
+	for (i = 0; i < st->nheld; i++)
+		vitals_epoch_file_free(&st->held[i]);
+	free(st->held);
 	free(st->dir);
 	free(st);
 }
@@ -82,6 +152,7 @@ store_init(struct vitals_ctx *ctx, const void *config, void **state)
 	}
 	st->ctx = ctx;
 	st->prune_every = cfg->prune_every > 0 ? (uint64_t)cfg->prune_every : 1;
+	st->backlog = cfg->backlog;
 	*state = st;
 	return 0;
 }
@@ -112,21 +183,88 @@ store_prune(struct store_state *st)
 }
 
 /*
- * Save the epoch.  A failure (disk full...) is reported to the core, which
- * logs it once (rate-limited) and carries on.  Retention runs even then: it
- * may free the space.
+ * Keep f (taken over) to write later, dropping the oldest held epochs
+ * while the backlog would overflow.  Each epoch lost is logged.
+ */
+static void
+store_hold(struct store_state *st, struct vitals_epoch_file *f)
+{
+	struct vitals_epoch_file *v;
+	char when[32];
+	size_t cap;
+
+	if (f->len > st->backlog) {
+		vitals_log(st->ctx, VITALS_LOG_ERR,
+		    "epoch of %s lost: its %zu bytes exceed the backlog (%llu)",
+		    store_when(f->start_ns, when, sizeof(when)), f->len,
+		    (unsigned long long)st->backlog);
+		vitals_epoch_file_free(f);
+		return;
+	}
+	while (st->nheld > 0 && st->held_bytes + f->len > st->backlog) {
+		vitals_log(st->ctx, VITALS_LOG_ERR,
+		    "epoch of %s lost: the backlog of %llu bytes is full",
+		    store_when(st->held[0].start_ns, when, sizeof(when)),
+		    (unsigned long long)st->backlog);
+		st->held_bytes -= st->held[0].len;
+		vitals_epoch_file_free(&st->held[0]);
+		memmove(st->held, st->held + 1,
+		    --st->nheld * sizeof(*st->held));
+	}
+	if (st->nheld == st->cap) {
+		cap = st->cap ? st->cap * 2 : 8;
+		if ((v = realloc(st->held, cap * sizeof(*v))) == NULL) {
+			vitals_log(st->ctx, VITALS_LOG_ERR,
+			    "epoch of %s lost: out of memory",
+			    store_when(f->start_ns, when, sizeof(when)));
+			vitals_epoch_file_free(f);
+			return;
+		}
+		st->held = v;
+		st->cap = cap;
+	}
+	st->held[st->nheld++] = *f;
+	st->held_bytes += f->len;
+}
+
+/*
+ * Save the epoch, after any held ones.  One that cannot be written is
+ * held (the first failure of a run is logged; the rest add to it), and
+ * retention runs even then: it may free the space.
  */
 static int
 store_write(void *arg, const struct vitals_epoch *e)
 {
 	struct store_state *st = arg;
+	struct vitals_epoch_file f;
 	char err[512];
-	int r;
+	int r, was = st->nheld > 0;
 
-	r = vitals_epoch_save(e, st->dir, NULL, 0, err, sizeof(err));
-	if (r < 0)
+	if (was)
+		store_prune(st);
+	r = vitals_epoch_encode(e, &f, err, sizeof(err));
+	if (r < 0) {
 		vitals_error(st->ctx, "epoch not saved: %s", err);
-	if (++st->written % st->prune_every == 0)
+		return r;
+	}
+	if ((r = store_flush(st, err, sizeof(err))) == 0)
+		r = vitals_epoch_put(&f, st->dir, NULL, 0, err, sizeof(err));
+	if (r == 0)
+		vitals_epoch_file_free(&f);
+	else if (st->backlog == 0) {
+		vitals_epoch_file_free(&f);
+		vitals_error(st->ctx, "epoch not saved: %s", err);
+	} else {
+		if (!was && f.len <= st->backlog)
+			vitals_log(st->ctx, VITALS_LOG_ERR,
+			    "epoch not saved: %s; holding epochs in memory "
+			    "(backlog %.1f MiB) until the data dir takes them",
+			    err, (double)st->backlog / (1 << 20));
+		/* A loss is logged there: the core need not say it again. */
+		store_hold(st, &f);
+		r = 0;
+	}
+	if (++st->written % st->prune_every == 0 && !was)
 		store_prune(st);
 	return r;
 }

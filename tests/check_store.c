@@ -242,6 +242,48 @@ START_TEST(test_save_load)
 }
 END_TEST
 
+START_TEST(test_encode_put)
+{
+	struct vitals_epoch_file f;
+	struct vitals_epoch *e = NULL;
+	char path[512], err[512] = "";
+	unsigned char magic[2];
+	FILE *fp;
+
+	ck_assert_int_eq(vitals_epoch_encode(fx("web-1", DAY0 + 5000000000ull),
+			     &f, err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(f.rel, "2023-11-14/20231114T000005.000Z_web-1.json.gz");
+	ck_assert_uint_eq(f.start_ns, DAY0 + 5000000000ull);
+	ck_assert_uint_gt(f.len, 20);
+	/* Written later, to a dir that did not exist when it was encoded. */
+	ck_assert_int_eq(vitals_epoch_put(&f, tpath("later"), path,
+			     sizeof(path), err, sizeof(err)),
+	    0);
+	ck_assert_str_eq(
+	    path, tpath("later/2023-11-14/20231114T000005.000Z_web-1.json.gz"));
+	ck_assert_ptr_nonnull(fp = fopen(path, "rb"));
+	ck_assert_uint_eq(fread(magic, 1, 2, fp), 2);
+	fclose(fp);
+	ck_assert(magic[0] == 0x1f && magic[1] == 0x8b); /* gzip */
+	ck_assert_int_eq(vitals_epoch_load(path, &e, err, sizeof(err)), 0);
+	check_same(fx("web-1", DAY0 + 5000000000ull), e);
+	vitals_epoch_free(e);
+	/* A failed put leaves f whole for the next try. */
+	write_file(tpath("file"), "x", 1);
+	ck_assert_int_eq(vitals_epoch_put(&f, tpath("file"), NULL, 0, err,
+			     sizeof(err)),
+	    -ENOTDIR);
+	ck_assert_ptr_nonnull(strstr(err, tpath("file/2023-11-14")));
+	ck_assert_int_eq(vitals_epoch_put(&f, tdir, NULL, 0, err, sizeof(err)),
+	    0);
+	vitals_epoch_file_free(&f);
+	ck_assert_ptr_null(f.data);
+	vitals_epoch_file_free(&f);
+	vitals_epoch_file_free(NULL);
+}
+END_TEST
+
 START_TEST(test_save_no_path)
 {
 	struct vitals_store_list l;
@@ -628,6 +670,7 @@ store_suite(void)
 	tcase_add_checked_fixture(io, setup, teardown);
 	tcase_add_test(io, test_save_load);
 	tcase_add_test(io, test_save_no_path);
+	tcase_add_test(io, test_encode_put);
 	tcase_add_test(io, test_list_order);
 	tcase_add_test(io, test_list_missing);
 	tcase_add_loop_test(

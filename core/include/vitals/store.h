@@ -61,6 +61,32 @@ int vitals_epoch_save(const struct vitals_epoch *e, const char *data_dir,
     char *path, size_t pathlen, char *err, size_t errlen);
 
 /*
+ * An epoch as the bytes of its file, for an output that must be able to
+ * store it later (the disk was full): vitals_epoch_save() is
+ * vitals_epoch_encode() then vitals_epoch_put().
+ */
+struct vitals_epoch_file {
+	uint64_t start_ns;   /* the epoch's start */
+	char *rel;           /* its path under a data dir: YYYY-MM-DD/NAME */
+	unsigned char *data; /* the file's bytes (gzip'd JSON), len of them */
+	size_t len;
+};
+
+/*
+ * Encode e into *out (free it with vitals_epoch_file_free).  Returns 0,
+ * or a negative errno with a reason in err (*out is then empty).
+ */
+int vitals_epoch_encode(const struct vitals_epoch *e,
+    struct vitals_epoch_file *out, char *err, size_t errlen);
+
+/* Store an encoded epoch under data_dir as vitals_epoch_save() does. */
+int vitals_epoch_put(const struct vitals_epoch_file *f, const char *data_dir,
+    char *path, size_t pathlen, char *err, size_t errlen);
+
+/* Free an encoded epoch's contents; accepts a zeroed one and NULL. */
+void vitals_epoch_file_free(struct vitals_epoch_file *f);
+
+/*
  * Make data_dir ready to store epochs: create it and its parents (0755)
  * and check this process can write there.  Returns 0, or a negative errno
  * with "DIR: reason" in err.
