@@ -119,9 +119,23 @@ struct codec_chunk {
  * A decoded epoch and everything it points to: the epoch comes first so
  * codec_epoch_free can get back from it to the chunks.
  */
+/* A string of the arena, in the owner's table of them. */
+struct codec_str {
+	const char *s;
+	uint32_t len;
+	uint32_t hash;
+};
+
 struct codec_owner {
 	struct vitals_epoch epoch;
 	struct codec_chunk *chunks;
+	/*
+	 * The arena's strings, each stored once (open addressing, size a
+	 * power of two or 0): a thousand samples name the same few hundred
+	 * functions, exes and threads.
+	 */
+	struct codec_str *strs;
+	uint32_t nstrs, strs_size;
 };
 
 /* Decoding state: the arena, and the JSON path of the member being read. */
@@ -500,6 +514,61 @@ codec_alloc(struct codec_owner *o, size_t n)
 	return memset(p, 0, n);
 }
 
+/* Double o's string table (256 entries first); 0 or -ENOMEM. */
+static int
+codec_strs_grow(struct codec_owner *o)
+{
+	uint32_t size = o->strs_size ? o->strs_size * 2 : 256, i, j;
+	struct codec_str *v;
+
+	if ((v = calloc(size, sizeof(*v))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < o->strs_size; i++) {
+		if (o->strs[i].s == NULL)
+			continue;
+		for (j = o->strs[i].hash & (size - 1); v[j].s != NULL;
+		    j = (j + 1) & (size - 1))
+			;
+		v[j] = o->strs[i];
+	}
+	free(o->strs);
+	o->strs = v;
+	o->strs_size = size;
+	return 0;
+}
+
+/*
+ * The arena's copy of s[0..n) with a NUL after it, shared with every
+ * equal string interned before; a string with a NUL inside is copied
+ * alone.  NULL when out of memory.
+ */
+static const char *
+codec_intern(struct codec_owner *o, const char *s, size_t n)
+{
+	uint32_t h = 2166136261u, i, len = (uint32_t)n;
+	char *d;
+
+	if (n >= UINT32_MAX || memchr(s, '\0', n) != NULL ||
+	    (o->nstrs >= o->strs_size / 2 && codec_strs_grow(o) != 0)) {
+		if ((d = codec_alloc(o, n + 1)) != NULL)
+			memcpy(d, s, n);
+		return d;
+	}
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	for (i = h & (o->strs_size - 1); o->strs[i].s != NULL;
+	    i = (i + 1) & (o->strs_size - 1))
+		if (o->strs[i].hash == h && o->strs[i].len == len &&
+		    memcmp(o->strs[i].s, s, n) == 0)
+			return o->strs[i].s;
+	if ((d = codec_alloc(o, n + 1)) == NULL)
+		return NULL;
+	memcpy(d, s, n);
+	o->strs[i] = (struct codec_str){ d, len, h };
+	o->nstrs++;
+	return d;
+}
+
 /*
  * Free an epoch made by codec_epoch_from_json, and all it points to, in
  * one go; accepts NULL.  Only for decoded epochs (vitals_epoch_free calls
@@ -519,6 +588,7 @@ codec_epoch_free(struct vitals_epoch *e)
 		next = c->next;
 		free(c);
 	}
+	free(o->strs);
 	free(o);
 }
 
@@ -550,6 +620,22 @@ codec_epoch_alloc(struct vitals_epoch *e, size_t n)
 	o = (struct codec_owner *)((char *)e -
 	    offsetof(struct codec_owner, epoch));
 	return codec_alloc(o, n);
+}
+
+/*
+ * s (NULL reads as "") in e's arena, stored once however many times it is
+ * asked for; e as for codec_epoch_alloc.  NULL when out of memory.
+ */
+const char *
+codec_epoch_intern(struct vitals_epoch *e, const char *s)
+{
+	struct codec_owner *o;
+
+	o = (struct codec_owner *)((char *)e -
+	    offsetof(struct codec_owner, epoch));
+	if (s == NULL)
+		s = "";
+	return codec_intern(o, s, strlen(s));
 }
 
 /* ---- decoding ---- */
@@ -659,21 +745,20 @@ codec_double_from(struct codec_dec *d, json_t *v, double *out)
 	return 0;
 }
 
-/* A copy of a JSON string in the arena. */
+/* A JSON string in the arena (interned). */
 static int
 codec_string_from(
     struct codec_dec *d, json_t *v, const char **out, int nullable)
 {
+	const char *s;
 	size_t n;
-	char *s;
 
 	if (!json_is_string(v))
 		return codec_fail(
 		    d, NULL, "expected a string%s", nullable ? " or null" : "");
 	n = json_string_length(v);
-	if ((s = codec_alloc(d->own, n + 1)) == NULL)
+	if ((s = codec_intern(d->own, json_string_value(v), n)) == NULL)
 		return codec_nomem(d);
-	memcpy(s, json_string_value(v), n);
 	*out = s;
 	return 0;
 }

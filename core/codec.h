@@ -110,6 +110,13 @@ struct vitals_epoch *codec_epoch_new(void);
 void *codec_epoch_alloc(struct vitals_epoch *e, size_t n);
 
 /*
+ * s (NULL reads as "") in the arena of such an epoch, stored once however
+ * often it is asked for: the strings of its samples (symbols, exes,
+ * threads) repeat.  NULL when out of memory.
+ */
+const char *codec_epoch_intern(struct vitals_epoch *e, const char *s);
+
+/*
  * The path of an epoch's file relative to the data dir:
  * "YYYY-MM-DD/YYYYMMDDTHHMMSS.mmmZ_HOST.json.gz" (UTC).  Returns the
  * length written, or -ENAMETOOLONG.

@@ -575,15 +575,46 @@ rollup_start(const struct rollup *r)
 
 /* ---- building epochs in an arena ---- */
 
+/* s (NULL reads as "") in e's arena, stored once per epoch. */
 static const char *
 rollup_arena_str(struct vitals_epoch *e, const char *s)
 {
-	size_t n = strlen(s ? s : "") + 1;
-	char *d;
+	return codec_epoch_intern(e, s);
+}
 
-	if ((d = codec_epoch_alloc(e, n)) != NULL)
-		memcpy(d, s ? s : "", n);
-	return d;
+/*
+ * Copy s into d, its frames and symbol pointers into e's arena and its
+ * strings interned there (a sample's symbols are mostly those of others).
+ */
+static int
+rollup_arena_sample(struct vitals_epoch *e, struct vitals_sample *d,
+    const struct vitals_sample *s)
+{
+	uint32_t i, nf = s->nkstack + s->nustack;
+	const char **syms = NULL;
+	uint64_t *f = NULL;
+
+	*d = *s;
+	if (nf > 0 && (f = codec_epoch_alloc(e, nf * sizeof(*f))) == NULL)
+		return -ENOMEM;
+	if (nf > 0)
+		memcpy(f, s->kstack, s->nkstack * sizeof(*f));
+	if (s->nustack > 0)
+		memcpy(f + s->nkstack, s->ustack, s->nustack * sizeof(*f));
+	d->kstack = s->nkstack ? f : NULL;
+	d->ustack = s->nustack ? f + s->nkstack : NULL;
+	if (s->ksyms != NULL) {
+		/* + 1: empty stacks still give a non-NULL array. */
+		if ((syms = codec_epoch_alloc(e, nf * sizeof(*syms) + 1)) == NULL)
+			return -ENOMEM;
+		for (i = 0; i < nf; i++)
+			if ((syms[i] = codec_epoch_intern(e, s->ksyms[i])) == NULL)
+				return -ENOMEM;
+	}
+	d->ksyms = syms;
+	d->exe = codec_epoch_intern(e, s->exe);
+	d->comm = codec_epoch_intern(e, s->comm);
+	return d->exe != NULL && d->comm != NULL ? 0 : -ENOMEM;
 }
 
 /* Copy samples src[0..n) into e's arena; their slots masked to m. */
@@ -593,17 +624,14 @@ rollup_arena_samples(struct vitals_epoch *e,
 {
 	struct vitals_sample *d;
 	uint32_t i;
-	char *mem;
 
 	if (n == 0)
 		return NULL;
 	if ((d = codec_epoch_alloc(e, n * sizeof(*d))) == NULL)
 		return NULL;
 	for (i = 0; i < n; i++) {
-		mem = codec_epoch_alloc(e, rollup_sample_size(src[i]));
-		if (mem == NULL)
+		if (rollup_arena_sample(e, &d[i], src[i]) != 0)
 			return NULL;
-		rollup_sample_fill(&d[i], src[i], mem);
 		if (m != 0)
 			d[i].slot &= m - 1;
 	}

@@ -356,7 +356,43 @@ START_TEST(test_roundtrip)
 	check_epoch(e, d);
 	ck_assert_ptr_null(d->vitals[2].hca);
 	ck_assert_ptr_null(d->findings[1].vital);
+	/* Equal strings are stored once: cpu's ksyms[2] and [4] are "". */
+	ck_assert_str_eq(d->vitals[1].name, "cpu");
+	ck_assert_ptr_eq(d->vitals[1].samples[0].ksyms[2],
+	    d->vitals[1].samples[0].ksyms[4]);
+	ck_assert_ptr_eq(d->vitals[1].samples[1].exe,
+	    d->vitals[1].samples[1].comm);
+	ck_assert_ptr_ne(d->vitals[1].samples[0].exe,
+	    d->vitals[1].samples[0].comm);
 	vitals_epoch_free(d);
+}
+END_TEST
+
+START_TEST(test_intern)
+{
+	struct vitals_epoch *e = codec_epoch_new();
+	const char *a, *first[600];
+	char buf[32];
+	int i;
+
+	ck_assert_ptr_nonnull(e);
+	a = codec_epoch_intern(e, "do_syscall_64+0x10");
+	ck_assert_str_eq(a, "do_syscall_64+0x10");
+	ck_assert_ptr_eq(codec_epoch_intern(e, "do_syscall_64+0x10"), a);
+	ck_assert_ptr_ne(codec_epoch_intern(e, "do_syscall_64+0x1"), a);
+	ck_assert_str_eq(codec_epoch_intern(e, NULL), "");
+	ck_assert_ptr_eq(codec_epoch_intern(e, NULL), codec_epoch_intern(e, ""));
+	/* Past the table's first size: it grows and still finds them all. */
+	for (i = 0; i < 600; i++) {
+		snprintf(buf, sizeof(buf), "f%d", i);
+		first[i] = codec_epoch_intern(e, buf);
+	}
+	for (i = 0; i < 600; i++) {
+		snprintf(buf, sizeof(buf), "f%d", i);
+		ck_assert_ptr_eq(codec_epoch_intern(e, buf), first[i]);
+	}
+	ck_assert_ptr_eq(codec_epoch_intern(e, "do_syscall_64+0x10"), a);
+	vitals_epoch_free(e);
 }
 END_TEST
 
@@ -783,6 +819,7 @@ codec_suite(void)
 	TCase *n = tcase_create("names");
 
 	tcase_add_test(t, test_roundtrip);
+	tcase_add_test(t, test_intern);
 	tcase_add_test(t, test_u64_bit_pattern);
 	tcase_add_test(t, test_hca_sparse);
 	tcase_add_test(t, test_vitals_sorted);
