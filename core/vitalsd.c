@@ -7,6 +7,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +242,18 @@ vitalsd_run(struct config *c, struct loader *l, uint64_t epochs)
 	char err[1024];
 	int r;
 
+#ifdef __GLIBC__
+	/*
+	 * A fixed mmap threshold: glibc raises it to the size of each large
+	 * block freed (libbpf's BTF at start frees several MB), after which
+	 * every sketch buffer and epoch copy comes from the heap, resident
+	 * from the first byte and kept after it is freed.  With it fixed,
+	 * blocks of 128 kB and more are mapped on their own: pages never
+	 * touched (a quiet vital's sample room) cost nothing, and a freed
+	 * block goes back to the system.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
 	if ((h = host_new(c, l)) == NULL) {
 		fprintf(stderr, "vitalsd: out of memory\n");
 		return 1;
