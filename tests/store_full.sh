@@ -78,21 +78,34 @@ print(len(starts), "epochs, one per second")
 EOP
 }
 
+# run_full NAME STORE-OPTIONS EPOCHS: start the daemon with conf NAME,
+# wait for EPOCHS stored, then fill the file system.
+run_full() {
+	conf "$1" "$2"
+	"$VITALSD" -c "$TMP/$1.yaml" 2>"$TMP/$1.err" &
+	DAEMON=$!
+	wait_epochs "$FS/$1" "$3" 10
+	fill
+}
+
+# stop_daemon: SIGINT, and its exit status.
+stop_daemon() {
+	kill -INT "$DAEMON"
+	wait "$DAEMON"
+	rc=$?
+	DAEMON=
+	return $rc
+}
+
 # ---- full, then room again: nothing lost ----
-conf held ""
-"$VITALSD" -c "$TMP/held.yaml" 2>"$TMP/held.err" &
-DAEMON=$!
-wait_epochs "$FS/held" 2 10
-fill
+run_full held "" 2
 wait_for "$TMP/held.err" "epoch not saved: .*No space left on device; holding epochs in memory" 5
 before=$(count_epochs "$FS/held")
 sleep 3
 [ "$(count_epochs "$FS/held")" -eq "$before" ] || fail "epochs were written to a full file system"
 rm -f "$FS/fill"
 wait_for "$TMP/held.err" "wrote [0-9]+ epochs held in memory since" 5
-kill -INT "$DAEMON"
-wait "$DAEMON" || { cat "$TMP/held.err"; fail "vitalsd did not exit 0"; }
-DAEMON=
+stop_daemon || { cat "$TMP/held.err"; fail "vitalsd did not exit 0"; }
 ! grep -q "lost" "$TMP/held.err" || { cat "$TMP/held.err"; fail "an epoch was lost"; }
 contiguous "$FS/held"
 "$VITALS" --data-dir "$FS/held" show --last >"$TMP/show.out" || fail "vitals show --last"
@@ -100,30 +113,18 @@ assert_grep '^cpu' "$TMP/show.out"
 rm -rf "$FS/held"
 
 # ---- still full at the stop: the held epochs are lost, and it says so ----
-conf stop ""
-"$VITALSD" -c "$TMP/stop.yaml" 2>"$TMP/stop.err" &
-DAEMON=$!
-wait_epochs "$FS/stop" 1 10
-fill
+run_full stop "" 1
 wait_for "$TMP/stop.err" "holding epochs in memory" 5
 sleep 1
-kill -INT "$DAEMON"
-wait "$DAEMON" && fail "vitalsd exited 0 after losing epochs"
-DAEMON=
+stop_daemon && fail "vitalsd exited 0 after losing epochs"
 assert_grep "[0-9]+ epochs? from [0-9T:-]+Z on lost: they could not be written before the store stopped: .*No space left on device" "$TMP/stop.err"
 rm -f "$FS/fill"
 rm -rf "$FS/stop"
 
 # ---- a backlog too small for one epoch: each lost, each said ----
-conf small "backlog: 16"
-"$VITALSD" -c "$TMP/small.yaml" 2>"$TMP/small.err" &
-DAEMON=$!
-wait_epochs "$FS/small" 1 10
-fill
+run_full small "backlog: 16" 1
 wait_for "$TMP/small.err" "epoch of [0-9T:-]+Z lost: its [0-9]+ bytes exceed the backlog \(16\)" 5
-kill -INT "$DAEMON"
-wait "$DAEMON" || { cat "$TMP/small.err"; fail "vitalsd did not exit 0"; }
-DAEMON=
+stop_daemon || { cat "$TMP/small.err"; fail "vitalsd did not exit 0"; }
 rm -f "$FS/fill"
 
 # The option is checked like any other.
