@@ -31,6 +31,8 @@ struct store_state {
 	struct vitals_ctx *ctx; /* the core's handle, borrowed */
 	char *dir; /* data dir, owned */
 	uint64_t prune_every; /* from the config */
+	int follow; /* no dir option: follow the global data_dir on reload */
+	char *refused; /* a data_dir moved to that could not be used, or NULL */
 	uint64_t written; /* epochs handed to write so far */
 	uint64_t backlog; /* from the config */
 	struct vitals_epoch_file *held; /* unwritten epochs, oldest first */
@@ -122,6 +124,7 @@ store_fini(void *arg)
 	for (i = 0; i < st->nheld; i++)
 		vitals_epoch_file_free(&st->held[i]);
 	free(st->held);
+	free(st->refused);
 	free(st->dir);
 	free(st);
 }
@@ -151,6 +154,7 @@ store_init(struct vitals_ctx *ctx, const void *config, void **state)
 		return -ENOMEM;
 	}
 	st->ctx = ctx;
+	st->follow = cfg->dir == NULL;
 	st->prune_every = cfg->prune_every > 0 ? (uint64_t)cfg->prune_every : 1;
 	st->backlog = cfg->backlog;
 	*state = st;
@@ -228,6 +232,38 @@ store_hold(struct store_state *st, struct vitals_epoch_file *f)
 }
 
 /*
+ * Move to the global data_dir if a reload changed it (and the store has
+ * no dir of its own): the epochs held so far go there too.  A directory
+ * that cannot be used is said once, and the store stays where it was.
+ */
+static void
+store_follow(struct store_state *st)
+{
+	const char *dir = vitals_settings(st->ctx)->data_dir;
+	char err[512], *d;
+
+	if (!st->follow || dir == NULL || dir[0] == '\0' ||
+	    strcmp(dir, st->dir) == 0)
+		return;
+	if (st->refused != NULL && strcmp(st->refused, dir) == 0)
+		return;
+	free(st->refused);
+	st->refused = NULL;
+	if (vitals_store_prepare(dir, err, sizeof(err)) < 0) {
+		vitals_log(st->ctx, VITALS_LOG_ERR,
+		    "data_dir %s; still writing to %s", err, st->dir);
+		st->refused = strdup(dir);
+		return;
+	}
+	if ((d = strdup(dir)) == NULL)
+		return;
+	vitals_log(st->ctx, VITALS_LOG_INFO, "writing to %s (was %s)", d,
+	    st->dir);
+	free(st->dir);
+	st->dir = d;
+}
+
+/*
  * Save the epoch, after any held ones.  One that cannot be written is
  * held (the first failure of a run is logged; the rest add to it), and
  * retention runs even then: it may free the space.
@@ -240,6 +276,7 @@ store_write(void *arg, const struct vitals_epoch *e)
 	char err[512];
 	int r, was = st->nheld > 0;
 
+	store_follow(st);
 	if (was)
 		store_prune(st);
 	r = vitals_epoch_encode(e, &f, err, sizeof(err));

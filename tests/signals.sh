@@ -3,13 +3,14 @@
 # Signals on the real daemon: SIGTERM mid-epoch writes a complete partial
 # epoch and exits 0; SIGHUP reloads the configuration (a probe re-optioned,
 # a bad file and a refused plugin value refused) without losing the
-# current epoch's data.
+# current epoch's data, and a new data_dir takes the next epochs (one that
+# cannot be used is said, and the store stays where it was).
 . "$top_srcdir/tests/lib.sh"
 
-write_conf() { # VITALS-LIST [BROKEN]
+write_conf() { # VITALS-LIST [EPOCH [DATA-DIR]]
 	cat >"$TMP/vitals.yaml" <<EOC
-epoch: 60s
-data_dir: $TMP/data
+epoch: ${2:-60s}
+data_dir: ${3:-$TMP/data}
 host: sig-host
 probes:
   synthetic: { vitals: [$1], rate: 1000 }
@@ -82,4 +83,29 @@ v = {x["name"]: x for x in e["vitals"]}
 assert v["cpu"]["events"] >= 2000, v["cpu"]["events"]
 assert 500 <= v["kmem"]["events"] < v["cpu"]["events"], (v["kmem"]["events"], v["cpu"]["events"])
 EOP
+
+# SIGHUP with a new data_dir: the next epochs go there; an unusable one
+# is said once and the store stays in the last good one.
+rm -rf "$TMP/data"
+write_conf cpu 1s
+"$VITALSD" -c "$TMP/vitals.yaml" 2>"$TMP/err" &
+pid=$!
+wait_log 'started'
+sleep 2
+write_conf cpu 1s "$TMP/data2"
+kill -HUP $pid
+wait_log "store: writing to $TMP/data2 \(was $TMP/data\)"
+sleep 2
+: >"$TMP/notadir"
+write_conf cpu 1s "$TMP/notadir"
+kill -HUP $pid
+wait_log "store: data_dir $TMP/notadir: .*; still writing to $TMP/data2"
+n=$(count_epochs "$TMP/data2")
+sleep 2.5
+kill -TERM $pid
+st=0; wait $pid || st=$?
+[ "$st" -eq 0 ] || { cat "$TMP/err"; fail "exit $st after the data_dir reloads"; }
+[ "$(count_epochs "$TMP/data")" -ge 1 ] || fail "no epoch in the first data_dir"
+[ "$(count_epochs "$TMP/data2")" -gt "$n" ] || fail "no epoch in data2 after the unusable data_dir"
+[ "$(grep -c "still writing to" "$TMP/err")" -eq 1 ] || { cat "$TMP/err"; fail "the unusable data_dir was said more than once"; }
 echo "PASS: SIGTERM writes the partial epoch; SIGHUP reloads without loss"
