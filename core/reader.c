@@ -613,6 +613,10 @@ vitals_epoch_put(const struct vitals_epoch_file *f, const char *data_dir,
 	const char *where = dir;
 	int made, r;
 
+	if (f == NULL || f->rel == NULL || (f->data == NULL && f->len > 0)) {
+		store_err(err, errlen, "%s: no encoded epoch to write", data_dir);
+		return -EINVAL;
+	}
 	if ((r = store_paths(f->rel, data_dir, dir, final, tmp)) < 0 ||
 	    (path != NULL && strlen(final) >= pathlen)) {
 		store_err(

@@ -279,6 +279,9 @@ START_TEST(test_encode_put)
 	    0);
 	vitals_epoch_file_free(&f);
 	ck_assert_ptr_null(f.data);
+	/* A freed (or never encoded) one is refused, not dereferenced. */
+	ck_assert_int_eq(vitals_epoch_put(&f, tdir, NULL, 0, err, sizeof(err)),
+	    -EINVAL);
 	vitals_epoch_file_free(&f);
 	vitals_epoch_file_free(NULL);
 }
