@@ -138,6 +138,8 @@ END {
 	if (sxx > 0)
 		printf "soak: trend over the second half: %+.1f kB per hour\n", sxy / sxx * 60
 }' "$tmp/rss"
+[ "$minutes" -ge $((q * 5)) ] ||
+	echo "soak: the 5-minute filter queue was still filling (full at $((q * 5)) min): growth is expected until then"
 echo "$t0 $t1 $hz $minutes" | awk '{ printf "soak: vitalsd CPU: %.2f%% of one CPU on average\n", ($2 - $1) / $3 / ($4 * 60) * 100 }'
 echo "soak: log lines: $(wc -l <"$tmp/vitalsd.log"), of which errors: $(grep -c 'error' "$tmp/vitalsd.log"), warnings: $(grep -c 'warn' "$tmp/vitalsd.log")"
 grep -i 'error' "$tmp/vitalsd.log" | sort | uniq -c | sort -rn | head -5
