@@ -37,7 +37,8 @@ for f in core/vitalsd tests/workloads/busy; do
 	[ -x "$f" ] || { echo "soak: $f is not built: run scripts/build.sh and make check" >&2; exit 2; }
 done
 
-tmp=$(mktemp -d /var/tmp/vitals-soak.XXXXXX) || exit 1
+tmp=$(mktemp -d /var/tmp/vitals-soak.XXXXXX) ||
+	{ echo "soak: cannot make a directory under /var/tmp" >&2; exit 1; }
 daemon=
 cleanup() {
 	[ -n "$daemon" ] && kill -INT "$daemon" 2>/dev/null && wait "$daemon"

@@ -25,6 +25,8 @@
 #define STORE_TMP_AGE_NS (3600ull * 1000000000ull)
 /* First read buffer for a decompressed file; doubled as needed. */
 #define STORE_READ_CHUNK (64 * 1024)
+/* First buffer for an epoch being compressed; doubled as needed. */
+#define STORE_WRITE_CHUNK (64 * 1024)
 /* Largest file inflated in one go (larger ones are streamed). */
 #define STORE_ONESHOT_MAX (16u << 20)
 
@@ -474,7 +476,7 @@ store_deflate(struct store_sink *s, int flush)
 	do {
 		if (s->z.avail_out == 0) {
 			used = s->cap;
-			s->cap = s->cap ? s->cap * 2 : STORE_READ_CHUNK;
+			s->cap = s->cap ? s->cap * 2 : STORE_WRITE_CHUNK;
 			if ((b = realloc(s->buf, s->cap)) == NULL)
 				return -ENOMEM;
 			s->buf = b;

@@ -274,10 +274,10 @@ store_write(void *arg, const struct vitals_epoch *e)
 	struct store_state *st = arg;
 	struct vitals_epoch_file f;
 	char err[512];
-	int r, was = st->nheld > 0;
+	int r, holding = st->nheld > 0;
 
 	store_follow(st);
-	if (was)
+	if (holding)
 		store_prune(st);
 	r = vitals_epoch_encode(e, &f, err, sizeof(err));
 	if (r < 0) {
@@ -292,7 +292,7 @@ store_write(void *arg, const struct vitals_epoch *e)
 		vitals_epoch_file_free(&f);
 		vitals_error(st->ctx, "epoch not saved: %s", err);
 	} else {
-		if (!was && f.len <= st->backlog)
+		if (!holding && f.len <= st->backlog)
 			vitals_log(st->ctx, VITALS_LOG_ERR,
 			    "epoch not saved: %s; holding epochs in memory "
 			    "(backlog %.1f MiB) until the data dir takes them",
@@ -301,7 +301,7 @@ store_write(void *arg, const struct vitals_epoch *e)
 		store_hold(st, &f);
 		r = 0;
 	}
-	if (++st->written % st->prune_every == 0 && !was)
+	if (++st->written % st->prune_every == 0 && !holding)
 		store_prune(st);
 	return r;
 }
