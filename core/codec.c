@@ -119,20 +119,26 @@ struct codec_chunk {
  * A decoded epoch and everything it points to: the epoch comes first so
  * codec_epoch_free can get back from it to the chunks.
  */
-/* A string of the arena, in the owner's table of them. */
+/*
+ * A string or byte array of the arena, in the owner's table of them; len
+ * has CODEC_BYTES set for a byte array, which has no NUL after it.
+ */
 struct codec_str {
 	const char *s;
 	uint32_t len;
 	uint32_t hash;
 };
 
+#define CODEC_BYTES 0x80000000u
+
 struct codec_owner {
 	struct vitals_epoch epoch;
 	struct codec_chunk *chunks;
 	/*
-	 * The arena's strings, each stored once (open addressing, size a
-	 * power of two or 0): a thousand samples name the same few hundred
-	 * functions, exes and threads.
+	 * The arena's strings and stack arrays, each stored once (open
+	 * addressing, size a power of two or 0): a thousand samples name the
+	 * same few hundred functions, exes and threads, and many share their
+	 * frames or their frames' names.  Freed by codec_epoch_seal.
 	 */
 	struct codec_str *strs;
 	uint32_t nstrs, strs_size;
@@ -538,35 +544,44 @@ codec_strs_grow(struct codec_owner *o)
 }
 
 /*
- * The arena's copy of s[0..n) with a NUL after it, shared with every
- * equal string interned before; a string with a NUL inside is copied
- * alone.  NULL when out of memory.
+ * The arena's copy of p[0..n), shared with every equal one stored before:
+ * with a NUL after it for a string (bytes 0), without for a byte array
+ * (bytes CODEC_BYTES).  A string with a NUL inside is copied alone.  NULL
+ * when out of memory.
  */
-static const char *
-codec_intern(struct codec_owner *o, const char *s, size_t n)
+static void *
+codec_intern_as(struct codec_owner *o, const void *p, size_t n, uint32_t bytes)
 {
-	uint32_t h = 2166136261u, i, len = (uint32_t)n;
+	const unsigned char *b = p;
+	uint32_t h = 2166136261u ^ bytes, i, len = (uint32_t)n | bytes;
 	char *d;
 
-	if (n >= UINT32_MAX || memchr(s, '\0', n) != NULL ||
+	if (n >= CODEC_BYTES || (!bytes && memchr(p, '\0', n) != NULL) ||
 	    (o->nstrs >= o->strs_size / 2 && codec_strs_grow(o) != 0)) {
-		if ((d = codec_alloc(o, n + 1)) != NULL)
-			memcpy(d, s, n);
+		if ((d = codec_alloc(o, n + !bytes)) != NULL)
+			memcpy(d, p, n);
 		return d;
 	}
-	for (i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	for (i = 0; i < n; i++)
+		h = (h ^ b[i]) * 16777619u;
 	for (i = h & (o->strs_size - 1); o->strs[i].s != NULL;
 	    i = (i + 1) & (o->strs_size - 1))
 		if (o->strs[i].hash == h && o->strs[i].len == len &&
-		    memcmp(o->strs[i].s, s, n) == 0)
-			return o->strs[i].s;
-	if ((d = codec_alloc(o, n + 1)) == NULL)
+		    memcmp(o->strs[i].s, p, n) == 0)
+			return (void *)(uintptr_t)o->strs[i].s;
+	if ((d = codec_alloc(o, n + !bytes)) == NULL)
 		return NULL;
-	memcpy(d, s, n);
+	memcpy(d, p, n);
 	o->strs[i] = (struct codec_str){ d, len, h };
 	o->nstrs++;
 	return d;
+}
+
+/* codec_intern_as() of the string s[0..n). */
+static const char *
+codec_intern(struct codec_owner *o, const char *s, size_t n)
+{
+	return codec_intern_as(o, s, n, 0);
 }
 
 /*
@@ -636,6 +651,39 @@ codec_epoch_intern(struct vitals_epoch *e, const char *s)
 	if (s == NULL)
 		s = "";
 	return codec_intern(o, s, strlen(s));
+}
+
+/*
+ * p[0..n) (n > 0) in e's arena, stored once however many times it is
+ * asked for; e as for codec_epoch_alloc.  NULL when out of memory.
+ */
+const void *
+codec_epoch_intern_bytes(struct vitals_epoch *e, const void *p, size_t n)
+{
+	struct codec_owner *o;
+
+	o = (struct codec_owner *)((char *)e -
+	    offsetof(struct codec_owner, epoch));
+	return n > 0 ? codec_intern_as(o, p, n, CODEC_BYTES) : NULL;
+}
+
+/*
+ * Free the table that makes e's strings and arrays shared, once e is
+ * built: it is as large as a tenth of a queued epoch.  Interning again
+ * starts a new one (sharing only from then on).
+ */
+void
+codec_epoch_seal(struct vitals_epoch *e)
+{
+	struct codec_owner *o;
+
+	if (e == NULL)
+		return;
+	o = (struct codec_owner *)((char *)e -
+	    offsetof(struct codec_owner, epoch));
+	free(o->strs);
+	o->strs = NULL;
+	o->nstrs = o->strs_size = 0;
 }
 
 /* ---- decoding ---- */
@@ -1251,6 +1299,7 @@ codec_epoch_from_json(
 		codec_epoch_free(&d.own->epoch);
 		return r;
 	}
+	codec_epoch_seal(&d.own->epoch);
 	*out = &d.own->epoch;
 	return 0;
 }

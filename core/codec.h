@@ -117,6 +117,20 @@ void *codec_epoch_alloc(struct vitals_epoch *e, size_t n);
 const char *codec_epoch_intern(struct vitals_epoch *e, const char *s);
 
 /*
+ * p[0..n) in the arena likewise (samples share frame arrays and their
+ * names' arrays), aligned as codec_epoch_alloc's; NULL for n == 0 or out
+ * of memory.  Not to be written through.
+ */
+const void *codec_epoch_intern_bytes(struct vitals_epoch *e, const void *p,
+    size_t n);
+
+/*
+ * Free what interning keeps once the epoch is built (its table); the
+ * epoch is untouched and may still intern.  Accepts NULL.
+ */
+void codec_epoch_seal(struct vitals_epoch *e);
+
+/*
  * The path of an epoch's file relative to the data dir:
  * "YYYY-MM-DD/YYYYMMDDTHHMMSS.mmmZ_HOST.json.gz" (UTC).  Returns the
  * length written, or -ENAMETOOLONG.

@@ -17,7 +17,10 @@
 
 #define ROLLUP_NS 1000000000ull
 
-/* A kept sample: the sample, then its stacks, symbols and strings. */
+/*
+ * A kept sample: the sample, then its frames and their names' pointers;
+ * the strings live in the rollup's pool.
+ */
 struct rollup_sample {
 	struct vitals_sample s;
 };
@@ -55,6 +58,12 @@ struct rollup {
 	struct rollup_module *modules;
 	uint32_t *mhash;               /* open addressing: index + 1, or 0 */
 	uint32_t mhash_size;           /* a power of two, or 0 */
+	/*
+	 * The kept samples' strings (exes, threads, frame names), each once:
+	 * a day's rollup keeps thousands of samples naming the same
+	 * functions.  Strings of samples since dropped stay until the end.
+	 */
+	struct vitals_epoch *pool;
 	/* The epoch being added, and its module ids as the rollup's. */
 	const struct vitals_epoch *in;
 	uint32_t *in_ids;              /* parallel to in->modules */
@@ -120,62 +129,49 @@ rollup_sample_pcmp(const void *x, const void *y)
 	return rollup_sample_cmp(*a, *b);
 }
 
-/* Bytes a copy of s needs after the struct, strings included. */
+/* Bytes a copy of s needs after the struct: frames and name pointers. */
 static size_t
 rollup_sample_size(const struct vitals_sample *s)
 {
 	size_t n = (s->nkstack + s->nustack) * sizeof(uint64_t);
-	uint32_t i;
 
-	n += strlen(s->exe ? s->exe : "") + strlen(s->comm ? s->comm : "") + 2;
-	if (s->ksyms != NULL) {
+	if (s->ksyms != NULL)
 		n += (s->nkstack + s->nustack) * sizeof(char *);
-		for (i = 0; i < s->nkstack + s->nustack; i++)
-			n += strlen(s->ksyms[i] ? s->ksyms[i] : "") + 1;
-	}
 	return n;
 }
 
-static char *
-rollup_put_str(char **p, const char *s)
-{
-	size_t n = strlen(s ? s : "") + 1;
-	char *d = *p;
-
-	memcpy(d, s ? s : "", n);
-	*p += n;
-	return d;
-}
-
 /*
- * Copy s into mem (of rollup_sample_size(s) bytes, pointer-aligned): the
- * frames, then the symbol pointers, then the strings.
+ * Copy s into d with mem (of rollup_sample_size(s) bytes, pointer-aligned)
+ * for the frames, then the name pointers; the strings into r's pool.
+ * 0 or -ENOMEM.
  */
-static void
-rollup_sample_fill(
-    struct vitals_sample *d, const struct vitals_sample *s, char *mem)
+static int
+rollup_sample_fill(struct rollup *r, struct vitals_sample *d,
+    const struct vitals_sample *s, char *mem)
 {
 	const char **syms;
 	uint64_t *f = (uint64_t *)(void *)mem;
-	char *p;
 	uint32_t i;
 
+	if (r->pool == NULL && (r->pool = codec_epoch_new()) == NULL)
+		return -ENOMEM;
 	*d = *s;
 	memcpy(f, s->kstack, s->nkstack * sizeof(*f));
 	memcpy(f + s->nkstack, s->ustack, s->nustack * sizeof(*f));
 	d->kstack = s->nkstack ? f : NULL;
 	d->ustack = s->nustack ? f + s->nkstack : NULL;
-	p = (char *)(f + s->nkstack + s->nustack);
 	d->ksyms = NULL;
 	if (s->ksyms != NULL) {
-		syms = (const char **)(void *)p;
-		p += (s->nkstack + s->nustack) * sizeof(char *);
+		syms = (const char **)(f + s->nkstack + s->nustack);
 		for (i = 0; i < s->nkstack + s->nustack; i++)
-			syms[i] = rollup_put_str(&p, s->ksyms[i]);
+			if ((syms[i] = codec_epoch_intern(r->pool,
+			    s->ksyms[i])) == NULL)
+				return -ENOMEM;
 		d->ksyms = syms;
 	}
-	d->exe = rollup_put_str(&p, s->exe);
-	d->comm = rollup_put_str(&p, s->comm);
+	d->exe = codec_epoch_intern(r->pool, s->exe);
+	d->comm = codec_epoch_intern(r->pool, s->comm);
+	return d->exe != NULL && d->comm != NULL ? 0 : -ENOMEM;
 }
 
 /*
@@ -210,7 +206,10 @@ rollup_sample_dup(struct rollup *r, const struct vitals_sample *s, uint32_t m)
 
 	if ((k = malloc(sizeof(*k) + rollup_sample_size(s))) == NULL)
 		return NULL;
-	rollup_sample_fill(&k->s, s, (char *)(k + 1));
+	if (rollup_sample_fill(r, &k->s, s, (char *)(k + 1)) != 0) {
+		free(k);
+		return NULL;
+	}
 	if (m != 0)
 		k->s.slot &= m - 1;
 	u = (uint64_t *)(uintptr_t)k->s.ustack;
@@ -522,6 +521,7 @@ rollup_free(struct rollup *r)
 	free(r->in_ids);
 	free(r->vitals);
 	free(r->host);
+	codec_epoch_free(r->pool);
 	free(r);
 }
 
@@ -583,35 +583,49 @@ rollup_arena_str(struct vitals_epoch *e, const char *s)
 }
 
 /*
- * Copy s into d, its frames and symbol pointers into e's arena and its
- * strings interned there (a sample's symbols are mostly those of others).
+ * Copy s into d, its frames, symbol pointers and strings into e's arena,
+ * each stored once there: samples of one site share their frames, and
+ * samples of one function their frames' names.
  */
 static int
 rollup_arena_sample(struct vitals_epoch *e, struct vitals_sample *d,
     const struct vitals_sample *s)
 {
-	uint32_t i, nf = s->nkstack + s->nustack;
-	const char **syms = NULL;
-	uint64_t *f = NULL;
+	uint64_t buf[2 * VITALS_STACK_MAX], *f = buf;
+	const char *sbuf[2 * VITALS_STACK_MAX], **syms = sbuf;
+	const uint64_t *fa = NULL;
+	uint32_t i, nk = s->nkstack, nf = nk + s->nustack;
+	/* Deeper than stored stacks (cut on writing): copied, not shared. */
+	int deep = nf > 2 * VITALS_STACK_MAX;
 
 	*d = *s;
-	if (nf > 0 && (f = codec_epoch_alloc(e, nf * sizeof(*f))) == NULL)
+	if (deep && ((f = codec_epoch_alloc(e, nf * sizeof(*f))) == NULL ||
+	    (s->ksyms != NULL &&
+	    (syms = codec_epoch_alloc(e, nf * sizeof(*syms))) == NULL)))
 		return -ENOMEM;
-	if (nf > 0)
-		memcpy(f, s->kstack, s->nkstack * sizeof(*f));
-	if (s->nustack > 0)
-		memcpy(f + s->nkstack, s->ustack, s->nustack * sizeof(*f));
-	d->kstack = s->nkstack ? f : NULL;
-	d->ustack = s->nustack ? f + s->nkstack : NULL;
-	if (s->ksyms != NULL) {
-		/* + 1: empty stacks still give a non-NULL array. */
-		if ((syms = codec_epoch_alloc(e, nf * sizeof(*syms) + 1)) == NULL)
+	if (nf > 0) {
+		memcpy(f, s->kstack, nk * sizeof(*f));
+		memcpy(f + nk, s->ustack, s->nustack * sizeof(*f));
+		fa = deep ? f : codec_epoch_intern_bytes(e, f, nf * sizeof(*f));
+		if (fa == NULL)
 			return -ENOMEM;
+	}
+	d->kstack = nk ? fa : NULL;
+	d->ustack = s->nustack ? fa + nk : NULL;
+	d->ksyms = NULL;
+	if (s->ksyms != NULL) {
 		for (i = 0; i < nf; i++)
 			if ((syms[i] = codec_epoch_intern(e, s->ksyms[i])) == NULL)
 				return -ENOMEM;
+		/* Empty stacks still give a non-NULL array. */
+		if (nf == 0)
+			d->ksyms = codec_epoch_alloc(e, 1);
+		else
+			d->ksyms = deep ? syms :
+			    codec_epoch_intern_bytes(e, syms, nf * sizeof(*syms));
+		if (d->ksyms == NULL)
+			return -ENOMEM;
 	}
-	d->ksyms = syms;
 	d->exe = codec_epoch_intern(e, s->exe);
 	d->comm = codec_epoch_intern(e, s->comm);
 	return d->exe != NULL && d->comm != NULL ? 0 : -ENOMEM;
@@ -782,6 +796,7 @@ rollup_finish(const struct rollup *r, struct vitals_epoch **out)
 		goto fail;
 	e->vitals = vv;
 	e->nvitals = r->nvitals;
+	codec_epoch_seal(e);
 	*out = e;
 	return 0;
 fail:
@@ -932,6 +947,7 @@ rollup_copy(const struct vitals_epoch *s)
 		goto fail;
 	e->vitals = vv;
 	e->findings = ff;
+	codec_epoch_seal(e);
 	return e;
 fail:
 	codec_epoch_free(e);

@@ -457,6 +457,74 @@ START_TEST(test_copy)
 }
 END_TEST
 
+/*
+ * A copy stores equal stacks and equal frame-name arrays once: samples of
+ * one site share them, other sites keep their own, and a stack deeper
+ * than any stored one is copied whole.
+ */
+START_TEST(test_copy_shares_stacks)
+{
+	struct fx *a = fx_new("a", T0, 60, 64, 4, 5);
+	const char *names[2] = { "do_sys_poll", "main" };
+	const char *other[2] = { "do_sys_poll", "loop" };
+	uint64_t deep[300];
+	const char *deepsyms[300];
+	const struct vitals_sample *c0;
+	struct vitals_epoch *c;
+	uint32_t i;
+
+	for (i = 0; i < 300; i++) {
+		deep[i] = 0x1000 + i;
+		deepsyms[i] = i % 2 ? "f_odd" : "f_even";
+	}
+	/* Samples 0 and 1 have the same frames and names, 2 other names. */
+	a->frames[0][1][0] = a->frames[0][0][0];
+	a->frames[0][1][1] = a->frames[0][0][1];
+	a->frames[0][2][0] = a->frames[0][0][0];
+	a->frames[0][2][1] = a->frames[0][0][1];
+	a->s[0][0].ksyms = names;
+	a->s[0][1].ksyms = names;
+	a->s[0][2].ksyms = other;
+	/* Sample 3: 150 kernel and 150 user frames; sample 0 of vital 1 none. */
+	a->s[0][3].kstack = deep;
+	a->s[0][3].nkstack = 150;
+	a->s[0][3].ustack = deep + 150;
+	a->s[0][3].nustack = 150;
+	a->s[0][3].ksyms = deepsyms;
+	a->s[1][0].nkstack = a->s[1][0].nustack = 0;
+	a->s[1][0].ksyms = names;
+	ck_assert_ptr_nonnull(c = rollup_copy(&a->e));
+	c0 = c->vitals[0].samples;
+	ck_assert_ptr_eq(c0[1].kstack, c0[0].kstack);
+	ck_assert_ptr_eq(c0[1].ustack, c0[0].ustack);
+	ck_assert_ptr_eq(c0[1].ksyms, c0[0].ksyms);
+	ck_assert_ptr_eq(c0[2].kstack, c0[0].kstack);
+	ck_assert_ptr_ne(c0[2].ksyms, c0[0].ksyms);
+	ck_assert_ptr_eq(c0[2].ksyms[0], c0[0].ksyms[0]);
+	ck_assert_str_eq(c0[2].ksyms[1], "loop");
+	ck_assert_ptr_ne(c0[0].kstack, a->s[0][0].kstack);
+	ck_assert_uint_eq(c0[0].ustack[0], a->frames[0][0][1]);
+	ck_assert_ptr_ne(c->vitals[0].samples[0].kstack,
+	    c->vitals[1].samples[1].kstack);
+	ck_assert_uint_eq(c0[3].nkstack, 150);
+	ck_assert_uint_eq(c0[3].nustack, 150);
+	for (i = 0; i < 150; i++) {
+		ck_assert_uint_eq(c0[3].kstack[i], 0x1000 + i);
+		ck_assert_uint_eq(c0[3].ustack[i], 0x1000 + 150 + i);
+	}
+	ck_assert_str_eq(c0[3].ksyms[299], "f_odd");
+	ck_assert_ptr_null(c->vitals[1].samples[0].kstack);
+	ck_assert_ptr_nonnull(c->vitals[1].samples[0].ksyms);
+	/* The copy owns all of it. */
+	memset(a, 0xa5, sizeof(*a));
+	memset(deep, 0, sizeof(deep));
+	ck_assert_uint_eq(c0[3].ustack[149], 0x1000 + 299);
+	ck_assert_str_eq(c0[1].ksyms[1], "main");
+	vitals_epoch_free(c);
+	free(a);
+}
+END_TEST
+
 /* ---- queues, peers and live rollups through a filter ---- */
 
 /* What the recording filter saw at one call. */
@@ -1110,6 +1178,7 @@ aggregate_suite(void)
 	tcase_add_test(ro, test_rollup_union);
 	tcase_add_test(ro, test_rollup_modules);
 	tcase_add_test(ro, test_copy);
+	tcase_add_test(ro, test_copy_shares_stacks);
 	suite_add_tcase(s, ro);
 	tcase_add_test(ag, test_queue_order);
 	tcase_add_test(ag, test_peers);

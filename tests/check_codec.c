@@ -396,6 +396,42 @@ START_TEST(test_intern)
 }
 END_TEST
 
+/* Byte arrays are stored once too, apart from strings; sealing keeps them. */
+START_TEST(test_intern_bytes)
+{
+	struct vitals_epoch *e = codec_epoch_new();
+	const uint64_t f[3] = { 1, 2, 0xffffffff81000000ull }, g[3] = { 1, 2, 3 };
+	const uint64_t *a, *b;
+	const char *s;
+
+	ck_assert_ptr_nonnull(e);
+	a = codec_epoch_intern_bytes(e, f, sizeof(f));
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_ne(a, f);
+	ck_assert_mem_eq(a, f, sizeof(f));
+	ck_assert_ptr_eq(codec_epoch_intern_bytes(e, f, sizeof(f)), a);
+	b = codec_epoch_intern_bytes(e, g, sizeof(g));
+	ck_assert_ptr_ne(b, a);
+	ck_assert_mem_eq(b, g, sizeof(g));
+	/* A prefix is another array. */
+	ck_assert_ptr_ne(codec_epoch_intern_bytes(e, f, 2 * sizeof(*f)), a);
+	ck_assert_ptr_null(codec_epoch_intern_bytes(e, f, 0));
+	/* The bytes "ab" and the string "ab" are kept apart. */
+	s = codec_epoch_intern(e, "ab");
+	ck_assert_ptr_ne(codec_epoch_intern_bytes(e, "ab", 2), s);
+	codec_epoch_seal(e);
+	codec_epoch_seal(e);
+	ck_assert_mem_eq(a, f, sizeof(f));
+	ck_assert_str_eq(s, "ab");
+	/* Sealed, it still interns, into a new table. */
+	ck_assert_str_eq(codec_epoch_intern(e, "ab"), "ab");
+	ck_assert_ptr_eq(codec_epoch_intern(e, "cd"), codec_epoch_intern(e, "cd"));
+	ck_assert_mem_eq(codec_epoch_intern_bytes(e, f, sizeof(f)), f, sizeof(f));
+	codec_epoch_seal(NULL);
+	vitals_epoch_free(e);
+}
+END_TEST
+
 START_TEST(test_u64_bit_pattern)
 {
 	struct vitals_epoch *e = fx_build();
@@ -820,6 +856,7 @@ codec_suite(void)
 
 	tcase_add_test(t, test_roundtrip);
 	tcase_add_test(t, test_intern);
+	tcase_add_test(t, test_intern_bytes);
 	tcase_add_test(t, test_u64_bit_pattern);
 	tcase_add_test(t, test_hca_sparse);
 	tcase_add_test(t, test_vitals_sorted);
