@@ -556,24 +556,33 @@ codec_intern_as(struct codec_owner *o, const void *p, size_t n, uint32_t bytes)
 	uint32_t h = 2166136261u ^ bytes, i, len = (uint32_t)n | bytes;
 	char *d;
 
-	if (n >= CODEC_BYTES || (!bytes && memchr(p, '\0', n) != NULL) ||
-	    (o->nstrs >= o->strs_size / 2 && codec_strs_grow(o) != 0)) {
-		if ((d = codec_alloc(o, n + !bytes)) != NULL)
-			memcpy(d, p, n);
-		return d;
-	}
+	if (n >= CODEC_BYTES || (!bytes && memchr(p, '\0', n) != NULL))
+		goto alone;
 	for (i = 0; i < n; i++)
 		h = (h ^ b[i]) * 16777619u;
-	for (i = h & (o->strs_size - 1); o->strs[i].s != NULL;
+	/* Found, it costs nothing: only a new entry may grow the table. */
+	for (i = h & (o->strs_size - 1);
+	    o->strs_size > 0 && o->strs[i].s != NULL;
 	    i = (i + 1) & (o->strs_size - 1))
 		if (o->strs[i].hash == h && o->strs[i].len == len &&
 		    memcmp(o->strs[i].s, p, n) == 0)
 			return (void *)(uintptr_t)o->strs[i].s;
+	if (o->nstrs >= o->strs_size / 2) {
+		if (codec_strs_grow(o) != 0)
+			goto alone;
+		for (i = h & (o->strs_size - 1); o->strs[i].s != NULL;
+		    i = (i + 1) & (o->strs_size - 1))
+			;
+	}
 	if ((d = codec_alloc(o, n + !bytes)) == NULL)
 		return NULL;
 	memcpy(d, p, n);
 	o->strs[i] = (struct codec_str){ d, len, h };
 	o->nstrs++;
+	return d;
+alone:
+	if ((d = codec_alloc(o, n + !bytes)) != NULL)
+		memcpy(d, p, n);
 	return d;
 }
 
@@ -665,6 +674,17 @@ codec_epoch_intern_bytes(struct vitals_epoch *e, const void *p, size_t n)
 	o = (struct codec_owner *)((char *)e -
 	    offsetof(struct codec_owner, epoch));
 	return n > 0 ? codec_intern_as(o, p, n, CODEC_BYTES) : NULL;
+}
+
+/* Strings and arrays in e's interning table: 0 once sealed. */
+uint32_t
+codec_epoch_interned(const struct vitals_epoch *e)
+{
+	const struct codec_owner *o;
+
+	o = (const struct codec_owner *)((const char *)e -
+	    offsetof(struct codec_owner, epoch));
+	return o->nstrs;
 }
 
 /*

@@ -130,6 +130,9 @@ const void *codec_epoch_intern_bytes(struct vitals_epoch *e, const void *p,
  */
 void codec_epoch_seal(struct vitals_epoch *e);
 
+/* How many distinct strings and arrays e's table holds (0 once sealed). */
+uint32_t codec_epoch_interned(const struct vitals_epoch *e);
+
 /*
  * The path of an epoch's file relative to the data dir:
  * "YYYY-MM-DD/YYYYMMDDTHHMMSS.mmmZ_HOST.json.gz" (UTC).  Returns the

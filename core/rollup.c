@@ -536,6 +536,74 @@ rollup_host(struct rollup *r, const char *host)
 	return r->host != NULL ? 0 : -ENOMEM;
 }
 
+/* Strings the kept samples name at most: exe, comm and one per frame. */
+static uint64_t
+rollup_names(const struct rollup *r)
+{
+	const struct vitals_sample *s;
+	uint64_t n = 0;
+	uint32_t i, j;
+
+	for (i = 0; i < r->nvitals; i++)
+		for (j = 0; j < r->vitals[i].nsamples; j++) {
+			s = &r->vitals[i].samples[j]->s;
+			n += 2 + (s->ksyms != NULL ? s->nkstack + s->nustack : 0);
+		}
+	return n;
+}
+
+/*
+ * Move the kept samples' strings to a new pool and free the old one,
+ * which also holds those of samples since dropped.  Left as it is when
+ * memory is short: the strings stay valid either way.
+ */
+static void
+rollup_pool_compact(struct rollup *r)
+{
+	struct vitals_epoch *p;
+	struct vitals_sample *s;
+	const char **syms;
+	uint32_t i, j, k;
+
+	if ((p = codec_epoch_new()) == NULL)
+		return;
+	/* First intern everything: the samples change only if all fit. */
+	for (i = 0; i < r->nvitals; i++)
+		for (j = 0; j < r->vitals[i].nsamples; j++) {
+			s = &r->vitals[i].samples[j]->s;
+			if (codec_epoch_intern(p, s->exe) == NULL ||
+			    codec_epoch_intern(p, s->comm) == NULL)
+				goto fail;
+			for (k = 0; s->ksyms != NULL &&
+			    k < s->nkstack + s->nustack; k++)
+				if (codec_epoch_intern(p, s->ksyms[k]) == NULL)
+					goto fail;
+		}
+	/* Now only lookups of strings in the table, which cannot fail. */
+	for (i = 0; i < r->nvitals; i++)
+		for (j = 0; j < r->vitals[i].nsamples; j++) {
+			s = &r->vitals[i].samples[j]->s;
+			s->exe = codec_epoch_intern(p, s->exe);
+			s->comm = codec_epoch_intern(p, s->comm);
+			/* The array is the sample's own (rollup_sample_fill). */
+			syms = (const char **)(uintptr_t)s->ksyms;
+			for (k = 0; syms != NULL && k < s->nkstack + s->nustack;
+			    k++)
+				syms[k] = codec_epoch_intern(p, syms[k]);
+		}
+	codec_epoch_free(r->pool);
+	r->pool = p;
+	return;
+fail:
+	codec_epoch_free(p);
+}
+
+uint32_t
+rollup_strings(const struct rollup *r)
+{
+	return r->pool != NULL ? codec_epoch_interned(r->pool) : 0;
+}
+
 int
 rollup_add(struct rollup *r, const struct vitals_epoch *e)
 {
@@ -558,6 +626,9 @@ rollup_add(struct rollup *r, const struct vitals_epoch *e)
 	free(r->in_ids);
 	r->in_ids = NULL;
 	r->in = NULL;
+	if (rc == 0 && rollup_strings(r) > 1024 &&
+	    rollup_strings(r) > 2 * rollup_names(r))
+		rollup_pool_compact(r);
 	return rc;
 }
 

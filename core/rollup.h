@@ -39,6 +39,14 @@ uint32_t rollup_count(const struct rollup *r);
 uint64_t rollup_start(const struct rollup *r);
 
 /*
+ * Distinct strings the rollup holds for its kept samples (exes, threads,
+ * frame names).  After each rollup_add it is at most about twice what the
+ * kept samples name: the pool is rebuilt when dropped samples' strings
+ * outnumber them.
+ */
+uint32_t rollup_strings(const struct rollup *r);
+
+/*
  * Build the rolled-up epoch (see vitals_epoch_rollup for what each field
  * becomes).  The rollup stays as it was.  Returns 0 and sets *out (free
  * with vitals_epoch_free), -EINVAL if nothing was added, or -ENOMEM.

@@ -525,6 +525,74 @@ START_TEST(test_copy_shares_stacks)
 }
 END_TEST
 
+/*
+ * A day's rollup sees thousands of exes and threads come and go: the
+ * strings of samples it dropped are let go, not kept until the day ends,
+ * and the kept samples still name theirs.
+ */
+START_TEST(test_rollup_strings_bounded)
+{
+	static char names[FX_VITALS][FX_SAMPLES][3][32];
+	const char *syms[FX_VITALS][FX_SAMPLES][2];
+	struct rollup *r = rollup_new(T0, 86400, 2);
+	struct vitals_epoch *out;
+	struct fx *f;
+	uint32_t e, i, j, most = 0;
+	char want[32];
+
+	ck_assert_ptr_nonnull(r);
+	for (e = 0; e < 200; e++) {
+		f = fx_new("h", T0 + e * 60 * NS, 60, 64, FX_SAMPLES, e);
+		for (i = 0; i < FX_VITALS; i++)
+			for (j = 0; j < FX_SAMPLES; j++) {
+				/* Reused each epoch: the rollup keeps copies. */
+				snprintf(names[i][j][0], 32, "/tmp/t%u/v%u/p%u", e,
+				    i, j);
+				snprintf(names[i][j][1], 32, "c%u.%u.%u", e, i, j);
+				snprintf(names[i][j][2], 32, "f%u_%u_%u", e, i, j);
+				syms[i][j][0] = "k_common";
+				syms[i][j][1] = names[i][j][2];
+				f->s[i][j].exe = names[i][j][0];
+				f->s[i][j].comm = names[i][j][1];
+				f->s[i][j].ksyms = syms[i][j];
+				/* Later epochs' samples outrank earlier ones. */
+				f->s[i][j].count = 1000 * (e + 1) + j;
+			}
+		ck_assert_int_eq(rollup_add(r, &f->e), 0);
+		free(f);
+		if (rollup_strings(r) > most)
+			most = rollup_strings(r);
+	}
+	/*
+	 * 200 epochs each put their 2 best samples per vital in place of
+	 * the last: 3 new strings each, 3600 in all.  The dropped ones pile
+	 * up to the rebuild threshold, then go.
+	 */
+	ck_assert_uint_le(most, 1024);
+	ck_assert_uint_gt(most, 900);
+	ck_assert_uint_lt(rollup_strings(r), 1024);
+	ck_assert_int_eq(rollup_finish(r, &out), 0);
+	memset(names, 0, sizeof(names));
+	for (i = 0; i < FX_VITALS; i++) {
+		ck_assert_uint_eq(out->vitals[i].nsamples, 2);
+		/* The best: the last epoch's highest counts, samples 15, 14. */
+		for (j = 0; j < 2; j++) {
+			snprintf(want, sizeof(want), "/tmp/t199/v%u/p%u", i,
+			    15 - j);
+			ck_assert_str_eq(out->vitals[i].samples[j].exe, want);
+			snprintf(want, sizeof(want), "c199.%u.%u", i, 15 - j);
+			ck_assert_str_eq(out->vitals[i].samples[j].comm, want);
+			snprintf(want, sizeof(want), "f199_%u_%u", i, 15 - j);
+			ck_assert_str_eq(out->vitals[i].samples[j].ksyms[1], want);
+			ck_assert_str_eq(out->vitals[i].samples[j].ksyms[0],
+			    "k_common");
+		}
+	}
+	vitals_epoch_free(out);
+	rollup_free(r);
+}
+END_TEST
+
 /* ---- queues, peers and live rollups through a filter ---- */
 
 /* What the recording filter saw at one call. */
@@ -1179,6 +1247,7 @@ aggregate_suite(void)
 	tcase_add_test(ro, test_rollup_modules);
 	tcase_add_test(ro, test_copy);
 	tcase_add_test(ro, test_copy_shares_stacks);
+	tcase_add_test(ro, test_rollup_strings_bounded);
 	suite_add_tcase(s, ro);
 	tcase_add_test(ag, test_queue_order);
 	tcase_add_test(ag, test_peers);
