@@ -513,7 +513,8 @@ vitals_epoch_encode(const struct vitals_epoch *e,
 	int r;
 
 	memset(out, 0, sizeof(*out));
-	if ((r = codec_epoch_relpath(e->start_ns, e->host, rel, sizeof(rel))) < 0) {
+	r = codec_epoch_relpath(e->start_ns, e->host, rel, sizeof(rel));
+	if (r < 0) {
 		store_err(err, errlen, "epoch file name: %s", strerror(-r));
 		return r;
 	}
@@ -616,7 +617,8 @@ vitals_epoch_put(const struct vitals_epoch_file *f, const char *data_dir,
 	int made, r;
 
 	if (f == NULL || f->rel == NULL || (f->data == NULL && f->len > 0)) {
-		store_err(err, errlen, "%s: no encoded epoch to write", data_dir);
+		store_err(
+		    err, errlen, "%s: no encoded epoch to write", data_dir);
 		return -EINVAL;
 	}
 	if ((r = store_paths(f->rel, data_dir, dir, final, tmp)) < 0 ||

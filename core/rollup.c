@@ -61,7 +61,8 @@ struct rollup {
 	/*
 	 * The kept samples' strings (exes, threads, frame names), each once:
 	 * a day's rollup keeps thousands of samples naming the same
-	 * functions.  Strings of samples since dropped stay until the end.
+	 * functions.  Rebuilt when those of dropped samples pile up
+	 * (rollup_pool_compact).
 	 */
 	struct vitals_epoch *pool;
 	/* The epoch being added, and its module ids as the rollup's. */
@@ -141,6 +142,24 @@ rollup_sample_size(const struct vitals_sample *s)
 }
 
 /*
+ * d's exe and thread, and its frames' names into syms (if s has names),
+ * as s's interned in e; d may be s.  0 or -ENOMEM.
+ */
+static int
+rollup_intern_names(struct vitals_epoch *e, struct vitals_sample *d,
+    const struct vitals_sample *s, const char **syms)
+{
+	uint32_t i;
+
+	for (i = 0; s->ksyms != NULL && i < s->nkstack + s->nustack; i++)
+		if ((syms[i] = codec_epoch_intern(e, s->ksyms[i])) == NULL)
+			return -ENOMEM;
+	d->exe = codec_epoch_intern(e, s->exe);
+	d->comm = codec_epoch_intern(e, s->comm);
+	return d->exe != NULL && d->comm != NULL ? 0 : -ENOMEM;
+}
+
+/*
  * Copy s into d with mem (of rollup_sample_size(s) bytes, pointer-aligned)
  * for the frames, then the name pointers; the strings into r's pool.
  * 0 or -ENOMEM.
@@ -149,9 +168,8 @@ static int
 rollup_sample_fill(struct rollup *r, struct vitals_sample *d,
     const struct vitals_sample *s, char *mem)
 {
-	const char **syms;
 	uint64_t *f = (uint64_t *)(void *)mem;
-	uint32_t i;
+	const char **syms = (const char **)(f + s->nkstack + s->nustack);
 
 	if (r->pool == NULL && (r->pool = codec_epoch_new()) == NULL)
 		return -ENOMEM;
@@ -160,18 +178,8 @@ rollup_sample_fill(struct rollup *r, struct vitals_sample *d,
 	memcpy(f + s->nkstack, s->ustack, s->nustack * sizeof(*f));
 	d->kstack = s->nkstack ? f : NULL;
 	d->ustack = s->nustack ? f + s->nkstack : NULL;
-	d->ksyms = NULL;
-	if (s->ksyms != NULL) {
-		syms = (const char **)(f + s->nkstack + s->nustack);
-		for (i = 0; i < s->nkstack + s->nustack; i++)
-			if ((syms[i] = codec_epoch_intern(r->pool,
-			    s->ksyms[i])) == NULL)
-				return -ENOMEM;
-		d->ksyms = syms;
-	}
-	d->exe = codec_epoch_intern(r->pool, s->exe);
-	d->comm = codec_epoch_intern(r->pool, s->comm);
-	return d->exe != NULL && d->comm != NULL ? 0 : -ENOMEM;
+	d->ksyms = s->ksyms != NULL ? syms : NULL;
+	return rollup_intern_names(r->pool, d, s, syms);
 }
 
 /*
@@ -547,7 +555,9 @@ rollup_names(const struct rollup *r)
 	for (i = 0; i < r->nvitals; i++)
 		for (j = 0; j < r->vitals[i].nsamples; j++) {
 			s = &r->vitals[i].samples[j]->s;
-			n += 2 + (s->ksyms != NULL ? s->nkstack + s->nustack : 0);
+			n += 2;
+			if (s->ksyms != NULL)
+				n += s->nkstack + s->nustack;
 		}
 	return n;
 }
@@ -562,7 +572,6 @@ rollup_pool_compact(struct rollup *r)
 {
 	struct vitals_epoch *p;
 	struct vitals_sample *s;
-	const char **syms;
 	uint32_t i, j, k;
 
 	if ((p = codec_epoch_new()) == NULL)
@@ -579,17 +588,15 @@ rollup_pool_compact(struct rollup *r)
 				if (codec_epoch_intern(p, s->ksyms[k]) == NULL)
 					goto fail;
 		}
-	/* Now only lookups of strings in the table, which cannot fail. */
+	/*
+	 * Now only lookups of strings in the table, which cannot fail.  A
+	 * name array is the sample's own (rollup_sample_fill).
+	 */
 	for (i = 0; i < r->nvitals; i++)
 		for (j = 0; j < r->vitals[i].nsamples; j++) {
 			s = &r->vitals[i].samples[j]->s;
-			s->exe = codec_epoch_intern(p, s->exe);
-			s->comm = codec_epoch_intern(p, s->comm);
-			/* The array is the sample's own (rollup_sample_fill). */
-			syms = (const char **)(uintptr_t)s->ksyms;
-			for (k = 0; syms != NULL && k < s->nkstack + s->nustack;
-			    k++)
-				syms[k] = codec_epoch_intern(p, syms[k]);
+			(void)rollup_intern_names(p, s, s,
+			    (const char **)(uintptr_t)s->ksyms);
 		}
 	codec_epoch_free(r->pool);
 	r->pool = p;
@@ -665,15 +672,18 @@ rollup_arena_sample(struct vitals_epoch *e, struct vitals_sample *d,
 	uint64_t buf[2 * VITALS_STACK_MAX], *f = buf;
 	const char *sbuf[2 * VITALS_STACK_MAX], **syms = sbuf;
 	const uint64_t *fa = NULL;
-	uint32_t i, nk = s->nkstack, nf = nk + s->nustack;
+	uint32_t nk = s->nkstack, nf = nk + s->nustack;
 	/* Deeper than stored stacks (cut on writing): copied, not shared. */
 	int deep = nf > 2 * VITALS_STACK_MAX;
 
 	*d = *s;
-	if (deep && ((f = codec_epoch_alloc(e, nf * sizeof(*f))) == NULL ||
-	    (s->ksyms != NULL &&
-	    (syms = codec_epoch_alloc(e, nf * sizeof(*syms))) == NULL)))
-		return -ENOMEM;
+	if (deep) {
+		f = codec_epoch_alloc(e, nf * sizeof(*f));
+		if (s->ksyms != NULL)
+			syms = codec_epoch_alloc(e, nf * sizeof(*syms));
+		if (f == NULL || syms == NULL)
+			return -ENOMEM;
+	}
 	if (nf > 0) {
 		memcpy(f, s->kstack, nk * sizeof(*f));
 		memcpy(f + nk, s->ustack, s->nustack * sizeof(*f));
@@ -684,22 +694,19 @@ rollup_arena_sample(struct vitals_epoch *e, struct vitals_sample *d,
 	d->kstack = nk ? fa : NULL;
 	d->ustack = s->nustack ? fa + nk : NULL;
 	d->ksyms = NULL;
-	if (s->ksyms != NULL) {
-		for (i = 0; i < nf; i++)
-			if ((syms[i] = codec_epoch_intern(e, s->ksyms[i])) == NULL)
-				return -ENOMEM;
-		/* Empty stacks still give a non-NULL array. */
-		if (nf == 0)
-			d->ksyms = codec_epoch_alloc(e, 1);
-		else
-			d->ksyms = deep ? syms :
-			    codec_epoch_intern_bytes(e, syms, nf * sizeof(*syms));
-		if (d->ksyms == NULL)
-			return -ENOMEM;
-	}
-	d->exe = codec_epoch_intern(e, s->exe);
-	d->comm = codec_epoch_intern(e, s->comm);
-	return d->exe != NULL && d->comm != NULL ? 0 : -ENOMEM;
+	if (rollup_intern_names(e, d, s, syms) != 0)
+		return -ENOMEM;
+	if (s->ksyms == NULL)
+		return 0;
+	/* Empty stacks still give a non-NULL array. */
+	if (nf == 0)
+		d->ksyms = codec_epoch_alloc(e, 1);
+	else if (deep)
+		d->ksyms = syms;
+	else
+		d->ksyms =
+		    codec_epoch_intern_bytes(e, syms, nf * sizeof(*syms));
+	return d->ksyms != NULL ? 0 : -ENOMEM;
 }
 
 /* Copy samples src[0..n) into e's arena; their slots masked to m. */
