@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 """Kernel run time of vitalsd's BPF programs per run of a command.
 
-bench/bpfcost.py [-c CONFIG] [-n RUNS] [-r ROUNDS] [-w WARM] [--settle S]
-    -- CMD [ARG...]
+bench/bpfcost.py [--cpu] [-c CONFIG] [-n RUNS] [-r ROUNDS] [-w WARM]
+    [--settle S] -- CMD [ARG...]
 
 Runs CMD RUNS times under vitalsd (default config), under bench/floor
 (empty programs on the same tracepoints) and under no monitor, ROUNDS
@@ -21,6 +21,13 @@ difference is what vitalsd's programs do beyond an empty one.  Wall-time
 rows (bench/overhead) drift more than this between rounds on a shared
 machine; this measures only the programs' own time, not what they cost
 the command through the caches they evict.  Needs root and bpftool.
+
+With --cpu the stats stay off and what is measured is the command's own
+CPU time (user + system, from its rusage) per run under each monitor and
+under none, paired by round: everything the monitor costs the command,
+the dispatch to the programs and the cache lines they evict included,
+which the stats cannot see.  A command of steady CPU time (one compile)
+resolves a fraction of a percent over some hundreds of runs.
 """
 import argparse
 import json
@@ -135,6 +142,65 @@ def measure(mon, cmd, runs, conf, tmp, settle, warm):
     return res
 
 
+def cpu_arm(mon, cmd, runs, conf, tmp, settle, warm):
+    """CPU seconds per run of cmd under a monitor (or none), after warm
+    runs unmeasured; the stats stay off."""
+    p = log = None
+    if mon != "none":
+        p, log = start(mon, conf, tmp)
+        time.sleep(settle)
+    try:
+        run_cmd(cmd, warm)
+        return run_cmd(cmd, runs) / runs
+    finally:
+        if p is not None:
+            p.send_signal(signal.SIGTERM)
+            p.wait()
+            log.close()
+
+
+def mean_se(xs):
+    """Mean and its standard error (0 for a single value)."""
+    m = sum(xs) / len(xs)
+    if len(xs) < 2:
+        return m, 0.0
+    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+    return m, (var / len(xs)) ** 0.5
+
+
+def cpu_main(o, cmd, conf, tmp):
+    """--cpu: the command's CPU per run under each monitor, by round."""
+    mons = ("none", "floor", "vitalsd")
+    got = dict((m, []) for m in mons)
+    for r in range(o.rounds):
+        sys.stderr.write("bpfcost: round %d/%d\n" % (r + 1, o.rounds))
+        for mon in mons if r % 2 == 0 else tuple(reversed(mons)):
+            got[mon].append(cpu_arm(mon, cmd, o.runs, conf, tmp, o.settle,
+                                    o.warm))
+    print("bpfcost: %s, %d runs x %d rounds%s; CPU time a run (user + "
+          "system), BPF stats off" % (
+              " ".join(cmd), o.runs, o.rounds,
+              ", after %d warm-up runs" % o.warm if o.warm else ""))
+    print("%-8s %12s %22s %14s" % ("monitor", "CPU/run", "added (by round)",
+                                   "added/run"))
+    none = got["none"]
+    for mon in mons:
+        m, _ = mean_se(got[mon])
+        if mon == "none":
+            print("%-8s %10.1f us" % (mon, m * 1e6))
+            continue
+        pct = [100 * (a - b) / b for a, b in zip(got[mon], none)]
+        pm, pse = mean_se(pct)
+        am, _ = mean_se([a - b for a, b in zip(got[mon], none)])
+        print("%-8s %10.1f us %12s%% +- %4.2f %+11.1f us" % (
+            mon, m * 1e6, "%+.2f" % pm, pse, am * 1e6))
+    pct = [100 * (a - b) / n for a, b, n in
+           zip(got["vitalsd"], got["floor"], none)]
+    pm, pse = mean_se(pct)
+    print("vitalsd above the floor: %+.2f%% +- %.2f of the run's CPU "
+          "(mean over rounds +- its standard error)" % (pm, pse))
+
+
 def config(path, tmp):
     """The config with its data_dir (and log) pointed into tmp."""
     lines = [l for l in open(path) if not l.startswith(("data_dir:", "log:"))]
@@ -147,8 +213,9 @@ def config(path, tmp):
 
 def main():
     ap = argparse.ArgumentParser(
-        usage="bpfcost.py [-c CONFIG] [-n RUNS] [-r ROUNDS] [-w WARM] "
-        "[--settle S] -- CMD [ARG...]")
+        usage="bpfcost.py [--cpu] [-c CONFIG] [-n RUNS] [-r ROUNDS] "
+        "[-w WARM] [--settle S] -- CMD [ARG...]")
+    ap.add_argument("--cpu", action="store_true")
     ap.add_argument("-c", dest="config",
                     default=os.path.join(SRC, "conf", "vitals.yaml"))
     ap.add_argument("-n", dest="runs", type=int, default=200)
@@ -165,7 +232,7 @@ def main():
                  "negative")
     if os.geteuid() != 0:
         die("needs root (BPF programs and their run-time stats)")
-    if shutil.which("bpftool") is None:
+    if not o.cpu and shutil.which("bpftool") is None:
         die("bpftool is not installed (apt-get install bpftool)")
     if not os.access(o.config, os.R_OK):
         die("%s: cannot read the config" % o.config, 2)
@@ -173,6 +240,9 @@ def main():
         os.path.join(TOP, d) for d in ("probes", "filters", "plugins")))
     with tempfile.TemporaryDirectory(prefix="bpfcost.") as tmp:
         conf = config(o.config, tmp)
+        if o.cpu:
+            cpu_main(o, cmd, conf, tmp)
+            return
         tot = {"vitalsd": {}, "floor": {}}
         cpu = []
         for r in range(o.rounds):
