@@ -35,6 +35,7 @@ import os
 import resource
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -113,6 +114,13 @@ def start(mon, conf, tmp):
     die("%s did not start:\n%s" % (mon, log.read()[-2000:]))
 
 
+def stop(p, log):
+    """Stop a monitor start() started."""
+    p.send_signal(signal.SIGTERM)
+    p.wait()
+    log.close()
+
+
 def measure(mon, cmd, runs, conf, tmp, settle, warm):
     """Per-program (runs, ns, tracepoint) of the monitor's programs over
     runs of cmd, after warm runs unmeasured."""
@@ -130,9 +138,7 @@ def measure(mon, cmd, runs, conf, tmp, settle, warm):
     finally:
         if was is not None:
             stats(was)
-        p.send_signal(signal.SIGTERM)
-        p.wait()
-        log.close()
+        stop(p, log)
     res = {}
     for i, (name, cnt, ns) in b.items():
         if i in old or i not in a:
@@ -154,18 +160,13 @@ def cpu_arm(mon, cmd, runs, conf, tmp, settle, warm):
         return run_cmd(cmd, runs) / runs
     finally:
         if p is not None:
-            p.send_signal(signal.SIGTERM)
-            p.wait()
-            log.close()
+            stop(p, log)
 
 
 def mean_se(xs):
     """Mean and its standard error (0 for a single value)."""
-    m = sum(xs) / len(xs)
-    if len(xs) < 2:
-        return m, 0.0
-    var = sum((x - m) ** 2 for x in xs) / (len(xs) - 1)
-    return m, (var / len(xs)) ** 0.5
+    se = statistics.stdev(xs) / len(xs) ** 0.5 if len(xs) > 1 else 0.0
+    return statistics.fmean(xs), se
 
 
 def cpu_main(o, cmd, conf, tmp):
@@ -185,13 +186,13 @@ def cpu_main(o, cmd, conf, tmp):
                                    "added/run"))
     none = got["none"]
     for mon in mons:
-        m, _ = mean_se(got[mon])
+        m = statistics.fmean(got[mon])
         if mon == "none":
             print("%-8s %10.1f us" % (mon, m * 1e6))
             continue
         pct = [100 * (a - b) / b for a, b in zip(got[mon], none)]
         pm, pse = mean_se(pct)
-        am, _ = mean_se([a - b for a, b in zip(got[mon], none)])
+        am = statistics.fmean([a - b for a, b in zip(got[mon], none)])
         print("%-8s %10.1f us %12s%% +- %4.2f %+11.1f us" % (
             mon, m * 1e6, "%+.2f" % pm, pse, am * 1e6))
     pct = [100 * (a - b) / n for a, b, n in
