@@ -87,7 +87,12 @@ for fn in files:
         for s in v["samples"]:
             if not s["comm"].startswith("busy"):
                 continue
-            # The exe is a module of the epoch too.
+            # The exe is a module of the epoch too.  A sample taken as the
+            # process exits, after its memory (and with it its exe) was
+            # released, has none, and no user frames either.
+            if s["exe"] == "":
+                assert not s["ustack"], "a sample with no exe has user frames"
+                continue
             assert any(m["path"] == s["exe"] for m in mods.values()), "exe %s not in modules" % s["exe"]
             if s["op"] != 0 or not s.get("usyms") or s["usyms"][0] != "busy_loop":
                 continue

@@ -219,9 +219,9 @@ vitals_bpf_task_key(struct task_struct *t)
  * Fill a CPU's exe cache slot for a process and return it: out of line,
  * as it is rare, and returned so the caller keeps nothing live across the
  * call (a value kept is a spill, and a spill is a store).  An exiting
- * task that runs on a borrowed mm from its first event takes its exe from
- * the slot it had on this CPU before exit, if it is still there and of
- * the same exec.
+ * task that runs on a borrowed mm from its first event, or on its own
+ * after exit's mmput() released the exe, takes its exe from the slot it
+ * had on this CPU before exit, if it is still there and of the same exec.
  */
 static __attribute__((noinline)) struct vitals_bpf_exe_slot *
 vitals_bpf_exe_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t,
@@ -240,24 +240,24 @@ vitals_bpf_exe_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t,
 	c->exe_id = 0;
 	c->stack_top = c->code_start = c->code_end = c->mmap_base = 0;
 	/* Loads through BTF pointers: a fault reads as 0. */
-	if (mm == 0) {
-		if (c->mm != 1)
-			return c;
-		k = bpf_map_lookup_elem(&vitals_exit_exes, &pid);
-		c->exe_id = k != 0 && k->start_time == t->start_time ?
-		    k->exe_id : was;
-		return c;
+	if (mm != 0) {
+		c->stack_top = mm->start_stack;
+		c->code_start = mm->start_code;
+		c->code_end = mm->end_code;
+		c->mmap_base = mm->mmap_base;
+		c->exe_id = vitals_bpf_mm_exe(mm);
 	}
-	c->stack_top = mm->start_stack;
-	c->code_start = mm->start_code;
-	c->code_end = mm->end_code;
-	c->mmap_base = mm->mmap_base;
-	c->exe_id = vitals_bpf_mm_exe(mm);
-	if (c->mm == 1 && c->exe_id != 0) {
+	if (c->mm != 1)
+		return c;
+	if (c->exe_id != 0) {
 		x.start_time = t->start_time;
 		x.exe_id = c->exe_id;
 		bpf_map_update_elem(&vitals_exit_exes, &pid, &x, BPF_ANY);
+		return c;
 	}
+	/* No mm, or its exe already released (exit's mmput()). */
+	k = bpf_map_lookup_elem(&vitals_exit_exes, &pid);
+	c->exe_id = k != 0 && k->start_time == t->start_time ? k->exe_id : was;
 	return c;
 }
 
