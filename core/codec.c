@@ -593,6 +593,14 @@ codec_intern(struct codec_owner *o, const char *s, size_t n)
 	return codec_intern_as(o, s, n, 0);
 }
 
+/* The owner of an epoch from codec_epoch_new or codec_epoch_from_json. */
+static struct codec_owner *
+codec_owner_of(const struct vitals_epoch *e)
+{
+	return (struct codec_owner *)(uintptr_t)((const char *)e -
+	    offsetof(struct codec_owner, epoch));
+}
+
 /*
  * Free an epoch made by codec_epoch_from_json, and all it points to, in
  * one go; accepts NULL.  Only for decoded epochs (vitals_epoch_free calls
@@ -606,8 +614,7 @@ codec_epoch_free(struct vitals_epoch *e)
 
 	if (e == NULL)
 		return;
-	o = (struct codec_owner *)((char *)e -
-	    offsetof(struct codec_owner, epoch));
+	o = codec_owner_of(e);
 	for (c = o->chunks; c != NULL; c = next) {
 		next = c->next;
 		free(c);
@@ -641,8 +648,7 @@ codec_epoch_alloc(struct vitals_epoch *e, size_t n)
 {
 	struct codec_owner *o;
 
-	o = (struct codec_owner *)((char *)e -
-	    offsetof(struct codec_owner, epoch));
+	o = codec_owner_of(e);
 	return codec_alloc(o, n);
 }
 
@@ -655,8 +661,7 @@ codec_epoch_intern(struct vitals_epoch *e, const char *s)
 {
 	struct codec_owner *o;
 
-	o = (struct codec_owner *)((char *)e -
-	    offsetof(struct codec_owner, epoch));
+	o = codec_owner_of(e);
 	if (s == NULL)
 		s = "";
 	return codec_intern(o, s, strlen(s));
@@ -671,8 +676,7 @@ codec_epoch_intern_bytes(struct vitals_epoch *e, const void *p, size_t n)
 {
 	struct codec_owner *o;
 
-	o = (struct codec_owner *)((char *)e -
-	    offsetof(struct codec_owner, epoch));
+	o = codec_owner_of(e);
 	return n > 0 ? codec_intern_as(o, p, n, CODEC_BYTES) : NULL;
 }
 
@@ -680,11 +684,7 @@ codec_epoch_intern_bytes(struct vitals_epoch *e, const void *p, size_t n)
 uint32_t
 codec_epoch_interned(const struct vitals_epoch *e)
 {
-	const struct codec_owner *o;
-
-	o = (const struct codec_owner *)((const char *)e -
-	    offsetof(struct codec_owner, epoch));
-	return o->nstrs;
+	return codec_owner_of(e)->nstrs;
 }
 
 /*
@@ -699,8 +699,7 @@ codec_epoch_seal(struct vitals_epoch *e)
 
 	if (e == NULL)
 		return;
-	o = (struct codec_owner *)((char *)e -
-	    offsetof(struct codec_owner, epoch));
+	o = codec_owner_of(e);
 	free(o->strs);
 	o->strs = NULL;
 	o->nstrs = o->strs_size = 0;
