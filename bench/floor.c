@@ -3,7 +3,9 @@
  * floor: attach bench/floor.bpf.c's empty programs to every tracepoint of
  * the default probes that exists here, say how many, and wait for a signal.
  * The "floor" monitor of bench/overhead.  floor --count attaches only the
- * minimal counting program on raw_syscalls:sys_enter ("count").
+ * minimal counting program on raw_syscalls:sys_enter ("count"); floor
+ * --exact makes every program count its event in a hashed slot (the
+ * "exact" monitor of bench/bpfcost.py --cpu).
  */
 #include <errno.h>
 #include <signal.h>
@@ -54,12 +56,13 @@ main(int argc, char **argv)
 	struct bpf_link *links[FLOOR_MAX];
 	struct bpf_program *p;
 	struct floor_bpf *skel;
-	int n = 0, i, r, count;
+	int n = 0, i, r, count, exact;
 	bool want;
 
 	count = argc == 2 && strcmp(argv[1], "--count") == 0;
-	if (argc > 2 || (argc == 2 && !count)) {
-		fprintf(stderr, "usage: floor [--count]\n");
+	exact = argc == 2 && strcmp(argv[1], "--exact") == 0;
+	if (argc > 2 || (argc == 2 && !count && !exact)) {
+		fprintf(stderr, "usage: floor [--count | --exact]\n");
 		return 2;
 	}
 	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
@@ -68,6 +71,7 @@ main(int argc, char **argv)
 		    strerror(errno));
 		return 1;
 	}
+	skel->rodata->floor_exact = exact;
 	bpf_object__for_each_program(p, skel->obj) {
 		if (p == skel->progs.count_sys_enter)
 			want = count;
