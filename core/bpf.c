@@ -52,6 +52,7 @@ struct vitals_bpf {
 	uint32_t m;                  /* counters per vital and epoch in the map */
 	uint64_t *fold;              /* m counters: one vital's half, folded */
 	uint64_t *percpu;            /* one value per possible CPU */
+	struct vitals_bpf_exe_slot *slots; /* vitals_exe_cache, one per CPU */
 	int ncpus;                   /* possible CPUs */
 	uint64_t dropped_seen[VITALS_BPF_MAX_VITALS];
 	uint64_t run_ns, run_cnt;    /* programs' run totals at the window start */
@@ -196,8 +197,9 @@ vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
 		goto fail;
 	}
 	b->percpu = calloc((size_t)b->ncpus, sizeof(uint64_t));
+	b->slots = calloc((size_t)b->ncpus, sizeof(*b->slots));
 	if ((b->fold = calloc(b->m, sizeof(uint64_t))) == NULL ||
-	    b->percpu == NULL) {
+	    b->percpu == NULL || b->slots == NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -460,6 +462,52 @@ bpf_events_adj(struct vitals_bpf *b, uint32_t half, uint32_t vital, int take)
 	return n;
 }
 
+/*
+ * Read every CPU's last labels and their pending weights (see
+ * vitals_bpf_count() in sketch.bpf.h) into b->slots; 0 if the object
+ * has none or they cannot be read.
+ */
+static int
+bpf_pend_read(struct vitals_bpf *b)
+{
+	struct bpf_map *m;
+	uint32_t key = 0;
+
+	_Static_assert(sizeof(struct vitals_bpf_exe_slot) % 8 == 0,
+	    "per-CPU values are 8-byte aligned");
+	if ((m = bpf_object__find_map_by_name(b->obj,
+	    "vitals_exe_cache")) == NULL ||
+	    bpf_map__value_size(m) != sizeof(struct vitals_bpf_exe_slot))
+		return 0;
+	return bpf_map_lookup_elem(bpf_map__fd(m), &key, b->slots) == 0;
+}
+
+/*
+ * The weight the CPUs hold pending (as bpf_pend_read() found it) for one
+ * vital's counters in epoch e; added to those counters if hca is not
+ * NULL (the map's half of epoch e, which the programs no longer count
+ * in but for one still running across the boundary).
+ */
+static uint64_t
+bpf_pend_take(const struct vitals_bpf *b, uint32_t e, uint32_t vital,
+    uint64_t *hca)
+{
+	const struct vitals_bpf_pend *p;
+	uint64_t n = 0;
+	int i;
+
+	for (i = 0; i < b->ncpus; i++) {
+		p = &b->slots[i].last[vital].pend[e & 1];
+		if (p->epoch != e || p->weight == 0)
+			continue;
+		n += p->weight;
+		if (hca != NULL)
+			__atomic_fetch_add(&hca[p->slot & (b->m - 1)],
+			    p->weight, __ATOMIC_RELAXED);
+	}
+	return n;
+}
+
 /* The sum of one vital's counters in one half of the map. */
 static uint64_t
 bpf_half_sum(const struct vitals_bpf *b, uint32_t half, uint32_t vital)
@@ -479,11 +527,15 @@ static uint64_t
 bpf_live_events(struct vitals_bpf *b)
 {
 	uint64_t events = 0, wsum, adj;
-	uint32_t i, half = b->cfg->epoch & 1;
+	uint32_t i, e = b->cfg->epoch, half = e & 1;
+	int pend = bpf_pend_read(b);
 
 	for (i = 0; i < b->spec.nvitals; i++) {
+		wsum = bpf_half_sum(b, half, i);
+		if (pend)
+			wsum += bpf_pend_take(b, e, i, NULL);
 		/* A counter read before its event's weight was noted. */
-		if ((wsum = bpf_half_sum(b, half, i)) == 0 ||
+		if (wsum == 0 ||
 		    (adj = bpf_events_adj(b, half, i, 0)) > wsum)
 			continue;
 		events += wsum - adj;
@@ -756,7 +808,7 @@ vitals_bpf_flush(struct vitals_bpf *b)
 {
 	uint32_t i, e, old, nv = b->spec.nvitals, m;
 	uint64_t *h, wsum, dropped, events, cpu, all = 0;
-	int r, err = 0;
+	int r, pend, err = 0;
 
 	if (b->cfg == NULL)
 		return 0;
@@ -771,8 +823,11 @@ vitals_bpf_flush(struct vitals_bpf *b)
 	b->cfg->full = 0; /* the next epoch's stores start empty */
 	/* Samples counted just before the flip still belong to this epoch. */
 	ring_buffer__consume(b->rb);
+	pend = bpf_pend_read(b);
 	for (i = 0; i < nv; i++) {
 		h = b->hca + ((size_t)old * nv + i) * b->m;
+		if (pend)
+			bpf_pend_take(b, e, i, h);
 		wsum = bpf_half_sum(b, old, i);
 		m = vitals_vital_hca_size(b->vitals[i]);
 		dropped = b->cfg->dropped[i] - b->dropped_seen[i];
@@ -824,6 +879,7 @@ vitals_bpf_free(struct vitals_bpf *b)
 		exe_exec_release();
 	free(b->fold);
 	free(b->percpu);
+	free(b->slots);
 	free(b);
 }
 

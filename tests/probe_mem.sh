@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The umem and kmem probes for real (root): page_toucher faults in fresh
-# anonymous pages while vitalsd runs both.  Its exe must top umem with as
+# anonymous pages, in two threads (the same labels counted on two CPUs, each
+# holding some pending: see vitals_bpf_count()), while vitalsd runs both.  Its exe must top umem with as
 # many faults as perf counts for it (and as pages it touched), be among the
 # top kmem allocators with about as many pages as perf's mm_page_alloc
 # count for it, and free about what it allocated (kmem_free).
@@ -33,7 +34,7 @@ EOC
 iomem_start "$TMP/mem.yaml"
 # perf counts the workload's own faults and allocations exactly.
 perf stat -e exceptions:page_fault_user -e kmem:mm_page_alloc -x, \
-	-o "$TMP/perf.csv" -- "$WL" 3 >"$TMP/wl.json" || fail "page_toucher failed"
+	-o "$TMP/perf.csv" -- "$WL" 3 2 >"$TMP/wl.json" || fail "page_toucher failed"
 sleep 1
 iomem_stop
 iomem_epochs "$TMP/data" "$TMP/epochs.jsonl"

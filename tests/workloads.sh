@@ -19,6 +19,8 @@ run pipe_sleeper
 run runq
 run fsync_writer "$TMP"
 run page_toucher
+cp "$TMP/page_toucher.json" "$TMP/page_toucher1.json"
+run page_toucher 2
 run syscall_loop
 run signal_storm
 run udp_sender 1000 0
@@ -53,7 +55,7 @@ checks = {
     "runq": lambda d: d["threads"] == 4 * d["cpus"] and d["cpus"] == nproc
         and d["loops"] > d["threads"],
     "fsync_writer": fsync_ok,
-    "page_toucher": lambda d: d["maps"] >= 1
+    "page_toucher": lambda d: d["maps"] >= 1 and d["threads"] == 2
         and d["pages"] == d["maps"] * (16 << 20) // d["page_size"],
     "syscall_loop": lambda d: d["calls"] >= 4096 and d["calls"] % 4096 == 0
         and d["nr"] > 0,
@@ -68,6 +70,8 @@ checks = {
 for name, ok in checks.items():
     d = load(name)
     assert ok(d), d
+one = json.loads(open(os.path.join(tmp, "page_toucher1.json")).read())
+assert one["threads"] == 1 and one["maps"] >= 1, one
 given = json.loads(open(os.path.join(tmp, "fsync_dir.json")).read())
 assert given["dir"] == tmp, given
 assert not [f for f in os.listdir(tmp) if f.startswith("vitals-fsync")], "file left"
@@ -94,5 +98,6 @@ bad "bad duration '-1'" syscall_loop -1
 bad "bad SIZE '0'" udp_sender 1 0
 bad "bad PORT '70000'" udp_sender 1 100 70000
 bad "bad THREADS 'x'" lock_contention 1 x
-"$W/page_toucher" --help | grep -q '^usage: .*page_toucher \[SECONDS\]' || fail "--help"
+bad "bad THREADS '0'" page_toucher 1 0
+"$W/page_toucher" --help | grep -q '^usage: .*page_toucher \[SECONDS \[THREADS\]\]' || fail "--help"
 echo "PASS: 9 workloads run 1 s each and report plausible counts"

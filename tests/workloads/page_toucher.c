@@ -2,10 +2,13 @@
 /*
  * Workload: maps 16 MiB of fresh anonymous memory, writes one byte to
  * every page (a user page fault and a page allocation each), unmaps it
- * and repeats (the umem and kmem vitals).
+ * and repeats (the umem and kmem vitals), in THREADS threads (1) at once:
+ * from several CPUs, the same labels (the same PC, the same allocation).
  */
 #include "wl.h"
 
+#include <pthread.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -31,21 +34,52 @@ page_toucher_touch(size_t pg)
 	return PAGE_TOUCHER_CHUNK / pg;
 }
 
+struct page_toucher {
+	uint64_t deadline;
+	size_t pg;
+	uint64_t pages, maps;
+};
+
+static void *
+page_toucher_thread(void *arg)
+{
+	struct page_toucher *pt = arg;
+
+	do {
+		pt->pages += page_toucher_touch(pt->pg);
+		pt->maps++;
+	} while (wl_now_ns() < pt->deadline);
+	return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
-	double secs = wl_seconds(argc, argv, "[SECONDS]");
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	double secs = wl_seconds(argc, argv, "[SECONDS [THREADS]]");
+	long n = wl_int_arg(argc, argv, 2, "THREADS", 1, 256, 1), i;
+	struct page_toucher *pt = calloc((size_t)n, sizeof(*pt));
+	pthread_t *th = calloc((size_t)n, sizeof(*th));
 	uint64_t deadline, pages = 0, maps = 0;
 
+	if (!pt || !th)
+		wl_die("calloc");
 	deadline = wl_now_ns() + (uint64_t)(secs * 1e9);
-	do {
-		pages += page_toucher_touch(pg);
-		maps++;
-	} while (wl_now_ns() < deadline);
+	for (i = 0; i < n; i++) {
+		pt[i].deadline = deadline;
+		pt[i].pg = (size_t)sysconf(_SC_PAGESIZE);
+		if (pthread_create(&th[i], NULL, page_toucher_thread, &pt[i]))
+			wl_die("pthread_create");
+	}
+	for (i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		pages += pt[i].pages;
+		maps += pt[i].maps;
+	}
 	printf("{\"workload\":\"page_toucher\",\"seconds\":%g,\"pages\":%llu,"
-	       "\"maps\":%llu,\"page_size\":%zu,\"pid\":%d}\n",
-	    secs, (unsigned long long)pages, (unsigned long long)maps, pg,
-	    (int)getpid());
+	       "\"maps\":%llu,\"page_size\":%zu,\"threads\":%ld,\"pid\":%d}\n",
+	    secs, (unsigned long long)pages, (unsigned long long)maps, pt[0].pg,
+	    n, (int)getpid());
+	free(pt);
+	free(th);
 	return 0;
 }

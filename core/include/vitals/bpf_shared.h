@@ -99,6 +99,50 @@ struct vitals_bpf_rec {
 };
 
 /*
+ * Weight counted on one CPU for one vital's label but not yet added to
+ * its HCA counter, in one half (epoch & 1) of the map: see
+ * vitals_bpf_count() in sketch.bpf.h.  At a boundary user space adds the
+ * ended epoch's (the half it reads) to that half's counters.
+ */
+struct vitals_bpf_pend {
+	__u64 weight; /* not yet added */
+	__u32 slot;   /* to this counter of the vital's HCA half */
+	__u32 epoch;  /* the cfg epoch it was counted in */
+};
+
+/* The last event of one vital counted on a CPU (see vitals_bpf_exe_slot). */
+struct vitals_bpf_last {
+	__u64 label; /* its label, */
+	__u64 h;     /* hash, */
+	__u32 exe;   /* exe id, */
+	__u32 uid;   /* uid, */
+	__u32 epoch; /* and the cfg epoch its first-sighting bits were set in */
+	__u32 pad;
+	__u64 chk;   /* of the fields above (vitals_bpf_last_chk) */
+	__u64 base;  /* its counter after this CPU last added to it */
+	struct vitals_bpf_pend pend[2]; /* by half */
+};
+
+/*
+ * Per CPU (a one-entry per-CPU array map, vitals_exe_cache): the last
+ * process seen and its exe id, so most events skip the walk, and per
+ * vital the last label counted with its hash, so a label counted again
+ * on the same CPU skips the hash and, in the same epoch, the
+ * first-sighting test (per vital: kmem's allocations and frees
+ * alternate), and adds to its counter only now and then.
+ */
+struct vitals_bpf_exe_slot {
+	__u32 tgid;
+	__u32 exe_id;
+	__u64 mm;        /* vitals_bpf_task_key(): exec replaces the mm, not the tgid */
+	__u64 stack_top; /* mm->start_stack: user stack depths are taken from it */
+	__u64 code_start, code_end; /* mm->start_code, end_code: the exe's text */
+	__u64 mmap_base; /* mm->mmap_base: shared libraries are mapped below it */
+	__u64 exec_id;   /* the task's self_exec_id: which exec of the tgid */
+	struct vitals_bpf_last last[VITALS_BPF_MAX_VITALS];
+};
+
+/*
  * The exe id: a 32-bit mix of the executable's inode number, which both
  * the kernel (mm->exe_file) and user space (stat of /proc/PID/exe) see.
  */

@@ -71,34 +71,6 @@ struct {
  */
 static const volatile __u32 vitals_bpf_zero = 0;
 
-/* The last event of one vital counted on a CPU (see vitals_bpf_exe_slot). */
-struct vitals_bpf_last {
-	__u64 label; /* its label, */
-	__u64 h;     /* hash, */
-	__u32 exe;   /* exe id, */
-	__u32 uid;   /* uid, */
-	__u32 epoch; /* and the cfg epoch its first-sighting bits were set in */
-	__u32 pad;
-	__u64 chk;   /* vitals_bpf_last_chk() of the fields above */
-};
-
-/*
- * Per CPU: the last process seen and its exe id, so most events skip the
- * walk, and per vital the last label counted with its hash, so a label
- * counted again on the same CPU skips the hash and, in the same epoch, the
- * first-sighting test (per vital: kmem's allocations and frees alternate).
- */
-struct vitals_bpf_exe_slot {
-	__u32 tgid;
-	__u32 exe_id;
-	__u64 mm;        /* vitals_bpf_task_key(): exec replaces the mm, not the tgid */
-	__u64 stack_top; /* mm->start_stack: user stack depths are taken from it */
-	__u64 code_start, code_end; /* mm->start_code, end_code: the exe's text */
-	__u64 mmap_base; /* mm->mmap_base: shared libraries are mapped below it */
-	__u64 exec_id;   /* the task's self_exec_id: which exec of the tgid */
-	struct vitals_bpf_last last[VITALS_BPF_MAX_VITALS];
-};
-
 /*
  * A check over the last-label fields: another program of the object can
  * run nested on the same CPU (from an interrupt) in the middle of an
@@ -107,7 +79,8 @@ struct vitals_bpf_exe_slot {
 static __always_inline __u64
 vitals_bpf_last_chk(__u64 label, __u64 h, __u32 exe_id, __u32 uid)
 {
-	return label ^ h ^ ((__u64)exe_id << 32 | uid);
+	/* The constant keeps a zeroed entry from matching label 0, exe 0. */
+	return label ^ h ^ ((__u64)exe_id << 32 | uid) ^ 0x5bd1e9955bd1e995ULL;
 }
 
 struct {
@@ -410,6 +383,30 @@ vitals_bpf_current_text(const struct vitals_bpf_exe_slot *c, __u32 tgid)
 }
 
 /*
+ * Add a CPU's pending weight of a label counted before (another now
+ * takes its place in last, or the epoch changed) to its counter, if it
+ * is of this epoch, and start the pending weight afresh.  No
+ * sample is taken for it: it crossed no power of t as this CPU saw the
+ * counter, and the event at hand is another label's.
+ */
+static __always_inline void
+vitals_bpf_pend_flush(const struct vitals_bpf_cfg *c, struct vitals_bpf_pend *p,
+    __u32 vital)
+{
+	__u32 epoch = c->epoch, idx;
+	__u64 *cnt;
+
+	/* One of an epoch before: user space took it at that boundary. */
+	if (p->epoch == epoch && p->weight != 0) {
+		idx = ((epoch & 1) * c->nvitals + vital) * (c->mask + 1) +
+		    (p->slot & c->mask);
+		if ((cnt = bpf_map_lookup_elem(&vitals_hca, &idx)) != 0)
+			__sync_fetch_and_add(cnt, p->weight);
+	}
+	p->weight = 0;
+}
+
+/*
  * vitals_bpf_count() and vitals_bpf_count_relaxed(): relaxed adds to the
  * counter with a plain load and store instead of an atomic fetch-add.
  */
@@ -419,8 +416,10 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 {
 	struct vitals_bpf_exe_slot *cpu;
 	struct vitals_bpf_last *last = 0;
+	struct vitals_bpf_pend *p = 0;
 	struct vitals_bpf_rec *r;
-	__u64 h, old, new, *cnt, *ev;
+	/* h set: clang keeps it across the flush's call on every path. */
+	__u64 h = 0, old, new, add = weight, *cnt, *ev;
 	__u32 slot, idx, epoch;
 	int same, known, fresh = 0;
 
@@ -435,13 +434,38 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 			*ev += weight - 1;
 	}
 	if ((cpu = bpf_map_lookup_elem(&vitals_exe_cache,
-	    (const void *)&vitals_bpf_zero)) != 0)
+	    (const void *)&vitals_bpf_zero)) != 0) {
+		/* Or clang computes p before the test, which the verifier refuses. */
+		asm volatile("" : "+r"(cpu));
 		last = &cpu->last[vital & (VITALS_BPF_MAX_VITALS - 1)];
+		p = &last->pend[epoch];
+	}
 	same = last != 0 && last->label == label && last->exe == exe_id &&
 	    last->uid == uid;
 	if (same) {
 		h = last->h;
 		same = last->chk == vitals_bpf_last_chk(label, h, exe_id, uid);
+	}
+	/*
+	 * The same label counted last on this CPU in the same epoch has its
+	 * bits set already, and its weight since this CPU last added to the
+	 * counter is pending: it adds to the pending weight, and only when
+	 * the sum would take the counter (as this CPU last saw it) to a
+	 * higher top bit, so maybe across a power of t, does it add the sum
+	 * to the counter and test for a sample.  cfg's epoch is a counter,
+	 * not the half, so a CPU idle across two boundaries does not trust
+	 * bits since cleared.
+	 */
+	known = same && last->epoch == c->epoch && p->epoch == c->epoch;
+	if (known) {
+		add = p->weight + weight;
+		if (!vitals_bpf_top_rose(last->base, last->base + add)) {
+			p->weight = add;
+			return 0;
+		}
+		p->weight = 0;
+	} else if (p != 0) {
+		vitals_bpf_pend_flush(c, p, vital);
 	}
 	if (!same) {
 		h = vitals_bpf_hash(label, exe_id, uid);
@@ -461,17 +485,15 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 		return 0;
 	if (relaxed) {
 		old = *cnt;
-		*cnt = old + weight;
+		*cnt = old + add;
 	} else
-		old = __sync_fetch_and_add(cnt, weight);
-	new = old + weight;
-	/*
-	 * The same label counted last on this CPU in the same epoch has its
-	 * bits set already, so only a crossing samples it.  cfg's epoch is a
-	 * counter, not the half, so a CPU idle across two boundaries does not
-	 * trust bits since cleared.
-	 */
-	known = same && last->epoch == c->epoch;
+		old = __sync_fetch_and_add(cnt, add);
+	new = old + add;
+	if (last != 0) {
+		last->base = new;
+		p->slot = slot;
+		p->epoch = c->epoch;
+	}
 	if (known && !vitals_bpf_top_rose(old, new))
 		return 0;
 	/* A full sample store would drop the sample anyway: do not send it. */
@@ -524,6 +546,9 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
  * buffer record for it.  Returns the record for the caller to fill
  * (stacks, args) and submit with vitals_bpf_submit(), or NULL if the event
  * was only counted (or the ring buffer was full, which counts a drop).
+ * A label counted again on the same CPU is added to the counter in sums
+ * (see vitals_bpf_count_with), so a counter lags the events by what each
+ * CPU holds pending; user space adds that at the boundary.
  */
 static __always_inline struct vitals_bpf_rec *
 vitals_bpf_count(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
@@ -548,48 +573,42 @@ vitals_bpf_count_relaxed(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 }
 
 /*
- * The common case of vitals_bpf_count_relaxed() in loads and one store,
- * for programs that run where stores are dear (mm_page_alloc, right after
+ * The common case of vitals_bpf_count() in loads and one store, for
+ * programs that run where stores are dear (mm_page_alloc, right after
  * the allocator zeroed the page: until those stores drain, each store of
  * the program waits, 10-25 ns apiece here, where a load does not).  Its
  * caller should keep the stores of its own path few as well: no stack
- * keys (vitals_bpf_zero), no value live across a call.  An event
- * of weight 1 whose label is the one last counted for this vital on this
- * CPU (me from vitals_bpf_current_task), by the same exe and uid, in the
- * same epoch (its first-sighting bits are set), and whose counter
- * crosses no power of t.  Returns 1 if it counted the event, 0 if it did
- * nothing and the caller must take the full path.
+ * keys (vitals_bpf_zero), no value live across a call.  An event of
+ * weight 1 whose label is the one last counted for this vital on this CPU (me from
+ * vitals_bpf_current_task), by the same exe and uid, in the same epoch
+ * (its first-sighting bits are set), and whose weight added to the
+ * pending one would not take the counter to a higher top bit: it only
+ * adds to the pending weight.  Returns 1 if it counted the event, 0 if
+ * it did nothing and the caller must take the full path.
  */
 static __always_inline int
 vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
-    const struct vitals_bpf_exe_slot *me, __u32 vital, __u64 label,
+    struct vitals_bpf_exe_slot *me, __u32 vital, __u64 label,
     __u64 weight, __u32 uid)
 {
-	const struct vitals_bpf_last *last;
-	__u64 old, new, *cnt;
-	__u32 idx, epoch = c->epoch;
+	struct vitals_bpf_last *last;
+	struct vitals_bpf_pend *p;
+	__u32 epoch = c->epoch;
+	__u64 add;
 
 	if (weight != 1 || vital >= VITALS_BPF_MAX_VITALS ||
 	    vital >= c->nvitals)
 		return 0;
 	last = &me->last[vital];
+	p = &last->pend[epoch & 1];
 	if (last->label != label || last->exe != me->exe_id ||
-	    last->uid != uid || last->epoch != epoch ||
+	    last->uid != uid || last->epoch != epoch || p->epoch != epoch ||
 	    last->chk != vitals_bpf_last_chk(label, last->h, me->exe_id, uid))
 		return 0;
-	idx = ((epoch & 1) * c->nvitals + vital) * (c->mask + 1) +
-	    ((__u32)last->h & c->mask);
-	cnt = bpf_map_lookup_elem(&vitals_hca, &idx);
-	if (cnt == 0)
+	add = p->weight + weight;
+	if (vitals_bpf_top_rose(last->base, last->base + add))
 		return 0;
-	old = *cnt;
-	new = old + 1;
-	/* A sample to take: the full path adds and sends it. */
-	if (vitals_bpf_top_rose(old, new) && new >= c->floor[vital] &&
-	    !((c->full >> vital) & 1) &&
-	    vitals_bpf_crossed(old, new, c->shift[vital], c->floor[vital]))
-		return 0;
-	*cnt = new;
+	p->weight = add;
 	return 1;
 }
 
