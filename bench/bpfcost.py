@@ -27,10 +27,11 @@ CPU time (user + system, from its rusage) per run under each monitor and
 under none, paired by round.  A fourth monitor joins there, "exact"
 (bench/floor --exact): the floor's programs each counting their event
 with one atomic add to a hashed slot, under a label like the probe's,
-the least any exact in-kernel per-label count costs.  The figures are
+what the simplest exact in-kernel per-label count costs.  The figures are
 everything a monitor costs the command, the dispatch to the programs and
-the cache lines they evict included, which the stats cannot see.  A command of steady CPU time (one compile)
-resolves a fraction of a percent over some hundreds of runs.
+the cache lines they evict included, which the stats cannot see.  A
+command of steady CPU time (one compile) resolves a fraction of a percent
+over some hundreds of runs.
 """
 import argparse
 import json

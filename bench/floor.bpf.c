@@ -16,7 +16,7 @@
 
 /*
  * With --exact (floor_exact set before load) each program counts its event
- * as the least an exact per-label sketch must: one atomic add to a hashed
+ * as the simplest exact per-label sketch would: one atomic add to a hashed
  * slot of an HCA-sized region of its own (1024 slots, as the default
  * hca_size), under a label like the probe's (syscall number and user
  * stack pointer, faulting PC >> 8, gfp and order, ...) mixed with the
