@@ -391,9 +391,9 @@ vitals_bpf_current_text(const struct vitals_bpf_exe_slot *c, __u32 tgid)
  */
 static __always_inline void
 vitals_bpf_pend_flush(const struct vitals_bpf_cfg *c, struct vitals_bpf_pend *p,
-    __u32 vital)
+    __u32 vital, __u32 epoch)
 {
-	__u32 epoch = c->epoch, idx;
+	__u32 idx;
 	__u64 *cnt;
 
 	/* One of an epoch before: user space took it at that boundary. */
@@ -420,12 +420,18 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	struct vitals_bpf_rec *r;
 	/* h set: clang keeps it across the flush's call on every path. */
 	__u64 h = 0, old, new, add = weight, *cnt, *ev;
-	__u32 slot, idx, epoch;
+	__u32 slot, idx, epoch, ep;
 	int same, known, fresh = 0;
 
 	if (vital >= VITALS_BPF_MAX_VITALS || vital >= c->nvitals)
 		return 0;
-	epoch = c->epoch & 1;
+	/*
+	 * Read once: a flip during the program must not make it take the
+	 * half of one epoch and the pending weight of the next (it would
+	 * clear the pending weight user space is about to read).
+	 */
+	ep = *(volatile __u32 *)&c->epoch;
+	epoch = ep & 1;
 	/* Folded away for a constant weight of 1, skipped for weight 1 at run time. */
 	if (weight != 1) {
 		idx = epoch * VITALS_BPF_MAX_VITALS + vital;
@@ -456,7 +462,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	 * not the half, so a CPU idle across two boundaries does not trust
 	 * bits since cleared.
 	 */
-	known = same && last->epoch == c->epoch && p->epoch == c->epoch;
+	known = same && last->epoch == ep && p->epoch == ep;
 	if (known) {
 		add = p->weight + weight;
 		if (!vitals_bpf_top_rose(last->base, last->base + add)) {
@@ -465,7 +471,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 		}
 		p->weight = 0;
 	} else if (p != 0) {
-		vitals_bpf_pend_flush(c, p, vital);
+		vitals_bpf_pend_flush(c, p, vital, ep);
 	}
 	if (!same) {
 		h = vitals_bpf_hash(label, exe_id, uid);
@@ -492,7 +498,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	if (last != 0) {
 		last->base = new;
 		p->slot = slot;
-		p->epoch = c->epoch;
+		p->epoch = ep;
 	}
 	if (known && !vitals_bpf_top_rose(old, new))
 		return 0;
@@ -503,7 +509,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 		fresh = vitals_bpf_first(c,
 		    (epoch * c->nvitals + vital) * c->seen_words, h);
 		if (last != 0)
-			last->epoch = c->epoch;
+			last->epoch = ep;
 	}
 	if (!fresh && !vitals_bpf_crossed(old, new, c->shift[vital],
 	    c->floor[vital]))
@@ -593,7 +599,7 @@ vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
 {
 	struct vitals_bpf_last *last;
 	struct vitals_bpf_pend *p;
-	__u32 epoch = c->epoch;
+	__u32 epoch = *(volatile __u32 *)&c->epoch;
 	__u64 add;
 
 	if (weight != 1 || vital >= VITALS_BPF_MAX_VITALS ||
