@@ -383,6 +383,17 @@ vitals_bpf_current_text(const struct vitals_bpf_exe_slot *c, __u32 tgid)
 }
 
 /*
+ * Whether weight add, pending for last's label on this CPU, would leave
+ * its counter (as this CPU last saw it) under the same top bit, so below
+ * any power of t not yet crossed: then it may stay pending.
+ */
+static __always_inline int
+vitals_bpf_pend_fits(const struct vitals_bpf_last *last, __u64 add)
+{
+	return !vitals_bpf_top_rose(last->base, last->base + add);
+}
+
+/*
  * Add a CPU's pending weight of a label counted before (another now
  * takes its place in last, or the epoch changed) to its counter, if it
  * is of this epoch, and start the pending weight afresh.  No
@@ -465,7 +476,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	known = same && last->epoch == ep && p->epoch == ep;
 	if (known) {
 		add = p->weight + weight;
-		if (!vitals_bpf_top_rose(last->base, last->base + add)) {
+		if (vitals_bpf_pend_fits(last, add)) {
 			p->weight = add;
 			return 0;
 		}
@@ -585,11 +596,10 @@ vitals_bpf_count_relaxed(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
  * the program waits, 10-25 ns apiece here, where a load does not).  Its
  * caller should keep the stores of its own path few as well: no stack
  * keys (vitals_bpf_zero), no value live across a call.  An event of
- * weight 1 whose label is the one last counted for this vital on this CPU (me from
- * vitals_bpf_current_task), by the same exe and uid, in the same epoch
- * (its first-sighting bits are set), and whose weight added to the
- * pending one would not take the counter to a higher top bit: it only
- * adds to the pending weight.  Returns 1 if it counted the event, 0 if
+ * weight 1 whose label is the one last counted for this vital on this
+ * CPU (me from vitals_bpf_current_task), by the same exe and uid, in the
+ * same epoch (its first-sighting bits are set), and whose weight may stay
+ * pending (vitals_bpf_pend_fits): it only adds to the pending weight.  Returns 1 if it counted the event, 0 if
  * it did nothing and the caller must take the full path.
  */
 static __always_inline int
@@ -612,7 +622,7 @@ vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
 	    last->chk != vitals_bpf_last_chk(label, last->h, me->exe_id, uid))
 		return 0;
 	add = p->weight + weight;
-	if (vitals_bpf_top_rose(last->base, last->base + add))
+	if (!vitals_bpf_pend_fits(last, add))
 		return 0;
 	p->weight = add;
 	return 1;
