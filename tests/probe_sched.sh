@@ -58,8 +58,12 @@ assert r["weight"] >= least, "runq waited %.2f s" % (r["weight"] / 1e9)
 # the CPUs, each a spinner's exit).
 kern = w["run_delay_ns"]
 assert kern > 0, "no run_delay from schedstat"
+# On failure, the vital's whole weight tells weight not counted from
+# weight counted in slots no runq sample named.
 assert abs(r["weight"] - kern) <= 0.03 * kern, \
-    "runq waited %.3f s, the kernel says %.3f s" % (r["weight"] / 1e9, kern / 1e9)
+    "runq waited %.3f s, the kernel says %.3f s (the vital: %.3f s in %d " \
+    "epochs, %d samples of runq)" % (r["weight"] / 1e9, kern / 1e9,
+                                     r["wsum"] / 1e9, r["epochs"], len(r["samples"]))
 mine = [s for s in r["samples"] if s["pid"] == w["pid"]]
 assert mine, "no sample of runq's pid %d" % w["pid"]
 for s in mine:
