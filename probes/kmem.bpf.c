@@ -20,25 +20,17 @@
 const volatile __u32 kmem_free_vital = 1;
 
 /*
- * Count one event of the vital, labelled as given.  The
+ * Count one event of the vital, labelled as given, of the current task
+ * (me, from vitals_bpf_me()), in pages.  The
  * allocation counts with a plain add: mm_page_alloc fires right after the
  * allocator zeroed the page, and an atomic would wait for those stores.
  */
 static __always_inline struct vitals_bpf_rec *
-kmem_count(struct vitals_bpf_cfg *c, __u32 vital, __u64 label, __u32 order,
-    int relaxed)
+kmem_count(struct vitals_bpf_cfg *c, struct vitals_bpf_exe_slot *me,
+    __u32 vital, __u64 label, __u32 order, int relaxed)
 {
-	struct vitals_bpf_exe_slot *me;
-	struct task_struct *task = vitals_bpf_task();
-	__u64 pt = vitals_bpf_pid_tgid(task);
-
-	if (!vitals_bpf_wanted(c, pt))
-		return 0;
-	if ((me = vitals_bpf_current_task(task, pt >> 32)) == 0)
-		return 0;
-	return vitals_bpf_count_with(c, vital, label,
-	    1ULL << (order & 31), pt, me->exe_id,
-	    vitals_bpf_uid(task), relaxed);
+	return vitals_bpf_count_with(c, vital, label, 1ULL << (order & 31),
+	    VITALS_BPF_PT_CURRENT, me->exe_id, me->uid, relaxed);
 }
 
 /*
@@ -50,14 +42,15 @@ static __attribute__((noinline)) int
 kmem_alloc_full(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
+	struct vitals_bpf_exe_slot *me = vitals_bpf_me(vitals_bpf_task());
 	struct vitals_bpf_rec *r;
 	__u32 order = (__u32)ctx->args[1];
 	__u64 gfp = (__u32)ctx->args[2];
 
-	if (c == 0)
+	if (c == 0 || me == 0)
 		return 0;
-	r = kmem_count(c, KMEM_ALLOC_VITAL, gfp << 8 | (order & 0xff), order,
-	    1);
+	r = kmem_count(c, me, KMEM_ALLOC_VITAL, gfp << 8 | (order & 0xff),
+	    order, 1);
 	if (r == 0)
 		return 0;
 	r->args[0] = order;
@@ -76,22 +69,20 @@ SEC("raw_tp/mm_page_alloc")
 int
 kmem_page_alloc(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct task_struct *task = vitals_bpf_task();
 	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
 	struct vitals_bpf_exe_slot *me;
-	__u64 pt = vitals_bpf_pid_tgid(task), gfp;
+	__u64 gfp;
 	__u32 order;
 
 	/* A failed allocation (no page) allocated nothing. */
-	if (c == 0 || ctx->args[0] == 0 || !vitals_bpf_wanted(c, pt))
-		return 0;
-	if ((me = vitals_bpf_current_task(task, pt >> 32)) == 0)
+	if (c == 0 || ctx->args[0] == 0 ||
+	    (me = vitals_bpf_me(vitals_bpf_task())) == 0 ||
+	    !vitals_bpf_wanted_tgid(c, me->tgid))
 		return 0;
 	order = (__u32)ctx->args[1];
 	gfp = (__u32)ctx->args[2];
 	if (vitals_bpf_count_last(c, me, KMEM_ALLOC_VITAL,
-	    gfp << 8 | (order & 0xff), 1ULL << (order & 31),
-	    vitals_bpf_uid(task)))
+	    gfp << 8 | (order & 0xff), 1ULL << (order & 31), me->uid))
 		return 0;
 	return kmem_alloc_full(ctx);
 }
@@ -102,12 +93,14 @@ int
 kmem_page_free(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct vitals_bpf_cfg *c = vitals_bpf_cfg();
+	struct vitals_bpf_exe_slot *me;
 	struct vitals_bpf_rec *r;
 	__u32 order = (__u32)ctx->args[1];
 
-	if (c == 0)
+	if (c == 0 || (me = vitals_bpf_me(vitals_bpf_task())) == 0 ||
+	    !vitals_bpf_wanted_tgid(c, me->tgid))
 		return 0;
-	r = kmem_count(c, kmem_free_vital, order & 0xff, order, 0);
+	r = kmem_count(c, me, kmem_free_vital, order & 0xff, order, 0);
 	if (r == 0)
 		return 0;
 	r->args[0] = order;

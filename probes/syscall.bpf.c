@@ -30,16 +30,14 @@ vitals_sys_enter(__u64 *ctx)
 	struct vitals_bpf_exe_slot *me;
 	struct vitals_bpf_rec *r;
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
-	struct task_struct *t = vitals_bpf_task();
-	__u64 pt = vitals_bpf_pid_tgid(t), sp, nr = ctx[1];
+	__u64 sp, nr = ctx[1];
 
-	if (c == 0 || !vitals_bpf_wanted(c, pt))
+	if (c == 0 || (me = vitals_bpf_me(vitals_bpf_task())) == 0 ||
+	    !vitals_bpf_wanted_tgid(c, me->tgid))
 		return 0;
 	sp = regs->sp;
-	if ((me = vitals_bpf_current_task(t, pt >> 32)) == 0)
-		return 0;
-	r = vitals_bpf_count(c, 0, ((me->stack_top - sp) << 12) ^ nr, 1, pt,
-	    me->exe_id, vitals_bpf_uid(t));
+	r = vitals_bpf_count(c, 0, ((me->stack_top - sp) << 12) ^ nr, 1,
+	    VITALS_BPF_PT_CURRENT, me->exe_id, me->uid);
 	if (r == 0)
 		return 0;
 	r->op = (__u32)nr;

@@ -35,19 +35,17 @@ umem_fault(__u64 *ctx)
 	struct vitals_bpf_exe_slot *me;
 	struct vitals_bpf_rec *r;
 	struct pt_regs *regs = (struct pt_regs *)ctx[1];
-	struct task_struct *task = vitals_bpf_task();
-	__u64 pt = vitals_bpf_pid_tgid(task), ip = 0, label;
+	__u64 ip, label;
 
-	if (c == 0 || !vitals_bpf_wanted(c, pt))
-		return 0;
-	if ((me = vitals_bpf_current_task(task, pt >> 32)) == 0)
+	if (c == 0 || (me = vitals_bpf_me(vitals_bpf_task())) == 0 ||
+	    !vitals_bpf_wanted_tgid(c, me->tgid))
 		return 0;
 	ip = regs->ip;
 	/* By code offset: ASLR would give each process new labels. */
 	label = (ctx[2] & UMEM_PF_INSTR) ? UMEM_CODE_LABEL :
 	    vitals_bpf_code_off(me, ip) >> 8;
-	r = vitals_bpf_count(c, 0, label, 1, pt, me->exe_id,
-	    vitals_bpf_uid(task));
+	r = vitals_bpf_count(c, 0, label, 1, VITALS_BPF_PT_CURRENT, me->exe_id,
+	    me->uid);
 	if (r == 0)
 		return 0;
 	r->args[0] = ctx[0];

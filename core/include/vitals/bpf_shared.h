@@ -116,8 +116,8 @@ struct vitals_bpf_last {
 	__u64 h;     /* hash, */
 	__u32 exe;   /* exe id, */
 	__u32 uid;   /* uid, */
-	__u32 epoch; /* and the cfg epoch its first-sighting bits were set in */
-	__u32 pad;
+	__u32 epoch; /* and the cfg epoch its first-sighting bits were set in, */
+	__u32 below; /* or it was counted in untested (under the floor, store full) */
 	__u64 chk;   /* of the fields above (vitals_bpf_last_chk) */
 	__u64 base;  /* its counter after this CPU last added to it */
 	struct vitals_bpf_pend pend[2]; /* by half */
@@ -129,17 +129,24 @@ struct vitals_bpf_last {
  * vital the last label counted with its hash, so a label counted again
  * on the same CPU skips the hash and, in the same epoch, the
  * first-sighting test (per vital: kmem's allocations and frees
- * alternate), and adds to its counter only now and then.
+ * alternate), and adds to its counter only now and then.  The first 64
+ * bytes are what the busiest programs read on every event
+ * (vitals_bpf_me() in sketch.bpf.h), and last[0]'s fields up to its
+ * first half's pending weight fill the next 64.
  */
 struct vitals_bpf_exe_slot {
+	__u64 task;      /* the task vitals_bpf_me() filled it for; 0 = none */
+	__u64 cred;      /* and that task's credentials then */
 	__u32 tgid;
 	__u32 exe_id;
-	__u64 mm;        /* vitals_bpf_task_key(): exec replaces the mm, not the tgid */
+	__u32 uid;       /* of cred, valid while task is set */
+	__u32 pad;
 	__u64 stack_top; /* mm->start_stack: user stack depths are taken from it */
 	__u64 code_start, code_end; /* mm->start_code, end_code: the exe's text */
 	__u64 mmap_base; /* mm->mmap_base: shared libraries are mapped below it */
-	__u64 exec_id;   /* the task's self_exec_id: which exec of the tgid */
 	struct vitals_bpf_last last[VITALS_BPF_MAX_VITALS];
+	__u64 mm;        /* vitals_bpf_task_key(): exec replaces the mm, not the tgid */
+	__u64 exec_id;   /* the task's self_exec_id: which exec of the tgid */
 };
 
 /*

@@ -207,6 +207,7 @@ vitals_bpf_exe_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t,
 
 	if (c->tgid == tgid && c->exec_id == exec_id)
 		was = c->exe_id;
+	c->task = 0; /* vitals_bpf_me() must fill it again */
 	c->tgid = tgid;
 	c->exec_id = exec_id;
 	c->mm = vitals_bpf_task_key(t);
@@ -249,6 +250,52 @@ vitals_bpf_current_task(struct task_struct *t, __u32 tgid)
 		return 0;
 	if (c->tgid != tgid || tgid == 0 || c->mm != vitals_bpf_task_key(t))
 		return vitals_bpf_exe_fill(c, t, tgid);
+	return c;
+}
+
+/*
+ * vitals_bpf_me()'s fill: the process's fields as vitals_bpf_current_task()
+ * finds them, then the task and its credentials as the key.  A kernel
+ * thread is not keyed (all share one cred, and a freed one's task may be
+ * the next one's): its events fill the slot each time.
+ */
+static __attribute__((noinline)) struct vitals_bpf_exe_slot *
+vitals_bpf_me_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t)
+{
+	const struct cred *cr = t->cred;
+	__u32 tgid = (__u32)t->tgid;
+
+	if (c->tgid != tgid || tgid == 0 || c->mm != vitals_bpf_task_key(t))
+		c = vitals_bpf_exe_fill(c, t, tgid);
+	/* Loads through BTF pointers: a fault reads as 0. */
+	c->uid = cr != 0 ? cr->uid.val : 0;
+	c->cred = (__u64)cr;
+	c->task = (t->flags & VITALS_BPF_PF_KTHREAD) ? 0 : (__u64)t;
+	return c;
+}
+
+/*
+ * The current task t's exe cache slot (vitals_bpf_task()), with its tgid
+ * and uid, for programs that run on most events: checked by the task and
+ * its credentials alone, two loads of which the first is of a per-CPU
+ * variable, where vitals_bpf_current_task() reads the task's tgid and mm
+ * (two more of its cache lines) and vitals_bpf_uid() its cred (one
+ * more).  A task keeps its tgid, exe and uid while it keeps its cred
+ * pointer: an exec installs new credentials (after it replaced the mm, so
+ * what it frees of the old one counts for the old exe), as does a change
+ * of uid, and a new thread in a freed task's place that shares its cred
+ * is of the same process.  NULL only if the map lookup fails.
+ */
+static __always_inline struct vitals_bpf_exe_slot *
+vitals_bpf_me(struct task_struct *t)
+{
+	struct vitals_bpf_exe_slot *c;
+
+	c = bpf_map_lookup_elem(&vitals_exe_cache, (const void *)&vitals_bpf_zero);
+	if (c == 0)
+		return 0;
+	if (c->task != (__u64)t || c->cred != (__u64)t->cred)
+		return vitals_bpf_me_fill(c, t);
 	return c;
 }
 
@@ -315,15 +362,12 @@ vitals_bpf_comm_wanted(const struct vitals_bpf_cfg *c)
 }
 
 /*
- * Whether the current task passes the configured filters (process,
- * cgroup, comm) and is not vitalsd itself.  pid_tgid as returned by
- * bpf_get_current_pid_tgid().
+ * Whether the current task, of process tgid, passes the configured
+ * filters (process, cgroup, comm) and is not vitalsd itself.
  */
 static __always_inline int
-vitals_bpf_wanted(const struct vitals_bpf_cfg *c, __u64 pid_tgid)
+vitals_bpf_wanted_tgid(const struct vitals_bpf_cfg *c, __u32 tgid)
 {
-	__u32 tgid = pid_tgid >> 32;
-
 	if (tgid == c->self_tgid)
 		return 0;
 	if (c->tgid != 0 && tgid != c->tgid)
@@ -331,6 +375,13 @@ vitals_bpf_wanted(const struct vitals_bpf_cfg *c, __u64 pid_tgid)
 	if (c->cgroup != 0 && bpf_get_current_cgroup_id() != c->cgroup)
 		return 0;
 	return c->comm[0] == '\0' || vitals_bpf_comm_wanted(c);
+}
+
+/* vitals_bpf_wanted_tgid() by pid_tgid, as bpf_get_current_pid_tgid() gives it. */
+static __always_inline int
+vitals_bpf_wanted(const struct vitals_bpf_cfg *c, __u64 pid_tgid)
+{
+	return vitals_bpf_wanted_tgid(c, pid_tgid >> 32);
 }
 
 /*
@@ -418,6 +469,13 @@ vitals_bpf_pend_flush(const struct vitals_bpf_cfg *c, struct vitals_bpf_pend *p,
 }
 
 /*
+ * The pid_tgid to pass vitals_bpf_count() for the current task's, read
+ * only if the event is sampled: the task's pid and tgid are a cache line
+ * of their own, and most events are only counted.
+ */
+#define VITALS_BPF_PT_CURRENT (~0ULL)
+
+/*
  * vitals_bpf_count() and vitals_bpf_count_relaxed(): relaxed adds to the
  * counter with a plain load and store instead of an atomic fetch-add.
  */
@@ -432,7 +490,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	/* h set: clang keeps it across the flush's call on every path. */
 	__u64 h = 0, old, new, add = weight, *cnt, *ev;
 	__u32 slot, idx, epoch, ep;
-	int same, known, fresh = 0;
+	int same, known, bits, fresh = 0;
 
 	if (vital >= VITALS_BPF_MAX_VITALS || vital >= c->nvitals)
 		return 0;
@@ -471,9 +529,14 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	 * higher top bit, so maybe across a power of t, does it add the sum
 	 * to the counter and test for a sample.  cfg's epoch is a counter,
 	 * not the half, so a CPU idle across two boundaries does not trust
-	 * bits since cleared.
+	 * bits since cleared.  So does a label counted in this epoch under
+	 * its floor or with the sample store full, whose bits are tested
+	 * when it is first added to the counter past them: without that, each
+	 * of its events would take the whole path (after the store filled,
+	 * every label new since).
 	 */
-	known = same && last->epoch == ep && p->epoch == ep;
+	bits = same && last->epoch == ep;
+	known = same && (bits || last->below == ep) && p->epoch == ep;
 	if (known) {
 		add = p->weight + weight;
 		if (vitals_bpf_pend_fits(last, add)) {
@@ -492,6 +555,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 			last->exe = exe_id;
 			last->uid = uid;
 			last->epoch = ~0U; /* bits not known set */
+			last->below = ~0U;
 			last->chk = vitals_bpf_last_chk(label, h, exe_id, uid);
 		}
 	}
@@ -514,9 +578,12 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	if (known && !vitals_bpf_top_rose(old, new))
 		return 0;
 	/* A full sample store would drop the sample anyway: do not send it. */
-	if (new < c->floor[vital] || (c->full >> vital) & 1)
+	if (new < c->floor[vital] || (c->full >> vital) & 1) {
+		if (last != 0)
+			last->below = ep;
 		return 0;
-	if (!known) {
+	}
+	if (!bits) {
 		fresh = vitals_bpf_first(c,
 		    (epoch * c->nvitals + vital) * c->seen_words, h);
 		if (last != 0)
@@ -530,6 +597,8 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 		__sync_fetch_and_add(&c->dropped[vital], 1);
 		return 0;
 	}
+	if (pid_tgid == VITALS_BPF_PT_CURRENT)
+		pid_tgid = vitals_bpf_pid_tgid(vitals_bpf_task());
 	r->ts_ns = bpf_ktime_get_ns();
 	r->label = label;
 	r->weight = weight;
@@ -597,10 +666,12 @@ vitals_bpf_count_relaxed(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
  * caller should keep the stores of its own path few as well: no stack
  * keys (vitals_bpf_zero), no value live across a call.  An event of
  * weight 1 whose label is the one last counted for this vital on this
- * CPU (me from vitals_bpf_current_task), by the same exe and uid, in the
- * same epoch (its first-sighting bits are set), and whose weight may stay
- * pending (vitals_bpf_pend_fits): it only adds to the pending weight.  Returns 1 if it counted the event, 0 if
- * it did nothing and the caller must take the full path.
+ * CPU (me from vitals_bpf_me), by the same exe and uid, in the same
+ * epoch (its first-sighting bits are set, or are to be tested later: see
+ * vitals_bpf_count_with), and whose weight may stay pending
+ * (vitals_bpf_pend_fits): it only adds to the pending weight.  Returns 1
+ * if it counted the event, 0 if it did nothing and the caller must take
+ * the full path.
  */
 static __always_inline int
 vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
@@ -618,7 +689,8 @@ vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
 	last = &me->last[vital];
 	p = &last->pend[epoch & 1];
 	if (last->label != label || last->exe != me->exe_id ||
-	    last->uid != uid || last->epoch != epoch || p->epoch != epoch ||
+	    last->uid != uid || (last->epoch != epoch && last->below != epoch) ||
+	    p->epoch != epoch ||
 	    last->chk != vitals_bpf_last_chk(label, last->h, me->exe_id, uid))
 		return 0;
 	add = p->weight + weight;
