@@ -76,8 +76,7 @@ kmem_page_alloc(struct bpf_raw_tracepoint_args *ctx)
 
 	/* A failed allocation (no page) allocated nothing. */
 	if (c == 0 || ctx->args[0] == 0 ||
-	    (me = vitals_bpf_me(vitals_bpf_task())) == 0 ||
-	    !vitals_bpf_wanted_tgid(c, me->tgid))
+	    (me = vitals_bpf_me_wanted(c)) == 0)
 		return 0;
 	order = (__u32)ctx->args[1];
 	gfp = (__u32)ctx->args[2];
@@ -97,8 +96,7 @@ kmem_page_free(struct bpf_raw_tracepoint_args *ctx)
 	struct vitals_bpf_rec *r;
 	__u32 order = (__u32)ctx->args[1];
 
-	if (c == 0 || (me = vitals_bpf_me(vitals_bpf_task())) == 0 ||
-	    !vitals_bpf_wanted_tgid(c, me->tgid))
+	if (c == 0 || (me = vitals_bpf_me_wanted(c)) == 0)
 		return 0;
 	r = kmem_count(c, me, kmem_free_vital, order & 0xff, order, 0);
 	if (r == 0)

@@ -32,8 +32,7 @@ vitals_sys_enter(__u64 *ctx)
 	struct pt_regs *regs = (struct pt_regs *)ctx[0];
 	__u64 sp, nr = ctx[1];
 
-	if (c == 0 || (me = vitals_bpf_me(vitals_bpf_task())) == 0 ||
-	    !vitals_bpf_wanted_tgid(c, me->tgid))
+	if (c == 0 || (me = vitals_bpf_me_wanted(c)) == 0)
 		return 0;
 	sp = regs->sp;
 	r = vitals_bpf_count(c, 0, ((me->stack_top - sp) << 12) ^ nr, 1,

@@ -37,8 +37,7 @@ umem_fault(__u64 *ctx)
 	struct pt_regs *regs = (struct pt_regs *)ctx[1];
 	__u64 ip, label;
 
-	if (c == 0 || (me = vitals_bpf_me(vitals_bpf_task())) == 0 ||
-	    !vitals_bpf_wanted_tgid(c, me->tgid))
+	if (c == 0 || (me = vitals_bpf_me_wanted(c)) == 0)
 		return 0;
 	ip = regs->ip;
 	/* By code offset: ASLR would give each process new labels. */

@@ -235,6 +235,16 @@ vitals_bpf_exe_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t,
 	return c;
 }
 
+/* Slot c, filled again for task t of process tgid unless it holds them. */
+static __always_inline struct vitals_bpf_exe_slot *
+vitals_bpf_exe_of(struct vitals_bpf_exe_slot *c, struct task_struct *t,
+    __u32 tgid)
+{
+	if (c->tgid != tgid || tgid == 0 || c->mm != vitals_bpf_task_key(t))
+		return vitals_bpf_exe_fill(c, t, tgid);
+	return c;
+}
+
 /*
  * The current process's exe id and stack top, cached per CPU by tgid so
  * most events skip the pointer walk; t is vitals_bpf_task().  NULL only
@@ -248,9 +258,7 @@ vitals_bpf_current_task(struct task_struct *t, __u32 tgid)
 	c = bpf_map_lookup_elem(&vitals_exe_cache, (const void *)&vitals_bpf_zero);
 	if (c == 0)
 		return 0;
-	if (c->tgid != tgid || tgid == 0 || c->mm != vitals_bpf_task_key(t))
-		return vitals_bpf_exe_fill(c, t, tgid);
-	return c;
+	return vitals_bpf_exe_of(c, t, tgid);
 }
 
 /*
@@ -263,10 +271,8 @@ static __attribute__((noinline)) struct vitals_bpf_exe_slot *
 vitals_bpf_me_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t)
 {
 	const struct cred *cr = t->cred;
-	__u32 tgid = (__u32)t->tgid;
 
-	if (c->tgid != tgid || tgid == 0 || c->mm != vitals_bpf_task_key(t))
-		c = vitals_bpf_exe_fill(c, t, tgid);
+	c = vitals_bpf_exe_of(c, t, (__u32)t->tgid);
 	/* Loads through BTF pointers: a fault reads as 0. */
 	c->uid = cr != 0 ? cr->uid.val : 0;
 	c->cred = (__u64)cr;
@@ -384,6 +390,15 @@ vitals_bpf_wanted(const struct vitals_bpf_cfg *c, __u64 pid_tgid)
 	return vitals_bpf_wanted_tgid(c, pid_tgid >> 32);
 }
 
+/* vitals_bpf_me() of the current task if it passes the filters, else NULL. */
+static __always_inline struct vitals_bpf_exe_slot *
+vitals_bpf_me_wanted(const struct vitals_bpf_cfg *c)
+{
+	struct vitals_bpf_exe_slot *me = vitals_bpf_me(vitals_bpf_task());
+
+	return me != 0 && vitals_bpf_wanted_tgid(c, me->tgid) ? me : 0;
+}
+
 /*
  * Test-and-set the label's two first-sighting bits; 1 if either was clear.
  * The bits come from the label hash's high halves (the HCA slot uses its
@@ -442,6 +457,20 @@ static __always_inline int
 vitals_bpf_pend_fits(const struct vitals_bpf_last *last, __u64 add)
 {
 	return !vitals_bpf_top_rose(last->base, last->base + add);
+}
+
+/*
+ * Whether last's entry, of the label at hand, is live in epoch ep (a cfg
+ * epoch, not the half) with p its pending weight there: its bits were
+ * set in ep, or it was counted in ep with them untested (under the floor,
+ * or the store full), and its pending weight is of ep.  See
+ * vitals_bpf_count_with().
+ */
+static __always_inline int
+vitals_bpf_last_live(const struct vitals_bpf_last *last,
+    const struct vitals_bpf_pend *p, __u32 ep)
+{
+	return (last->epoch == ep || last->below == ep) && p->epoch == ep;
 }
 
 /*
@@ -536,7 +565,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	 * every label new since).
 	 */
 	bits = same && last->epoch == ep;
-	known = same && (bits || last->below == ep) && p->epoch == ep;
+	known = same && vitals_bpf_last_live(last, p, ep);
 	if (known) {
 		add = p->weight + weight;
 		if (vitals_bpf_pend_fits(last, add)) {
@@ -689,8 +718,7 @@ vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
 	last = &me->last[vital];
 	p = &last->pend[epoch & 1];
 	if (last->label != label || last->exe != me->exe_id ||
-	    last->uid != uid || (last->epoch != epoch && last->below != epoch) ||
-	    p->epoch != epoch ||
+	    last->uid != uid || !vitals_bpf_last_live(last, p, epoch) ||
 	    last->chk != vitals_bpf_last_chk(label, last->h, me->exe_id, uid))
 		return 0;
 	add = p->weight + weight;
