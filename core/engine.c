@@ -6,6 +6,7 @@
  * at a boundary below the low one), and the closed-epoch view.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -17,6 +18,12 @@
 
 /* Bitmap words to mark every module id VITALS_UFRAME can name. */
 #define ENGINE_MOD_WORDS ((VITALS_UFRAME_MAX_MODULES + 63) / 64)
+
+/* A vital's t in a stored epoch, for a restart to start from. */
+struct engine_resume {
+	char name[32];
+	uint32_t shift;
+};
 
 struct engine {
 	const struct config *cfg;
@@ -37,6 +44,9 @@ struct engine {
 	struct vitals_module *modules; /* the closed epoch's modules table */
 	uint32_t modules_cap;
 	uint64_t mod_seen[ENGINE_MOD_WORDS]; /* ids referenced, while building */
+	/* t by vital name for vitals opened until engine_resume_end */
+	struct engine_resume resume[ENGINE_MAX_VITALS];
+	uint32_t nresume;
 };
 
 static uint64_t
@@ -131,6 +141,7 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
     const char *unit)
 {
 	const struct config_sketch *cs = config_sketch_for(e->cfg, name);
+	uint32_t i, s;
 	struct sketch_params p = {
 		.hca_size = cs->hca_size,
 		.seen_bits = cs->seen_bits,
@@ -146,6 +157,13 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
 		return -EINVAL;
 	v->shift_min = v->shift = engine_log2(cs->threshold);
 	v->shift_max = engine_log2(cs->threshold_max);
+	for (i = 0; i < e->nresume; i++) {
+		if (strcmp(e->resume[i].name, name) != 0)
+			continue;
+		s = e->resume[i].shift;
+		v->shift = s < v->shift_min ? v->shift_min :
+		    s > v->shift_max ? v->shift_max : s;
+	}
 	v->high_samples = cs->max_samples - cs->max_samples / 4;
 	if ((v->buf[0] = sketch_new(&p)) == NULL ||
 	    (v->buf[1] = sketch_new(&p)) == NULL)
@@ -188,6 +206,48 @@ engine_vital_open(struct engine *e, const char *name, const char *unit,
 	e->nvitals++;
 	*out = v;
 	return 0;
+}
+
+int
+engine_resume(struct engine *e, const struct vitals_epoch *ep)
+{
+	const struct vitals_vital_epoch *ve;
+	uint32_t i;
+
+	if (ep->host == NULL || strcmp(ep->host, e->host) != 0)
+		return -ESRCH;
+	e->nresume = 0;
+	for (i = 0; i < ep->nvitals && e->nresume < ENGINE_MAX_VITALS; i++) {
+		ve = &ep->vitals[i];
+		if (ve->threshold < 2 || ve->name == NULL ||
+		    strlen(ve->name) >= sizeof(e->resume[0].name))
+			continue;
+		strcpy(e->resume[e->nresume].name, ve->name);
+		e->resume[e->nresume++].shift = engine_log2(ve->threshold);
+	}
+	return 0;
+}
+
+size_t
+engine_resume_end(struct engine *e, char *buf, size_t len)
+{
+	const struct vitals_vital *v;
+	size_t n = 0;
+	uint32_t i;
+	int w;
+
+	if (len > 0)
+		buf[0] = '\0';
+	for (i = 0; e->nresume > 0 && i < e->nvitals; i++) {
+		v = e->vitals[i];
+		if (v->shift == v->shift_min || n >= len)
+			continue;
+		w = snprintf(buf + n, len - n, "%s%s %llu", n ? ", " : "",
+		    v->name, (unsigned long long)vitals_vital_threshold(v));
+		n = w < 0 ? len : n + (size_t)w;
+	}
+	e->nresume = 0;
+	return n < len ? n : len > 0 ? len - 1 : 0;
 }
 
 void

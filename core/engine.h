@@ -70,6 +70,21 @@ void engine_reconfigure(struct engine *e, const struct config *c,
 int engine_vital_open(struct engine *e, const char *name, const char *unit,
     struct vitals_vital **out);
 
+/*
+ * A restart's t: vitals opened from now until engine_resume_end start at
+ * the t they had in the stored epoch ep (kept within their configured
+ * threshold .. threshold_max), as if the daemon had not stopped.  Returns
+ * 0, or -ESRCH (nothing kept) if ep is another host's.
+ */
+int engine_resume(struct engine *e, const struct vitals_epoch *ep);
+
+/*
+ * Stop resuming; write "NAME T, ..." for the vitals that took a t above
+ * their configured one into buf (NUL-terminated, truncated to len) and
+ * return its length (0: none did).
+ */
+size_t engine_resume_end(struct engine *e, char *buf, size_t len);
+
 /* Start the first epoch at start_ns (CLOCK_REALTIME). */
 void engine_start(struct engine *e, uint64_t start_ns);
 

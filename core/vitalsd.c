@@ -263,7 +263,7 @@ vitalsd_run(struct config *c, struct loader *l, uint64_t epochs)
 		host_free(h);
 		return 1;
 	}
-	log_msg(VITALS_LOG_INFO, "core", "started: epoch %.3gs, data in %s",
+	log_msg(VITALS_LOG_INFO, "core", "started: epoch %gs, data in %s",
 	    (double)c->epoch_ns / 1e9, c->data_dir);
 	r = host_run(h, epochs);
 	host_free(h);

@@ -159,6 +159,56 @@ START_TEST(test_t_doubles_on_cpu)
 }
 END_TEST
 
+/*
+ * A restart resumes each vital's t from a stored epoch of its host, kept
+ * within the configured threshold .. threshold_max, until resuming ends.
+ */
+START_TEST(test_t_resumes)
+{
+	struct vitals_vital_epoch ve[4];
+	struct vitals_epoch ep;
+	struct vitals_vital *v;
+	char buf[128];
+
+	memset(&ep, 0, sizeof(ep));
+	memset(ve, 0, sizeof(ve));
+	ve[0].name = "cpu";
+	ve[0].threshold = 4096;
+	ve[1].name = "kmem";
+	ve[1].threshold = 1ULL << 40; /* above threshold_max */
+	ve[2].name = "lock";
+	ve[2].threshold = 2;
+	ve[3].name = "umem";
+	ve[3].threshold = 256;
+	ep.vitals = ve;
+	ep.nvitals = 4;
+	cfg->sketch.threshold = 4;
+	cfg->sketch.threshold_max = 65536;
+	ep.host = "h2";
+	ck_assert_int_eq(engine_resume(eng, &ep), -ESRCH);
+	ck_assert_int_eq(engine_vital_open(eng, "umem", "pages", &v), 0);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 4);
+	ep.host = "h1";
+	ck_assert_int_eq(engine_resume(eng, &ep), 0);
+	ck_assert_int_eq(engine_vital_open(eng, "cpu", "samples", &v), 0);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 4096);
+	ck_assert_int_eq(engine_vital_open(eng, "kmem", "pages", &v), 0);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 65536);
+	ck_assert_int_eq(engine_vital_open(eng, "lock", "ns", &v), 0);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 4); /* not below */
+	/* umem was open already: its t stays. */
+	ck_assert_int_eq(engine_vital_open(eng, "umem", "pages", &v), 0);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 4);
+	ck_assert_uint_eq(engine_resume_end(eng, buf, sizeof(buf)),
+	    strlen("cpu 4096, kmem 65536"));
+	ck_assert_str_eq(buf, "cpu 4096, kmem 65536");
+	ck_assert_uint_eq(engine_resume_end(eng, buf, 8), 0);
+	/* Resuming ended: a vital opened now starts at the configured t. */
+	ck_assert_int_eq(engine_vital_open(eng, "syscall", "calls", &v), 0);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 4);
+}
+END_TEST
+
 START_TEST(test_per_vital_sizes)
 {
 	struct vitals_vital *v;
@@ -243,6 +293,7 @@ main(void)
 	tcase_add_test(tc, test_t_doubles_on_sample_memory);
 	tcase_add_test(tc, test_t_halves_when_quiet);
 	tcase_add_test(tc, test_t_doubles_on_cpu);
+	tcase_add_test(tc, test_t_resumes);
 	tcase_add_test(tc, test_per_vital_sizes);
 	tcase_add_test(tc, test_load_external);
 	tcase_add_test(tc, test_findings);

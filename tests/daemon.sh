@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # The real daemon on real files: --list-plugins, --check-config (YAML
 # errors, plugin value checks), refusals at start, a 3-epoch run with the
-# synthetic probe, EWMA and the store (files, `vitals show`), and EWMA
-# flagging an injected burst but not a steady stream.
+# synthetic probe, EWMA and the store (files, `vitals show`), EWMA
+# flagging an injected burst but not a steady stream, and t resumed by a
+# restart.
 . "$top_srcdir/tests/lib.sh"
 
 # --list-plugins names the three plugins with their options.
@@ -203,4 +204,40 @@ for i in 0 1 2; do
 	"$VITALS" --data-dir "$TMP/burst" show $i --json | grep -q '"text"' &&
 		fail "EWMA flagged epoch $i before the burst"
 done
-echo "PASS: daemon runs, stores, shows, and EWMA flags only the burst"
+# A restart starts each vital at the t the host's last stored epoch ended
+# with: a stream that fills a 64-sample store raises t in the first run.
+run_resume() { # NAME HOST SECONDS
+	cat >"$TMP/$1.yaml" <<EOC
+epoch: 1h
+data_dir: $TMP/resume
+host: $2
+timescales: []
+sketch: { max_samples: 64 }
+probes:
+  synthetic: { vitals: [cpu, sched], rate: 20000, labels: 2000 }
+plugins:
+  store: {}
+EOC
+	"$VITALSD" -c "$TMP/$1.yaml" 2>"$TMP/$1.err" &
+	pid=$!
+	sleep "$3"
+	kill -TERM $pid
+	wait $pid || { cat "$TMP/$1.err"; fail "$1: vitalsd failed"; }
+}
+t_of() { # HOST: the cpu vital's t in the host's newest epoch
+	"$VITALS" --data-dir "$TMP/resume" show --last --host "$1" --json |
+		python3 -c 'import json,sys; print([v["threshold"] for v in json.load(sys.stdin)["vitals"] if v["name"] == "cpu"][0])'
+}
+run_resume first h1 2
+t1=$(t_of h1)
+[ "$t1" -gt 2 ] || fail "resume: the first run did not raise t ($t1)"
+grep -q "t resumed" "$TMP/first.err" && fail "resume: a first start resumed t"
+run_resume second h1 1
+assert_grep "t resumed from the last stored epoch: cpu $t1, sched [0-9]+" "$TMP/second.err"
+t2=$(t_of h1)
+[ "$t2" -ge "$t1" ] || fail "resume: t went from $t1 to $t2 over a restart"
+# Another host's epochs are not its own: it starts at the configured t.
+run_resume other h2 1
+grep -q "t resumed" "$TMP/other.err" && { cat "$TMP/other.err"; fail "resume: h2 took h1's t"; }
+
+echo "PASS: daemon runs, stores, shows, EWMA flags only the burst, t resumes"
