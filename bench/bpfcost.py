@@ -3,7 +3,7 @@
 """Kernel run time of vitalsd's BPF programs per run of a command.
 
 bench/bpfcost.py [--cpu] [-c CONFIG] [-n RUNS] [-r ROUNDS] [-w WARM]
-    [--settle S] -- CMD [ARG...]
+    [--settle S] [--adapt S] -- CMD [ARG...]
 
 Runs CMD RUNS times under vitalsd (default config), under bench/floor
 (empty programs on the same tracepoints) and under no monitor, ROUNDS
@@ -21,6 +21,14 @@ difference is what vitalsd's programs do beyond an empty one.  Wall-time
 rows (bench/overhead) drift more than this between rounds on a shared
 machine; this measures only the programs' own time, not what they cost
 the command through the caches they evict.  Needs root and bpftool.
+
+Every round's vitalsd resumes the t the last one stopped with (a restart
+takes it from the last epoch in the data directory), so t only rises
+over the rounds.  With --adapt S, vitalsd first runs for S seconds under
+CMD run back to back, unmeasured, as a daemon left running under the
+command would: its t rises to what the collector's CPU mark allows, and
+every round starts there.  Without it the first rounds measure a daemon
+at the configured t, the burst of samples after a first start.
 
 With --cpu the stats stay off and what is measured is the command's own
 CPU time (user + system, from its rusage) per run under each monitor and
@@ -169,6 +177,27 @@ def cpu_arm(mon, cmd, runs, conf, tmp, settle, warm):
             stop(p, log)
 
 
+def adapt(cmd, conf, tmp, secs):
+    """Run vitalsd for secs seconds under cmd back to back; return the
+    t it stopped with, from its last epoch ("VITAL T, ...")."""
+    sys.stderr.write("bpfcost: adapting t for %g s\n" % secs)
+    p, log = start("vitalsd", conf, tmp)
+    end = time.time() + secs
+    try:
+        while time.time() < end:
+            run_cmd(cmd, 1)
+    finally:
+        stop(p, log)
+    out = subprocess.run(
+        [os.path.join(TOP, "core", "vitals"), "--data-dir",
+         os.path.join(tmp, "data"), "show", "--last", "--json"],
+        capture_output=True, text=True)
+    if out.returncode != 0:
+        die("vitals show --last: %s" % out.stderr.strip())
+    return ", ".join("%s %d" % (v["name"], v["threshold"])
+                     for v in json.loads(out.stdout)["vitals"])
+
+
 def mean_se(xs):
     """Mean and its standard error (0 for a single value)."""
     se = statistics.stdev(xs) / len(xs) ** 0.5 if len(xs) > 1 else 0.0
@@ -223,7 +252,7 @@ def config(path, tmp):
 def main():
     ap = argparse.ArgumentParser(
         usage="bpfcost.py [--cpu] [-c CONFIG] [-n RUNS] [-r ROUNDS] "
-        "[-w WARM] [--settle S] -- CMD [ARG...]")
+        "[-w WARM] [--settle S] [--adapt S] -- CMD [ARG...]")
     ap.add_argument("--cpu", action="store_true")
     ap.add_argument("-c", dest="config",
                     default=os.path.join(SRC, "conf", "vitals.yaml"))
@@ -231,14 +260,16 @@ def main():
     ap.add_argument("-r", dest="rounds", type=int, default=2)
     ap.add_argument("-w", "--warm", dest="warm", type=int, default=0)
     ap.add_argument("--settle", type=float, default=2.0)
+    ap.add_argument("--adapt", type=float, default=0.0)
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     o = ap.parse_args()
     cmd = o.cmd[1:] if o.cmd[:1] == ["--"] else o.cmd
     if not cmd:
         ap.error("no command to run")
-    if o.runs < 1 or o.rounds < 1 or o.settle < 0 or o.warm < 0:
-        ap.error("-n and -r must be at least 1, -w and --settle not "
-                 "negative")
+    if o.runs < 1 or o.rounds < 1 or o.settle < 0 or o.warm < 0 or \
+            o.adapt < 0:
+        ap.error("-n and -r must be at least 1, -w, --settle and --adapt "
+                 "not negative")
     if os.geteuid() != 0:
         die("needs root (BPF programs and their run-time stats)")
     if not o.cpu and shutil.which("bpftool") is None:
@@ -249,6 +280,9 @@ def main():
         os.path.join(TOP, d) for d in ("probes", "filters", "plugins")))
     with tempfile.TemporaryDirectory(prefix="bpfcost.") as tmp:
         conf = config(o.config, tmp)
+        if o.adapt > 0:
+            print("bpfcost: vitalsd adapted for %g s under the command: t %s"
+                  % (o.adapt, adapt(cmd, conf, tmp, o.adapt)))
         if o.cpu:
             cpu_main(o, cmd, conf, tmp)
             return

@@ -53,6 +53,7 @@ struct vitals_bpf {
 	uint64_t *fold;              /* m counters: one vital's half, folded */
 	uint64_t *percpu;            /* one value per possible CPU */
 	struct vitals_bpf_exe_slot *slots; /* vitals_exe_cache, one per CPU */
+	int slots_fd;                /* its map, -1 if the object has none */
 	int ncpus;                   /* possible CPUs */
 	uint64_t dropped_seen[VITALS_BPF_MAX_VITALS];
 	uint64_t run_ns, run_cnt;    /* programs' run totals at the window start */
@@ -172,6 +173,7 @@ vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
 	b->obj = obj;
 	b->spec = *spec;
 	b->stats_fd = -1;
+	b->slots_fd = -1;
 	b->init.nvitals = spec->nvitals;
 	b->init.self_tgid = (uint32_t)getpid();
 	b->init.tgid = spec->pid;
@@ -470,16 +472,25 @@ bpf_events_adj(struct vitals_bpf *b, uint32_t half, uint32_t vital, int take)
 static int
 bpf_pend_read(struct vitals_bpf *b)
 {
-	struct bpf_map *m;
 	uint32_t key = 0;
+
+	return b->slots_fd >= 0 &&
+	    bpf_map_lookup_elem(b->slots_fd, &key, b->slots) == 0;
+}
+
+/* The per-CPU exe cache's map, if the object has one of this layout. */
+static int
+bpf_slots_fd(const struct vitals_bpf *b)
+{
+	struct bpf_map *m;
 
 	_Static_assert(sizeof(struct vitals_bpf_exe_slot) % 8 == 0,
 	    "per-CPU values are 8-byte aligned");
-	if ((m = bpf_object__find_map_by_name(b->obj,
-	    "vitals_exe_cache")) == NULL ||
+	m = bpf_object__find_map_by_name(b->obj, "vitals_exe_cache");
+	if (m == NULL ||
 	    bpf_map__value_size(m) != sizeof(struct vitals_bpf_exe_slot))
-		return 0;
-	return bpf_map_lookup_elem(bpf_map__fd(m), &key, b->slots) == 0;
+		return -1;
+	return bpf_map__fd(m);
 }
 
 /*
@@ -712,6 +723,7 @@ vitals_bpf_start(struct vitals_bpf *b)
 		return r;
 	}
 	*b->cfg = b->init;
+	b->slots_fd = bpf_slots_fd(b);
 	rb = bpf_object__find_map_by_name(b->obj, "vitals_rb");
 	b->rb = ring_buffer__new(bpf_map__fd(rb), bpf_on_sample, b, NULL);
 	if (b->rb == NULL) {
