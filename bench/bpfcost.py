@@ -3,7 +3,7 @@
 """Kernel run time of vitalsd's BPF programs per run of a command.
 
 bench/bpfcost.py [--cpu] [-c CONFIG] [-n RUNS] [-r ROUNDS] [-w WARM]
-    [--settle S] [--adapt S] -- CMD [ARG...]
+    [--settle S] [--adapt S] [--also CONFIG2] -- CMD [ARG...]
 
 Runs CMD RUNS times under vitalsd (default config), under bench/floor
 (empty programs on the same tracepoints) and under no monitor, ROUNDS
@@ -39,7 +39,11 @@ what the simplest exact in-kernel per-label count costs.  The figures are
 everything a monitor costs the command, the dispatch to the programs and
 the cache lines they evict included, which the stats cannot see.  A
 command of steady CPU time (one compile) resolves a fraction of a percent
-over some hundreds of runs.
+over some hundreds of runs.  With --also CONFIG2, a fifth arm runs
+vitalsd with that configuration (its own data directory, adapted too),
+and the difference between the two configurations is paired by round:
+the machine drifts by about a percent between invocations, more than
+one probe's share, so two configurations are compared within one.
 """
 import argparse
 import json
@@ -107,7 +111,7 @@ def run_cmd(cmd, runs):
 def start(mon, conf, tmp):
     """Start a monitor; wait until its programs are attached."""
     log = open(os.path.join(tmp, mon + ".log"), "w+")
-    if mon == "vitalsd":
+    if mon in ("vitalsd", "also"):
         argv = [os.path.join(TOP, "core", "vitalsd"), "-c", conf]
         ready = "started"
     else:
@@ -177,11 +181,11 @@ def cpu_arm(mon, cmd, runs, conf, tmp, settle, warm):
             stop(p, log)
 
 
-def adapt(cmd, conf, tmp, secs):
+def adapt(cmd, conf, tmp, secs, mon="vitalsd"):
     """Run vitalsd for secs seconds under cmd back to back; return the
     t it stopped with, from its last epoch ("VITAL T, ...")."""
     sys.stderr.write("bpfcost: adapting t for %g s\n" % secs)
-    p, log = start("vitalsd", conf, tmp)
+    p, log = start(mon, conf, tmp)
     end = time.time() + secs
     try:
         while time.time() < end:
@@ -190,7 +194,7 @@ def adapt(cmd, conf, tmp, secs):
         stop(p, log)
     out = subprocess.run(
         [os.path.join(TOP, "core", "vitals"), "--data-dir",
-         os.path.join(tmp, "data"), "show", "--last", "--json"],
+         data_dir(tmp, mon), "show", "--last", "--json"],
         capture_output=True, text=True)
     if out.returncode != 0:
         die("vitals show --last: %s" % out.stderr.strip())
@@ -204,15 +208,18 @@ def mean_se(xs):
     return statistics.fmean(xs), se
 
 
-def cpu_main(o, cmd, conf, tmp):
-    """--cpu: the command's CPU per run under each monitor, by round."""
-    mons = ("none", "floor", "exact", "vitalsd")
+def cpu_main(o, cmd, confs, tmp):
+    """--cpu: the command's CPU per run under each monitor, by round;
+    confs has vitalsd's configuration, and "also"'s with --also."""
+    mons = ("none", "floor", "exact", "vitalsd") + \
+        (("also",) if "also" in confs else ())
     got = dict((m, []) for m in mons)
     for r in range(o.rounds):
         sys.stderr.write("bpfcost: round %d/%d\n" % (r + 1, o.rounds))
         for mon in mons if r % 2 == 0 else tuple(reversed(mons)):
-            got[mon].append(cpu_arm(mon, cmd, o.runs, conf, tmp, o.settle,
-                                    o.warm))
+            got[mon].append(cpu_arm(mon, cmd, o.runs,
+                                    confs.get(mon, confs["vitalsd"]), tmp,
+                                    o.settle, o.warm))
     print("bpfcost: %s, %d runs x %d rounds%s; CPU time a run (user + "
           "system), BPF stats off" % (
               " ".join(cmd), o.runs, o.rounds,
@@ -230,7 +237,7 @@ def cpu_main(o, cmd, conf, tmp):
         am = statistics.fmean([a - b for a, b in zip(got[mon], none)])
         print("%-8s %10.1f us %12s%% +- %4.2f %+11.1f us" % (
             mon, m * 1e6, "%+.2f" % pm, pse, am * 1e6))
-    for above in ("floor", "exact"):
+    for above in ("floor", "exact") + (("also",) if "also" in got else ()):
         pct = [100 * (a - b) / n for a, b, n in
                zip(got["vitalsd"], got[above], none)]
         pm, pse = mean_se(pct)
@@ -239,12 +246,17 @@ def cpu_main(o, cmd, conf, tmp):
                   "the " + above if above == "floor" else above, pm, pse))
 
 
-def config(path, tmp):
+def data_dir(tmp, mon):
+    """The data directory of a vitalsd arm ("vitalsd" or "also")."""
+    return os.path.join(tmp, "data" if mon == "vitalsd" else mon + "-data")
+
+
+def config(path, tmp, mon="vitalsd"):
     """The config with its data_dir (and log) pointed into tmp."""
     lines = [l for l in open(path) if not l.startswith(("data_dir:", "log:"))]
-    out = os.path.join(tmp, "vitals.yaml")
+    out = os.path.join(tmp, mon + ".yaml")
     with open(out, "w") as f:
-        f.write("data_dir: %s\nlog: stderr\n" % os.path.join(tmp, "data"))
+        f.write("data_dir: %s\nlog: stderr\n" % data_dir(tmp, mon))
         f.writelines(lines)
     return out
 
@@ -252,7 +264,7 @@ def config(path, tmp):
 def main():
     ap = argparse.ArgumentParser(
         usage="bpfcost.py [--cpu] [-c CONFIG] [-n RUNS] [-r ROUNDS] "
-        "[-w WARM] [--settle S] [--adapt S] -- CMD [ARG...]")
+        "[-w WARM] [--settle S] [--adapt S] [--also CONFIG2] -- CMD [ARG...]")
     ap.add_argument("--cpu", action="store_true")
     ap.add_argument("-c", dest="config",
                     default=os.path.join(SRC, "conf", "vitals.yaml"))
@@ -261,6 +273,7 @@ def main():
     ap.add_argument("-w", "--warm", dest="warm", type=int, default=0)
     ap.add_argument("--settle", type=float, default=2.0)
     ap.add_argument("--adapt", type=float, default=0.0)
+    ap.add_argument("--also", dest="also")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     o = ap.parse_args()
     cmd = o.cmd[1:] if o.cmd[:1] == ["--"] else o.cmd
@@ -274,17 +287,26 @@ def main():
         die("needs root (BPF programs and their run-time stats)")
     if not o.cpu and shutil.which("bpftool") is None:
         die("bpftool is not installed (apt-get install bpftool)")
-    if not os.access(o.config, os.R_OK):
-        die("%s: cannot read the config" % o.config, 2)
+    if o.also is not None and not o.cpu:
+        ap.error("--also needs --cpu")
+    for path in (o.config, o.also):
+        if path is not None and not os.access(path, os.R_OK):
+            die("%s: cannot read the config" % path, 2)
     os.environ.setdefault("VITALS_PLUGIN_PATH", ":".join(
         os.path.join(TOP, d) for d in ("probes", "filters", "plugins")))
     with tempfile.TemporaryDirectory(prefix="bpfcost.") as tmp:
         conf = config(o.config, tmp)
-        if o.adapt > 0:
-            print("bpfcost: vitalsd adapted for %g s under the command: t %s"
-                  % (o.adapt, adapt(cmd, conf, tmp, o.adapt)))
+        confs = {"vitalsd": conf}
+        if o.also is not None:
+            confs["also"] = config(o.also, tmp, "also")
+            print("bpfcost: vitalsd runs %s; also, %s" % (o.config, o.also))
+        for mon in sorted(confs, reverse=True):
+            if o.adapt > 0:
+                print("bpfcost: %s adapted for %g s under the command: t %s"
+                      % (mon, o.adapt, adapt(cmd, confs[mon], tmp, o.adapt,
+                                             mon)))
         if o.cpu:
-            cpu_main(o, cmd, conf, tmp)
+            cpu_main(o, cmd, confs, tmp)
             return
         tot = {"vitalsd": {}, "floor": {}}
         cpu = []
