@@ -20,6 +20,7 @@
 #include <vitals/store.h>
 
 #include "aggregate.h"
+#include "codec.h"
 #include "engine.h"
 #include "host.h"
 #include "instance.h"
@@ -565,6 +566,25 @@ host_on_signal(evutil_socket_t sig, short what, void *arg)
 #define HOST_RESUME_EPOCHS 10
 
 /*
+ * The host part of the names this host's epochs are stored under (host
+ * names are made safe for a file name), or "" if it cannot be made.
+ */
+static void
+host_file_name(const struct host *h, char *out, size_t len)
+{
+	char rel[512];
+	const char *base;
+	uint64_t start;
+
+	out[0] = '\0';
+	if (h->cfg->host == NULL ||
+	    codec_epoch_relpath(0, h->cfg->host, rel, sizeof(rel)) < 0 ||
+	    (base = strrchr(rel, '/')) == NULL ||
+	    codec_parse_name(base + 1, &start, out, len) < 0)
+		out[0] = '\0';
+}
+
+/*
  * A restart starts each vital at the t this host's newest epoch in
  * data_dir ended with, if it ended within HOST_RESUME_EPOCHS epochs: t
  * was raised to keep the collector under its CPU and sample marks, and a
@@ -578,13 +598,17 @@ host_resume(struct host *h, uint64_t now)
 	struct vitals_store_list l = { 0, NULL };
 	struct vitals_epoch *ep;
 	uint64_t window, end;
-	char why[256];
+	char why[256], mine[256];
 	size_t i;
 
 	window = HOST_RESUME_EPOCHS * h->cfg->epoch_ns;
+	host_file_name(h, mine, sizeof(mine));
 	if (h->cfg->data_dir == NULL || vitals_store_list(h->cfg->data_dir, &l) < 0)
 		return;
 	for (i = l.n; i-- > 0 && l.v[i].start_ns + window > now;) {
+		/* A store shared by peers: load only files named like ours. */
+		if (mine[0] != '\0' && strcmp(l.v[i].host, mine) != 0)
+			continue;
 		if (vitals_epoch_load(l.v[i].path, &ep, why, sizeof(why)) < 0) {
 			log_msg(VITALS_LOG_DEBUG, "core", "resume: %s", why);
 			continue;
