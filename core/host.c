@@ -603,7 +603,8 @@ host_resume(struct host *h, uint64_t now)
 
 	window = HOST_RESUME_EPOCHS * h->cfg->epoch_ns;
 	host_file_name(h, mine, sizeof(mine));
-	if (h->cfg->data_dir == NULL || vitals_store_list(h->cfg->data_dir, &l) < 0)
+	if (h->cfg->data_dir == NULL || now < window ||
+	    vitals_store_list_since(h->cfg->data_dir, now - window, &l) < 0)
 		return;
 	for (i = l.n; i-- > 0 && l.v[i].start_ns + window > now;) {
 		/* A store shared by peers: load only files named like ours. */

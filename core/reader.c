@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -84,11 +85,14 @@ store_each_in(const char *dir, store_file_fn fn, void *arg)
 }
 
 /*
- * Call fn for every file in every date dir of data_dir.  A date dir that
- * vanished meanwhile (a concurrent prune) or is not a directory is skipped.
+ * Call fn for every file in every date dir of data_dir named from_day
+ * ("YYYY-MM-DD") or later, or in every one if from_day is NULL.  A date
+ * dir that vanished meanwhile (a concurrent prune) or is not a directory
+ * is skipped.
  */
 static int
-store_each_file(const char *data_dir, store_file_fn fn, void *arg)
+store_each_file_from(const char *data_dir, const char *from_day,
+    store_file_fn fn, void *arg)
 {
 	char dir[PATH_MAX];
 	struct dirent *de;
@@ -103,7 +107,8 @@ store_each_file(const char *data_dir, store_file_fn fn, void *arg)
 			r = -errno;
 			break;
 		}
-		if (!store_is_date(de->d_name))
+		if (!store_is_date(de->d_name) ||
+		    (from_day != NULL && strcmp(de->d_name, from_day) < 0))
 			continue;
 		if (snprintf(dir, sizeof(dir), "%s/%s", data_dir, de->d_name) >=
 		    (int)sizeof(dir))
@@ -116,21 +121,42 @@ store_each_file(const char *data_dir, store_file_fn fn, void *arg)
 	return r;
 }
 
+/* store_each_file_from() over every date dir. */
+static int
+store_each_file(const char *data_dir, store_file_fn fn, void *arg)
+{
+	return store_each_file_from(data_dir, NULL, fn, arg);
+}
+
+/* A listing being made: entries allocated, and the earliest start kept. */
+struct store_lister {
+	struct vitals_store_list l;
+	size_t cap;
+	uint64_t since_ns;
+};
+
 static int
 store_list_add(const char *dir, const char *name, void *arg)
 {
-	struct vitals_store_list *l = arg;
+	struct store_lister *w = arg;
+	struct vitals_store_list *l = &w->l;
 	struct vitals_store_entry *v, *e;
 	char host[256];
 	uint64_t start;
-	size_t len;
+	size_t len, cap;
 
 	if (codec_parse_name(name, &start, host, sizeof(host)) < 0)
 		return 0; /* temporary files and junk */
-	if ((v = realloc(l->v, (l->n + 1) * sizeof(*v))) == NULL)
-		return -ENOMEM;
-	l->v = v;
-	e = &v[l->n];
+	if (start < w->since_ns)
+		return 0;
+	if (l->n == w->cap) {
+		cap = w->cap != 0 ? w->cap * 2 : 64;
+		if ((v = realloc(l->v, cap * sizeof(*v))) == NULL)
+			return -ENOMEM;
+		l->v = v;
+		w->cap = cap;
+	}
+	e = &l->v[l->n];
 	e->start_ns = start;
 	e->host = strdup(host);
 	len = strlen(dir) + strlen(name) + 2;
@@ -157,26 +183,43 @@ store_entry_cmp(const void *a, const void *b)
 }
 
 /*
- * List the epoch files under data_dir/YYYY-MM-DD/, sorted by start then
- * host.  Names that do not parse (temporary files, junk) are skipped.
- * Returns 0 and fills *out (the caller frees it with
- * vitals_store_list_free), -ENOENT if data_dir is missing, or another
- * negative errno.
+ * List the epoch files under data_dir/YYYY-MM-DD/ that start at since_ns
+ * or later, sorted by start then host; only the date dirs of since_ns's
+ * day (UTC) and later are read.  Names that do not parse (temporary
+ * files, junk) are skipped.  Returns 0 and fills *out (the caller frees
+ * it with vitals_store_list_free), -ENOENT if data_dir is missing, or
+ * another negative errno.
  */
+int
+vitals_store_list_since(const char *data_dir, uint64_t since_ns,
+    struct vitals_store_list *out)
+{
+	struct store_lister w = { { 0, NULL }, 0, since_ns };
+	time_t sec = (time_t)(since_ns / 1000000000ull);
+	char day[16];
+	struct tm tm;
+	int r;
+
+	day[0] = '\0';
+	if (since_ns > 0 && gmtime_r(&sec, &tm) != NULL)
+		strftime(day, sizeof(day), "%Y-%m-%d", &tm);
+	r = store_each_file_from(data_dir, day[0] != '\0' ? day : NULL,
+	    store_list_add, &w);
+	if (r < 0) {
+		vitals_store_list_free(&w.l);
+		return r;
+	}
+	if (w.l.n > 1)
+		qsort(w.l.v, w.l.n, sizeof(*w.l.v), store_entry_cmp);
+	*out = w.l;
+	return 0;
+}
+
+/* Every epoch file under data_dir: vitals_store_list_since() from 0. */
 int
 vitals_store_list(const char *data_dir, struct vitals_store_list *out)
 {
-	struct vitals_store_list l = { 0, NULL };
-	int r;
-
-	if ((r = store_each_file(data_dir, store_list_add, &l)) < 0) {
-		vitals_store_list_free(&l);
-		return r;
-	}
-	if (l.n > 1)
-		qsort(l.v, l.n, sizeof(*l.v), store_entry_cmp);
-	*out = l;
-	return 0;
+	return vitals_store_list_since(data_dir, 0, out);
 }
 
 /* Free the entries of a listing and zero it; accepts a zeroed list. */

@@ -287,6 +287,63 @@ START_TEST(test_encode_put)
 }
 END_TEST
 
+/*
+ * Listing from a time on: only files starting then or later, sorted, from
+ * date dirs of that day on (a file misplaced in an earlier day's dir is
+ * not seen), and listings longer than the first allocation.
+ */
+START_TEST(test_list_since)
+{
+	struct vitals_store_list l;
+	char rel[128];
+	uint64_t t, since = DAY0 + 86400 * NS + 3600 * NS;
+	size_t i, want = 0;
+
+	/* Three days, one file every 30 minutes, two hosts: 288 files. */
+	for (i = 0; i < 144; i++) {
+		t = DAY0 + i * 1800 * NS;
+		ck_assert_int_gt(codec_epoch_relpath(t, "b", rel, sizeof(rel)),
+		    0);
+		*strchr(rel, '/') = '\0';
+		mkdir(tpath(rel), 0755);
+		rel[strlen(rel)] = '/';
+		write_file(tpath(rel), "x", 1);
+		ck_assert_int_gt(codec_epoch_relpath(t, "a", rel, sizeof(rel)),
+		    0);
+		write_file(tpath(rel), "x", 1);
+		want += t >= since ? 2 : 0;
+	}
+	/* In the first day's dir but named for the last: not read. */
+	write_file(tpath("2023-11-14/20231116T000000.000Z_z.json.gz"), "x", 1);
+	write_file(tpath("2023-11-16/.tmp.junk"), "x", 1);
+	ck_assert_int_eq(vitals_store_list_since(tdir, since, &l), 0);
+	ck_assert_uint_eq(l.n, want);
+	ck_assert_uint_eq(l.v[0].start_ns, since);
+	ck_assert_str_eq(l.v[0].host, "a");
+	ck_assert_str_eq(l.v[1].host, "b");
+	for (i = 1; i < l.n; i++)
+		ck_assert(l.v[i - 1].start_ns < l.v[i].start_ns ||
+		    (l.v[i - 1].start_ns == l.v[i].start_ns &&
+			strcmp(l.v[i - 1].host, l.v[i].host) < 0));
+	vitals_store_list_free(&l);
+	/* From 0, or from before the store, every file. */
+	ck_assert_int_eq(vitals_store_list_since(tdir, 0, &l), 0);
+	ck_assert_uint_eq(l.n, 289);
+	vitals_store_list_free(&l);
+	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_uint_eq(l.n, 289);
+	vitals_store_list_free(&l);
+	/* From after the last file, none; a missing store, -ENOENT. */
+	ck_assert_int_eq(vitals_store_list_since(tdir, DAY0 + 4 * 86400 * NS,
+			     &l),
+	    0);
+	ck_assert_uint_eq(l.n, 0);
+	vitals_store_list_free(&l);
+	ck_assert_int_eq(vitals_store_list_since(tpath("none"), since, &l),
+	    -ENOENT);
+}
+END_TEST
+
 START_TEST(test_save_no_path)
 {
 	struct vitals_store_list l;
@@ -673,6 +730,7 @@ store_suite(void)
 	tcase_add_checked_fixture(io, setup, teardown);
 	tcase_add_test(io, test_save_load);
 	tcase_add_test(io, test_save_no_path);
+	tcase_add_test(io, test_list_since);
 	tcase_add_test(io, test_encode_put);
 	tcase_add_test(io, test_list_order);
 	tcase_add_test(io, test_list_missing);

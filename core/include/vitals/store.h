@@ -37,6 +37,14 @@ struct vitals_store_list {
  */
 int vitals_store_list(const char *data_dir, struct vitals_store_list *out);
 
+/*
+ * vitals_store_list() of the files that start at since_ns or later: only
+ * the date directories of since_ns's day (UTC) and later are read, so
+ * listing the last hours of a long store stays cheap.
+ */
+int vitals_store_list_since(const char *data_dir, uint64_t since_ns,
+    struct vitals_store_list *out);
+
 /* Free a listing's contents; accepts a zeroed or half-filled list. */
 void vitals_store_list_free(struct vitals_store_list *l);
 
