@@ -10,6 +10,8 @@
 #include <bpf/bpf_helpers.h>
 #include <vitals/sketch.bpf.h>
 
+#include "cpu.h"
+
 /*
  * The interrupted registers (bpf_user_pt_regs_t), in the x86-64 user ABI
  * layout (struct pt_regs of <asm/ptrace.h>): ip is word 16, cs word 17.
@@ -48,7 +50,13 @@ vitals_cpu_sample(struct cpu_perf_ctx *ctx)
 		return 0;
 	r->op = kernel;
 	r->args[0] = ip;
-	vitals_bpf_submit(ctx, r, kernel, 1);
+	/*
+	 * A frame's file lookup here, where interrupts are off, ends in an
+	 * irq_work to release the mmap lock: in a VM that costs the sampled
+	 * task far more than the program's own run time (see cpu.c).
+	 */
+	vitals_bpf_submit_files(ctx, r, kernel, 1,
+	    c->param[CPU_P_FILES] != 0);
 	return 0;
 }
 

@@ -21,6 +21,7 @@
 #include <vitals/bpf.h>
 #include <vitals/vitals.h>
 
+#include "cpu.h"
 #include "cpu.skel.h"
 
 #define CPU_MAX 1024
@@ -45,6 +46,7 @@ struct cpu_config {
 	struct vitals_bpf_opts bpf;
 	int64_t frequency;
 	char *event;
+	int files; /* look up user frames' files in the kernel */
 };
 
 struct cpu_state {
@@ -63,6 +65,15 @@ static const struct vitals_option cpu_options[] = {
 	{ "event", VITALS_OPT_STRING, offsetof(struct cpu_config, event),
 	  "auto", "auto (cycles, else cpu-clock), cycles or cpu-clock", 0, 0 },
 #endif
+	/*
+	 * Each lookup, in the sampling interrupt, costs the sampled task
+	 * tens of microseconds in a VM (an irq_work releases the mmap lock):
+	 * at high frequencies more than the rest of the probe (README).
+	 */
+	{ "files", VITALS_OPT_BOOL, offsetof(struct cpu_config, files),
+	  "true", "find the files of user frames in the kernel, so that "
+	  "the library frames of a process gone before its samples are read "
+	  "are placed (off: through /proc while it runs)", 0, 0 },
 	{ NULL, 0, 0, NULL, NULL, 0, 0 }
 };
 
@@ -210,6 +221,7 @@ cpu_init(struct vitals_ctx *ctx, const void *config, void **state)
 	}
 	if ((r = vitals_bpf_prepare(ctx, s->skel->obj, &spec, &s->bpf)) < 0)
 		goto fail;
+	vitals_bpf_set_param(s->bpf, CPU_P_FILES, cf->files != 0);
 	if ((r = vitals_bpf_load(s->bpf)) < 0 || (r = cpu_attach(ctx, s)) < 0)
 		goto fail;
 	*state = s;

@@ -25,6 +25,7 @@ run syscall_loop
 run signal_storm
 run udp_sender 1000 0
 run lock_contention 3
+run lib_loop
 # Default directory: a temporary one under /var/tmp, removed at exit.
 cp "$TMP/fsync_writer.json" "$TMP/fsync_dir.json"
 run fsync_writer
@@ -66,6 +67,8 @@ checks = {
         and 0 < d["received"] <= d["datagrams"],
     "lock_contention": lambda d: d["threads"] == 3 and d["ops"] >= 3 * 64
         and d["ops"] % 64 == 0,
+    "lib_loop": lambda d: d["scans"] >= 1024 and d["scans"] % 1024 == 0
+        and d["found"] == 0,
 }
 for name, ok in checks.items():
     d = load(name)

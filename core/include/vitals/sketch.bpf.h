@@ -935,12 +935,15 @@ vitals_bpf_ufiles(struct task_struct *t, const __u64 *ip, __u32 n,
 
 /*
  * Fill the record's stacks from the program's context (kernel and/or
- * user as asked), with the files of the user frames, and hand it to user
- * space without waking it: user space drains the ring on a timer and at
- * every boundary.
+ * user as asked), with the files of the user frames if files is set,
+ * and hand it to user space without waking it: user space drains the
+ * ring on a timer and at every boundary.  Without the files, user space
+ * places the frames of a process still running through /proc, and those
+ * in the exe's text by the record's code range.
  */
 static __always_inline void
-vitals_bpf_submit(void *ctx, struct vitals_bpf_rec *r, int kstack, int ustack)
+vitals_bpf_submit_files(void *ctx, struct vitals_bpf_rec *r, int kstack,
+    int ustack, int files)
 {
 	long n;
 
@@ -952,12 +955,21 @@ vitals_bpf_submit(void *ctx, struct vitals_bpf_rec *r, int kstack, int ustack)
 		n = bpf_get_stack(ctx, r->ustack, sizeof(r->ustack),
 		    BPF_F_USER_STACK);
 		r->nustack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
+	}
+	if (ustack && files) {
 		n = vitals_bpf_ufiles(vitals_bpf_task(), r->ustack, r->nustack,
 		    &r->code_start, r->ufile);
 		r->nufiles = n & 0xff;
 		r->nustack = (__u32)n >> 8;
 	}
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+}
+
+/* vitals_bpf_submit_files() with the files of the user frames. */
+static __always_inline void
+vitals_bpf_submit(void *ctx, struct vitals_bpf_rec *r, int kstack, int ustack)
+{
+	vitals_bpf_submit_files(ctx, r, kstack, ustack, 1);
 }
 
 /* Kernel frames a tracing program's stack starts with: itself, bpf_trace_run<N>. */

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Workload: CPU-bound in a shared library for the duration: memchr(3) of
+ * libc over a 64 KiB buffer that holds no match, so a test can check
+ * that the cpu vital places the library's frames (the clock is read once
+ * every 1024 scans: few samples fall in the vDSO).  Prints the scans.
+ */
+#include "wl.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LIB_LOOP_BUF (64 * 1024)
+
+int
+main(int argc, char **argv)
+{
+	double secs = wl_seconds(argc, argv, "[SECONDS]");
+	uint64_t deadline, scans = 0, found = 0;
+	char *buf;
+	int i;
+
+	if ((buf = calloc(1, LIB_LOOP_BUF)) == NULL)
+		wl_die("calloc");
+	deadline = wl_now_ns() + (uint64_t)(secs * 1e9);
+	do {
+		for (i = 0; i < 1024; i++)
+			found += memchr(buf, 'x', LIB_LOOP_BUF) != NULL;
+		scans += 1024;
+	} while (wl_now_ns() < deadline);
+	printf("{\"workload\":\"lib_loop\",\"seconds\":%g,\"scans\":%llu,"
+	       "\"found\":%llu,\"pid\":%d}\n",
+	    secs, (unsigned long long)scans, (unsigned long long)found,
+	    (int)getpid());
+	free(buf);
+	return 0;
+}
