@@ -606,7 +606,8 @@ host_resume(struct host *h, uint64_t now)
 	if (h->cfg->data_dir == NULL || now < window ||
 	    vitals_store_list_since(h->cfg->data_dir, now - window, &l) < 0)
 		return;
-	for (i = l.n; i-- > 0 && l.v[i].start_ns + window > now;) {
+	/* Newest first; the listing holds only starts within the window. */
+	for (i = l.n; i-- > 0;) {
 		/* A store shared by peers: load only files named like ours. */
 		if (mine[0] != '\0' && strcmp(l.v[i].host, mine) != 0)
 			continue;

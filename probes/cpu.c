@@ -66,9 +66,9 @@ static const struct vitals_option cpu_options[] = {
 	  "auto", "auto (cycles, else cpu-clock), cycles or cpu-clock", 0, 0 },
 #endif
 	/*
-	 * Each lookup, in the sampling interrupt, costs the sampled task
-	 * tens of microseconds in a VM (an irq_work releases the mmap lock):
-	 * at high frequencies more than the rest of the probe (README).
+	 * Each lookup, in the sampling interrupt, ends in an irq_work that
+	 * releases the mmap lock: in a VM, at high frequencies, that costs
+	 * the sampled tasks more than the rest of the probe (README).
 	 */
 	{ "files", VITALS_OPT_BOOL, offsetof(struct cpu_config, files),
 	  "true", "find the files of user frames in the kernel, so that "

@@ -326,7 +326,7 @@ START_TEST(test_list_since)
 		    (l.v[i - 1].start_ns == l.v[i].start_ns &&
 			strcmp(l.v[i - 1].host, l.v[i].host) < 0));
 	vitals_store_list_free(&l);
-	/* From 0, or from before the store, every file. */
+	/* From 0, and by vitals_store_list(), every file. */
 	ck_assert_int_eq(vitals_store_list_since(tdir, 0, &l), 0);
 	ck_assert_uint_eq(l.n, 289);
 	vitals_store_list_free(&l);
