@@ -25,8 +25,11 @@ main(int argc, char **argv)
 		wl_die("calloc");
 	deadline = wl_now_ns() + (uint64_t)(secs * 1e9);
 	do {
-		for (i = 0; i < 1024; i++)
+		for (i = 0; i < 1024; i++) {
+			/* The buffer may have changed: memchr is not hoisted. */
+			__asm__ volatile("" : : "r"(buf) : "memory");
 			found += memchr(buf, 'x', LIB_LOOP_BUF) != NULL;
+		}
 		scans += 1024;
 	} while (wl_now_ns() < deadline);
 	printf("{\"workload\":\"lib_loop\",\"seconds\":%g,\"scans\":%llu,"
