@@ -3,7 +3,8 @@
 """Kernel run time of vitalsd's BPF programs per run of a command.
 
 bench/bpfcost.py [--cpu] [-c CONFIG] [-n RUNS] [-r ROUNDS] [-w WARM]
-    [--settle S] [--adapt S] [--also CONFIG2] -- CMD [ARG...]
+    [--settle S] [--adapt S] [--also CONFIG2] [--sample-hz HZ]
+    -- CMD [ARG...]
 
 Runs CMD RUNS times under vitalsd (default config), under bench/floor
 (empty programs on the same tracepoints) and under no monitor, ROUNDS
@@ -44,6 +45,11 @@ vitalsd with that configuration (its own data directory, adapted too),
 and the difference between the two configurations is paired by round:
 the machine drifts by about a percent between invocations, more than
 one probe's share, so two configurations are compared within one.
+
+The floor and exact monitors also sample cpu-clock on every CPU at
+--sample-hz (99, the default configuration's cpu frequency; 0: not),
+with a program that returns at once, as the cpu probe samples: the
+interrupts any monitor with a cpu vital pays.
 """
 import argparse
 import json
@@ -108,8 +114,9 @@ def run_cmd(cmd, runs):
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def start(mon, conf, tmp):
-    """Start a monitor; wait until its programs are attached."""
+def start(mon, conf, tmp, hz=0):
+    """Start a monitor; wait until its programs are attached.  The floor
+    and exact monitors sample cpu-clock at hz on every CPU unless 0."""
     log = open(os.path.join(tmp, mon + ".log"), "w+")
     if mon in ("vitalsd", "also"):
         argv = [os.path.join(TOP, "core", "vitalsd"), "-c", conf]
@@ -118,6 +125,8 @@ def start(mon, conf, tmp):
         argv = [os.path.join(TOP, "bench", "floor")]
         if mon == "exact":
             argv.append("--exact")
+        if hz:
+            argv += ["--sample", str(hz)]
         ready = "attached"
     p = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
     for _ in range(300):
@@ -139,11 +148,11 @@ def stop(p, log):
     log.close()
 
 
-def measure(mon, cmd, runs, conf, tmp, settle, warm):
+def measure(mon, cmd, runs, conf, tmp, settle, warm, hz):
     """Per-program (runs, ns, tracepoint) of the monitor's programs over
     runs of cmd, after warm runs unmeasured."""
     old = set(progs())
-    p, log = start(mon, conf, tmp)
+    p, log = start(mon, conf, tmp, hz)
     time.sleep(settle)
     was = None
     try:
@@ -166,12 +175,12 @@ def measure(mon, cmd, runs, conf, tmp, settle, warm):
     return res
 
 
-def cpu_arm(mon, cmd, runs, conf, tmp, settle, warm):
+def cpu_arm(mon, cmd, runs, conf, tmp, settle, warm, hz):
     """CPU seconds per run of cmd under a monitor (or none), after warm
     runs unmeasured; the stats stay off."""
     p = log = None
     if mon != "none":
-        p, log = start(mon, conf, tmp)
+        p, log = start(mon, conf, tmp, hz)
         time.sleep(settle)
     try:
         run_cmd(cmd, warm)
@@ -219,11 +228,12 @@ def cpu_main(o, cmd, confs, tmp):
         for mon in mons if r % 2 == 0 else tuple(reversed(mons)):
             got[mon].append(cpu_arm(mon, cmd, o.runs,
                                     confs.get(mon, confs["vitalsd"]), tmp,
-                                    o.settle, o.warm))
+                                    o.settle, o.warm, o.sample_hz))
     print("bpfcost: %s, %d runs x %d rounds%s; CPU time a run (user + "
-          "system), BPF stats off" % (
+          "system), BPF stats off%s" % (
               " ".join(cmd), o.runs, o.rounds,
-              ", after %d warm-up runs" % o.warm if o.warm else ""))
+              ", after %d warm-up runs" % o.warm if o.warm else "",
+              sampling(o)))
     print("%-8s %12s %22s %14s" % ("monitor", "CPU/run", "added (by round)",
                                    "added/run"))
     none = got["none"]
@@ -246,6 +256,13 @@ def cpu_main(o, cmd, confs, tmp):
                   "the " + above if above == "floor" else above, pm, pse))
 
 
+def sampling(o):
+    """The floor's sampling, as the header tells it."""
+    if not o.sample_hz:
+        return ""
+    return "; floor and exact sample cpu-clock at %d Hz" % o.sample_hz
+
+
 def data_dir(tmp, mon):
     """The data directory of a vitalsd arm ("vitalsd" or "also")."""
     return os.path.join(tmp, "data" if mon == "vitalsd" else mon + "-data")
@@ -264,7 +281,8 @@ def config(path, tmp, mon="vitalsd"):
 def main():
     ap = argparse.ArgumentParser(
         usage="bpfcost.py [--cpu] [-c CONFIG] [-n RUNS] [-r ROUNDS] "
-        "[-w WARM] [--settle S] [--adapt S] [--also CONFIG2] -- CMD [ARG...]")
+        "[-w WARM] [--settle S] [--adapt S] [--also CONFIG2] [--sample-hz HZ] "
+        "-- CMD [ARG...]")
     ap.add_argument("--cpu", action="store_true")
     ap.add_argument("-c", dest="config",
                     default=os.path.join(SRC, "conf", "vitals.yaml"))
@@ -274,15 +292,16 @@ def main():
     ap.add_argument("--settle", type=float, default=2.0)
     ap.add_argument("--adapt", type=float, default=0.0)
     ap.add_argument("--also", dest="also")
+    ap.add_argument("--sample-hz", dest="sample_hz", type=int, default=99)
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     o = ap.parse_args()
     cmd = o.cmd[1:] if o.cmd[:1] == ["--"] else o.cmd
     if not cmd:
         ap.error("no command to run")
     if o.runs < 1 or o.rounds < 1 or o.settle < 0 or o.warm < 0 or \
-            o.adapt < 0:
+            o.adapt < 0 or not 0 <= o.sample_hz <= 100000:
         ap.error("-n and -r must be at least 1, -w, --settle and --adapt "
-                 "not negative")
+                 "not negative, --sample-hz 0 to 100000")
     if os.geteuid() != 0:
         die("needs root (BPF programs and their run-time stats)")
     if not o.cpu and shutil.which("bpftool") is None:
@@ -314,16 +333,17 @@ def main():
             sys.stderr.write("bpfcost: round %d/%d\n" % (r + 1, o.rounds))
             cpu.append(run_cmd(cmd, o.runs))
             for mon in ("floor", "vitalsd") if r % 2 == 0 else ("vitalsd", "floor"):
-                res = measure(mon, cmd, o.runs, conf, tmp, o.settle, o.warm)
+                res = measure(mon, cmd, o.runs, conf, tmp, o.settle, o.warm,
+                              o.sample_hz)
                 for name, (cnt, ns, tp) in res.items():
                     a, b, _ = tot[mon].get(name, (0, 0, None))
                     tot[mon][name] = (a + cnt, b + ns, tp)
     ops = float(o.runs * o.rounds)
     base = sum(cpu) / ops * 1e9
-    print("bpfcost: %s, %d runs x %d rounds%s; unmonitored CPU %.1f us a run"
+    print("bpfcost: %s, %d runs x %d rounds%s; unmonitored CPU %.1f us a run%s"
           % (" ".join(cmd), o.runs, o.rounds,
              ", after %d warm-up runs" % o.warm if o.warm else "",
-             base / 1e3))
+             base / 1e3, sampling(o)))
     # The floor's program on each tracepoint: what attaching alone costs.
     fl = dict((tp, (cnt, ns)) for cnt, ns, tp in tot["floor"].values() if tp)
     print("%-24s %-18s %10s %8s %8s %11s %11s" % (

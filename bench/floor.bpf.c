@@ -127,4 +127,15 @@ count_sys_enter(struct count_sys_enter_args *ctx)
 	return 0;
 }
 
+/*
+ * On the sampling perf events of floor --sample: the cpu probe's timer
+ * interrupts, with a program that returns at once.
+ */
+SEC("perf_event")
+int
+floor_sample(void *ctx)
+{
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "GPL";

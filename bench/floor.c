@@ -5,20 +5,28 @@
  * The "floor" monitor of bench/overhead.  floor --count attaches only the
  * minimal counting program on raw_syscalls:sys_enter ("count"); floor
  * --exact makes every program count its event in a hashed slot (the
- * "exact" monitor of bench/bpfcost.py --cpu).
+ * "exact" monitor of bench/bpfcost.py --cpu).  With --sample HZ it also
+ * opens a cpu-clock sampling event on every CPU at HZ, as the cpu probe
+ * does, with a program that returns at once: the sampling interrupts any
+ * monitor with a cpu vital pays.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <bpf/libbpf.h>
 
+#include <vitals/bpf.h>
+
 #include "floor.skel.h"
 
-#define FLOOR_MAX 32
+#define FLOOR_MAX 32    /* tracepoint programs */
+#define FLOOR_CPUS 1024 /* sampling events */
 
 static volatile sig_atomic_t floor_done;
 
@@ -50,21 +58,81 @@ floor_has(const struct bpf_program *p)
 	return 0;
 }
 
+static int
+floor_usage(void)
+{
+	fprintf(stderr, "usage: floor [--count | --exact] [--sample HZ]\n");
+	return 2;
+}
+
+/*
+ * Attach p to a cpu-clock event at hz on every online CPU (at most
+ * FLOOR_CPUS), links after *n.  Returns the events attached or -1 with
+ * the reason printed.
+ */
+static int
+floor_sample(struct bpf_program *p, long hz, struct bpf_link **links, int *n)
+{
+	static int fds[FLOOR_CPUS];
+	int ncpu, cpu, got = 0;
+
+	if ((ncpu = vitals_perf_open(0, 0, (uint64_t)hz, fds, FLOOR_CPUS)) < 0) {
+		fprintf(stderr, "floor: cpu-clock at %ld Hz: %s\n", hz,
+		    strerror(-ncpu));
+		return -1;
+	}
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		if (fds[cpu] < 0)
+			continue;
+		if ((links[*n] = bpf_program__attach_perf_event(p,
+		    fds[cpu])) == NULL) {
+			fprintf(stderr, "floor: cannot attach to cpu%d's "
+			    "cpu-clock: %s\n", cpu, strerror(errno));
+			return -1;
+		}
+		(*n)++;
+		got++;
+	}
+	return got;
+}
+
 int
 main(int argc, char **argv)
 {
-	struct bpf_link *links[FLOOR_MAX];
+	static const struct option longopts[] = {
+		{ "count", no_argument, NULL, 'c' },
+		{ "exact", no_argument, NULL, 'e' },
+		{ "sample", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static struct bpf_link *links[FLOOR_CPUS + FLOOR_MAX];
 	struct bpf_program *p;
 	struct floor_bpf *skel;
-	int n = 0, i, r, count, exact;
+	int n = 0, i, r, count = 0, exact = 0, sampled = 0, opt;
+	long hz = 0;
+	char *end;
 	bool want;
 
-	count = argc == 2 && strcmp(argv[1], "--count") == 0;
-	exact = argc == 2 && strcmp(argv[1], "--exact") == 0;
-	if (argc > 2 || (argc == 2 && !count && !exact)) {
-		fprintf(stderr, "usage: floor [--count | --exact]\n");
-		return 2;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (opt == 'c')
+			count = 1;
+		else if (opt == 'e')
+			exact = 1;
+		else if (opt == 's') {
+			errno = 0;
+			hz = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    hz < 1 || hz > 100000) {
+				fprintf(stderr, "floor: --sample: expected a "
+				    "frequency of 1 to 100000 Hz, got \"%s\"\n",
+				    optarg);
+				return 2;
+			}
+		} else
+			return floor_usage();
 	}
+	if (optind != argc || (count && exact))
+		return floor_usage();
 	libbpf_set_strict_mode(LIBBPF_STRICT_ALL);
 	if ((skel = floor_bpf__open()) == NULL) {
 		fprintf(stderr, "floor: cannot open the BPF object: %s\n",
@@ -75,6 +143,8 @@ main(int argc, char **argv)
 	bpf_object__for_each_program(p, skel->obj) {
 		if (p == skel->progs.count_sys_enter)
 			want = count;
+		else if (p == skel->progs.floor_sample)
+			want = hz != 0;
 		else
 			want = !count && floor_has(p);
 		bpf_program__set_autoload(p, want);
@@ -83,8 +153,16 @@ main(int argc, char **argv)
 		fprintf(stderr, "floor: cannot load: %s\n", strerror(-r));
 		return 1;
 	}
+	if (hz != 0 && (sampled = floor_sample(skel->progs.floor_sample, hz,
+	    links, &n)) < 0) {
+		for (i = 0; i < n; i++)
+			bpf_link__destroy(links[i]);
+		floor_bpf__destroy(skel);
+		return 1;
+	}
 	bpf_object__for_each_program(p, skel->obj) {
-		if (!bpf_program__autoload(p) || n == FLOOR_MAX)
+		if (!bpf_program__autoload(p) || n == sampled + FLOOR_MAX ||
+		    p == skel->progs.floor_sample)
 			continue;
 		if ((links[n] = bpf_program__attach(p)) == NULL) {
 			fprintf(stderr, "floor: cannot attach %s: %s\n",
@@ -95,7 +173,10 @@ main(int argc, char **argv)
 	}
 	signal(SIGINT, floor_on_signal);
 	signal(SIGTERM, floor_on_signal);
-	printf("floor: attached %d programs\n", n);
+	printf("floor: attached %d programs", n - sampled);
+	if (hz != 0)
+		printf(", sampling %d CPUs at %ld Hz", sampled, hz);
+	printf("\n");
 	fflush(stdout);
 	while (!floor_done)
 		pause();

@@ -64,6 +64,7 @@ struct overhead_opts {
 	int files;               /* C files in the build row */
 	int settle;              /* ms a monitor runs before rows are measured */
 	int warm;                /* unrecorded passes per monitor start */
+	int sample_hz;           /* floor's cpu-clock sampling, 0 = none */
 	int quick;               /* --quick */
 };
 
@@ -770,13 +771,14 @@ overhead_vitalsd_stop(struct overhead_mon *m, const char *tmp)
 }
 
 /*
- * Start bench/floor (with --count if count) and wait for its "attached"
- * line.
+ * Start bench/floor (with --count if count, else sampling at hz unless
+ * 0) and wait for its "attached" line.
  */
 static int
-overhead_floor_start(struct overhead_mon *m, const char *tmp, int count)
+overhead_floor_start(struct overhead_mon *m, const char *tmp, int count,
+    int hz)
 {
-	char log[PATH_MAX];
+	char log[PATH_MAX], freq[16];
 	int fd;
 
 	snprintf(log, sizeof(log), "%s/%s.log", tmp, m->name);
@@ -788,8 +790,16 @@ overhead_floor_start(struct overhead_mon *m, const char *tmp, int count)
 	}
 	if (m->pid == 0) {
 		overhead_child_prepare(fd);
-		execl(OVERHEAD_BUILDDIR "/bench/floor", "floor",
-		    count ? "--count" : (char *)NULL, (char *)NULL);
+		snprintf(freq, sizeof(freq), "%d", hz);
+		if (count)
+			execl(OVERHEAD_BUILDDIR "/bench/floor", "floor",
+			    "--count", (char *)NULL);
+		else if (hz != 0)
+			execl(OVERHEAD_BUILDDIR "/bench/floor", "floor",
+			    "--sample", freq, (char *)NULL);
+		else
+			execl(OVERHEAD_BUILDDIR "/bench/floor", "floor",
+			    (char *)NULL);
 		fprintf(stderr, "exec %s/bench/floor: %s\n", OVERHEAD_BUILDDIR,
 		    strerror(errno));
 		_exit(127);
@@ -968,7 +978,7 @@ overhead_mon_start(struct overhead_mon *m, int i,
 	else if (i == OV_PERF)
 		r = overhead_perf_start(m, o, tmp);
 	else if (i == OV_FLOOR || i == OV_COUNT)
-		r = overhead_floor_start(m, tmp, i == OV_COUNT);
+		r = overhead_floor_start(m, tmp, i == OV_COUNT, o->sample_hz);
 	if (r < 0) {
 		m->on = 0;
 		m->failed = 1;
@@ -1168,6 +1178,7 @@ overhead_usage(FILE *f)
 	    "[-t MS] [--files N]\n"
 	    "                [--rows LIST] [--monitors LIST] [--settle MS] "
 	    "[--warm[=N]]\n"
+	    "                [--sample-hz HZ]\n"
 	    "Latency of lmbench-like rows with no monitor, with vitalsd, "
 	    "under\nperf record -a -g on the probes' tracepoints, with "
 	    "empty BPF programs\non them (floor), and with one minimal "
@@ -1225,7 +1236,7 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 		{ "samples", 1, NULL, 's' }, { "time", 1, NULL, 't' },
 		{ "files", 1, NULL, 'f' }, { "rows", 1, NULL, 'R' },
 		{ "monitors", 1, NULL, 'm' }, { "settle", 1, NULL, 'S' },
-		{ "warm", 2, NULL, 'W' },
+		{ "warm", 2, NULL, 'W' }, { "sample-hz", 1, NULL, 'H' },
 		{ "help", 0, NULL, 'h' },
 		{ NULL, 0, NULL, 0 } };
 	int ch, r = 0, s = 0, t = 0, f = 0;
@@ -1252,6 +1263,10 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 		case 'W':
 			o->warm = optarg == NULL ? 1 :
 			    overhead_int(optarg, "--warm", 0, 1000);
+			break;
+		case 'H':
+			o->sample_hz = overhead_int(optarg, "--sample-hz", 0,
+			    100000);
 			break;
 		case 'h': overhead_usage(stdout); exit(0);
 		default: overhead_usage(stderr); exit(2);
@@ -1478,48 +1493,75 @@ overhead_print_header(const char *first)
 }
 
 /*
- * Monitor i against none on one row, paired by round: per round, the
- * median of the monitor's samples less (rel: over) the median of the
- * unmonitored ones of the same round; the mean of that over the rounds
- * both ran, and its standard error.  Rounds drift (the machine, the
- * monitor's own epoch work) more than samples within a round do, so the
- * pairs say better than two medians whether a difference is real.
- * Returns the rounds paired; under 3, no estimate.
+ * Median of monitor i's samples of one row in round r, into *m; w has
+ * room for them.  0 if it has none in that round.
+ */
+static int
+overhead_round_median(const struct overhead_res *res,
+    double *const src[OV_NMON], int row, int i, int r, double *w, double *m)
+{
+	int k, n = 0;
+
+	for (k = 0; k < res->n[row][i]; k++)
+		if (res->round[row][i][k] == r)
+			w[n++] = src[i][k];
+	if (n == 0)
+		return 0;
+	*m = overhead_median(w, n);
+	return 1;
+}
+
+/*
+ * Monitor i against monitor base (none, or the floor) on one row, paired
+ * by round: per round, the median of the monitor's samples less the
+ * median of base's of the same round (rel: over the unmonitored median of
+ * the round); the mean of that over the rounds all ran, and its standard
+ * error.  Rounds drift (the machine, the monitor's own epoch work) more
+ * than samples within a round do, so the pairs say better than two
+ * medians whether a difference is real.  Returns the rounds paired; under
+ * 3, no estimate.
  */
 static int
 overhead_paired(const struct overhead_res *res, double *const src[OV_NMON],
-    int row, int i, int rel, double *mean, double *se)
+    int row, int i, int base, int rel, double *mean, double *se)
 {
-	const double *a = src[i], *b = src[OV_NONE];
-	const int *ra = res->round[row][i], *rb = res->round[row][OV_NONE];
-	double *wa, *wb, ma, mb, d, sum = 0, sq = 0;
-	int r, k, na, nb, n = 0;
+	double *w, ma, mb, mn, d, sum = 0, sq = 0;
+	int r, n = 0, most = res->n[row][OV_NONE];
 
-	wa = malloc(((size_t)res->n[row][i] + 1) * sizeof(*wa));
-	wb = malloc(((size_t)res->n[row][OV_NONE] + 1) * sizeof(*wb));
-	for (r = 0; wa != NULL && wb != NULL && r < res->rounds; r++) {
-		for (k = na = 0; k < res->n[row][i]; k++)
-			if (ra[k] == r)
-				wa[na++] = a[k];
-		for (k = nb = 0; k < res->n[row][OV_NONE]; k++)
-			if (rb[k] == r)
-				wb[nb++] = b[k];
-		if (na == 0 || nb == 0)
+	if (res->n[row][i] > most)
+		most = res->n[row][i];
+	if (res->n[row][base] > most)
+		most = res->n[row][base];
+	w = malloc(((size_t)most + 1) * sizeof(*w));
+	for (r = 0; w != NULL && r < res->rounds; r++) {
+		if (!overhead_round_median(res, src, row, i, r, w, &ma) ||
+		    !overhead_round_median(res, src, row, base, r, w, &mb) ||
+		    !overhead_round_median(res, src, row, OV_NONE, r, w, &mn))
 			continue;
-		ma = overhead_median(wa, na);
-		mb = overhead_median(wb, nb);
-		d = rel ? ma / mb - 1 : ma - mb;
+		d = rel ? (ma - mb) / mn : ma - mb;
 		sum += d;
 		sq += d * d;
 		n++;
 	}
-	free(wa);
-	free(wb);
+	free(w);
 	if (n < 3)
 		return n;
 	*mean = sum / n;
 	*se = sqrt(fmax(sq - n * *mean * *mean, 0) / (n - 1) / n);
 	return n;
+}
+
+/* An added latency (rel: a share) and its standard error, for a table. */
+static void
+overhead_fmt_added(char *b, size_t len, int rel, double mean, double se,
+    double scale, const char *unit)
+{
+	if (rel)
+		snprintf(b, len, "%+.2f%% +- %.2f", mean * 100, se * 100);
+	else
+		snprintf(b, len, "%+.*f +- %.*f %s",
+		    fabs(mean) / scale < 10 ? 2 : 1, mean / scale,
+		    se / scale < 10 ? 2 : 1, se / scale, unit);
 }
 
 /*
@@ -1532,8 +1574,8 @@ overhead_report_paired(const struct overhead_res *res, int cpu)
 {
 	double *const (*src)[OV_NMON] = cpu ? res->cpu : res->v;
 	static const int order[] = { OV_FLOOR, OV_COUNT, OV_VITALSD, OV_PERF };
-	double mean[OV_NMON], se[OV_NMON], scale, lo, hi;
-	char b[OV_NMON][48];
+	double mean[OV_NMON], se[OV_NMON], scale, lo, hi, am, ase;
+	char b[OV_NMON][48], above[48];
 	const char *unit;
 	int row, i, k, rel, any = 0, n, nmax = 0;
 
@@ -1548,29 +1590,29 @@ overhead_report_paired(const struct overhead_res *res, int cpu)
 			i = order[k];
 			mean[i] = NAN;
 			snprintf(b[i], sizeof(b[i]), "-");
-			n = overhead_paired(res, src[row], row, i, rel,
-			    &mean[i], &se[i]);
+			n = overhead_paired(res, src[row], row, i, OV_NONE,
+			    rel, &mean[i], &se[i]);
 			if (n < 3)
 				continue;
 			if (n > nmax)
 				nmax = n;
-			if (rel)
-				snprintf(b[i], sizeof(b[i]), "%+.2f%% +- %.2f",
-				    mean[i] * 100, se[i] * 100);
-			else
-				snprintf(b[i], sizeof(b[i]), "%+.*f +- %.*f %s",
-				    fabs(mean[i]) / scale < 10 ? 2 : 1,
-				    mean[i] / scale, se[i] / scale < 10 ? 2 : 1,
-				    se[i] / scale, unit);
+			overhead_fmt_added(b[i], sizeof(b[i]), rel, mean[i],
+			    se[i], scale, unit);
 		}
+		/* What vitalsd adds beyond the floor, which any monitor pays. */
+		snprintf(above, sizeof(above), "-");
+		if (overhead_paired(res, src[row], row, OV_VITALSD, OV_FLOOR,
+		    rel, &am, &ase) >= 3)
+			overhead_fmt_added(above, sizeof(above), rel, am, ase,
+			    scale, unit);
 		if (!any++)
 			printf("\n%s, paired by round\n%-20s %20s %20s %20s "
-			    "%20s  %s\n", cpu ? "CPU time added" :
+			    "%20s %20s  %s\n", cpu ? "CPU time added" :
 			    "latency added",
 			    "row", "+floor", "+count", "+vitalsd", "+perf",
-			    "perf/vitalsd (+-1 se)");
-		printf("%-20s %20s %20s %20s %20s", overhead_rows[row].name,
-		    b[OV_FLOOR], b[OV_COUNT], b[OV_VITALSD], b[OV_PERF]);
+			    "vitalsd-floor", "perf/vitalsd (+-1 se)");
+		printf("%-20s %20s %20s %20s %20s %20s", overhead_rows[row].name,
+		    b[OV_FLOOR], b[OV_COUNT], b[OV_VITALSD], b[OV_PERF], above);
 		if (!isnan(mean[OV_VITALSD]) && !isnan(mean[OV_PERF]) &&
 		    mean[OV_VITALSD] > 0) {
 			lo = mean[OV_VITALSD] + se[OV_VITALSD];
@@ -1588,7 +1630,8 @@ overhead_report_paired(const struct overhead_res *res, int cpu)
 	if (any)
 		printf("mean over up to %d rounds of each round's median "
 		    "less the unmonitored one of the same round\n(build: "
-		    "over it), +- its standard error\n", nmax);
+		    "over it), +- its standard error; vitalsd-floor: "
+		    "vitalsd's less the floor's\n", nmax);
 }
 
 /*
@@ -1681,6 +1724,8 @@ overhead_header(const struct overhead_ctx *c, const struct overhead_mon *m)
 	if (o->warm)
 		printf("; %d unrecorded pass%s after each monitor start",
 		    o->warm, o->warm == 1 ? "" : "es");
+	if (m[OV_FLOOR].on && o->sample_hz != 0)
+		printf("; floor samples cpu-clock at %d Hz", o->sample_hz);
 	printf("\n");
 	if (m[OV_VITALSD].on)
 		printf("vitalsd: %s -c %s\n", o->vitalsd, o->config);
@@ -1734,7 +1779,8 @@ main(int argc, char **argv)
 		    OVERHEAD_BUILDDIR "/probes:" OVERHEAD_BUILDDIR
 				      "/filters:" OVERHEAD_BUILDDIR "/plugins",
 		.perf = "perf",
-		.cc = "gcc" };
+		.cc = "gcc",
+		.sample_hz = 99 };
 	struct sigaction sa = { .sa_handler = overhead_on_signal };
 	static struct overhead_res res;
 	struct overhead_mon m[OV_NMON];
