@@ -4,8 +4,10 @@
  * and a small compile, each measured with no monitor, with vitalsd running,
  * under `perf record -a -g` on the tracepoints the probes use, and with
  * empty BPF programs on those tracepoints (bench/floor: what any BPF
- * monitor pays here), and with the minimal counting program the probes'
- * design starts from (bench/floor --count), in interleaved rounds.
+ * monitor pays here), with the minimal counting program the probes'
+ * design starts from (bench/floor --count), and with the floor's programs
+ * each counting its event in a hashed slot (bench/floor --exact), in
+ * interleaved rounds.
  * Prints medians, ratios and added latency; asserts nothing.
  */
 #include "config.h"
@@ -48,7 +50,10 @@
 
 extern char **environ;
 
-enum { OV_NONE, OV_VITALSD, OV_PERF, OV_FLOOR, OV_COUNT, OV_NMON };
+enum { OV_NONE, OV_VITALSD, OV_PERF, OV_FLOOR, OV_COUNT, OV_EXACT, OV_NMON };
+
+/* Whether monitor i is one of bench/floor's. */
+#define OV_IS_FLOOR(i) ((i) == OV_FLOOR || (i) == OV_COUNT || (i) == OV_EXACT)
 
 struct overhead_opts {
 	const char *config;      /* vitalsd configuration */
@@ -771,15 +776,15 @@ overhead_vitalsd_stop(struct overhead_mon *m, const char *tmp)
 }
 
 /*
- * Start bench/floor (with --count if count, else sampling at hz unless
- * 0) and wait for its "attached" line.
+ * Start bench/floor as monitor i (floor, count or exact; the floor and
+ * exact sampling at hz unless 0) and wait for its "attached" line.
  */
 static int
-overhead_floor_start(struct overhead_mon *m, const char *tmp, int count,
-    int hz)
+overhead_floor_start(struct overhead_mon *m, const char *tmp, int i, int hz)
 {
 	char log[PATH_MAX], freq[16];
-	int fd;
+	char *argv[5] = { "floor", NULL, NULL, NULL, NULL };
+	int fd, k = 1;
 
 	snprintf(log, sizeof(log), "%s/%s.log", tmp, m->name);
 	if ((fd = overhead_open_log(log)) < 0)
@@ -791,15 +796,15 @@ overhead_floor_start(struct overhead_mon *m, const char *tmp, int count,
 	if (m->pid == 0) {
 		overhead_child_prepare(fd);
 		snprintf(freq, sizeof(freq), "%d", hz);
-		if (count)
-			execl(OVERHEAD_BUILDDIR "/bench/floor", "floor",
-			    "--count", (char *)NULL);
-		else if (hz != 0)
-			execl(OVERHEAD_BUILDDIR "/bench/floor", "floor",
-			    "--sample", freq, (char *)NULL);
-		else
-			execl(OVERHEAD_BUILDDIR "/bench/floor", "floor",
-			    (char *)NULL);
+		if (i == OV_COUNT)
+			argv[k++] = "--count";
+		if (i == OV_EXACT)
+			argv[k++] = "--exact";
+		if (i != OV_COUNT && hz != 0) {
+			argv[k++] = "--sample";
+			argv[k++] = freq;
+		}
+		execv(OVERHEAD_BUILDDIR "/bench/floor", argv);
 		fprintf(stderr, "exec %s/bench/floor: %s\n", OVERHEAD_BUILDDIR,
 		    strerror(errno));
 		_exit(127);
@@ -977,8 +982,8 @@ overhead_mon_start(struct overhead_mon *m, int i,
 		r = overhead_vitalsd_start(m, o, tmp);
 	else if (i == OV_PERF)
 		r = overhead_perf_start(m, o, tmp);
-	else if (i == OV_FLOOR || i == OV_COUNT)
-		r = overhead_floor_start(m, tmp, i == OV_COUNT, o->sample_hz);
+	else if (OV_IS_FLOOR(i))
+		r = overhead_floor_start(m, tmp, i, o->sample_hz);
 	if (r < 0) {
 		m->on = 0;
 		m->failed = 1;
@@ -1003,7 +1008,7 @@ overhead_mon_stop(struct overhead_mon *m, int i, const char *tmp)
 		overhead_vitalsd_stop(m, tmp);
 	else if (i == OV_PERF)
 		overhead_perf_stop(m, tmp);
-	else if (i == OV_FLOOR || i == OV_COUNT)
+	else if (OV_IS_FLOOR(i))
 		overhead_floor_stop(m);
 	m->pid = 0;
 }
@@ -1132,7 +1137,7 @@ static void
 overhead_mons_init(struct overhead_mon *m, const struct overhead_opts *o)
 {
 	static const char *names[OV_NMON] = { "none", "vitalsd", "perf",
-		"floor", "count" };
+		"floor", "count", "exact" };
 	int i;
 
 	for (i = 0; i < OV_NMON; i++) {
@@ -1157,7 +1162,7 @@ overhead_mons_init(struct overhead_mon *m, const struct overhead_opts *o)
 			    "(Debian package linux-perf)", o->perf);
 		else if (i == OV_PERF)
 			overhead_perf_events(m[i].why, sizeof(m[i].why));
-		else if ((i == OV_FLOOR || i == OV_COUNT) &&
+		else if (OV_IS_FLOOR(i) &&
 		    access(OVERHEAD_BUILDDIR "/bench/floor", X_OK) < 0)
 			snprintf(m[i].why, sizeof(m[i].why), "%s/bench/floor: "
 			    "%s (run make)", OVERHEAD_BUILDDIR, strerror(errno));
@@ -1181,13 +1186,14 @@ overhead_usage(FILE *f)
 	    "                [--sample-hz HZ]\n"
 	    "Latency of lmbench-like rows with no monitor, with vitalsd, "
 	    "under\nperf record -a -g on the probes' tracepoints, with "
-	    "empty BPF programs\non them (floor), and with one minimal "
-	    "counting program on\nraw_syscalls:sys_enter (count), "
-	    "interleaved in rounds.\n"
+	    "empty BPF programs\non them and cpu-clock sampling (floor), "
+	    "with one minimal counting\nprogram on raw_syscalls:sys_enter "
+	    "(count), and with the floor's programs\neach counting its event "
+	    "with one atomic add (exact), interleaved in rounds.\n"
 	    "rows: null read write stat open select sigins sigdel pipe fork "
 	    "exec build\n"
-	    "monitors: none vitalsd perf floor count (all but none need "
-	    "root)\n");
+	    "monitors: none vitalsd perf floor count exact (all but none "
+	    "need root)\n");
 }
 
 static int
@@ -1283,7 +1289,8 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 		    "open select sigins sigdel pipe fork exec build ");
 	if (o->monitors)
 		overhead_check_list(
-		    o->monitors, "--monitors", " none vitalsd perf floor count ");
+		    o->monitors, "--monitors",
+		    " none vitalsd perf floor count exact ");
 	o->rounds = r ? r : o->quick ? 2 : 8;
 	o->samples = s ? s : 2;
 	o->ms = t ? t : o->quick ? 40 : 100;
@@ -1410,18 +1417,19 @@ overhead_unit(double ref, double *scale)
 static void
 overhead_print_row(int row, double med[OV_NMON], double spread)
 {
-	char b[12][32];
+	char b[14][32];
 	double scale;
 	const char *unit = overhead_unit(
 	    isnan(med[OV_NONE]) ? med[OV_VITALSD] : med[OV_NONE], &scale);
 
 	if (!isnan(spread))
 		snprintf(b[11], 32, "%.0f%%", spread * 100);
-	printf("%-20s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s %9s %6s\n",
-	    overhead_rows[row].name,
+	printf("%-20s %9s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s %9s %9s "
+	    "%6s\n", overhead_rows[row].name,
 	    overhead_fmt(b[0], 32, med[OV_NONE], scale, unit, 0),
 	    overhead_fmt(b[1], 32, med[OV_FLOOR], scale, unit, 0),
 	    overhead_fmt(b[2], 32, med[OV_COUNT], scale, unit, 0),
+	    overhead_fmt(b[12], 32, med[OV_EXACT], scale, unit, 0),
 	    overhead_fmt(b[3], 32, med[OV_VITALSD], scale, unit, 0),
 	    overhead_fmt(b[4], 32, med[OV_PERF], scale, unit, 0),
 	    overhead_ratio(b[5], 32, med[OV_VITALSD], med[OV_NONE]),
@@ -1429,6 +1437,8 @@ overhead_print_row(int row, double med[OV_NMON], double spread)
 	    overhead_fmt(b[7], 32, med[OV_FLOOR] - med[OV_NONE], scale,
 		unit, 1),
 	    overhead_fmt(b[8], 32, med[OV_COUNT] - med[OV_NONE], scale,
+		unit, 1),
+	    overhead_fmt(b[13], 32, med[OV_EXACT] - med[OV_NONE], scale,
 		unit, 1),
 	    overhead_fmt(b[9], 32, med[OV_VITALSD] - med[OV_NONE], scale,
 		unit, 1),
@@ -1487,9 +1497,10 @@ overhead_measured(const struct overhead_res *res, int row)
 static void
 overhead_print_header(const char *first)
 {
-	printf("\n%-20s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s %9s %6s\n",
-	    first, "none", "floor", "count", "vitalsd", "perf", "vd/none",
-	    "pf/none", "+floor", "+count", "+vitalsd", "+perf", "noise");
+	printf("\n%-20s %9s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s %9s %9s "
+	    "%6s\n", first, "none", "floor", "count", "exact", "vitalsd",
+	    "perf", "vd/none", "pf/none", "+floor", "+count", "+exact",
+	    "+vitalsd", "+perf", "noise");
 }
 
 /*
@@ -1573,7 +1584,8 @@ static void
 overhead_report_paired(const struct overhead_res *res, int cpu)
 {
 	double *const (*src)[OV_NMON] = cpu ? res->cpu : res->v;
-	static const int order[] = { OV_FLOOR, OV_COUNT, OV_VITALSD, OV_PERF };
+	static const int order[] = { OV_FLOOR, OV_COUNT, OV_EXACT, OV_VITALSD,
+		OV_PERF };
 	double mean[OV_NMON], se[OV_NMON], scale, lo, hi, am, ase;
 	char b[OV_NMON][48], above[48];
 	const char *unit;
@@ -1586,7 +1598,7 @@ overhead_report_paired(const struct overhead_res *res, int cpu)
 		rel = overhead_rows[row].once;
 		unit = overhead_unit(overhead_median(src[row][OV_NONE],
 		    res->n[row][OV_NONE]), &scale);
-		for (k = 0; k < 4; k++) {
+		for (k = 0; k < 5; k++) {
 			i = order[k];
 			mean[i] = NAN;
 			snprintf(b[i], sizeof(b[i]), "-");
@@ -1607,12 +1619,13 @@ overhead_report_paired(const struct overhead_res *res, int cpu)
 			    scale, unit);
 		if (!any++)
 			printf("\n%s, paired by round\n%-20s %20s %20s %20s "
-			    "%20s %20s  %s\n", cpu ? "CPU time added" :
+			    "%20s %20s %20s  %s\n", cpu ? "CPU time added" :
 			    "latency added",
-			    "row", "+floor", "+count", "+vitalsd", "+perf",
-			    "vitalsd-floor", "perf/vitalsd (+-1 se)");
-		printf("%-20s %20s %20s %20s %20s %20s", overhead_rows[row].name,
-		    b[OV_FLOOR], b[OV_COUNT], b[OV_VITALSD], b[OV_PERF], above);
+			    "row", "+floor", "+count", "+exact", "+vitalsd",
+			    "+perf", "vitalsd-floor", "perf/vitalsd (+-1 se)");
+		printf("%-20s %20s %20s %20s %20s %20s %20s",
+		    overhead_rows[row].name, b[OV_FLOOR], b[OV_COUNT],
+		    b[OV_EXACT], b[OV_VITALSD], b[OV_PERF], above);
 		if (!isnan(mean[OV_VITALSD]) && !isnan(mean[OV_PERF]) &&
 		    mean[OV_VITALSD] > 0) {
 			lo = mean[OV_VITALSD] + se[OV_VITALSD];
