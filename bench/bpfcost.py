@@ -46,10 +46,13 @@ and the difference between the two configurations is paired by round:
 the machine drifts by about a percent between invocations, more than
 one probe's share, so two configurations are compared within one.
 
-The floor and exact monitors also sample cpu-clock on every CPU at
---sample-hz (99, the default configuration's cpu frequency; 0: not),
-with a program that returns at once, as the cpu probe samples: the
-interrupts any monitor with a cpu vital pays.
+The floor and exact monitors also sample on every CPU at --sample-hz
+(99, the default configuration's cpu frequency; 0: not), cycles where a
+PMU has them, else cpu-clock, as the cpu probe does, with a program
+that returns at once (exact: counts the sample): the interrupts any
+monitor with a cpu vital pays.  Without --cpu the floor's sampling
+program runs on every CPU for the whole measured window, as vitalsd's
+cpu program does, and is in both totals.
 """
 import argparse
 import json
@@ -260,7 +263,9 @@ def sampling(o):
     """The floor's sampling, as the header tells it."""
     if not o.sample_hz:
         return ""
-    return "; floor and exact sample cpu-clock at %d Hz" % o.sample_hz
+    return "; %s sample%s at %d Hz on every CPU" % (
+        "floor and exact" if o.cpu else "the floor", "" if o.cpu else "s",
+        o.sample_hz)
 
 
 def data_dir(tmp, mon):
@@ -299,9 +304,9 @@ def main():
     if not cmd:
         ap.error("no command to run")
     if o.runs < 1 or o.rounds < 1 or o.settle < 0 or o.warm < 0 or \
-            o.adapt < 0 or not 0 <= o.sample_hz <= 100000:
+            o.adapt < 0 or not 0 <= o.sample_hz <= 10000:
         ap.error("-n and -r must be at least 1, -w, --settle and --adapt "
-                 "not negative, --sample-hz 0 to 100000")
+                 "not negative, --sample-hz 0 to 10000")
     if os.geteuid() != 0:
         die("needs root (BPF programs and their run-time stats)")
     if not o.cpu and shutil.which("bpftool") is None:

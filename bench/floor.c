@@ -6,9 +6,10 @@
  * minimal counting program on raw_syscalls:sys_enter ("count"); floor
  * --exact makes every program count its event in a hashed slot (the
  * "exact" monitor of bench/bpfcost.py --cpu).  With --sample HZ it also
- * opens a cpu-clock sampling event on every CPU at HZ, as the cpu probe
- * does, with a program that returns at once: the sampling interrupts any
- * monitor with a cpu vital pays.
+ * opens a sampling event on every CPU at HZ, as the cpu probe does
+ * (cycles where a PMU has them, else cpu-clock), with a program that
+ * returns at once: the sampling interrupts any monitor with a cpu vital
+ * pays.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <linux/perf_event.h>
 
 #include <bpf/libbpf.h>
 
@@ -66,19 +69,27 @@ floor_usage(void)
 }
 
 /*
- * Attach p to a cpu-clock event at hz on every online CPU (at most
- * FLOOR_CPUS), links after *n.  Returns the events attached or -1 with
- * the reason printed.
+ * Attach p to a sampling event at hz on every online CPU (at most
+ * FLOOR_CPUS), as the cpu probe's event "auto" chooses it: CPU cycles
+ * where the PMU has them, else cpu-clock; links after *n.  Returns the
+ * events attached or -1 with the reason printed.
  */
 static int
 floor_sample(struct bpf_program *p, long hz, struct bpf_link **links, int *n)
 {
 	static int fds[FLOOR_CPUS];
-	int ncpu, cpu, got = 0;
+	int ncpu, cpu, got = 0, hw = 1;
 
-	if ((ncpu = vitals_perf_open(0, 0, (uint64_t)hz, fds, FLOOR_CPUS)) < 0) {
-		fprintf(stderr, "floor: cpu-clock at %ld Hz: %s\n", hz,
-		    strerror(-ncpu));
+	ncpu = vitals_perf_open(1, PERF_COUNT_HW_CPU_CYCLES, (uint64_t)hz, fds,
+	    FLOOR_CPUS);
+	if (ncpu == -ENOENT) {
+		hw = 0;
+		ncpu = vitals_perf_open(0, 0, (uint64_t)hz, fds, FLOOR_CPUS);
+	}
+	if (ncpu < 0) {
+		fprintf(stderr, "floor: sampling at %ld Hz: %s\n", hz,
+		    ncpu == -ENOENT ? "refused (above "
+		    "kernel.perf_event_max_sample_rate?)" : strerror(-ncpu));
 		return -1;
 	}
 	for (cpu = 0; cpu < ncpu; cpu++) {
@@ -86,8 +97,12 @@ floor_sample(struct bpf_program *p, long hz, struct bpf_link **links, int *n)
 			continue;
 		if ((links[*n] = bpf_program__attach_perf_event(p,
 		    fds[cpu])) == NULL) {
-			fprintf(stderr, "floor: cannot attach to cpu%d's "
-			    "cpu-clock: %s\n", cpu, strerror(errno));
+			fprintf(stderr, "floor: cannot attach to cpu%d's %s "
+			    "event: %s\n", cpu, hw ? "cycles" : "cpu-clock",
+			    strerror(errno));
+			for (; cpu < ncpu; cpu++)
+				if (fds[cpu] >= 0)
+					close(fds[cpu]);
 			return -1;
 		}
 		(*n)++;
@@ -122,9 +137,9 @@ main(int argc, char **argv)
 			errno = 0;
 			hz = strtol(optarg, &end, 10);
 			if (errno != 0 || end == optarg || *end != '\0' ||
-			    hz < 1 || hz > 100000) {
+			    hz < 1 || hz > 10000) {
 				fprintf(stderr, "floor: --sample: expected a "
-				    "frequency of 1 to 100000 Hz, got \"%s\"\n",
+				    "frequency of 1 to 10000 Hz, got \"%s\"\n",
 				    optarg);
 				return 2;
 			}

@@ -1272,7 +1272,7 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 			break;
 		case 'H':
 			o->sample_hz = overhead_int(optarg, "--sample-hz", 0,
-			    100000);
+			    10000);
 			break;
 		case 'h': overhead_usage(stdout); exit(0);
 		default: overhead_usage(stderr); exit(2);
@@ -1547,7 +1547,8 @@ overhead_paired(const struct overhead_res *res, double *const src[OV_NMON],
 	for (r = 0; w != NULL && r < res->rounds; r++) {
 		if (!overhead_round_median(res, src, row, i, r, w, &ma) ||
 		    !overhead_round_median(res, src, row, base, r, w, &mb) ||
-		    !overhead_round_median(res, src, row, OV_NONE, r, w, &mn))
+		    (rel && !overhead_round_median(res, src, row, OV_NONE, r,
+		    w, &mn)))
 			continue;
 		d = rel ? (ma - mb) / mn : ma - mb;
 		sum += d;
@@ -1737,8 +1738,8 @@ overhead_header(const struct overhead_ctx *c, const struct overhead_mon *m)
 	if (o->warm)
 		printf("; %d unrecorded pass%s after each monitor start",
 		    o->warm, o->warm == 1 ? "" : "es");
-	if (m[OV_FLOOR].on && o->sample_hz != 0)
-		printf("; floor samples cpu-clock at %d Hz", o->sample_hz);
+	if ((m[OV_FLOOR].on || m[OV_EXACT].on) && o->sample_hz != 0)
+		printf("; floor and exact sample at %d Hz", o->sample_hz);
 	printf("\n");
 	if (m[OV_VITALSD].on)
 		printf("vitalsd: %s -c %s\n", o->vitalsd, o->config);
