@@ -119,7 +119,7 @@ def run_cmd(cmd, runs):
 
 def start(mon, conf, tmp, hz=0):
     """Start a monitor; wait until its programs are attached.  The floor
-    and exact monitors sample cpu-clock at hz on every CPU unless 0."""
+    and exact monitors sample at hz on every CPU unless 0."""
     log = open(os.path.join(tmp, mon + ".log"), "w+")
     if mon in ("vitalsd", "also"):
         argv = [os.path.join(TOP, "core", "vitalsd"), "-c", conf]

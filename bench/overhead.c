@@ -69,7 +69,7 @@ struct overhead_opts {
 	int files;               /* C files in the build row */
 	int settle;              /* ms a monitor runs before rows are measured */
 	int warm;                /* unrecorded passes per monitor start */
-	int sample_hz;           /* floor's cpu-clock sampling, 0 = none */
+	int sample_hz;           /* floor and exact sampling (Hz), 0 = none */
 	int quick;               /* --quick */
 };
 
@@ -1186,7 +1186,7 @@ overhead_usage(FILE *f)
 	    "                [--sample-hz HZ]\n"
 	    "Latency of lmbench-like rows with no monitor, with vitalsd, "
 	    "under\nperf record -a -g on the probes' tracepoints, with "
-	    "empty BPF programs\non them and cpu-clock sampling (floor), "
+	    "empty BPF programs\non them and the cpu probe's sampling (floor), "
 	    "with one minimal counting\nprogram on raw_syscalls:sys_enter "
 	    "(count), and with the floor's programs\neach counting its event "
 	    "with one atomic add (exact), interleaved in rounds.\n"

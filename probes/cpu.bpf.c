@@ -50,11 +50,7 @@ vitals_cpu_sample(struct cpu_perf_ctx *ctx)
 		return 0;
 	r->op = kernel;
 	r->args[0] = ip;
-	/*
-	 * A frame's file lookup here, where interrupts are off, ends in an
-	 * irq_work to release the mmap lock: in a VM that costs the sampled
-	 * task far more than the program's own run time (see cpu.c).
-	 */
+	/* The files of user frames only if asked: see the option in cpu.c. */
 	vitals_bpf_submit_files(ctx, r, kernel, 1,
 	    c->param[CPU_P_FILES] != 0);
 	return 0;
