@@ -2,7 +2,7 @@
 /*
  * mkstore: write a store of simulated epochs without waiting for them.  A
  * seeded Zipf event stream per host and vital goes through the real sketch
- * engine (core/engine.h) at simulated times, each epoch is closed at its
+ * engine (core/engine/engine.h) at simulated times, each epoch is closed at its
  * simulated end and saved with vitals_epoch_save, and anomalies (or, with
  * --faults, one fault per filter: mkfaults.c) are injected at known
  * times, listed in a JSON manifest.

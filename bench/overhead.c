@@ -1788,7 +1788,7 @@ main(int argc, char **argv)
 {
 	struct overhead_opts o = { .config =
 				       OVERHEAD_SRCDIR "/conf/vitals.yaml",
-		.vitalsd = OVERHEAD_BUILDDIR "/core/vitalsd",
+		.vitalsd = OVERHEAD_BUILDDIR "/daemon/vitalsd",
 		.plugin_path =
 		    OVERHEAD_BUILDDIR "/probes:" OVERHEAD_BUILDDIR
 				      "/filters:" OVERHEAD_BUILDDIR "/plugins",

@@ -8,8 +8,8 @@
 set -eu
 
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/.." && pwd)}
-VITALS="$top_builddir/core/vitals"
-VITALSD="$top_builddir/core/vitalsd"
+VITALS="$top_builddir/cli/vitals"
+VITALSD="$top_builddir/daemon/vitalsd"
 MKSTORE="$top_builddir/bench/mkstore"
 STORE=${BENCH_STORE:-$top_builddir/bench/store-3d}
 DAYS=${BENCH_DAYS:-3}

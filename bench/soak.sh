@@ -33,7 +33,7 @@ for v in "$minutes" "$epoch" "$exes"; do
 	esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "soak: needs root (the kernel probes)" >&2; exit 2; }
-for f in core/vitalsd tests/workloads/busy; do
+for f in daemon/vitalsd tests/workloads/busy; do
 	[ -x "$f" ] || { echo "soak: $f is not built: run scripts/build.sh and make check" >&2; exit 2; }
 done
 
@@ -52,7 +52,7 @@ trap 'exit 130' INT TERM
 sed -e "s|^epoch: .*|epoch: ${epoch}s|" -e "s|^data_dir: .*|data_dir: $tmp/data|" \
     conf/vitals.yaml >"$tmp/vitals.yaml"
 export VITALS_PLUGIN_PATH="$top/probes:$top/filters:$top/plugins"
-core/vitalsd -c "$tmp/vitals.yaml" 2>"$tmp/vitalsd.log" &
+daemon/vitalsd -c "$tmp/vitals.yaml" 2>"$tmp/vitalsd.log" &
 daemon=$!
 
 # Distinct executables: copies of one small program under many names (each

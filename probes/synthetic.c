@@ -41,7 +41,7 @@ struct synthetic_config {
 
 /*
  * INT and DOUBLE bounds are checked again in init (the table is the one
- * truth); DURATION bounds are in seconds, as core/option.c reads them.
+ * truth); DURATION bounds are in seconds, as core/runtime/option.c reads them.
  */
 /* clang-format off */
 static const struct vitals_option synthetic_options[] = {

@@ -13,5 +13,5 @@ if ! mkdir -p "$data" 2>/dev/null || [ ! -w "$data" ]; then
 	echo "quickstart: /var/lib/vitals is not writable; storing epochs in $data"
 fi
 echo "quickstart: vitalsd -c conf/vitals.yaml --data-dir $data $*"
-echo "quickstart: then, in another shell: core/vitals --data-dir $data show --last"
-exec core/vitalsd -c conf/vitals.yaml --data-dir "$data" "$@"
+echo "quickstart: then, in another shell: cli/vitals --data-dir $data show --last"
+exec daemon/vitalsd -c conf/vitals.yaml --data-dir "$data" "$@"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for core/codec.c: epochs to JSON and back (every field, u64
+ * Unit tests for core/store/codec.c: epochs to JSON and back (every field, u64
  * values above 2^63, the sparse HCA), the errors a broken document gives
  * with its JSON path, and the store's file names.
  */

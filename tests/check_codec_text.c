@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for core/codec_text.c against the jansson codec it stands in
+ * Unit tests for core/store/codec_text.c against the jansson codec it stands in
  * for: the writer gives the same bytes, the reader the same epoch or
  * declines, and codec_epoch_parse answers mutated and broken documents
  * exactly as jansson and codec_epoch_from_json do.

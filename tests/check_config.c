@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for core/config.c: defaults, every global setting, sketch
+ * Unit tests for core/runtime/config.c: defaults, every global setting, sketch
  * overrides, the plugin sections, and the file:line:col of every error.
  * Each test writes its YAML to a real file in a mkdtemp() directory.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for core/engine.c: the epoch swap loses nothing under a
+ * Unit tests for core/engine/engine.c: the epoch swap loses nothing under a
  * continuous stream, the adaptive threshold moves both ways, vitals are
  * shared by name, kernel-kept sketches load, and findings are copied.
  */

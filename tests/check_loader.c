@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Tests of core/loader.c with the real libltdl on the modules built from
+ * Tests of core/runtime/loader.c with the real libltdl on the modules built from
  * tests/plugins/, found in $VITALS_TEST_PLUGINS (NAME.la + .libs/NAME.so in
  * the build tree, or bare NAME.so): loads, refusals, file checks, search.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for core/metric.c and its place in the engine: summaries per
+ * Unit tests for core/engine/metric.c and its place in the engine: summaries per
  * epoch, the swap at close, names sorted and forgotten when idle, the
  * bound on names, refusals, and vitals_epoch_metric on a closed epoch.
  */

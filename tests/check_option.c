@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for core/option.c: every scalar parser with good and bad
+ * Unit tests for core/runtime/option.c: every scalar parser with good and bad
  * input, and option_fill's defaults, values and messages.
  */
 #include <check.h>

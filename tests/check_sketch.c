@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for core/sketch.c: the sampling function, HCA arithmetic with
+ * Unit tests for core/engine/sketch.c: the sampling function, HCA arithmetic with
  * weights, the floor, first sightings, the sample bound and linear counting.
  */
 #include <check.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for core/reader.c, the epoch store: save and load back, list
+ * Unit tests for core/store/store.c, the epoch store: save and load back, list
  * in order across date dirs and hosts, report corrupt files without
  * hiding good ones, and prune by age, size and stale temporary files.
  */

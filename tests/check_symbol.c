@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for core/module.c, core/symbol.c and core/exe.c: build-ids
+ * Unit tests for core/kernel/module.c, core/kernel/symbol.c and core/kernel/exe.c: build-ids
  * read from ELF notes (with and without section headers), the module
  * registry, user addresses resolved to (module, file offset), and the
  * per-pid caches forgetting processes that exited.

@@ -4,8 +4,8 @@
 
 : "${top_builddir:?run through make check}"
 : "${top_srcdir:?run through make check}"
-VITALSD="$top_builddir/core/vitalsd"
-VITALS="$top_builddir/core/vitals"
+VITALSD="$top_builddir/daemon/vitalsd"
+VITALS="$top_builddir/cli/vitals"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/vitals-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 

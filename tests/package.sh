@@ -42,7 +42,7 @@ for f in /usr/sbin/vitalsd /usr/bin/vitals /etc/vitals/vitals.yaml \
 done
 # Every plugin this tree built, in the plugin directory.
 for la in "$top_builddir"/probes/*.la "$top_builddir"/filters/*.la \
-    "$top_builddir"/plugins/*.la; do
+    "$top_builddir"/outputs/*.la; do
 	p=$(basename "$la" .la)
 	grep -Eq "^/usr/lib/[^/]+/vitals/$p\.so$" "$TMP/files" ||
 		fail "plugin $p not in the vitals package"

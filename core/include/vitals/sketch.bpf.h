@@ -6,7 +6,7 @@
  * map that user space reads at each epoch boundary, and only events whose
  * counter crosses a power of t (or whose label is new) cross to user space
  * through the ring buffer.  The hash and the sampling test are the same as
- * core/hash.h and core/sketch.c, so kernel and user sketches add up.
+ * core/engine/hash.h and core/engine/sketch.c, so kernel and user sketches add up.
  *
  * Include this once per BPF object, after <linux/bpf.h> and
  * <bpf/bpf_helpers.h>.
@@ -101,7 +101,7 @@ vitals_bpf_mix64(__u64 x)
 	return x;
 }
 
-/* hash_label() of core/hash.h. */
+/* hash_label() of core/engine/hash.h. */
 static __always_inline __u64
 vitals_bpf_hash(__u64 label, __u32 exe_id, __u32 uid)
 {
@@ -135,7 +135,7 @@ vitals_bpf_top_rose(__u64 old, __u64 new)
 	return (old ^ new) > old;
 }
 
-/* sketch_crossed() of core/sketch.c; shift >= 1. */
+/* sketch_crossed() of core/engine/sketch.c; shift >= 1. */
 static __always_inline int
 vitals_bpf_crossed(__u64 old, __u64 new, __u32 shift, __u64 floor)
 {

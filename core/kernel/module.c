@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The module registry (core/module.h): modules by id in a growing array,
+ * The module registry (core/kernel/module.h): modules by id in a growing array,
  * found by path through an open-addressing table of the newest id per
  * path (older modules with the same path, e.g. a binary rebuilt in place,
  * are chained behind it), and by file through a second table keyed on

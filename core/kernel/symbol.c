@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Stack frame symbolization (core/symbol.h).  /proc/kallsyms is read once
+ * Stack frame symbolization (core/kernel/symbol.h).  /proc/kallsyms is read once
  * and searched by address; user frames go through a per-pid cache of the
  * executable mappings in /proc/PID/maps, each with its module id
- * (core/module.h), and a per-module cache of ELF function symbols
+ * (core/kernel/module.h), and a per-module cache of ELF function symbols
  * (.symtab, else .dynsym).  All names live until the process exits.
  */
 #include <errno.h>
@@ -46,7 +46,7 @@ struct sym_table {
 /* An executable mapping; maps are kept in address order, as listed. */
 struct sym_map {
 	uint64_t start, end, pgoff;
-	int32_t module;      /* module id (core/module.h), -1 if not a file */
+	int32_t module;      /* module id (core/kernel/module.h), -1 if not a file */
 	int32_t file;        /* index in sym_files; -1 not yet, -2 none */
 };
 

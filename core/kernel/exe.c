@@ -24,8 +24,8 @@
 
 #include "clock.h"
 #include "exe.h"
-#include "exec.h"
-#include "exec.skel.h"
+#include "exe_table.h"
+#include "exe.skel.h"
 
 #define EXE_PATH 256
 
@@ -62,7 +62,7 @@ static struct exe_miss {
 	uint64_t at; /* clock_coarse_ns() of the miss */
 } exe_missed[EXE_KNOWN];
 
-static struct exec_bpf *exe_exec; /* the kernel's exec table, while held */
+static struct exe_bpf *exe_exec; /* the kernel's exec table, while held */
 static unsigned exe_exec_refs;
 
 uint32_t
@@ -258,16 +258,16 @@ exe_exec_hold(char *why, size_t len)
 		exe_exec_refs++;
 		return 0;
 	}
-	if ((exe_exec = exec_bpf__open_and_load()) == NULL) {
+	if ((exe_exec = exe_bpf__open_and_load()) == NULL) {
 		r = -errno;
 		snprintf(why, len, "cannot load its BPF program: %s",
 		    strerror(-r));
 		return r;
 	}
-	if ((r = exec_bpf__attach(exe_exec)) < 0) {
+	if ((r = exe_bpf__attach(exe_exec)) < 0) {
 		snprintf(why, len, "cannot attach to sched:sched_process_exec: %s",
 		    strerror(-r));
-		exec_bpf__destroy(exe_exec);
+		exe_bpf__destroy(exe_exec);
 		exe_exec = NULL;
 		return r;
 	}
@@ -280,6 +280,6 @@ exe_exec_release(void)
 {
 	if (exe_exec_refs == 0 || --exe_exec_refs > 0)
 		return;
-	exec_bpf__destroy(exe_exec);
+	exe_bpf__destroy(exe_exec);
 	exe_exec = NULL;
 }

@@ -21,13 +21,13 @@
 #include <vitals/store.h>
 #include <vitals/vitals.h>
 
-#include "cli_args.h"
+#include "args.h"
 #include "config.h"
 #include "instance.h"
 #include "loader.h"
 #include "log.h"
 #include "option.h"
-#include "query_cli.h"
+#include "range.h"
 #include "rollup.h"
 
 #ifndef LOCALSTATEDIR
@@ -47,7 +47,7 @@
 /* Epochs to read before a progress bar is worth showing. */
 #define QCLI_PROGRESS_MIN 50
 
-const char qcli_usage[] =
+const char range_usage[] =
     "  query [--from T] [--to T] [--timescale TS]... [--vital V]\n"
     "        [--filter NAME]... [--host H]... [--json] [--no-cache]\n"
     "      per-slot totals (events, weighted sum per vital), findings and\n"
@@ -69,7 +69,7 @@ const char qcli_usage[] =
 
 /* Everything a command was given, and what it resolved. */
 struct qcli {
-	unsigned cmd; /* CLI_* (core/cli_args.h) */
+	unsigned cmd; /* CLI_* (cli/args.h) */
 	const char *cmdname;
 	const char *data_dir_opt;
 	const char *config_opt;
@@ -95,13 +95,13 @@ struct qcli {
 	unsigned bar_last; /* its last percentage */
 };
 
-static void qcli_msg(const char *fmt, ...)
+static void range_msg(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
-static int qcli_usage_error(const char *fmt, ...)
+static int range_usage_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
 static void
-qcli_msg(const char *fmt, ...)
+range_msg(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -114,7 +114,7 @@ qcli_msg(const char *fmt, ...)
 
 /* A bad argument: the message and the usage; returns QCLI_USAGE. */
 static int
-qcli_usage_error(const char *fmt, ...)
+range_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -125,14 +125,14 @@ qcli_usage_error(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr,
 	    "usage: vitals [--data-dir DIR] [-c CONFIG] COMMAND\n%s",
-	    qcli_usage);
+	    range_usage);
 	return QCLI_USAGE;
 }
 
 /* ---- times ---- */
 
 static uint64_t
-qcli_now(void)
+range_now(void)
 {
 	struct timespec ts;
 
@@ -142,7 +142,7 @@ qcli_now(void)
 
 /* n digits at *s into *v, advancing *s; 0 or -EINVAL. */
 static int
-qcli_digits(const char **s, int n, int *v)
+range_digits(const char **s, int n, int *v)
 {
 	*v = 0;
 	while (n-- > 0) {
@@ -155,7 +155,7 @@ qcli_digits(const char **s, int n, int *v)
 
 /* "Z", "+HH", "+HH:MM", "+HHMM" (or '-') at s; *off in seconds east. */
 static int
-qcli_zone(const char *s, long *off, int *has)
+range_zone(const char *s, long *off, int *has)
 {
 	int h = 0, m = 0, sign;
 
@@ -169,11 +169,11 @@ qcli_zone(const char *s, long *off, int *has)
 	if (*s != '+' && *s != '-')
 		return -EINVAL;
 	sign = *s++ == '-' ? -1 : 1;
-	if (qcli_digits(&s, 2, &h) != 0)
+	if (range_digits(&s, 2, &h) != 0)
 		return -EINVAL;
 	if (*s == ':')
 		s++;
-	if (*s != '\0' && qcli_digits(&s, 2, &m) != 0)
+	if (*s != '\0' && range_digits(&s, 2, &m) != 0)
 		return -EINVAL;
 	if (*s != '\0' || h > 23 || m > 59)
 		return -EINVAL;
@@ -183,16 +183,16 @@ qcli_zone(const char *s, long *off, int *has)
 
 /* The clock part "HH:MM[:SS[.fff]]" at *s into tm and *ns. */
 static int
-qcli_clock(const char **s, struct tm *tm, uint64_t *ns)
+range_clock(const char **s, struct tm *tm, uint64_t *ns)
 {
 	int frac = 0, scale = 100000000;
 
-	if (qcli_digits(s, 2, &tm->tm_hour) != 0 || *(*s)++ != ':' ||
-	    qcli_digits(s, 2, &tm->tm_min) != 0)
+	if (range_digits(s, 2, &tm->tm_hour) != 0 || *(*s)++ != ':' ||
+	    range_digits(s, 2, &tm->tm_min) != 0)
 		return -EINVAL;
 	if (**s == ':') {
 		(*s)++;
-		if (qcli_digits(s, 2, &tm->tm_sec) != 0)
+		if (range_digits(s, 2, &tm->tm_sec) != 0)
 			return -EINVAL;
 		if (**s == '.' || **s == ',') {
 			for ((*s)++; **s >= '0' && **s <= '9'; (*s)++) {
@@ -208,7 +208,7 @@ qcli_clock(const char **s, struct tm *tm, uint64_t *ns)
 
 /* ISO-8601: a date, optionally a clock, optionally a zone. */
 static int
-qcli_iso(const char *s, uint64_t *out)
+range_iso(const char *s, uint64_t *out)
 {
 	struct tm tm, chk;
 	uint64_t ns = 0;
@@ -217,16 +217,16 @@ qcli_iso(const char *s, uint64_t *out)
 	long off;
 
 	memset(&tm, 0, sizeof(tm));
-	if (qcli_digits(&s, 4, &y) != 0 || *s++ != '-' ||
-	    qcli_digits(&s, 2, &tm.tm_mon) != 0 || *s++ != '-' ||
-	    qcli_digits(&s, 2, &tm.tm_mday) != 0)
+	if (range_digits(&s, 4, &y) != 0 || *s++ != '-' ||
+	    range_digits(&s, 2, &tm.tm_mon) != 0 || *s++ != '-' ||
+	    range_digits(&s, 2, &tm.tm_mday) != 0)
 		return -EINVAL;
 	tm.tm_year = y - 1900;
 	tm.tm_mon--;
 	if ((*s == 'T' || *s == 't' || *s == ' ') &&
-	    (s++, qcli_clock(&s, &tm, &ns) != 0))
+	    (s++, range_clock(&s, &tm, &ns) != 0))
 		return -EINVAL;
-	if (qcli_zone(s, &off, &has_zone) != 0 || tm.tm_mon < 0 ||
+	if (range_zone(s, &off, &has_zone) != 0 || tm.tm_mon < 0 ||
 	    tm.tm_mon > 11 || tm.tm_mday < 1)
 		return -EINVAL;
 	chk = tm;
@@ -242,7 +242,7 @@ qcli_iso(const char *s, uint64_t *out)
 
 /* "-2h", "-30m", "-1d12h", "-90s", "-1w": before now. */
 static int
-qcli_relative(const char *s, uint64_t now, uint64_t *out)
+range_relative(const char *s, uint64_t now, uint64_t *out)
 {
 	static const struct {
 		char unit;
@@ -273,7 +273,7 @@ qcli_relative(const char *s, uint64_t now, uint64_t *out)
 
 /* Parse a time argument into ns since the Unix epoch; 0 or -EINVAL. */
 static int
-qcli_time(const char *s, uint64_t now, uint64_t *out)
+range_time(const char *s, uint64_t now, uint64_t *out)
 {
 	char *end;
 	unsigned long long sec;
@@ -283,7 +283,7 @@ qcli_time(const char *s, uint64_t now, uint64_t *out)
 		return 0;
 	}
 	if (s[0] == '-')
-		return qcli_relative(s, now, out);
+		return range_relative(s, now, out);
 	if (s[0] == '@') {
 		sec = strtoull(s + 1, &end, 10);
 		if (s[1] < '0' || s[1] > '9' || *end != '\0' ||
@@ -292,13 +292,13 @@ qcli_time(const char *s, uint64_t now, uint64_t *out)
 		*out = sec * QCLI_NS;
 		return 0;
 	}
-	return qcli_iso(s, out);
+	return range_iso(s, out);
 }
 
 static int
-qcli_bad_time(const char *what, const char *s)
+range_bad_time(const char *what, const char *s)
 {
-	qcli_msg(
+	range_msg(
 	    "%s: bad time '%s': expected ISO-8601 (2026-11-22T10:00, "
 	    "optionally with seconds and Z or +01:00), a date (2026-11-22), "
 	    "now, a time before now (-30m, -2h, -1d) or @UNIXSECONDS",
@@ -308,25 +308,25 @@ qcli_bad_time(const char *what, const char *s)
 
 /* "FROM..TO" into [*from, *to). */
 static int
-qcli_range(const char *s, uint64_t now, uint64_t *from, uint64_t *to)
+range_range(const char *s, uint64_t now, uint64_t *from, uint64_t *to)
 {
 	const char *dots = strstr(s, "..");
 	char a[128];
 
 	if (dots == NULL || (size_t)(dots - s) >= sizeof(a)) {
-		qcli_msg("bad range '%s': expected FROM..TO (e.g. "
+		range_msg("bad range '%s': expected FROM..TO (e.g. "
 			 "2026-11-22T10:00..2026-11-22T11:00 or -2h..-1h)",
 		    s);
 		return QCLI_USAGE;
 	}
 	memcpy(a, s, (size_t)(dots - s));
 	a[dots - s] = '\0';
-	if (qcli_time(a, now, from) != 0)
-		return qcli_bad_time("range start", a);
-	if (qcli_time(dots + 2, now, to) != 0)
-		return qcli_bad_time("range end", dots + 2);
+	if (range_time(a, now, from) != 0)
+		return range_bad_time("range start", a);
+	if (range_time(dots + 2, now, to) != 0)
+		return range_bad_time("range end", dots + 2);
 	if (*to <= *from) {
-		qcli_msg("bad range '%s': it ends before it starts", s);
+		range_msg("bad range '%s': it ends before it starts", s);
 		return QCLI_USAGE;
 	}
 	return QCLI_OK;
@@ -334,7 +334,7 @@ qcli_range(const char *s, uint64_t now, uint64_t *from, uint64_t *to)
 
 /* A timescale argument: "base", or durations like 5m (comma lists too). */
 static int
-qcli_timescales(struct qcli *c, const char *arg)
+range_timescales(struct qcli *c, const char *arg)
 {
 	char buf[256], *tok, *save = NULL;
 	uint64_t ns;
@@ -343,14 +343,14 @@ qcli_timescales(struct qcli *c, const char *arg)
 	for (tok = strtok_r(buf, ",", &save); tok != NULL;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (c->nts == QCLI_MAX_LIST)
-			return qcli_usage_error("too many timescales");
+			return range_usage_error("too many timescales");
 		if (strcmp(tok, "base") == 0) {
 			c->ts[c->nts++] = 0;
 			continue;
 		}
 		if (option_parse_duration(tok, &ns) != 0 || ns < QCLI_NS ||
 		    ns % QCLI_NS != 0 || ns / QCLI_NS > UINT32_MAX)
-			return qcli_usage_error(
+			return range_usage_error(
 			    "bad timescale '%s': expected "
 			    "base or whole seconds (5m, 1h, 1d)",
 			    tok);
@@ -362,7 +362,7 @@ qcli_timescales(struct qcli *c, const char *arg)
 /* ---- formatting ---- */
 
 static void
-qcli_fmt_time(uint64_t ns, char *buf, size_t len)
+range_fmt_time(uint64_t ns, char *buf, size_t len)
 {
 	time_t t = (time_t)(ns / QCLI_NS);
 	struct tm tm;
@@ -374,7 +374,7 @@ qcli_fmt_time(uint64_t ns, char *buf, size_t len)
 
 /* "base", "5m", "1h", "1d", "90s". */
 static void
-qcli_fmt_ts(uint32_t ts, int base, char *buf, size_t len)
+range_fmt_ts(uint32_t ts, int base, char *buf, size_t len)
 {
 	if (base)
 		snprintf(buf, len, "base");
@@ -389,7 +389,7 @@ qcli_fmt_ts(uint32_t ts, int base, char *buf, size_t len)
 }
 
 static const char *
-qcli_severity_name(uint32_t s)
+range_severity_name(uint32_t s)
 {
 	return s == VITALS_SEV_CRIT ? "crit"
 	    : s == VITALS_SEV_WARN  ? "warn"
@@ -398,13 +398,13 @@ qcli_severity_name(uint32_t s)
 }
 
 static const char *
-qcli_dash(const char *s)
+range_dash(const char *s)
 {
 	return s != NULL && *s != '\0' ? s : "-";
 }
 
 static json_t *
-qcli_jnum(double d)
+range_jnum(double d)
 {
 	return isfinite(d) ? json_real(d) : json_null();
 }
@@ -412,7 +412,7 @@ qcli_jnum(double d)
 /* ---- arguments ---- */
 
 static int
-qcli_count(const char *opt, const char *s, size_t *out)
+range_count(const char *opt, const char *s, size_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -421,7 +421,7 @@ qcli_count(const char *opt, const char *s, size_t *out)
 	v = strtoull(s, &end, 10);
 	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v == 0 ||
 	    v > 100000)
-		return qcli_usage_error(
+		return range_usage_error(
 		    "%s: expected a count from 1 to 100000, "
 		    "got '%s'",
 		    opt, s);
@@ -430,7 +430,7 @@ qcli_count(const char *opt, const char *s, size_t *out)
 }
 
 static int
-qcli_severity(struct qcli *c, const char *s)
+range_severity(struct qcli *c, const char *s)
 {
 	if (strcmp(s, "info") == 0)
 		c->severity = VITALS_SEV_INFO;
@@ -439,24 +439,24 @@ qcli_severity(struct qcli *c, const char *s)
 	else if (strcmp(s, "crit") == 0 || strcmp(s, "critical") == 0)
 		c->severity = VITALS_SEV_CRIT;
 	else
-		return qcli_usage_error("--severity: expected info, warn or "
+		return range_usage_error("--severity: expected info, warn or "
 					"crit, got '%s'",
 		    s);
 	return QCLI_OK;
 }
 
 static int
-qcli_push(const char **v, uint32_t *n, const char *s, const char *what)
+range_push(const char **v, uint32_t *n, const char *s, const char *what)
 {
 	if (*n == QCLI_MAX_LIST)
-		return qcli_usage_error("too many %s", what);
+		return range_usage_error("too many %s", what);
 	v[(*n)++] = s;
 	return QCLI_OK;
 }
 
 /* Apply option id with value val. */
 static int
-qcli_apply(struct qcli *c, int id, const char *val)
+range_apply(struct qcli *c, int id, const char *val)
 {
 	switch (id) {
 	case CO_DATA_DIR:
@@ -475,14 +475,14 @@ qcli_apply(struct qcli *c, int id, const char *val)
 		c->to_s = val;
 		break;
 	case CO_TIMESCALE:
-		return qcli_timescales(c, val);
+		return range_timescales(c, val);
 	case CO_VITAL:
 		c->vital = val;
 		break;
 	case CO_FILTER:
-		return qcli_push(c->filters, &c->nfilters, val, "filters");
+		return range_push(c->filters, &c->nfilters, val, "filters");
 	case CO_HOST:
-		return qcli_push(c->hosts, &c->nhosts, val, "hosts");
+		return range_push(c->hosts, &c->nhosts, val, "hosts");
 	case CO_NO_CACHE:
 		c->no_cache = 1;
 		break;
@@ -490,12 +490,12 @@ qcli_apply(struct qcli *c, int id, const char *val)
 		c->cache_dir = val;
 		break;
 	case CO_SEVERITY:
-		return qcli_severity(c, val);
+		return range_severity(c, val);
 	case CO_STORED:
 		c->stored = 1;
 		break;
 	case CO_K:
-		return qcli_count(cli_opt_name(id), val, &c->k);
+		return range_count(cli_opt_name(id), val, &c->k);
 	case CO_NO_FILTER:
 		c->direct = 1;
 		break;
@@ -511,10 +511,10 @@ qcli_apply(struct qcli *c, int id, const char *val)
 
 /* A word that is not an option: a relative time like -2h..-1h is one. */
 static int
-qcli_positional(struct qcli *c, const char *s)
+range_positional(struct qcli *c, const char *s)
 {
 	if (c->npos == 2 || (c->cmd & (CLI_DIFF | CLI_TRAIN)) == 0)
-		return qcli_usage_error(
+		return range_usage_error(
 		    "%s: unexpected argument '%s'", c->cmdname, s);
 	c->pos[c->npos++] = s;
 	return QCLI_OK;
@@ -522,7 +522,7 @@ qcli_positional(struct qcli *c, const char *s)
 
 /* Parse argv; QCLI_OK, QCLI_USAGE, or -1 after printing the help. */
 static int
-qcli_args(struct qcli *c, int argc, char **argv)
+range_args(struct qcli *c, int argc, char **argv)
 {
 	struct cli_args a;
 	const char *val;
@@ -531,15 +531,15 @@ qcli_args(struct qcli *c, int argc, char **argv)
 	cli_args_init(&a, argc, argv, 0, c->cmd);
 	while ((id = cli_next(&a, &val)) != CLI_END) {
 		if (id == CLI_ERR)
-			return qcli_usage_error("%s: %s", c->cmdname, a.err);
+			return range_usage_error("%s: %s", c->cmdname, a.err);
 		if (id == CO_HELP) {
 			printf("usage: vitals [--data-dir DIR] [-c CONFIG] "
 			       "COMMAND\n%s",
-			    qcli_usage);
+			    range_usage);
 			return -1;
 		}
-		rc = id == CLI_POS ? qcli_positional(c, val) :
-		    qcli_apply(c, id, val);
+		rc = id == CLI_POS ? range_positional(c, val) :
+		    range_apply(c, id, val);
 		if (rc != QCLI_OK)
 			return rc;
 	}
@@ -548,16 +548,16 @@ qcli_args(struct qcli *c, int argc, char **argv)
 
 /* --from/--to, defaulting to the last `span` before now. */
 static int
-qcli_window(struct qcli *c, uint64_t span)
+range_window(struct qcli *c, uint64_t span)
 {
 	c->to = c->now;
-	if (c->to_s != NULL && qcli_time(c->to_s, c->now, &c->to) != 0)
-		return qcli_bad_time("--to", c->to_s);
+	if (c->to_s != NULL && range_time(c->to_s, c->now, &c->to) != 0)
+		return range_bad_time("--to", c->to_s);
 	c->from = c->to > span ? c->to - span : 0;
-	if (c->from_s != NULL && qcli_time(c->from_s, c->now, &c->from) != 0)
-		return qcli_bad_time("--from", c->from_s);
+	if (c->from_s != NULL && range_time(c->from_s, c->now, &c->from) != 0)
+		return range_bad_time("--from", c->from_s);
 	if (c->to <= c->from) {
-		qcli_msg("empty range: --to (%s) is not after --from (%s)",
+		range_msg("empty range: --to (%s) is not after --from (%s)",
 		    c->to_s ? c->to_s : "now",
 		    c->from_s ? c->from_s : "default");
 		return QCLI_USAGE;
@@ -571,7 +571,7 @@ qcli_window(struct qcli *c, uint64_t span)
  * the installed configuration's data_dir, then the built-in default.
  */
 static int
-qcli_setup(struct qcli *c)
+range_setup(struct qcli *c)
 {
 	const char *env = getenv("VITALS_DATA_DIR");
 	struct stat st;
@@ -584,11 +584,11 @@ qcli_setup(struct qcli *c)
 	if (c->config != NULL) {
 		if ((r = config_load(c->config, &c->cfg, err, sizeof(err))) !=
 		    0) {
-			qcli_msg("%s", err);
+			range_msg("%s", err);
 			return r == -ENOENT ? QCLI_RUNTIME : QCLI_USAGE;
 		}
 	} else if ((c->cfg = config_default()) == NULL) {
-		qcli_msg("out of memory");
+		range_msg("out of memory");
 		return QCLI_RUNTIME;
 	}
 	if (c->data_dir_opt != NULL)
@@ -604,7 +604,7 @@ qcli_setup(struct qcli *c)
 /* ---- progress ---- */
 
 static void
-qcli_progress(void *arg, uint64_t done, uint64_t total)
+range_progress(void *arg, uint64_t done, uint64_t total)
 {
 	struct qcli *c = arg;
 	unsigned pct, i, width = 30;
@@ -624,7 +624,7 @@ qcli_progress(void *arg, uint64_t done, uint64_t total)
 }
 
 static void
-qcli_progress_end(struct qcli *c)
+range_progress_end(struct qcli *c)
 {
 	if (c->bar)
 		fputs("\r\033[K", stderr);
@@ -634,7 +634,7 @@ qcli_progress_end(struct qcli *c)
 /* ---- query and findings ---- */
 
 static int
-qcli_aggregate(struct qcli *c, struct vitals_agg_result **res)
+range_aggregate(struct qcli *c, struct vitals_agg_result **res)
 {
 	struct vitals_agg_params p;
 	char err[2048];
@@ -653,19 +653,19 @@ qcli_aggregate(struct qcli *c, struct vitals_agg_result **res)
 	p.hosts = c->hosts;
 	p.flags = c->no_cache ? VITALS_AGG_NO_CACHE : 0;
 	p.cache_dir = c->cache_dir;
-	p.progress = qcli_progress;
+	p.progress = range_progress;
 	p.progress_arg = c;
 	err[0] = '\0';
 	r = vitals_agg_query(&p, res, err, sizeof(err));
-	qcli_progress_end(c);
+	range_progress_end(c);
 	if (r == 0)
 		return QCLI_OK;
-	qcli_msg("%s", err[0] ? err : strerror(-r));
+	range_msg("%s", err[0] ? err : strerror(-r));
 	return r == -EINVAL ? QCLI_USAGE : QCLI_RUNTIME;
 }
 
 static int
-qcli_finding_wanted(const struct qcli *c, const struct vitals_finding *f)
+range_finding_wanted(const struct qcli *c, const struct vitals_finding *f)
 {
 	if (f->severity < c->severity)
 		return 0;
@@ -674,47 +674,47 @@ qcli_finding_wanted(const struct qcli *c, const struct vitals_finding *f)
 }
 
 static void
-qcli_finding_text(const struct vitals_finding *f, const char *host, int base)
+range_finding_text(const struct vitals_finding *f, const char *host, int base)
 {
 	char when[64], ts[32];
 
-	qcli_fmt_time(f->start_ns, when, sizeof(when));
-	qcli_fmt_ts(f->timescale_s, base, ts, sizeof(ts));
+	range_fmt_time(f->start_ns, when, sizeof(when));
+	range_fmt_ts(f->timescale_s, base, ts, sizeof(ts));
 	printf("  %s  %-4s  [%s] %s  host %s  vital %s  label %s  score %.3g"
 	       "  value %.6g vs expected %.6g\n",
-	    when, ts, qcli_severity_name(f->severity), qcli_dash(f->filter),
-	    qcli_dash(host), qcli_dash(f->vital), qcli_dash(f->label), f->score,
+	    when, ts, range_severity_name(f->severity), range_dash(f->filter),
+	    range_dash(host), range_dash(f->vital), range_dash(f->label), f->score,
 	    f->value, f->expected);
-	printf("      %s\n", qcli_dash(f->text));
+	printf("      %s\n", range_dash(f->text));
 }
 
 static json_t *
-qcli_finding_json(const struct vitals_finding *f, const char *host, int base)
+range_finding_json(const struct vitals_finding *f, const char *host, int base)
 {
 	char when[64];
 
-	qcli_fmt_time(f->start_ns, when, sizeof(when));
+	range_fmt_time(f->start_ns, when, sizeof(when));
 	return json_pack("{s:s, s:I, s:I, s:s, s:i, s:b, s:s, s:s, s:s?, s:s?,"
 			 " s:o, s:o, s:o, s:s}",
 	    "start", when, "start_ns", (json_int_t)f->start_ns, "end_ns",
-	    (json_int_t)f->end_ns, "filter", qcli_dash(f->filter),
+	    (json_int_t)f->end_ns, "filter", range_dash(f->filter),
 	    "timescale_s", (int)f->timescale_s, "base", base, "severity",
-	    qcli_severity_name(f->severity), "host", host ? host : "", "vital",
-	    f->vital, "label", f->label, "score", qcli_jnum(f->score), "value",
-	    qcli_jnum(f->value), "expected", qcli_jnum(f->expected), "text",
+	    range_severity_name(f->severity), "host", host ? host : "", "vital",
+	    f->vital, "label", f->label, "score", range_jnum(f->score), "value",
+	    range_jnum(f->value), "expected", range_jnum(f->expected), "text",
 	    f->text ? f->text : "");
 }
 
 static void
-qcli_findings_text(const struct qcli *c, const struct vitals_agg_result *r)
+range_findings_text(const struct qcli *c, const struct vitals_agg_result *r)
 {
 	size_t i, n = 0;
 
 	printf("FINDINGS\n");
 	for (i = 0; i < r->nfindings; i++) {
-		if (!qcli_finding_wanted(c, &r->findings[i].f))
+		if (!range_finding_wanted(c, &r->findings[i].f))
 			continue;
-		qcli_finding_text(&r->findings[i].f, r->findings[i].host,
+		range_finding_text(&r->findings[i].f, r->findings[i].host,
 		    (int)r->findings[i].base);
 		n++;
 	}
@@ -723,21 +723,21 @@ qcli_findings_text(const struct qcli *c, const struct vitals_agg_result *r)
 }
 
 static json_t *
-qcli_findings_json(const struct qcli *c, const struct vitals_agg_result *r)
+range_findings_json(const struct qcli *c, const struct vitals_agg_result *r)
 {
 	json_t *a = json_array();
 	size_t i;
 
 	for (i = 0; a != NULL && i < r->nfindings; i++)
-		if (qcli_finding_wanted(c, &r->findings[i].f))
+		if (range_finding_wanted(c, &r->findings[i].f))
 			json_array_append_new(a,
-			    qcli_finding_json(&r->findings[i].f,
+			    range_finding_json(&r->findings[i].f,
 				r->findings[i].host, (int)r->findings[i].base));
 	return a;
 }
 
 static int
-qcli_host_wanted(const struct qcli *c, const char *host)
+range_host_wanted(const struct qcli *c, const char *host)
 {
 	uint32_t i;
 
@@ -748,39 +748,39 @@ qcli_host_wanted(const struct qcli *c, const char *host)
 }
 
 static int
-qcli_vital_wanted(const struct qcli *c, const char *name)
+range_vital_wanted(const struct qcli *c, const char *name)
 {
 	return c->vital == NULL || strcmp(c->vital, name) == 0;
 }
 
 static void
-qcli_slot_text(const struct qcli *c, const struct vitals_agg_slot *s)
+range_slot_text(const struct qcli *c, const struct vitals_agg_slot *s)
 {
 	char when[64], ts[32];
 	uint32_t i;
 
-	qcli_fmt_time(s->start_ns, when, sizeof(when));
-	qcli_fmt_ts(s->timescale_s, (int)s->base, ts, sizeof(ts));
+	range_fmt_time(s->start_ns, when, sizeof(when));
+	range_fmt_ts(s->timescale_s, (int)s->base, ts, sizeof(ts));
 	printf("  %s  %-4s  %-12s %4u", when, ts, s->host, s->nepochs);
 	for (i = 0; i < s->nvitals; i++)
-		if (qcli_vital_wanted(c, s->vitals[i].name))
+		if (range_vital_wanted(c, s->vitals[i].name))
 			printf("  %s %" PRIu64 "/%" PRIu64, s->vitals[i].name,
 			    s->vitals[i].events, s->vitals[i].wsum);
 	printf("\n");
 }
 
 static void
-qcli_query_text(const struct qcli *c, const struct vitals_agg_result *r)
+range_query_text(const struct qcli *c, const struct vitals_agg_result *r)
 {
 	char from[64], to[64], ts[32];
 	const struct vitals_agg_point *p;
 	size_t i;
 
-	qcli_fmt_time(r->from_ns, from, sizeof(from));
-	qcli_fmt_time(r->to_ns, to, sizeof(to));
+	range_fmt_time(r->from_ns, from, sizeof(from));
+	range_fmt_time(r->to_ns, to, sizeof(to));
 	printf("QUERY %s .. %s  (%s)\n  timescales", from, to, c->data_dir);
 	for (i = 0; i < r->ntimescales; i++) {
-		qcli_fmt_ts(
+		range_fmt_ts(
 		    r->timescales[i], r->timescales[i] == 0, ts, sizeof(ts));
 		printf(" %s", ts);
 	}
@@ -791,31 +791,31 @@ qcli_query_text(const struct qcli *c, const struct vitals_agg_result *r)
 	printf("\nSERIES (start, timescale, host, epochs, vital "
 	       "events/weighted sum)\n");
 	for (i = 0; i < r->nslots; i++)
-		qcli_slot_text(c, &r->slots[i]);
+		range_slot_text(c, &r->slots[i]);
 	if (r->nslots == 0)
 		printf("  (no epochs in the range)\n");
 	printf("\n");
-	qcli_findings_text(c, r);
+	range_findings_text(c, r);
 	if (r->npoints > 0)
 		printf("\nFILTER SERIES (filter/name, host, timescale, time, "
 		       "value)\n");
 	for (i = 0; i < r->npoints; i++) {
 		p = &r->points[i];
-		qcli_fmt_time(p->ts_ns, from, sizeof(from));
-		qcli_fmt_ts(p->timescale_s, (int)p->base, ts, sizeof(ts));
+		range_fmt_time(p->ts_ns, from, sizeof(from));
+		range_fmt_ts(p->timescale_s, (int)p->base, ts, sizeof(ts));
 		printf("  %s/%s  %s  %s  %s  %.6g\n", p->filter, p->name,
-		    qcli_dash(p->host), ts, from, p->value);
+		    range_dash(p->host), ts, from, p->value);
 	}
 }
 
 static json_t *
-qcli_slot_json(const struct qcli *c, const struct vitals_agg_slot *s)
+range_slot_json(const struct qcli *c, const struct vitals_agg_slot *s)
 {
 	char when[64];
 	json_t *o, *v;
 	uint32_t i;
 
-	qcli_fmt_time(s->start_ns, when, sizeof(when));
+	range_fmt_time(s->start_ns, when, sizeof(when));
 	o = json_pack("{s:s, s:I, s:I, s:i, s:b, s:s, s:i, s:{}}", "start",
 	    when, "start_ns", (json_int_t)s->start_ns, "length_ns",
 	    (json_int_t)s->length_ns, "timescale_s", (int)s->timescale_s,
@@ -823,7 +823,7 @@ qcli_slot_json(const struct qcli *c, const struct vitals_agg_slot *s)
 	    "vitals");
 	v = json_object_get(o, "vitals");
 	for (i = 0; v != NULL && i < s->nvitals; i++)
-		if (qcli_vital_wanted(c, s->vitals[i].name))
+		if (range_vital_wanted(c, s->vitals[i].name))
 			json_object_set_new(v, s->vitals[i].name,
 			    json_pack("{s:I, s:I}", "events",
 				(json_int_t)s->vitals[i].events, "wsum",
@@ -832,7 +832,7 @@ qcli_slot_json(const struct qcli *c, const struct vitals_agg_slot *s)
 }
 
 static json_t *
-qcli_points_json(const struct vitals_agg_result *r)
+range_points_json(const struct vitals_agg_result *r)
 {
 	const struct vitals_agg_point *p;
 	json_t *a = json_array();
@@ -846,25 +846,25 @@ qcli_points_json(const struct vitals_agg_result *r)
 			"filter", p->filter, "name", p->name, "host", p->host,
 			"timescale_s", (int)p->timescale_s, "base",
 			(int)p->base, "ts_ns", (json_int_t)p->ts_ns, "value",
-			qcli_jnum(p->value)));
+			range_jnum(p->value)));
 	}
 	return a;
 }
 
 static json_t *
-qcli_query_json(const struct qcli *c, const struct vitals_agg_result *r)
+range_query_json(const struct qcli *c, const struct vitals_agg_result *r)
 {
 	json_t *o, *ts, *slots;
 	char from[64], to[64], buf[32];
 	size_t i;
 
-	qcli_fmt_time(r->from_ns, from, sizeof(from));
-	qcli_fmt_time(r->to_ns, to, sizeof(to));
+	range_fmt_time(r->from_ns, from, sizeof(from));
+	range_fmt_time(r->to_ns, to, sizeof(to));
 	o = json_pack("{s:s, s:s, s:I, s:I, s:[], s:[], s:o, s:o, s:I,"
 		      " s:{s:s?, s:I, s:I, s:I, s:I}}",
 	    "from", from, "to", to, "from_ns", (json_int_t)r->from_ns, "to_ns",
 	    (json_int_t)r->to_ns, "timescales", "slots", "findings",
-	    qcli_findings_json(c, r), "series", qcli_points_json(r),
+	    range_findings_json(c, r), "series", range_points_json(r),
 	    "epochs_read", (json_int_t)r->epochs_read, "cache", "dir",
 	    r->cache_dir, "hits", (json_int_t)r->cache_hits, "misses",
 	    (json_int_t)r->cache_misses, "rollup_hits",
@@ -873,22 +873,22 @@ qcli_query_json(const struct qcli *c, const struct vitals_agg_result *r)
 	ts = json_object_get(o, "timescales");
 	slots = json_object_get(o, "slots");
 	for (i = 0; o != NULL && i < r->ntimescales; i++) {
-		qcli_fmt_ts(
+		range_fmt_ts(
 		    r->timescales[i], r->timescales[i] == 0, buf, sizeof(buf));
 		json_array_append_new(ts, json_string(buf));
 	}
 	for (i = 0; o != NULL && i < r->nslots; i++)
-		json_array_append_new(slots, qcli_slot_json(c, &r->slots[i]));
+		json_array_append_new(slots, range_slot_json(c, &r->slots[i]));
 	return o;
 }
 
 static int
-qcli_dump(json_t *j)
+range_dump(json_t *j)
 {
 	int r;
 
 	if (j == NULL) {
-		qcli_msg("out of memory");
+		range_msg("out of memory");
 		return QCLI_RUNTIME;
 	}
 	r = json_dumpf(j, stdout, JSON_INDENT(2));
@@ -899,41 +899,41 @@ qcli_dump(json_t *j)
 
 /* No epoch in the range: say so, exit 1 as `vitals epochs` does. */
 static int
-qcli_empty(const struct qcli *c, struct vitals_agg_result *r)
+range_empty(const struct qcli *c, struct vitals_agg_result *r)
 {
 	char a[64], b[64];
 
 	if (r->nslots > 0)
 		return 0;
-	qcli_fmt_time(c->from, a, sizeof(a));
-	qcli_fmt_time(c->to, b, sizeof(b));
-	qcli_msg("no epochs from %s to %s under %s", a, b, c->data_dir);
+	range_fmt_time(c->from, a, sizeof(a));
+	range_fmt_time(c->to, b, sizeof(b));
+	range_msg("no epochs from %s to %s under %s", a, b, c->data_dir);
 	vitals_agg_result_free(r);
 	return 1;
 }
 
 static int
-qcli_query(struct qcli *c)
+range_query(struct qcli *c)
 {
 	struct vitals_agg_result *r;
 	int rc;
 
-	if ((rc = qcli_window(c, 3600 * QCLI_NS)) != QCLI_OK ||
-	    (rc = qcli_aggregate(c, &r)) != QCLI_OK)
+	if ((rc = range_window(c, 3600 * QCLI_NS)) != QCLI_OK ||
+	    (rc = range_aggregate(c, &r)) != QCLI_OK)
 		return rc;
-	if (qcli_empty(c, r))
+	if (range_empty(c, r))
 		return QCLI_RUNTIME;
 	if (c->json)
-		rc = qcli_dump(qcli_query_json(c, r));
+		rc = range_dump(range_query_json(c, r));
 	else
-		qcli_query_text(c, r);
+		range_query_text(c, r);
 	vitals_agg_result_free(r);
 	return rc;
 }
 
 /* The findings vitalsd stored in the epochs of the range. */
 static int
-qcli_stored(struct qcli *c)
+range_stored(struct qcli *c)
 {
 	struct vitals_store_list l;
 	struct vitals_epoch *e;
@@ -944,7 +944,7 @@ qcli_stored(struct qcli *c)
 	int r;
 
 	if ((r = vitals_store_list(c->data_dir, &l)) != 0) {
-		qcli_msg("%s: %s", c->data_dir,
+		range_msg("%s: %s", c->data_dir,
 		    r == -ENOENT ? "no such data directory" : strerror(-r));
 		json_decref(a);
 		return QCLI_RUNTIME;
@@ -953,22 +953,22 @@ qcli_stored(struct qcli *c)
 		printf("FINDINGS\n");
 	for (i = 0; i < l.n; i++) {
 		if (l.v[i].start_ns < c->from || l.v[i].start_ns >= c->to ||
-		    !qcli_host_wanted(c, l.v[i].host))
+		    !range_host_wanted(c, l.v[i].host))
 			continue;
 		if (vitals_epoch_load(l.v[i].path, &e, err, sizeof(err)) != 0) {
-			qcli_msg("skipping %s", err);
+			range_msg("skipping %s", err);
 			continue;
 		}
 		for (k = 0; k < e->nfindings; k++) {
-			if (!qcli_finding_wanted(c, &e->findings[k]))
+			if (!range_finding_wanted(c, &e->findings[k]))
 				continue;
 			if (a != NULL)
 				json_array_append_new(a,
-				    qcli_finding_json(&e->findings[k], e->host,
+				    range_finding_json(&e->findings[k], e->host,
 					e->findings[k].timescale_s ==
 					    e->timescale_s));
 			else
-				qcli_finding_text(&e->findings[k], e->host,
+				range_finding_text(&e->findings[k], e->host,
 				    e->findings[k].timescale_s ==
 					e->timescale_s);
 			n++;
@@ -978,27 +978,27 @@ qcli_stored(struct qcli *c)
 	vitals_store_list_free(&l);
 	if (!c->json && n == 0)
 		printf("  (none)\n");
-	return c->json ? qcli_dump(a) : QCLI_OK;
+	return c->json ? range_dump(a) : QCLI_OK;
 }
 
 static int
-qcli_findings(struct qcli *c)
+range_findings(struct qcli *c)
 {
 	struct vitals_agg_result *r;
 	int rc;
 
-	if ((rc = qcli_window(c, 86400 * QCLI_NS)) != QCLI_OK)
+	if ((rc = range_window(c, 86400 * QCLI_NS)) != QCLI_OK)
 		return rc;
 	if (c->stored)
-		return qcli_stored(c);
-	if ((rc = qcli_aggregate(c, &r)) != QCLI_OK)
+		return range_stored(c);
+	if ((rc = range_aggregate(c, &r)) != QCLI_OK)
 		return rc;
-	if (qcli_empty(c, r))
+	if (range_empty(c, r))
 		return QCLI_RUNTIME;
 	if (c->json)
-		rc = qcli_dump(qcli_findings_json(c, r));
+		rc = range_dump(range_findings_json(c, r));
 	else
-		qcli_findings_text(c, r);
+		range_findings_text(c, r);
 	vitals_agg_result_free(r);
 	return rc;
 }
@@ -1010,7 +1010,7 @@ qcli_findings(struct qcli *c)
  * epoch.  QCLI_OK with *out, or QCLI_RUNTIME after saying why.
  */
 static int
-qcli_range_epoch(
+range_range_epoch(
     struct qcli *c, uint64_t from, uint64_t to, struct vitals_epoch **out)
 {
 	struct vitals_store_list l;
@@ -1021,7 +1021,7 @@ qcli_range_epoch(
 	int r;
 
 	if ((r = vitals_store_list(c->data_dir, &l)) != 0) {
-		qcli_msg("%s: %s", c->data_dir,
+		range_msg("%s: %s", c->data_dir,
 		    r == -ENOENT ? "no such data directory" : strerror(-r));
 		return QCLI_RUNTIME;
 	}
@@ -1032,11 +1032,11 @@ qcli_range_epoch(
 	for (i = 0; ru != NULL && i < l.n; i++) {
 		if (l.v[i].start_ns < from || l.v[i].start_ns >= to)
 			continue;
-		qcli_progress(c, ++done, total);
-		if (!qcli_host_wanted(c, l.v[i].host))
+		range_progress(c, ++done, total);
+		if (!range_host_wanted(c, l.v[i].host))
 			continue;
 		if (vitals_epoch_load(l.v[i].path, &e, err, sizeof(err)) != 0) {
-			qcli_msg("skipping %s", err);
+			range_msg("skipping %s", err);
 			continue;
 		}
 		r = rollup_add(ru, e);
@@ -1044,7 +1044,7 @@ qcli_range_epoch(
 		if (r != 0)
 			break;
 	}
-	qcli_progress_end(c);
+	range_progress_end(c);
 	vitals_store_list_free(&l);
 	r = ru == NULL		    ? -ENOMEM
 	    : rollup_count(ru) == 0 ? -ENODATA
@@ -1053,54 +1053,54 @@ qcli_range_epoch(
 	if (r == -ENODATA) {
 		char a[64], b[64];
 
-		qcli_fmt_time(from, a, sizeof(a));
-		qcli_fmt_time(to, b, sizeof(b));
-		qcli_msg("no readable epochs from %s to %s under %s", a, b,
+		range_fmt_time(from, a, sizeof(a));
+		range_fmt_time(to, b, sizeof(b));
+		range_msg("no readable epochs from %s to %s under %s", a, b,
 		    c->data_dir);
 	} else if (r != 0)
-		qcli_msg("%s", strerror(-r));
+		range_msg("%s", strerror(-r));
 	return r == 0 ? QCLI_OK : QCLI_RUNTIME;
 }
 
 /* ---- filters run by hand (top, diff, train) ---- */
 
 /* What a hand-run filter emitted. */
-struct qcli_sink {
+struct range_sink {
 	json_t *findings;
 	json_t *points;
 };
 
 static int
-qcli_on_finding(
+range_on_finding(
     void *arg, struct vitals_ctx *ctx, const struct vitals_finding *f)
 {
-	struct qcli_sink *s = arg;
+	struct range_sink *s = arg;
 	struct vitals_finding g = *f;
 
 	g.filter = ctx->name;
 	return json_array_append_new(
-		   s->findings, qcli_finding_json(&g, ctx->run.host, 0)) == 0
+		   s->findings, range_finding_json(&g, ctx->run.host, 0)) == 0
 	    ? 0
 	    : -ENOMEM;
 }
 
 static int
-qcli_on_series(void *arg, struct vitals_ctx *ctx, const char *name,
+range_on_series(void *arg, struct vitals_ctx *ctx, const char *name,
     uint64_t ts_ns, double value)
 {
-	struct qcli_sink *s = arg;
+	struct range_sink *s = arg;
 
 	return json_array_append_new(s->points,
 		   json_pack("{s:s, s:s, s:I, s:o}", "filter", ctx->name,
 		       "name", name, "ts_ns", (json_int_t)ts_ns, "value",
-		       qcli_jnum(value))) == 0
+		       range_jnum(value))) == 0
 	    ? 0
 	    : -ENOMEM;
 }
 
 /* The entries of filter `name` in the configuration, plus `extra` overrides. */
 static int
-qcli_filter_conf(const struct qcli *c, const char *name,
+range_filter_conf(const struct qcli *c, const char *name,
     const struct config_entry *extra, size_t nextra, struct config_plugin *cp)
 {
 	const struct config_plugin *src = NULL;
@@ -1137,8 +1137,8 @@ qcli_filter_conf(const struct qcli *c, const char *name,
  * filter that is not installed.
  */
 static int
-qcli_filter_start(struct qcli *c, const char *name,
-    const struct config_entry *extra, size_t nextra, struct qcli_sink *sink,
+range_filter_start(struct qcli *c, const char *name,
+    const struct config_entry *extra, size_t nextra, struct range_sink *sink,
     struct vitals_settings *st, struct loader **ldr, struct vitals_ctx **out)
 {
 	const struct loader_plugin *lp;
@@ -1149,13 +1149,13 @@ qcli_filter_start(struct qcli *c, const char *name,
 	*ldr = loader_new(
 	    (const char *const *)c->cfg->plugin_path.v, c->cfg->plugin_path.n);
 	if (*ldr == NULL ||
-	    qcli_filter_conf(c, name, extra, nextra, &cp) != 0) {
-		qcli_msg("out of memory");
+	    range_filter_conf(c, name, extra, nextra, &cp) != 0) {
+		range_msg("out of memory");
 		return QCLI_RUNTIME;
 	}
 	if ((r = loader_open(*ldr, name, &lp, err, sizeof(err))) != 0 ||
 	    lp->desc->kind != VITALS_PLUGIN_FILTER) {
-		qcli_msg("filter '%s' %s: %s", name,
+		range_msg("filter '%s' %s: %s", name,
 		    r == -ENOENT ? "is not installed" : "cannot be used",
 		    r ? err : "it is not a filter");
 		free(cp.entries);
@@ -1168,20 +1168,20 @@ qcli_filter_start(struct qcli *c, const char *name,
 	    NULL, out, err, sizeof(err));
 	free(cp.entries);
 	if (r == 0) {
-		(*out)->sink = (struct instance_sink){ qcli_on_finding,
-			qcli_on_series, sink };
+		(*out)->sink = (struct instance_sink){ range_on_finding,
+			range_on_series, sink };
 		if ((r = instance_init(*out, err, sizeof(err))) != 0) {
 			instance_free(*out);
 			*out = NULL;
 		}
 	}
 	if (r != 0)
-		qcli_msg("%s", err);
+		range_msg("%s", err);
 	return r == 0 ? QCLI_OK : r == -EINVAL ? QCLI_USAGE : QCLI_RUNTIME;
 }
 
 static int
-qcli_filter_stop(struct vitals_ctx *ctx, struct loader *ldr)
+range_filter_stop(struct vitals_ctx *ctx, struct loader *ldr)
 {
 	int r = 0;
 
@@ -1195,7 +1195,7 @@ qcli_filter_stop(struct vitals_ctx *ctx, struct loader *ldr)
 
 /* Print what a hand-run filter emitted. */
 static int
-qcli_sink_print(const struct qcli *c, struct qcli_sink *s, const char *title)
+range_sink_print(const struct qcli *c, struct range_sink *s, const char *title)
 {
 	json_t *o;
 	size_t i, shown = 0;
@@ -1203,7 +1203,7 @@ qcli_sink_print(const struct qcli *c, struct qcli_sink *s, const char *title)
 	if (c->json) {
 		o = json_pack(
 		    "{s:O, s:O}", "findings", s->findings, "series", s->points);
-		return qcli_dump(o);
+		return range_dump(o);
 	}
 	printf("%s\n", title);
 	json_array_foreach(s->findings, i, o)
@@ -1218,12 +1218,12 @@ qcli_sink_print(const struct qcli *c, struct qcli_sink *s, const char *title)
 		       " vs %.6g\n      %s\n",
 		    json_string_value(json_object_get(o, "severity")),
 		    json_string_value(json_object_get(o, "filter")),
-		    qcli_dash(json_string_value(json_object_get(o, "vital"))),
-		    qcli_dash(json_string_value(json_object_get(o, "label"))),
+		    range_dash(json_string_value(json_object_get(o, "vital"))),
+		    range_dash(json_string_value(json_object_get(o, "label"))),
 		    json_number_value(json_object_get(o, "score")),
 		    json_number_value(json_object_get(o, "value")),
 		    json_number_value(json_object_get(o, "expected")),
-		    qcli_dash(json_string_value(json_object_get(o, "text"))));
+		    range_dash(json_string_value(json_object_get(o, "text"))));
 		shown++;
 	}
 	if (shown == 0)
@@ -1237,11 +1237,11 @@ qcli_sink_print(const struct qcli *c, struct qcli_sink *s, const char *title)
 
 /* Run filter `name` once on queue v[0..n) and print what it said. */
 static int
-qcli_filter_once(struct qcli *c, const char *name,
+range_filter_once(struct qcli *c, const char *name,
     const struct config_entry *extra, size_t nextra,
     const struct vitals_epoch *const *v, uint32_t n, const char *title)
 {
-	struct qcli_sink sink = { json_array(), json_array() };
+	struct range_sink sink = { json_array(), json_array() };
 	struct vitals_settings st;
 	struct vitals_queue q;
 	struct vitals_ctx *ctx = NULL;
@@ -1249,7 +1249,7 @@ qcli_filter_once(struct qcli *c, const char *name,
 	int rc;
 
 	memset(&st, 0, sizeof(st));
-	rc = qcli_filter_start(c, name, extra, nextra, &sink, &st, &ldr, &ctx);
+	rc = range_filter_start(c, name, extra, nextra, &sink, &st, &ldr, &ctx);
 	if (rc == QCLI_OK) {
 		memset(&q, 0, sizeof(q));
 		q.timescale_s = v[n - 1]->timescale_s;
@@ -1258,9 +1258,9 @@ qcli_filter_once(struct qcli *c, const char *name,
 		if (instance_filter(ctx, &q, v[n - 1]->host) != 0)
 			rc = QCLI_RUNTIME;
 	}
-	qcli_filter_stop(ctx, ldr);
+	range_filter_stop(ctx, ldr);
 	if (rc == QCLI_OK)
-		rc = qcli_sink_print(c, &sink, title);
+		rc = range_sink_print(c, &sink, title);
 	json_decref(sink.findings);
 	json_decref(sink.points);
 	return rc;
@@ -1271,7 +1271,7 @@ qcli_filter_once(struct qcli *c, const char *name,
  * it also has an option called `key`.
  */
 static int
-qcli_installed(const struct qcli *c, const char *name, const char *key)
+range_installed(const struct qcli *c, const char *name, const char *key)
 {
 	const struct vitals_option *o;
 	const struct loader_plugin *lp;
@@ -1295,7 +1295,7 @@ qcli_installed(const struct qcli *c, const char *name, const char *key)
 /* ---- top ---- */
 
 /* A label (HCA slot) or an exe and its weight. */
-struct qcli_item {
+struct range_item {
 	uint64_t count;
 	uint32_t slot;
 	const struct vitals_sample *s; /* the sample standing for it */
@@ -1303,9 +1303,9 @@ struct qcli_item {
 };
 
 static int
-qcli_item_cmp(const void *x, const void *y)
+range_item_cmp(const void *x, const void *y)
 {
-	const struct qcli_item *a = x, *b = y;
+	const struct range_item *a = x, *b = y;
 
 	if (a->count != b->count)
 		return a->count < b->count ? 1 : -1;
@@ -1316,7 +1316,7 @@ qcli_item_cmp(const void *x, const void *y)
 
 /* The sample of slot i with the largest count, or NULL. */
 static const struct vitals_sample *
-qcli_slot_sample(const struct vitals_vital_epoch *v, uint32_t slot)
+range_slot_sample(const struct vitals_vital_epoch *v, uint32_t slot)
 {
 	const struct vitals_sample *best = NULL;
 	uint32_t i;
@@ -1329,10 +1329,10 @@ qcli_slot_sample(const struct vitals_vital_epoch *v, uint32_t slot)
 }
 
 /* Slots by count (largest first); *n of them; NULL when out of memory. */
-static struct qcli_item *
-qcli_top_slots(const struct vitals_vital_epoch *v, size_t *n)
+static struct range_item *
+range_top_slots(const struct vitals_vital_epoch *v, size_t *n)
 {
-	struct qcli_item *it;
+	struct range_item *it;
 	uint32_t i;
 
 	*n = 0;
@@ -1343,18 +1343,18 @@ qcli_top_slots(const struct vitals_vital_epoch *v, size_t *n)
 			continue;
 		it[*n].count = v->hca[i];
 		it[*n].slot = i;
-		it[*n].s = qcli_slot_sample(v, i);
+		it[*n].s = range_slot_sample(v, i);
 		(*n)++;
 	}
-	qsort(it, *n, sizeof(*it), qcli_item_cmp);
+	qsort(it, *n, sizeof(*it), range_item_cmp);
 	return it;
 }
 
 /* Exes by the counts of the slots their samples stand for. */
-static struct qcli_item *
-qcli_top_exes(const struct qcli_item *slots, size_t ns, size_t *n)
+static struct range_item *
+range_top_exes(const struct range_item *slots, size_t ns, size_t *n)
 {
-	struct qcli_item *ex;
+	struct range_item *ex;
 	size_t i, j;
 
 	*n = 0;
@@ -1372,12 +1372,12 @@ qcli_top_exes(const struct qcli_item *slots, size_t ns, size_t *n)
 		}
 		ex[j].count += slots[i].count;
 	}
-	qsort(ex, *n, sizeof(*ex), qcli_item_cmp);
+	qsort(ex, *n, sizeof(*ex), range_item_cmp);
 	return ex;
 }
 
 static json_t *
-qcli_item_json(const struct qcli_item *it, uint64_t wsum, int is_exe)
+range_item_json(const struct range_item *it, uint64_t wsum, int is_exe)
 {
 	char label[32];
 
@@ -1394,8 +1394,8 @@ qcli_item_json(const struct qcli_item *it, uint64_t wsum, int is_exe)
 }
 
 static void
-qcli_item_text(
-    const struct qcli_item *it, size_t rank, uint64_t wsum, int is_exe)
+range_item_text(
+    const struct range_item *it, size_t rank, uint64_t wsum, int is_exe)
 {
 	double share = wsum ? 100.0 * (double)it->count / (double)wsum : 0;
 
@@ -1407,23 +1407,23 @@ qcli_item_text(
 	printf("    %3zu %14" PRIu64 " %6.2f%%  slot %-5u ", rank, it->count,
 	    share, it->slot);
 	if (it->s != NULL)
-		printf("%s (%s) label 0x%" PRIx64 "\n", qcli_dash(it->s->exe),
-		    qcli_dash(it->s->comm), it->s->label);
+		printf("%s (%s) label 0x%" PRIx64 "\n", range_dash(it->s->exe),
+		    range_dash(it->s->comm), it->s->label);
 	else
 		printf("(no sample)\n");
 }
 
 /* One vital's top labels and exes, as text or into obj. */
 static int
-qcli_top_vital(
+range_top_vital(
     const struct qcli *c, const struct vitals_vital_epoch *v, json_t *obj)
 {
-	struct qcli_item *sl, *ex = NULL;
+	struct range_item *sl, *ex = NULL;
 	size_t ns, nx = 0, i;
 	json_t *o = NULL, *a, *b;
 
-	if ((sl = qcli_top_slots(v, &ns)) == NULL ||
-	    (ex = qcli_top_exes(sl, ns, &nx)) == NULL) {
+	if ((sl = range_top_slots(v, &ns)) == NULL ||
+	    (ex = range_top_exes(sl, ns, &nx)) == NULL) {
 		free(sl);
 		return -ENOMEM;
 	}
@@ -1435,20 +1435,20 @@ qcli_top_vital(
 		b = json_object_get(o, "exes");
 		for (i = 0; o != NULL && i < ns && i < c->k; i++)
 			json_array_append_new(
-			    a, qcli_item_json(&sl[i], v->wsum, 0));
+			    a, range_item_json(&sl[i], v->wsum, 0));
 		for (i = 0; o != NULL && i < nx && i < c->k; i++)
 			json_array_append_new(
-			    b, qcli_item_json(&ex[i], v->wsum, 1));
+			    b, range_item_json(&ex[i], v->wsum, 1));
 		json_object_set_new(obj, v->name, o);
 	} else {
 		printf("\n%s (unit %s): %" PRIu64
 		       " events, weighted sum %" PRIu64 "\n  TOP LABELS\n",
-		    v->name, qcli_dash(v->unit), v->events, v->wsum);
+		    v->name, range_dash(v->unit), v->events, v->wsum);
 		for (i = 0; i < ns && i < c->k; i++)
-			qcli_item_text(&sl[i], i + 1, v->wsum, 0);
+			range_item_text(&sl[i], i + 1, v->wsum, 0);
 		printf("  TOP EXES\n");
 		for (i = 0; i < nx && i < c->k; i++)
-			qcli_item_text(&ex[i], i + 1, v->wsum, 1);
+			range_item_text(&ex[i], i + 1, v->wsum, 1);
 	}
 	free(sl);
 	free(ex);
@@ -1457,30 +1457,30 @@ qcli_top_vital(
 
 /* Top labels and exes computed from the rollup's HCA and samples. */
 static int
-qcli_top_direct(const struct qcli *c, const struct vitals_epoch *e)
+range_top_direct(const struct qcli *c, const struct vitals_epoch *e)
 {
 	json_t *o = c->json ? json_object() : NULL, *j;
 	char a[64], b[64];
 	uint32_t i;
 	int r = 0;
 
-	qcli_fmt_time(e->start_ns, a, sizeof(a));
-	qcli_fmt_time(
+	range_fmt_time(e->start_ns, a, sizeof(a));
+	range_fmt_time(
 	    e->start_ns + (uint64_t)e->timescale_s * QCLI_NS, b, sizeof(b));
 	if (!c->json)
 		printf("TOP %s .. %s  host %s\n", a, b, e->host);
 	for (i = 0; i < e->nvitals && r == 0; i++)
-		if (qcli_vital_wanted(c, e->vitals[i].name))
-			r = qcli_top_vital(c, &e->vitals[i], o);
+		if (range_vital_wanted(c, e->vitals[i].name))
+			r = range_top_vital(c, &e->vitals[i], o);
 	if (!c->json)
 		return r == 0 ? QCLI_OK : QCLI_RUNTIME;
 	j = json_pack("{s:s, s:s, s:s, s:s, s:o}", "from", a, "to", b, "host",
 	    e->host, "source", "samples", "vitals", o);
-	return qcli_dump(j);
+	return range_dump(j);
 }
 
 static int
-qcli_top(struct qcli *c)
+range_top(struct qcli *c)
 {
 	struct config_entry k[2];
 	struct vitals_epoch *e;
@@ -1491,16 +1491,16 @@ qcli_top(struct qcli *c)
 
 	if (c->k == 0)
 		c->k = 10;
-	if ((rc = qcli_window(c, 3600 * QCLI_NS)) != QCLI_OK ||
-	    (rc = qcli_range_epoch(c, c->from, c->to, &e)) != QCLI_OK)
+	if ((rc = range_window(c, 3600 * QCLI_NS)) != QCLI_OK ||
+	    (rc = range_range_epoch(c, c->from, c->to, &e)) != QCLI_OK)
 		return rc;
 	if (c->vital != NULL && vitals_epoch_vital(e, c->vital) == NULL) {
-		qcli_msg("no vital %s in the range", c->vital);
+		range_msg("no vital %s in the range", c->vital);
 		vitals_epoch_free(e);
 		return QCLI_RUNTIME;
 	}
-	if (c->direct || (topk = qcli_installed(c, "topk", "k")) == 0) {
-		rc = qcli_top_direct(c, e);
+	if (c->direct || (topk = range_installed(c, "topk", "k")) == 0) {
+		rc = range_top_direct(c, e);
 	} else {
 		/* -k N becomes the filter's own k, if it has one. */
 		memset(k, 0, sizeof(k));
@@ -1510,11 +1510,11 @@ qcli_top(struct qcli *c)
 			    (struct config_entry){ .key = "k", .scalar = kbuf };
 		/* The range is one epoch of its own length: rank it whatever
 		 * that length. */
-		if (qcli_installed(c, "topk", "min_timescale") == 2)
+		if (range_installed(c, "topk", "min_timescale") == 2)
 			k[nk++] = (struct config_entry){ .key = "min_timescale",
 				.scalar = "0" };
 		v[0] = e;
-		rc = qcli_filter_once(
+		rc = range_filter_once(
 		    c, "topk", k, nk, v, 1, "TOP (topk filter)");
 	}
 	vitals_epoch_free(e);
@@ -1524,7 +1524,7 @@ qcli_top(struct qcli *c)
 /* ---- diff ---- */
 
 static int
-qcli_diff(struct qcli *c)
+range_diff(struct qcli *c)
 {
 	uint64_t af, at, bf, bt;
 	struct vitals_epoch *a = NULL, *b = NULL;
@@ -1532,16 +1532,16 @@ qcli_diff(struct qcli *c)
 	int rc;
 
 	if (c->npos != 2)
-		return qcli_usage_error("diff: expected two ranges, RANGE_A "
+		return range_usage_error("diff: expected two ranges, RANGE_A "
 					"RANGE_B (FROM..TO each)");
-	if ((rc = qcli_range(c->pos[0], c->now, &af, &at)) != QCLI_OK ||
-	    (rc = qcli_range(c->pos[1], c->now, &bf, &bt)) != QCLI_OK)
+	if ((rc = range_range(c->pos[0], c->now, &af, &at)) != QCLI_OK ||
+	    (rc = range_range(c->pos[1], c->now, &bf, &bt)) != QCLI_OK)
 		return rc;
-	if ((rc = qcli_range_epoch(c, af, at, &a)) == QCLI_OK &&
-	    (rc = qcli_range_epoch(c, bf, bt, &b)) == QCLI_OK) {
+	if ((rc = range_range_epoch(c, af, at, &a)) == QCLI_OK &&
+	    (rc = range_range_epoch(c, bf, bt, &b)) == QCLI_OK) {
 		v[0] = a;
 		v[1] = b;
-		rc = qcli_filter_once(
+		rc = range_filter_once(
 		    c, "diff", NULL, 0, v, 2, "DIFF (diff filter, A then B)");
 	}
 	vitals_epoch_free(a);
@@ -1553,7 +1553,7 @@ qcli_diff(struct qcli *c)
 
 /* Feed the stored epochs of [from, to) to ctx in order, host by host. */
 static int
-qcli_feed(struct qcli *c, struct vitals_ctx *ctx, uint64_t from, uint64_t to,
+range_feed(struct qcli *c, struct vitals_ctx *ctx, uint64_t from, uint64_t to,
     size_t *fed)
 {
 	struct vitals_store_list l;
@@ -1564,7 +1564,7 @@ qcli_feed(struct qcli *c, struct vitals_ctx *ctx, uint64_t from, uint64_t to,
 	int r;
 
 	if ((r = vitals_store_list(c->data_dir, &l)) != 0) {
-		qcli_msg("%s: %s", c->data_dir,
+		range_msg("%s: %s", c->data_dir,
 		    r == -ENOENT ? "no such data directory" : strerror(-r));
 		return QCLI_RUNTIME;
 	}
@@ -1574,8 +1574,8 @@ qcli_feed(struct qcli *c, struct vitals_ctx *ctx, uint64_t from, uint64_t to,
 	for (i = 0; q != NULL && i < l.n; i++) {
 		if (l.v[i].start_ns < from || l.v[i].start_ns >= to)
 			continue;
-		qcli_progress(c, ++done, total);
-		if (!qcli_host_wanted(c, l.v[i].host))
+		range_progress(c, ++done, total);
+		if (!range_host_wanted(c, l.v[i].host))
 			continue;
 		if (n == cap) {
 			vitals_epoch_free(q[0]);
@@ -1584,7 +1584,7 @@ qcli_feed(struct qcli *c, struct vitals_ctx *ctx, uint64_t from, uint64_t to,
 		}
 		if (vitals_epoch_load(l.v[i].path, &q[n], err, sizeof(err)) !=
 		    0) {
-			qcli_msg("skipping %s", err);
+			range_msg("skipping %s", err);
 			continue;
 		}
 		n++;
@@ -1596,7 +1596,7 @@ qcli_feed(struct qcli *c, struct vitals_ctx *ctx, uint64_t from, uint64_t to,
 			.epochs = (const struct vitals_epoch *const *)q },
 		    q[n - 1]->host);
 	}
-	qcli_progress_end(c);
+	range_progress_end(c);
 	while (q != NULL && n > 0)
 		vitals_epoch_free(q[--n]);
 	free(q);
@@ -1605,9 +1605,9 @@ qcli_feed(struct qcli *c, struct vitals_ctx *ctx, uint64_t from, uint64_t to,
 }
 
 static int
-qcli_train(struct qcli *c)
+range_train(struct qcli *c)
 {
-	struct qcli_sink sink = { json_array(), json_array() };
+	struct range_sink sink = { json_array(), json_array() };
 	struct config_entry extra[2];
 	struct vitals_settings st;
 	struct vitals_ctx *ctx = NULL;
@@ -1618,9 +1618,9 @@ qcli_train(struct qcli *c)
 	int rc;
 
 	if (c->npos != 1 || c->normal == NULL || c->model == NULL)
-		return qcli_usage_error("train: expected NAME --normal RANGE "
+		return range_usage_error("train: expected NAME --normal RANGE "
 					"--model PATH");
-	if ((rc = qcli_range(c->normal, c->now, &from, &to)) != QCLI_OK)
+	if ((rc = range_range(c->normal, c->now, &from, &to)) != QCLI_OK)
 		return rc;
 	memset(extra, 0, sizeof(extra));
 	memset(&st, 0, sizeof(st));
@@ -1628,18 +1628,18 @@ qcli_train(struct qcli *c)
 	extra[0].scalar = "train";
 	extra[1].key = "model";
 	extra[1].scalar = (char *)c->model;
-	rc = qcli_filter_start(c, c->pos[0], extra, 2, &sink, &st, &ldr, &ctx);
+	rc = range_filter_start(c, c->pos[0], extra, 2, &sink, &st, &ldr, &ctx);
 	if (rc == QCLI_OK)
-		rc = qcli_feed(c, ctx, from, to, &fed);
+		rc = range_feed(c, ctx, from, to, &fed);
 	/* fini writes the model; a failed write was reported there. */
-	if (qcli_filter_stop(ctx, ldr) != 0 && rc == QCLI_OK)
+	if (range_filter_stop(ctx, ldr) != 0 && rc == QCLI_OK)
 		rc = QCLI_RUNTIME;
 	json_decref(sink.findings);
 	json_decref(sink.points);
 	if (rc != QCLI_OK)
 		return rc;
 	if (fed == 0) {
-		qcli_msg("no readable epochs in %s under %s", c->normal,
+		range_msg("no readable epochs in %s under %s", c->normal,
 		    c->data_dir);
 		return QCLI_RUNTIME;
 	}
@@ -1658,49 +1658,49 @@ static const struct {
 	const char *name;
 	unsigned bit;
 	int (*fn)(struct qcli *c);
-} qcli_cmds[] = {
-	{ "query", CLI_QUERY, qcli_query },
-	{ "findings", CLI_FINDINGS, qcli_findings },
-	{ "top", CLI_TOP, qcli_top },
-	{ "diff", CLI_DIFF, qcli_diff },
-	{ "train", CLI_TRAIN, qcli_train },
+} range_cmds[] = {
+	{ "query", CLI_QUERY, range_query },
+	{ "findings", CLI_FINDINGS, range_findings },
+	{ "top", CLI_TOP, range_top },
+	{ "diff", CLI_DIFF, range_diff },
+	{ "train", CLI_TRAIN, range_train },
 };
-#define QCLI_NCMDS (sizeof(qcli_cmds) / sizeof(qcli_cmds[0]))
+#define QCLI_NCMDS (sizeof(range_cmds) / sizeof(range_cmds[0]))
 
 int
-qcli_is_command(const char *cmd)
+range_is_command(const char *cmd)
 {
 	size_t i;
 
 	for (i = 0; i < QCLI_NCMDS; i++)
-		if (strcmp(qcli_cmds[i].name, cmd) == 0)
+		if (strcmp(range_cmds[i].name, cmd) == 0)
 			return 1;
 	return 0;
 }
 
 int
-qcli_run(const char *cmd, const char *data_dir, const char *config, int argc,
+range_run(const char *cmd, const char *data_dir, const char *config, int argc,
     char **argv)
 {
 	struct qcli c;
 	size_t i;
 	int rc;
 
-	for (i = 0; i < QCLI_NCMDS && strcmp(qcli_cmds[i].name, cmd); i++)
+	for (i = 0; i < QCLI_NCMDS && strcmp(range_cmds[i].name, cmd); i++)
 		;
 	if (i == QCLI_NCMDS)
-		return qcli_usage_error("unknown command '%s'", cmd);
+		return range_usage_error("unknown command '%s'", cmd);
 	memset(&c, 0, sizeof(c));
-	c.cmd = qcli_cmds[i].bit;
+	c.cmd = range_cmds[i].bit;
 	c.cmdname = cmd;
 	c.data_dir_opt = data_dir;
 	c.config_opt = config;
-	c.now = qcli_now();
+	c.now = range_now();
 	log_setup(LOG_TO_STDERR, VITALS_LOG_WARN, "vitals");
-	if ((rc = qcli_args(&c, argc, argv)) != QCLI_OK)
+	if ((rc = range_args(&c, argc, argv)) != QCLI_OK)
 		return rc < 0 ? QCLI_OK : rc;
-	if ((rc = qcli_setup(&c)) == QCLI_OK)
-		rc = qcli_cmds[i].fn(&c);
+	if ((rc = range_setup(&c)) == QCLI_OK)
+		rc = range_cmds[i].fn(&c);
 	config_free(c.cfg);
 	return rc;
 }

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The table core/exec.bpf.c fills at each exec and core/exe.c reads: the
+ * The table core/kernel/exe.bpf.c fills at each exec and core/kernel/exe.c reads: the
  * path of the program a process exec'd, by exe id, so the samples of a
  * process gone before its samples were read are still named.  Plain C
  * over the kernel's fixed-width types: it compiles for both targets.
  */
-#ifndef VITALS_EXEC_H
-#define VITALS_EXEC_H
+#ifndef VITALS_EXE_TABLE_H
+#define VITALS_EXE_TABLE_H
 
 #include <vitals/bpf_shared.h>
 
@@ -21,4 +21,4 @@ struct vitals_exec_name {
 	char path[VITALS_EXEC_PATH];    /* as exec'd: absolute, or not kept */
 };
 
-#endif /* VITALS_EXEC_H */
+#endif /* VITALS_EXE_TABLE_H */

@@ -2,7 +2,7 @@
 /*
  * The options of every `vitals` command in one table, each entry naming
  * the commands it applies to, and the walk over a command's arguments:
- * core/vitals.c (the global options, epochs, show) and core/query_cli.c
+ * cli/main.c (the global options, epochs, show) and cli/range.c
  * (the range commands) parse through it, so the options they share (-h,
  * -d, -c, --json, --host, ...) are spelt and checked once.
  */

@@ -102,7 +102,7 @@ int engine_finding_add(struct engine *e, const struct vitals_finding *f,
 
 /*
  * Record an observation of a named metric in the current epoch (the SDK's
- * vitals_metric_put, see core/metric.h).  Returns 0 or a negative errno.
+ * vitals_metric_put, see core/engine/metric.h).  Returns 0 or a negative errno.
  */
 int engine_metric_put(struct engine *e, const char *name, const char *unit,
     double value);

@@ -32,7 +32,7 @@ int sym_kernel_range(const char *name, uint64_t *lo, uint64_t *hi);
 const char *sym_user(uint32_t pid, uint64_t addr);
 
 /*
- * Name of the function at file offset off of module id (core/module.h),
+ * Name of the function at file offset off of module id (core/kernel/module.h),
  * or NULL; pid, when not 0, is a process that maps it (the file is opened
  * as it sees it).  For frames placed by module and offset, whether or not
  * the process is still there.
@@ -41,7 +41,7 @@ const char *sym_module_name(uint32_t module, uint64_t off, uint32_t pid);
 
 /*
  * Where user address addr of process pid lies: the module id of the file
- * mapped there (core/module.h) and the address's offset in that file.
+ * mapped there (core/kernel/module.h) and the address's offset in that file.
  * exe_id, when not 0, is the process's exe id as the event carried it:
  * cached maps read for another exe id (the pid exec'd or was reused) are
  * read again.  Returns 0; -ENOENT if the process is gone or addr is in no

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The path of every program exec'd, by exe id (core/exec.h).  A fork +
+ * The path of every program exec'd, by exe id (core/kernel/exe_table.h).  A fork +
  * exec of a short program lives a few milliseconds, and user space reads
  * samples every 100 ms: by then /proc no longer names it.  An exec of a
  * program already in its slot costs one load and a compare.
@@ -9,7 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <vitals/task.bpf.h>
 
-#include "exec.h"
+#include "exe_table.h"
 
 struct linux_binprm {
 	const char *interp;

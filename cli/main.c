@@ -5,7 +5,7 @@
  * text or JSON.  It reads the store only through <vitals/store.h>.
  */
 #ifdef HAVE_CONFIG_H
-#include <config.h> /* autoconf's, from the build top; not core/config.h */
+#include <config.h> /* autoconf's, from the build top; not core/runtime/config.h */
 #endif
 
 #include <sys/stat.h>
@@ -22,11 +22,11 @@
 #include <vitals/store.h>
 #include <vitals/vitals.h>
 
-#include "cli_args.h"
+#include "args.h"
 #include "codec.h"
 #include "config.h"
 #include "instance.h"
-#include "query_cli.h"
+#include "range.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.1.0"
@@ -104,7 +104,7 @@ print_usage(FILE *f)
 {
 	fputs(usage_text, f);
 	fputs("\nrange commands:\n", f);
-	fputs(qcli_usage, f);
+	fputs(range_usage, f);
 }
 
 static void msg(const char *, ...) __attribute__((format(printf, 1, 2)));
@@ -1231,8 +1231,8 @@ dispatch(struct cli *cli, const char *cmd, struct cli_args *a)
 		return cmd_epochs(cli, a);
 	if (strcmp(cmd, "show") == 0)
 		return cmd_show(cli, a);
-	if (qcli_is_command(cmd)) {
-		rc = qcli_run(cmd, cli->data_dir_opt, cli->config_path,
+	if (range_is_command(cmd)) {
+		rc = range_run(cmd, cli->data_dir_opt, cli->config_path,
 		    a->argc - a->i, a->argv + a->i);
 		/* A filter that could not save its state (a model) failed. */
 		return rc == EXIT_OK && instance_stop_failures() > 0

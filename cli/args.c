@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The options of the `vitals` commands and their walk (core/cli_args.h). */
+/* The options of the `vitals` commands and their walk (cli/args.h). */
 #include <stdio.h>
 #include <string.h>
 
-#include "cli_args.h"
+#include "args.h"
 
 /* An option: its spellings, whether it takes a value, where it applies. */
 struct cli_opt {
