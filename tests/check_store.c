@@ -242,6 +242,29 @@ START_TEST(test_save_load)
 }
 END_TEST
 
+/* vitals_epoch_json: the file's JSON text, as the tree encoder writes it. */
+START_TEST(test_epoch_json)
+{
+	const struct vitals_epoch *e = fx("web-1", DAY0 + 5 * NS);
+	struct vitals_epoch *back = NULL;
+	char *text = NULL, *ref, err[512] = "";
+	json_t *j;
+	size_t len = 0;
+
+	ck_assert_int_eq(vitals_epoch_json(e, &text, &len), 0);
+	ck_assert_uint_eq(len, strlen(text));
+	ck_assert_ptr_nonnull(j = codec_epoch_to_json(e));
+	ck_assert_ptr_nonnull(ref = json_dumps(j, JSON_COMPACT));
+	ck_assert_str_eq(text, ref);
+	ck_assert_int_eq(codec_epoch_parse(text, len, &back, err, sizeof(err)), 0);
+	check_same(e, back);
+	vitals_epoch_free(back);
+	json_decref(j);
+	free(ref);
+	free(text);
+}
+END_TEST
+
 START_TEST(test_encode_put)
 {
 	struct vitals_epoch_file f;
@@ -732,6 +755,7 @@ store_suite(void)
 	tcase_add_test(io, test_save_no_path);
 	tcase_add_test(io, test_list_since);
 	tcase_add_test(io, test_encode_put);
+	tcase_add_test(io, test_epoch_json);
 	tcase_add_test(io, test_list_order);
 	tcase_add_test(io, test_list_missing);
 	tcase_add_loop_test(

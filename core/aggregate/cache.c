@@ -246,6 +246,9 @@ cache_get(
 	return 0;
 }
 
+/* Temporary files written so far by this process, to name the next. */
+static unsigned cache_tmp_seq;
+
 /* Write head, text (len bytes) and "}" gzip'd to the new file tmp. */
 static int
 cache_write_gz(const char *tmp, const char *head, const char *text, size_t len)
@@ -280,7 +283,10 @@ cache_put_text(struct cache *c, const char *name, const struct cache_key *k,
 	if ((r = vitals_store_prepare(dir, err, sizeof(err))) != 0)
 		return r;
 	cache_head(k, head, sizeof(head));
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	/* Queries run in several threads (the http plugin's workers): each
+	 * write has a name of its own. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld.%u", path, (long)getpid(),
+	    __atomic_fetch_add(&cache_tmp_seq, 1u, __ATOMIC_RELAXED));
 	if ((r = cache_write_gz(tmp, head, text, len)) == 0 &&
 	    rename(tmp, path) != 0)
 		r = -errno;

@@ -78,6 +78,10 @@ host_settings_update(struct host *h)
 	h->settings.epoch_ns = h->cfg->epoch_ns;
 	h->settings.retention_ns = h->cfg->retention_ns;
 	h->settings.retention_bytes = h->cfg->retention_bytes;
+	h->settings.config = h->cfg->file;
+	h->settings.ntimescales = h->cfg->ntimescales;
+	h->settings.timescales = h->cfg->timescales;
+	h->settings.max_samples = h->cfg->sketch.max_samples;
 }
 
 struct host *
@@ -807,6 +811,12 @@ vitals_metric_put(struct vitals_ctx *ctx, const char *name, const char *unit,
 		    "metric '%s' dropped: %u metric names kept already", name,
 		    METRIC_MAX_NAMES);
 	return r;
+}
+
+struct event_base *
+vitals_event_base(struct vitals_ctx *ctx)
+{
+	return ctx->host != NULL ? ctx->host->base : NULL;
 }
 
 static void

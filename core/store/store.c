@@ -589,6 +589,27 @@ vitals_epoch_encode(const struct vitals_epoch *e,
 	return 0;
 }
 
+int
+vitals_epoch_json(const struct vitals_epoch *e, char **out, size_t *len)
+{
+	json_t *j;
+	char *text;
+	int r;
+
+	/* The fast encoder gives the same bytes; it declines some epochs. */
+	if ((r = codec_text_encode(e, out, len)) != -ENOTSUP)
+		return r;
+	if ((j = codec_epoch_to_json(e)) == NULL)
+		return -ENOMEM;
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (text == NULL)
+		return -ENOMEM;
+	*out = text;
+	*len = strlen(text);
+	return 0;
+}
+
 void
 vitals_epoch_file_free(struct vitals_epoch_file *f)
 {

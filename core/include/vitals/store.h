@@ -87,6 +87,13 @@ struct vitals_epoch_file {
 int vitals_epoch_encode(const struct vitals_epoch *e,
     struct vitals_epoch_file *out, char *err, size_t errlen);
 
+/*
+ * An epoch as the JSON text of its file (the form `vitals show --json`
+ * prints, compact): a malloc'd, NUL-terminated text in *out, the caller's,
+ * and its length in *len.  Returns 0 or -ENOMEM (*out untouched).
+ */
+int vitals_epoch_json(const struct vitals_epoch *e, char **out, size_t *len);
+
 /* Store an encoded epoch under data_dir as vitals_epoch_save() does. */
 int vitals_epoch_put(const struct vitals_epoch_file *f, const char *data_dir,
     char *path, size_t pathlen, char *err, size_t errlen);

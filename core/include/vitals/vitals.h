@@ -29,9 +29,12 @@ extern "C" {
  * Minor 3: value checks without side effects (the check member appended
  * to struct vitals_plugin, vitals_init_check), run by vitalsd
  * --check-config.
+ * Minor 4: the core's event loop (vitals_event_base), and the
+ * configuration file, timescales and sample bound appended to struct
+ * vitals_settings.
  */
 #define VITALS_ABI_MAJOR 1
-#define VITALS_ABI_MINOR 3
+#define VITALS_ABI_MINOR 4
 
 /* Plugin kinds (struct vitals_plugin.kind). */
 #define VITALS_PLUGIN_PROBE  1u /* emits events into sketches */
@@ -308,6 +311,7 @@ vitals_keyed_get(void **v, uint32_t *n, size_t size, uint32_t ts,
 }
 
 /* Opaque handles owned by the core. */
+struct event_base;   /* libevent's loop (vitals_event_base) */
 struct vitals_ctx;   /* a plugin instance's handle to the core */
 struct vitals_vital; /* a vital sign's live sketch */
 struct vitals_timer; /* a periodic timer */
@@ -394,11 +398,21 @@ struct vitals_settings {
 	uint64_t epoch_ns;        /* nominal epoch length */
 	uint64_t retention_ns;    /* delete epochs older than this; 0 = keep */
 	uint64_t retention_bytes; /* keep the store under this size; 0 = no limit */
+	/* ABI minor 4: */
+	const char *config;       /* the configuration file read, or NULL */
+	uint32_t ntimescales;     /* entries in timescales */
+	const uint32_t *timescales; /* rollup lengths in seconds, ascending */
+	uint32_t max_samples;     /* samples an epoch keeps per vital (the
+				     bound a rollup keeps too) */
 };
 
 /* ---- services the core gives plugins (exported by libvitals) ---- */
 
-/* Global settings in force; borrowed, valid until the instance ends. */
+/*
+ * Global settings in force; borrowed, valid until the instance ends.  A
+ * reload (SIGHUP) updates them in place between two callbacks: read them
+ * on the loop's thread and copy what another thread needs.
+ */
 const struct vitals_settings *vitals_settings(const struct vitals_ctx *ctx);
 
 /*
@@ -490,6 +504,15 @@ void vitals_cpu_add(struct vitals_ctx *ctx, uint64_t ns);
 int vitals_timer_add(struct vitals_ctx *ctx, uint64_t interval_ns,
     void (*cb)(void *arg), void *arg, struct vitals_timer **out);
 void vitals_timer_del(struct vitals_timer *t);
+
+/*
+ * The core's libevent loop, for a plugin that binds libevent objects of
+ * its own to it (an evhttp server, a bufferevent).  The plugin may add and
+ * remove events on it, from the loop's thread only, and must free them in
+ * fini; it never runs, exits or frees the loop.  Borrowed; NULL where no
+ * loop runs the instance (filters run by a range query).
+ */
+struct event_base *vitals_event_base(struct vitals_ctx *ctx);
 
 /* Call cb(fd, arg) when fd is readable; same ownership as timers. */
 int vitals_watch_add(struct vitals_ctx *ctx, int fd,
