@@ -23,10 +23,10 @@
 
 #include "args.h"
 #include "config.h"
-#include "instance.h"
 #include "loader.h"
 #include "log.h"
 #include "option.h"
+#include "handrun.h"
 #include "range.h"
 #include "rollup.h"
 
@@ -140,168 +140,14 @@ range_now(void)
 	return (uint64_t)ts.tv_sec * QCLI_NS + (uint64_t)ts.tv_nsec;
 }
 
-/* n digits at *s into *v, advancing *s; 0 or -EINVAL. */
-static int
-range_digits(const char **s, int n, int *v)
-{
-	*v = 0;
-	while (n-- > 0) {
-		if (**s < '0' || **s > '9')
-			return -EINVAL;
-		*v = *v * 10 + (*(*s)++ - '0');
-	}
-	return 0;
-}
-
-/* "Z", "+HH", "+HH:MM", "+HHMM" (or '-') at s; *off in seconds east. */
-static int
-range_zone(const char *s, long *off, int *has)
-{
-	int h = 0, m = 0, sign;
-
-	*has = 0;
-	*off = 0;
-	if (*s == '\0')
-		return 0;
-	*has = 1;
-	if ((*s == 'Z' || *s == 'z') && s[1] == '\0')
-		return 0;
-	if (*s != '+' && *s != '-')
-		return -EINVAL;
-	sign = *s++ == '-' ? -1 : 1;
-	if (range_digits(&s, 2, &h) != 0)
-		return -EINVAL;
-	if (*s == ':')
-		s++;
-	if (*s != '\0' && range_digits(&s, 2, &m) != 0)
-		return -EINVAL;
-	if (*s != '\0' || h > 23 || m > 59)
-		return -EINVAL;
-	*off = sign * (h * 3600L + m * 60L);
-	return 0;
-}
-
-/* The clock part "HH:MM[:SS[.fff]]" at *s into tm and *ns. */
-static int
-range_clock(const char **s, struct tm *tm, uint64_t *ns)
-{
-	int frac = 0, scale = 100000000;
-
-	if (range_digits(s, 2, &tm->tm_hour) != 0 || *(*s)++ != ':' ||
-	    range_digits(s, 2, &tm->tm_min) != 0)
-		return -EINVAL;
-	if (**s == ':') {
-		(*s)++;
-		if (range_digits(s, 2, &tm->tm_sec) != 0)
-			return -EINVAL;
-		if (**s == '.' || **s == ',') {
-			for ((*s)++; **s >= '0' && **s <= '9'; (*s)++) {
-				frac += (**s - '0') * scale;
-				scale /= 10;
-			}
-		}
-	}
-	*ns = (uint64_t)frac;
-	return tm->tm_hour > 23 || tm->tm_min > 59 || tm->tm_sec > 60 ? -EINVAL
-								      : 0;
-}
-
-/* ISO-8601: a date, optionally a clock, optionally a zone. */
-static int
-range_iso(const char *s, uint64_t *out)
-{
-	struct tm tm, chk;
-	uint64_t ns = 0;
-	int has_zone, y;
-	time_t t;
-	long off;
-
-	memset(&tm, 0, sizeof(tm));
-	if (range_digits(&s, 4, &y) != 0 || *s++ != '-' ||
-	    range_digits(&s, 2, &tm.tm_mon) != 0 || *s++ != '-' ||
-	    range_digits(&s, 2, &tm.tm_mday) != 0)
-		return -EINVAL;
-	tm.tm_year = y - 1900;
-	tm.tm_mon--;
-	if ((*s == 'T' || *s == 't' || *s == ' ') &&
-	    (s++, range_clock(&s, &tm, &ns) != 0))
-		return -EINVAL;
-	if (range_zone(s, &off, &has_zone) != 0 || tm.tm_mon < 0 ||
-	    tm.tm_mon > 11 || tm.tm_mday < 1)
-		return -EINVAL;
-	chk = tm;
-	tm.tm_isdst = -1;
-	t = has_zone ? timegm(&tm) - off : mktime(&tm);
-	/* timegm/mktime normalize Feb 30 into March: refuse what moved. */
-	if (t == (time_t)-1 || t < 0 || tm.tm_mday != chk.tm_mday ||
-	    tm.tm_mon != chk.tm_mon)
-		return -EINVAL;
-	*out = (uint64_t)t * QCLI_NS + ns;
-	return 0;
-}
-
-/* "-2h", "-30m", "-1d12h", "-90s", "-1w": before now. */
-static int
-range_relative(const char *s, uint64_t now, uint64_t *out)
-{
-	static const struct {
-		char unit;
-		uint64_t sec;
-	} units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
-		{ 'w', 604800 } };
-	uint64_t total = 0, n;
-	size_t i;
-	char *end;
-
-	for (s++; *s != '\0'; s = end + 1) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		n = strtoull(s, &end, 10);
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (*end == units[i].unit)
-				break;
-		if (i == sizeof(units) / sizeof(units[0]) ||
-		    n > 100000ull * 365)
-			return -EINVAL;
-		total += n * units[i].sec * QCLI_NS;
-	}
-	if (total > now)
-		return -EINVAL;
-	*out = now - total;
-	return 0;
-}
-
-/* Parse a time argument into ns since the Unix epoch; 0 or -EINVAL. */
-static int
-range_time(const char *s, uint64_t now, uint64_t *out)
-{
-	char *end;
-	unsigned long long sec;
-
-	if (strcmp(s, "now") == 0) {
-		*out = now;
-		return 0;
-	}
-	if (s[0] == '-')
-		return range_relative(s, now, out);
-	if (s[0] == '@') {
-		sec = strtoull(s + 1, &end, 10);
-		if (s[1] < '0' || s[1] > '9' || *end != '\0' ||
-		    sec > 1ull << 34)
-			return -EINVAL;
-		*out = sec * QCLI_NS;
-		return 0;
-	}
-	return range_iso(s, out);
-}
-
 static int
 range_bad_time(const char *what, const char *s)
 {
 	range_msg(
 	    "%s: bad time '%s': expected ISO-8601 (2026-11-22T10:00, "
 	    "optionally with seconds and Z or +01:00), a date (2026-11-22), "
-	    "now, a time before now (-30m, -2h, -1d) or @UNIXSECONDS",
+	    "now, a time before now (-30m, -2h, -1d) or @UNIXSECONDS, "
+	    "between 1970 and 2554",
 	    what, s);
 	return QCLI_USAGE;
 }
@@ -321,9 +167,9 @@ range_range(const char *s, uint64_t now, uint64_t *from, uint64_t *to)
 	}
 	memcpy(a, s, (size_t)(dots - s));
 	a[dots - s] = '\0';
-	if (range_time(a, now, from) != 0)
+	if (vitals_time_parse(a, now, from) != 0)
 		return range_bad_time("range start", a);
-	if (range_time(dots + 2, now, to) != 0)
+	if (vitals_time_parse(dots + 2, now, to) != 0)
 		return range_bad_time("range end", dots + 2);
 	if (*to <= *from) {
 		range_msg("bad range '%s': it ends before it starts", s);
@@ -551,10 +397,10 @@ static int
 range_window(struct qcli *c, uint64_t span)
 {
 	c->to = c->now;
-	if (c->to_s != NULL && range_time(c->to_s, c->now, &c->to) != 0)
+	if (c->to_s != NULL && vitals_time_parse(c->to_s, c->now, &c->to) != 0)
 		return range_bad_time("--to", c->to_s);
 	c->from = c->to > span ? c->to - span : 0;
-	if (c->from_s != NULL && range_time(c->from_s, c->now, &c->from) != 0)
+	if (c->from_s != NULL && vitals_time_parse(c->from_s, c->now, &c->from) != 0)
 		return range_bad_time("--from", c->from_s);
 	if (c->to <= c->from) {
 		range_msg("empty range: --to (%s) is not after --from (%s)",
@@ -1013,53 +859,14 @@ static int
 range_range_epoch(
     struct qcli *c, uint64_t from, uint64_t to, struct vitals_epoch **out)
 {
-	struct vitals_store_list l;
-	struct vitals_epoch *e;
-	struct rollup *ru;
 	char err[1024];
-	size_t i, total = 0, done = 0;
-	int r;
 
-	if ((r = vitals_store_list(c->data_dir, &l)) != 0) {
-		range_msg("%s: %s", c->data_dir,
-		    r == -ENOENT ? "no such data directory" : strerror(-r));
+	if (vitals_range_rollup(c->data_dir, from, to, c->hosts, c->nhosts,
+		c->cfg->sketch.max_samples, out, err, sizeof(err)) != 0) {
+		range_msg("%s", err);
 		return QCLI_RUNTIME;
 	}
-	ru = rollup_new(from, (uint32_t)((to - from) / QCLI_NS),
-	    c->cfg->sketch.max_samples);
-	for (i = 0; i < l.n; i++)
-		total += l.v[i].start_ns >= from && l.v[i].start_ns < to;
-	for (i = 0; ru != NULL && i < l.n; i++) {
-		if (l.v[i].start_ns < from || l.v[i].start_ns >= to)
-			continue;
-		range_progress(c, ++done, total);
-		if (!range_host_wanted(c, l.v[i].host))
-			continue;
-		if (vitals_epoch_load(l.v[i].path, &e, err, sizeof(err)) != 0) {
-			range_msg("skipping %s", err);
-			continue;
-		}
-		r = rollup_add(ru, e);
-		vitals_epoch_free(e);
-		if (r != 0)
-			break;
-	}
-	range_progress_end(c);
-	vitals_store_list_free(&l);
-	r = ru == NULL		    ? -ENOMEM
-	    : rollup_count(ru) == 0 ? -ENODATA
-				    : rollup_finish(ru, out);
-	rollup_free(ru);
-	if (r == -ENODATA) {
-		char a[64], b[64];
-
-		range_fmt_time(from, a, sizeof(a));
-		range_fmt_time(to, b, sizeof(b));
-		range_msg("no readable epochs from %s to %s under %s", a, b,
-		    c->data_dir);
-	} else if (r != 0)
-		range_msg("%s", strerror(-r));
-	return r == 0 ? QCLI_OK : QCLI_RUNTIME;
+	return QCLI_OK;
 }
 
 /* ---- filters run by hand (top, diff, train) ---- */
@@ -1070,127 +877,45 @@ struct range_sink {
 	json_t *points;
 };
 
-static int
-range_on_finding(
-    void *arg, struct vitals_ctx *ctx, const struct vitals_finding *f)
+static void
+range_on_finding(void *arg, const struct vitals_finding *f, const char *host)
 {
 	struct range_sink *s = arg;
-	struct vitals_finding g = *f;
 
-	g.filter = ctx->name;
-	return json_array_append_new(
-		   s->findings, range_finding_json(&g, ctx->run.host, 0)) == 0
-	    ? 0
-	    : -ENOMEM;
+	json_array_append_new(s->findings, range_finding_json(f, host, 0));
 }
 
-static int
-range_on_series(void *arg, struct vitals_ctx *ctx, const char *name,
+static void
+range_on_series(void *arg, const char *filter, const char *name,
     uint64_t ts_ns, double value)
 {
 	struct range_sink *s = arg;
 
-	return json_array_append_new(s->points,
-		   json_pack("{s:s, s:s, s:I, s:o}", "filter", ctx->name,
-		       "name", name, "ts_ns", (json_int_t)ts_ns, "value",
-		       range_jnum(value))) == 0
-	    ? 0
-	    : -ENOMEM;
-}
-
-/* The entries of filter `name` in the configuration, plus `extra` overrides. */
-static int
-range_filter_conf(const struct qcli *c, const char *name,
-    const struct config_entry *extra, size_t nextra, struct config_plugin *cp)
-{
-	const struct config_plugin *src = NULL;
-	size_t i, j;
-
-	for (i = 0; i < c->cfg->nplugins; i++)
-		if (c->cfg->plugins[i].kind == VITALS_PLUGIN_FILTER &&
-		    strcmp(c->cfg->plugins[i].name, name) == 0)
-			src = &c->cfg->plugins[i];
-	memset(cp, 0, sizeof(*cp));
-	cp->name = (char *)name;
-	cp->kind = VITALS_PLUGIN_FILTER;
-	cp->enabled = 1;
-	cp->entries = calloc(
-	    (src ? src->nentries : 0) + nextra + 1, sizeof(*cp->entries));
-	if (cp->entries == NULL)
-		return -ENOMEM;
-	for (i = 0; src != NULL && i < src->nentries; i++) {
-		for (j = 0; j < nextra; j++)
-			if (strcmp(src->entries[i].key, extra[j].key) == 0)
-				break;
-		if (j == nextra)
-			cp->entries[cp->nentries++] = src->entries[i];
-	}
-	for (j = 0; j < nextra; j++)
-		cp->entries[cp->nentries++] = extra[j];
-	return 0;
+	json_array_append_new(s->points,
+	    json_pack("{s:s, s:s, s:I, s:o}", "filter", filter, "name", name,
+		"ts_ns", (json_int_t)ts_ns, "value", range_jnum(value)));
 }
 
 /*
  * Load and start filter `name` with the configured options and the
- * overrides, its findings and series going to sink.  QCLI_OK with *ldr and
- * *out, or an exit status after saying why; missing is the status for a
- * filter that is not installed.
+ * overrides, its findings and series going to sink.  QCLI_OK with *out,
+ * or an exit status after saying why.
  */
 static int
 range_filter_start(struct qcli *c, const char *name,
     const struct config_entry *extra, size_t nextra, struct range_sink *sink,
-    struct vitals_settings *st, struct loader **ldr, struct vitals_ctx **out)
+    struct handrun **out)
 {
-	const struct loader_plugin *lp;
-	struct config_plugin cp;
+	struct vitals_filter_sink fs = { range_on_finding, range_on_series,
+		sink };
 	char err[1024];
 	int r;
 
-	*ldr = loader_new(
-	    (const char *const *)c->cfg->plugin_path.v, c->cfg->plugin_path.n);
-	if (*ldr == NULL ||
-	    range_filter_conf(c, name, extra, nextra, &cp) != 0) {
-		range_msg("out of memory");
-		return QCLI_RUNTIME;
-	}
-	if ((r = loader_open(*ldr, name, &lp, err, sizeof(err))) != 0 ||
-	    lp->desc->kind != VITALS_PLUGIN_FILTER) {
-		range_msg("filter '%s' %s: %s", name,
-		    r == -ENOENT ? "is not installed" : "cannot be used",
-		    r ? err : "it is not a filter");
-		free(cp.entries);
-		return QCLI_RUNTIME;
-	}
-	st->host = c->cfg->host;
-	st->data_dir = c->data_dir;
-	st->epoch_ns = c->cfg->epoch_ns;
-	r = instance_new(lp->desc, &cp, c->config ? c->config : "(options)", st,
-	    NULL, out, err, sizeof(err));
-	free(cp.entries);
-	if (r == 0) {
-		(*out)->sink = (struct instance_sink){ range_on_finding,
-			range_on_series, sink };
-		if ((r = instance_init(*out, err, sizeof(err))) != 0) {
-			instance_free(*out);
-			*out = NULL;
-		}
-	}
+	r = handrun_start(c->cfg, c->config, c->data_dir, name, extra, nextra,
+	    &fs, out, err, sizeof(err));
 	if (r != 0)
 		range_msg("%s", err);
 	return r == 0 ? QCLI_OK : r == -EINVAL ? QCLI_USAGE : QCLI_RUNTIME;
-}
-
-static int
-range_filter_stop(struct vitals_ctx *ctx, struct loader *ldr)
-{
-	int r = 0;
-
-	if (ctx != NULL) {
-		r = instance_stop(ctx);
-		instance_free(ctx);
-	}
-	loader_free(ldr);
-	return r;
 }
 
 /* Print what a hand-run filter emitted. */
@@ -1242,23 +967,20 @@ range_filter_once(struct qcli *c, const char *name,
     const struct vitals_epoch *const *v, uint32_t n, const char *title)
 {
 	struct range_sink sink = { json_array(), json_array() };
-	struct vitals_settings st;
 	struct vitals_queue q;
-	struct vitals_ctx *ctx = NULL;
-	struct loader *ldr = NULL;
+	struct handrun *h = NULL;
 	int rc;
 
-	memset(&st, 0, sizeof(st));
-	rc = range_filter_start(c, name, extra, nextra, &sink, &st, &ldr, &ctx);
+	rc = range_filter_start(c, name, extra, nextra, &sink, &h);
 	if (rc == QCLI_OK) {
 		memset(&q, 0, sizeof(q));
 		q.timescale_s = v[n - 1]->timescale_s;
 		q.n = n;
 		q.epochs = v;
-		if (instance_filter(ctx, &q, v[n - 1]->host) != 0)
+		if (handrun_feed(h, &q, v[n - 1]->host) != 0)
 			rc = QCLI_RUNTIME;
 	}
-	range_filter_stop(ctx, ldr);
+	handrun_stop(h);
 	if (rc == QCLI_OK)
 		rc = range_sink_print(c, &sink, title);
 	json_decref(sink.findings);
@@ -1551,9 +1273,9 @@ range_diff(struct qcli *c)
 
 /* ---- train ---- */
 
-/* Feed the stored epochs of [from, to) to ctx in order, host by host. */
+/* Feed the stored epochs of [from, to) to h in order, host by host. */
 static int
-range_feed(struct qcli *c, struct vitals_ctx *ctx, uint64_t from, uint64_t to,
+range_feed(struct qcli *c, struct handrun *h, uint64_t from, uint64_t to,
     size_t *fed)
 {
 	struct vitals_store_list l;
@@ -1589,7 +1311,7 @@ range_feed(struct qcli *c, struct vitals_ctx *ctx, uint64_t from, uint64_t to,
 		}
 		n++;
 		(*fed)++;
-		instance_filter(ctx,
+		handrun_feed(h,
 		    &(struct vitals_queue){
 			.timescale_s = q[n - 1]->timescale_s,
 			.n = n,
@@ -1609,9 +1331,7 @@ range_train(struct qcli *c)
 {
 	struct range_sink sink = { json_array(), json_array() };
 	struct config_entry extra[2];
-	struct vitals_settings st;
-	struct vitals_ctx *ctx = NULL;
-	struct loader *ldr = NULL;
+	struct handrun *h = NULL;
 	uint64_t from, to;
 	struct stat sb;
 	size_t fed = 0;
@@ -1623,16 +1343,15 @@ range_train(struct qcli *c)
 	if ((rc = range_range(c->normal, c->now, &from, &to)) != QCLI_OK)
 		return rc;
 	memset(extra, 0, sizeof(extra));
-	memset(&st, 0, sizeof(st));
 	extra[0].key = "mode";
 	extra[0].scalar = "train";
 	extra[1].key = "model";
 	extra[1].scalar = (char *)c->model;
-	rc = range_filter_start(c, c->pos[0], extra, 2, &sink, &st, &ldr, &ctx);
+	rc = range_filter_start(c, c->pos[0], extra, 2, &sink, &h);
 	if (rc == QCLI_OK)
-		rc = range_feed(c, ctx, from, to, &fed);
+		rc = range_feed(c, h, from, to, &fed);
 	/* fini writes the model; a failed write was reported there. */
-	if (range_filter_stop(ctx, ldr) != 0 && rc == QCLI_OK)
+	if (handrun_stop(h) != 0 && rc == QCLI_OK)
 		rc = QCLI_RUNTIME;
 	json_decref(sink.findings);
 	json_decref(sink.points);

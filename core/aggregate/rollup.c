@@ -6,10 +6,12 @@
  * to a bound.  Also deep copies of epochs, for queues that outlive them.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <vitals/aggregate.h>
+#include <vitals/store.h>
 
 #include "codec.h"
 #include "rollup.h"
@@ -901,6 +903,61 @@ vitals_epoch_rollup(const struct vitals_epoch *const *v, size_t n,
 		rc = rollup_finish(r, out);
 	rollup_free(r);
 	return rc;
+}
+
+/* Whether host is one of hosts[0..n) (n 0: every host). */
+static int
+rollup_host_wanted(const char *const *hosts, uint32_t n, const char *host)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(hosts[i], host) == 0)
+			return 1;
+	return n == 0;
+}
+
+int
+vitals_range_rollup(const char *data_dir, uint64_t from_ns, uint64_t to_ns,
+    const char *const *hosts, uint32_t nhosts, uint32_t max_samples,
+    struct vitals_epoch **out, char *err, size_t errlen)
+{
+	struct vitals_store_list l;
+	struct vitals_epoch *e;
+	struct rollup *ru;
+	char why[1024];
+	size_t i;
+	int r;
+
+	if (to_ns <= from_ns)
+		return -EINVAL;
+	if ((r = vitals_store_list(data_dir, &l)) != 0) {
+		snprintf(err, errlen, "%s: %s", data_dir,
+		    r == -ENOENT ? "no such data directory" : strerror(-r));
+		return r;
+	}
+	ru = rollup_new(from_ns, (uint32_t)((to_ns - from_ns) / 1000000000ull),
+	    max_samples);
+	for (i = 0, r = 0; ru != NULL && r == 0 && i < l.n; i++) {
+		if (l.v[i].start_ns < from_ns || l.v[i].start_ns >= to_ns ||
+		    !rollup_host_wanted(hosts, nhosts, l.v[i].host))
+			continue;
+		if (vitals_epoch_load(l.v[i].path, &e, why, sizeof(why)) != 0)
+			continue; /* corrupt files are skipped, as everywhere */
+		r = rollup_add(ru, e);
+		vitals_epoch_free(e);
+	}
+	vitals_store_list_free(&l);
+	r = ru == NULL || r != 0    ? -ENOMEM
+	    : rollup_count(ru) == 0 ? -ENODATA
+				    : rollup_finish(ru, out);
+	rollup_free(ru);
+	if (r == -ENODATA)
+		snprintf(err, errlen, "no readable epochs in the range under %s",
+		    data_dir);
+	else if (r != 0)
+		snprintf(err, errlen, "%s", strerror(-r));
+	return r;
 }
 
 /* ---- deep copies ---- */

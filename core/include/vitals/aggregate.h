@@ -165,6 +165,66 @@ int vitals_agg_query(const struct vitals_agg_params *p,
 /* Free a query result; accepts NULL. */
 void vitals_agg_result_free(struct vitals_agg_result *r);
 
+/*
+ * Parse a time as every command and the HTTP API take it, into ns since
+ * the Unix epoch: ISO-8601 "2026-11-22T10:00[:30[.5]]" (or with ' ' for
+ * 'T'), with a zone "Z", "+01:00", "-0500" or without (local time); a
+ * date "2026-11-22" (its local midnight); "now"; a time before now_ns
+ * "-30s", "-2h", "-1d12h", "-1w"; "@UNIXSECONDS"; or 13 or more digits of
+ * nanoseconds.  Returns 0 and sets *out; -EINVAL for a bad form; -ERANGE
+ * for a time before 1970 or past what 64-bit nanoseconds hold (2554).
+ */
+int vitals_time_parse(const char *s, uint64_t now_ns, uint64_t *out);
+
+/*
+ * Parse "FROM..TO" (each as vitals_time_parse) into the half-open range
+ * [*from_ns, *to_ns).  Returns 0; -EINVAL or -ERANGE as vitals_time_parse
+ * (or -EINVAL without ".."); -EDOM when TO is not after FROM.
+ */
+int vitals_range_parse(const char *s, uint64_t now_ns, uint64_t *from_ns,
+    uint64_t *to_ns);
+
+/*
+ * Roll every stored epoch of data_dir starting in [from_ns, to_ns), of
+ * the hosts hosts[0..nhosts) (nhosts 0: every host), into one epoch of
+ * nominal length to - from (vitals_epoch_rollup's rules, keeping
+ * max_samples samples per vital; 0 = as many as the largest input).
+ * Unreadable files are skipped.  Returns 0 and sets *out (free with
+ * vitals_epoch_free); -ENOENT without the store, -ENODATA without a
+ * readable epoch in the range, -ENOMEM; err says why.
+ */
+int vitals_range_rollup(const char *data_dir, uint64_t from_ns, uint64_t to_ns,
+    const char *const *hosts, uint32_t nhosts, uint32_t max_samples,
+    struct vitals_epoch **out, char *err, size_t errlen);
+
+/*
+ * What a filter run by vitals_filter_once emitted: each finding (borrowed
+ * for the call; f->filter names the filter) and each series point.
+ * Either callback may be NULL.
+ */
+struct vitals_filter_sink {
+	void (*finding)(void *arg, const struct vitals_finding *f,
+	    const char *host);
+	void (*series)(void *arg, const char *filter, const char *name,
+	    uint64_t ts_ns, double value);
+	void *arg;
+};
+
+/*
+ * Load filter `name` with its options from the vitalsd configuration
+ * `config` (NULL: the installed one if it exists, else defaults), the
+ * keys[i]: values[i] overrides replacing or adding options, and run it
+ * once on the queue v[0..n) (oldest first, the one looked at last; all
+ * of one timescale), then stop it.  `vitals diff` runs `diff` this way
+ * on {A, B}.  data_dir is what the filter sees as the data directory.
+ * Returns 0; -ENOENT when the filter is not installed; -EINVAL for an
+ * option it refuses; another negative errno; err says why.
+ */
+int vitals_filter_once(const char *config, const char *data_dir,
+    const char *name, const char *const *keys, const char *const *values,
+    size_t noverrides, const struct vitals_epoch *const *v, uint32_t n,
+    const struct vitals_filter_sink *sink, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif
