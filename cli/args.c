@@ -21,8 +21,9 @@ static const struct cli_opt cli_opts[] = {
 	{ "--version", "-V", 0, CO_VERSION, CLI_GLOBAL },
 	{ "--data-dir", "-d", 1, CO_DATA_DIR, CLI_ALL },
 	{ "--config", "-c", 1, CO_CONFIG, CLI_ALL },
-	{ "--json", NULL, 0, CO_JSON, CLI_ALL & ~(CLI_GLOBAL | CLI_TRAIN) },
-	{ "--host", NULL, 1, CO_HOST, CLI_ALL & ~CLI_GLOBAL },
+	{ "--json", NULL, 0, CO_JSON,
+	    CLI_ALL & ~(CLI_GLOBAL | CLI_TRAIN | CLI_SERVE) },
+	{ "--host", NULL, 1, CO_HOST, CLI_ALL & ~(CLI_GLOBAL | CLI_SERVE) },
 	{ "--vital", NULL, 1, CO_VITAL, CLI_SHOW | CLI_RANGE | CLI_DIFF },
 	{ "--limit", "-n", 1, CO_LIMIT, CLI_EPOCHS },
 	{ "--last", NULL, 0, CO_LAST, CLI_SHOW },
@@ -40,6 +41,10 @@ static const struct cli_opt cli_opts[] = {
 	{ "--no-filter", NULL, 0, CO_NO_FILTER, CLI_TOP },
 	{ "--normal", NULL, 1, CO_NORMAL, CLI_TRAIN },
 	{ "--model", NULL, 1, CO_MODEL, CLI_TRAIN },
+	{ "--listen", NULL, 1, CO_LISTEN, CLI_SERVE },
+	{ "--token", NULL, 1, CO_TOKEN, CLI_SERVE },
+	{ "--insecure", NULL, 0, CO_INSECURE, CLI_SERVE },
+	{ "--web-dir", NULL, 1, CO_WEB_DIR, CLI_SERVE },
 	{ NULL, NULL, 0, 0, 0 },
 };
 

@@ -27,6 +27,7 @@
 #include "config.h"
 #include "instance.h"
 #include "range.h"
+#include "serve.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "0.1.0"
@@ -105,6 +106,7 @@ print_usage(FILE *f)
 	fputs(usage_text, f);
 	fputs("\nrange commands:\n", f);
 	fputs(range_usage, f);
+	fputs(serve_usage, f);
 }
 
 static void msg(const char *, ...) __attribute__((format(printf, 1, 2)));
@@ -1239,6 +1241,9 @@ dispatch(struct cli *cli, const char *cmd, struct cli_args *a)
 		    ? EXIT_RUNTIME
 		    : rc;
 	}
+	if (strcmp(cmd, "serve") == 0)
+		return serve_run(cli->data_dir_opt, cli->config_path, a->argc,
+		    a->argv, a->i);
 	if (strcmp(cmd, "help") == 0) {
 		print_usage(stdout);
 		return EXIT_OK;

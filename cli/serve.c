@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `vitals serve`: the same API, page and /metrics as the http output
+ * plugin, over any store and without a daemon: an event loop of its own
+ * runs the plugin's server (outputs/http/server.c) until SIGINT or
+ * SIGTERM.  /metrics shows the newest stored epoch of each host.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <event2/event.h>
+#include <vitals/store.h>
+#include <vitals/vitals.h>
+
+#include "args.h"
+#include "config.h"
+#include "log.h"
+#ifdef HTTP_NO_METRICS
+#include "nometrics.h" /* HOOK(metrics) */
+#else
+#include "metrics.h"
+#endif
+#include "serve.h"
+#include "server.h"
+
+#ifndef LOCALSTATEDIR
+#define LOCALSTATEDIR "/var"
+#endif
+#ifndef SYSCONFDIR
+#define SYSCONFDIR "/etc"
+#endif
+#ifndef DATADIR
+#define DATADIR "/usr/local/share"
+#endif
+#define SERVE_DATA_DIR LOCALSTATEDIR "/lib/vitals"
+#define SERVE_CONFIG SYSCONFDIR "/vitals/vitals.yaml"
+
+#define SERVE_OK 0
+#define SERVE_RUNTIME 1
+#define SERVE_USAGE 2
+
+const char serve_usage[] =
+    "\nserving:\n"
+    "  serve [--listen ADDR] [--token T] [--insecure] [--web-dir DIR]\n"
+    "      the JSON API, the page and /metrics over the store, as the\n"
+    "      http plugin serves them from vitalsd (default 127.0.0.1:9977;\n"
+    "      another address needs --token, or --insecure)\n";
+
+/* What the command was given, and what it resolved. */
+struct serve {
+	const char *data_dir_opt, *config_opt; /* -d, -c */
+	struct server_conf conf;
+	struct vitals_settings settings;
+	struct config *cfg;         /* -c, the installed one, or defaults */
+	struct metrics *metrics;
+};
+
+static void serve_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+serve_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("vitals serve: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* The server's messages, to stderr. */
+static void
+serve_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	serve_msg("%s", msg);
+}
+
+static int
+serve_metrics(void *arg, char **out, size_t *len)
+{
+	struct serve *sv = arg;
+
+	return metrics_render(sv->metrics, out, len);
+}
+
+/* Parse argv[i..argc); SERVE_OK, SERVE_USAGE, or -1 after the help. */
+static int
+serve_args(struct serve *sv, int argc, char **argv, int i)
+{
+	struct cli_args a;
+	const char *val;
+	int id;
+
+	cli_args_init(&a, argc, argv, i, CLI_SERVE);
+	while ((id = cli_next(&a, &val)) != CLI_END) {
+		switch (id) {
+		case CLI_ERR:
+			serve_msg("%s\nusage: vitals [-d DIR] [-c CONFIG]%s",
+			    a.err, serve_usage + strlen("\nserving:\n "));
+			return SERVE_USAGE;
+		case CLI_POS:
+			serve_msg("unexpected argument '%s'", val);
+			return SERVE_USAGE;
+		case CO_HELP:
+			printf("usage: vitals [-d DIR] [-c CONFIG]%s",
+			    serve_usage + strlen("\nserving:\n "));
+			return -1;
+		case CO_DATA_DIR:
+			sv->data_dir_opt = val;
+			break;
+		case CO_CONFIG:
+			sv->config_opt = val;
+			break;
+		case CO_LISTEN:
+			sv->conf.listen = val;
+			break;
+		case CO_TOKEN:
+			sv->conf.token = val;
+			break;
+		case CO_INSECURE:
+			sv->conf.insecure = 1;
+			break;
+		case CO_WEB_DIR:
+			sv->conf.web_dir = val;
+			break;
+		}
+	}
+	return SERVE_OK;
+}
+
+/*
+ * The configuration (-c, else the installed one if present, else the
+ * defaults) and the store, resolved as the range commands do: --data-dir,
+ * -c's data_dir, $VITALS_DATA_DIR, the installed configuration's
+ * data_dir, the built-in default.
+ */
+static int
+serve_setup(struct serve *sv)
+{
+	const char *env = getenv("VITALS_DATA_DIR"), *config = sv->config_opt;
+	struct vitals_settings *st = &sv->settings;
+	char err[1024];
+	struct stat sb;
+	int r;
+
+	if (config == NULL && stat(SERVE_CONFIG, &sb) == 0)
+		config = SERVE_CONFIG;
+	if (config != NULL &&
+	    (r = config_load(config, &sv->cfg, err, sizeof(err))) != 0) {
+		serve_msg("%s", err);
+		return r == -ENOENT ? SERVE_RUNTIME : SERVE_USAGE;
+	}
+	if (config == NULL && (sv->cfg = config_default()) == NULL) {
+		serve_msg("out of memory");
+		return SERVE_RUNTIME;
+	}
+	st->config = config;
+	if (sv->data_dir_opt != NULL)
+		st->data_dir = sv->data_dir_opt;
+	else if (sv->config_opt != NULL || env == NULL || *env == '\0')
+		st->data_dir = config ? sv->cfg->data_dir : SERVE_DATA_DIR;
+	else
+		st->data_dir = env;
+	st->epoch_ns = sv->cfg->epoch_ns;
+	st->ntimescales = sv->cfg->ntimescales;
+	st->timescales = sv->cfg->timescales;
+	st->max_samples = sv->cfg->sketch.max_samples;
+	if (stat(st->data_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+		serve_msg("no store at %s (give it with --data-dir)",
+		    st->data_dir);
+		return SERVE_RUNTIME;
+	}
+	return SERVE_OK;
+}
+
+/* /metrics of a daemon-less store: the newest epoch of each host. */
+static void
+serve_feed_metrics(struct serve *sv)
+{
+	struct vitals_store_list l;
+	struct vitals_epoch *e;
+	const char **seen = NULL, **more;
+	char err[512];
+	size_t i, k, nseen = 0;
+
+	if (vitals_store_list(sv->settings.data_dir, &l) != 0)
+		return;
+	for (i = l.n; i-- > 0;) {
+		for (k = 0; k < nseen && strcmp(seen[k], l.v[i].host); k++)
+			;
+		if (k < nseen)
+			continue;
+		if ((more = realloc(seen, (nseen + 1) * sizeof(*seen))) == NULL)
+			break;
+		seen = more;
+		seen[nseen++] = l.v[i].host;
+		if (vitals_epoch_load(l.v[i].path, &e, err, sizeof(err)) == 0) {
+			metrics_epoch(sv->metrics, e);
+			vitals_epoch_free(e);
+		}
+	}
+	free(seen);
+	vitals_store_list_free(&l);
+}
+
+static void
+serve_on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what;
+	serve_msg("%s: stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	event_base_loopbreak(arg);
+}
+
+/* Serve on a loop of our own until a signal. */
+static int
+serve_loop(struct serve *sv)
+{
+	struct event_base *base = event_base_new();
+	struct event *sig[2] = { NULL, NULL };
+	struct server *srv = NULL;
+	char err[512];
+	int i, rc = SERVE_RUNTIME;
+
+	signal(SIGPIPE, SIG_IGN);
+	for (i = 0; base != NULL && i < 2; i++)
+		if ((sig[i] = evsignal_new(base, i ? SIGTERM : SIGINT,
+		    serve_on_signal, base)) == NULL ||
+		    evsignal_add(sig[i], NULL) != 0)
+			goto out;
+	if (base == NULL)
+		goto out;
+	if (server_new(base, &sv->conf, &srv, err, sizeof(err)) != 0) {
+		serve_msg("%s", err);
+		goto out;
+	}
+	serve_msg("serving %s on http://%s/", sv->settings.data_dir,
+	    sv->conf.listen);
+	rc = event_base_dispatch(base) < 0 ? SERVE_RUNTIME : SERVE_OK;
+out:
+	server_free(srv);
+	for (i = 0; i < 2; i++)
+		if (sig[i] != NULL)
+			event_free(sig[i]);
+	if (base != NULL)
+		event_base_free(base);
+	return rc;
+}
+
+int
+serve_run(const char *data_dir, const char *config, int argc, char **argv,
+    int i)
+{
+	struct serve sv;
+	char why[512];
+	int rc;
+
+	memset(&sv, 0, sizeof(sv));
+	sv.data_dir_opt = data_dir;
+	sv.config_opt = config;
+	sv.conf.listen = "127.0.0.1:9977";
+	sv.conf.web_dir = DATADIR "/vitals/web";
+	sv.conf.max_range_ns = 31ull * 86400 * 1000000000ull;
+	sv.conf.max_response = 64ull << 20;
+	sv.conf.max_requests = 4;
+	sv.conf.settings = &sv.settings;
+	sv.conf.cli = 1;
+	sv.conf.log = serve_log;
+	sv.conf.metrics = serve_metrics;
+	sv.conf.metrics_arg = &sv;
+	log_setup(LOG_TO_STDERR, VITALS_LOG_WARN, "vitals");
+	if ((rc = serve_args(&sv, argc, argv, i)) != SERVE_OK)
+		return rc < 0 ? SERVE_OK : rc;
+	if (server_check(&sv.conf, why, sizeof(why)) != 0) {
+		serve_msg("%s", why);
+		return SERVE_USAGE;
+	}
+	if ((rc = serve_setup(&sv)) == SERVE_OK) {
+		if ((sv.metrics = metrics_new(10)) == NULL) {
+			serve_msg("out of memory");
+			rc = SERVE_RUNTIME;
+		} else {
+			serve_feed_metrics(&sv);
+			rc = serve_loop(&sv);
+		}
+	}
+	metrics_free(sv.metrics);
+	config_free(sv.cfg);
+	return rc;
+}
