@@ -37,7 +37,7 @@ dev="$TMP/vitals-dev_${ver}_$(dpkg --print-architecture).deb"
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$TMP/files"
 dpkg-deb -c "$dev" | awk '{ print $6 }' | sed 's|^\./|/|' >"$TMP/devfiles"
 for f in /usr/sbin/vitalsd /usr/bin/vitals /etc/vitals/vitals.yaml \
-    /usr/lib/systemd/system/vitalsd.service; do
+    /usr/lib/systemd/system/vitalsd.service /usr/share/vitals/web/index.html; do
 	grep -qx "$f" "$TMP/files" || fail "$f not in the vitals package"
 done
 # Every plugin this tree built, in the plugin directory.

@@ -1454,6 +1454,12 @@ api_is_api(const char *path)
 	return strncmp(path, "/api/", 5) == 0 || strcmp(path, "/api") == 0;
 }
 
+int
+api_is_quick(const char *path)
+{
+	return strcmp(path, API_PREFIX "time") == 0;
+}
+
 /* The route of path (after the prefix), and the rest of it in *arg. */
 static const struct api_route *
 api_route(const char *name, const char **arg)

@@ -39,6 +39,13 @@ struct api_answer {
 int api_is_api(const char *path);
 
 /*
+ * Whether the answer to path reads nothing (/api/v1/time parses a time):
+ * the server answers it on its loop rather than keep a worker from a
+ * range query.
+ */
+int api_is_quick(const char *path);
+
+/*
  * Answer GET path?query (path decoded, query as sent, NULL for none)
  * against env at time now_ns.  Always fills *out (free with
  * api_answer_free): a 200 answer, or an error in the documented form

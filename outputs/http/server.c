@@ -342,6 +342,24 @@ server_env(const struct server *s, struct api_env *env)
 	return 0;
 }
 
+/* Answer an API request that reads nothing at once, on the loop. */
+static void
+server_quick(struct server *s, struct evhttp_request *req, const char *path)
+{
+	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+	struct api_answer a;
+	struct api_env env;
+
+	if (server_env(s, &env) != 0) {
+		api_env_free(&env);
+		server_fail(req, 500, "out of memory");
+		return;
+	}
+	api_answer(&env, path, q, server_now(), &a);
+	api_env_free(&env);
+	server_send(req, a.status, a.type, a.body, a.len, 1);
+}
+
 /* Queue an API request for the workers, or say 503 when they are all busy. */
 static void
 server_submit(struct server *s, struct evhttp_request *req, const char *path)
@@ -596,6 +614,8 @@ server_on_request(struct evhttp_request *req, void *arg)
 			    "\"Authorization: Bearer TOKEN\"");
 		} else if (strcmp(path, "/metrics") == 0)
 			server_metrics(s, req);
+		else if (api_is_quick(path))
+			server_quick(s, req, path);
 		else
 			server_submit(s, req, path);
 		return;
