@@ -237,12 +237,18 @@ api_param_add(struct api_call *c, const struct api_route *rt, char *name,
     char *value)
 {
 	char clean[80], takes[256];
+	int known = 0;
 	size_t i;
 
-	if (strlen(name) >= API_NAME_MAX || api_unescape(name) != 0 ||
-	    !api_takes(rt, name))
-		return api_fail(c, 400, api_clean(name, clean, sizeof(clean)),
-		    "unknown parameter '%s' (%s takes %s)", clean, rt->name,
+	/* An error names it as sent when it does not decode. */
+	api_clean(name, clean, sizeof(clean));
+	if (strlen(name) < API_NAME_MAX && api_unescape(name) == 0) {
+		api_clean(name, clean, sizeof(clean));
+		known = api_takes(rt, name);
+	}
+	if (!known)
+		return api_fail(c, 400, clean, "unknown parameter '%s' (%s "
+		    "takes %s)", clean, rt->name,
 		    api_takes_list(rt, takes, sizeof(takes)));
 	if (api_unescape(value) != 0)
 		return api_fail(c, 400, name, "bad value of %s: not UTF-8 "
