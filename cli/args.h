@@ -2,9 +2,9 @@
 /*
  * The options of every `vitals` command in one table, each entry naming
  * the commands it applies to, and the walk over a command's arguments:
- * cli/main.c (the global options, epochs, show), cli/range.c (the
- * range commands) and cli/serve.c parse through it, so the options they share (-h,
- * -d, -c, --json, --host, ...) are spelt and checked once.
+ * cli/main.c (the global options), the commands and cli/range.c (the
+ * range commands' options) parse through it, so the options they share
+ * (-h, -d, -c, --json, --host, ...) are spelt and checked once.
  */
 #ifndef VITALS_CLI_ARGS_H
 #define VITALS_CLI_ARGS_H

@@ -18,6 +18,7 @@
 #include <vitals/vitals.h>
 
 #include "args.h"
+#include "cli.h"
 #include "config.h"
 #include "log.h"
 #ifdef HTTP_NO_METRICS
@@ -25,27 +26,13 @@
 #else
 #include "metrics.h"
 #endif
-#include "serve.h"
 #include "server.h"
 
-#ifndef LOCALSTATEDIR
-#define LOCALSTATEDIR "/var"
-#endif
-#ifndef SYSCONFDIR
-#define SYSCONFDIR "/etc"
-#endif
 #ifndef DATADIR
 #define DATADIR "/usr/local/share"
 #endif
-#define SERVE_DATA_DIR LOCALSTATEDIR "/lib/vitals"
-#define SERVE_CONFIG SYSCONFDIR "/vitals/vitals.yaml"
 
-#define SERVE_OK 0
-#define SERVE_RUNTIME 1
-#define SERVE_USAGE 2
-
-const char serve_usage[] =
-    "\nserving:\n"
+static const char serve_usage[] =
     "  serve [--listen ADDR] [--token T] [--insecure] [--web-dir DIR]\n"
     "      the JSON API, the page and /metrics over the store, as the\n"
     "      http plugin serves them from vitalsd (default 127.0.0.1:9977;\n"
@@ -53,10 +40,9 @@ const char serve_usage[] =
 
 /* What the command was given, and what it resolved. */
 struct serve {
-	const char *data_dir_opt, *config_opt; /* -d, -c */
+	struct cli cli;             /* -d, -c, the store and configuration */
 	struct server_conf conf;
 	struct vitals_settings settings;
-	struct config *cfg;         /* -c, the installed one, or defaults */
 	struct metrics *metrics;
 };
 
@@ -68,7 +54,7 @@ serve_msg(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	fputs("vitals serve: ", stderr);
+	fputs("vitals: serve: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
@@ -91,7 +77,7 @@ serve_metrics(void *arg, char **out, size_t *len)
 	return metrics_render(sv->metrics, out, len);
 }
 
-/* Parse argv[i..argc); SERVE_OK, SERVE_USAGE, or -1 after the help. */
+/* Parse argv[i..argc); CLI_EXIT_OK, CLI_EXIT_USAGE, or -1 after the help. */
 static int
 serve_args(struct serve *sv, int argc, char **argv, int i)
 {
@@ -103,21 +89,19 @@ serve_args(struct serve *sv, int argc, char **argv, int i)
 	while ((id = cli_next(&a, &val)) != CLI_END) {
 		switch (id) {
 		case CLI_ERR:
-			serve_msg("%s\nusage: vitals [-d DIR] [-c CONFIG]%s",
-			    a.err, serve_usage + strlen("\nserving:\n "));
-			return SERVE_USAGE;
+			return cli_usage_error(&sv->cli, "serve: %s", a.err);
 		case CLI_POS:
-			serve_msg("unexpected argument '%s'", val);
-			return SERVE_USAGE;
+			return cli_usage_error(&sv->cli, "serve: unexpected "
+			    "argument '%s'", val);
 		case CO_HELP:
 			printf("usage: vitals [-d DIR] [-c CONFIG]%s",
-			    serve_usage + strlen("\nserving:\n "));
+			    serve_usage + 1);
 			return -1;
 		case CO_DATA_DIR:
-			sv->data_dir_opt = val;
+			sv->cli.data_dir_opt = val;
 			break;
 		case CO_CONFIG:
-			sv->config_opt = val;
+			sv->cli.config_opt = val;
 			break;
 		case CO_LISTEN:
 			sv->conf.listen = val;
@@ -133,52 +117,36 @@ serve_args(struct serve *sv, int argc, char **argv, int i)
 			break;
 		}
 	}
-	return SERVE_OK;
+	return CLI_EXIT_OK;
 }
 
 /*
- * The configuration (-c, else the installed one if present, else the
- * defaults) and the store, resolved as the range commands do: --data-dir,
- * -c's data_dir, $VITALS_DATA_DIR, the installed configuration's
- * data_dir, the built-in default.
+ * The settings the API answers with: the configuration and the store as
+ * the range commands find them (cli_config).
  */
 static int
 serve_setup(struct serve *sv)
 {
-	const char *env = getenv("VITALS_DATA_DIR"), *config = sv->config_opt;
 	struct vitals_settings *st = &sv->settings;
-	char err[1024];
+	const struct config *c;
 	struct stat sb;
-	int r;
+	int rc;
 
-	if (config == NULL && stat(SERVE_CONFIG, &sb) == 0)
-		config = SERVE_CONFIG;
-	if (config != NULL &&
-	    (r = config_load(config, &sv->cfg, err, sizeof(err))) != 0) {
-		serve_msg("%s", err);
-		return r == -ENOENT ? SERVE_RUNTIME : SERVE_USAGE;
-	}
-	if (config == NULL && (sv->cfg = config_default()) == NULL) {
-		serve_msg("out of memory");
-		return SERVE_RUNTIME;
-	}
-	st->config = config;
-	if (sv->data_dir_opt != NULL)
-		st->data_dir = sv->data_dir_opt;
-	else if (sv->config_opt != NULL || env == NULL || *env == '\0')
-		st->data_dir = config ? sv->cfg->data_dir : SERVE_DATA_DIR;
-	else
-		st->data_dir = env;
-	st->epoch_ns = sv->cfg->epoch_ns;
-	st->ntimescales = sv->cfg->ntimescales;
-	st->timescales = sv->cfg->timescales;
-	st->max_samples = sv->cfg->sketch.max_samples;
+	if ((rc = cli_config(&sv->cli)) != CLI_EXIT_OK)
+		return rc;
+	c = sv->cli.config;
+	st->config = sv->cli.config_path;
+	st->data_dir = sv->cli.data_dir;
+	st->epoch_ns = c->epoch_ns;
+	st->ntimescales = c->ntimescales;
+	st->timescales = c->timescales;
+	st->max_samples = c->sketch.max_samples;
 	if (stat(st->data_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
 		serve_msg("no store at %s (give it with --data-dir)",
 		    st->data_dir);
-		return SERVE_RUNTIME;
+		return CLI_EXIT_RUNTIME;
 	}
-	return SERVE_OK;
+	return CLI_EXIT_OK;
 }
 
 /* /metrics of a daemon-less store: the newest epoch of each host. */
@@ -227,7 +195,7 @@ serve_loop(struct serve *sv)
 	struct event *sig[2] = { NULL, NULL };
 	struct server *srv = NULL;
 	char err[512];
-	int i, rc = SERVE_RUNTIME;
+	int i, rc = CLI_EXIT_RUNTIME;
 
 	signal(SIGPIPE, SIG_IGN);
 	for (i = 0; base != NULL && i < 2; i++)
@@ -243,7 +211,7 @@ serve_loop(struct serve *sv)
 	}
 	serve_msg("serving %s on http://%s/", sv->settings.data_dir,
 	    sv->conf.listen);
-	rc = event_base_dispatch(base) < 0 ? SERVE_RUNTIME : SERVE_OK;
+	rc = event_base_dispatch(base) < 0 ? CLI_EXIT_RUNTIME : CLI_EXIT_OK;
 out:
 	server_free(srv);
 	for (i = 0; i < 2; i++)
@@ -254,7 +222,13 @@ out:
 	return rc;
 }
 
-int
+/*
+ * `vitals serve` with argv[i..argc) after its name; data_dir and config
+ * are the global --data-dir and -c, or NULL.  Returns the exit code: 0
+ * after SIGINT or SIGTERM, 1 without a store or when the address cannot
+ * be bound, 2 for bad arguments or configuration.
+ */
+static int
 serve_run(const char *data_dir, const char *config, int argc, char **argv,
     int i)
 {
@@ -263,8 +237,9 @@ serve_run(const char *data_dir, const char *config, int argc, char **argv,
 	int rc;
 
 	memset(&sv, 0, sizeof(sv));
-	sv.data_dir_opt = data_dir;
-	sv.config_opt = config;
+	sv.cli.cmd = &serve_cmd;
+	sv.cli.data_dir_opt = data_dir;
+	sv.cli.config_opt = config;
 	sv.conf.listen = "127.0.0.1:9977";
 	sv.conf.web_dir = DATADIR "/vitals/web";
 	sv.conf.max_range_ns = 31ull * 86400 * 1000000000ull;
@@ -276,22 +251,29 @@ serve_run(const char *data_dir, const char *config, int argc, char **argv,
 	sv.conf.metrics = serve_metrics;
 	sv.conf.metrics_arg = &sv;
 	log_setup(LOG_TO_STDERR, VITALS_LOG_WARN, "vitals");
-	if ((rc = serve_args(&sv, argc, argv, i)) != SERVE_OK)
-		return rc < 0 ? SERVE_OK : rc;
+	if ((rc = serve_args(&sv, argc, argv, i)) != CLI_EXIT_OK)
+		return rc < 0 ? CLI_EXIT_OK : rc;
 	if (server_check(&sv.conf, why, sizeof(why)) != 0) {
 		serve_msg("%s", why);
-		return SERVE_USAGE;
+		return CLI_EXIT_USAGE;
 	}
-	if ((rc = serve_setup(&sv)) == SERVE_OK) {
+	if ((rc = serve_setup(&sv)) == CLI_EXIT_OK) {
 		if ((sv.metrics = metrics_new(10)) == NULL) {
 			serve_msg("out of memory");
-			rc = SERVE_RUNTIME;
+			rc = CLI_EXIT_RUNTIME;
 		} else {
 			serve_feed_metrics(&sv);
 			rc = serve_loop(&sv);
 		}
 	}
 	metrics_free(sv.metrics);
-	config_free(sv.cfg);
+	config_free(sv.cli.config);
 	return rc;
 }
+
+const struct cli_cmd serve_cmd = {
+	.name = "serve",
+	.usage = serve_usage,
+	.flag = CLI_SERVE,
+	.run_argv = serve_run,
+};
