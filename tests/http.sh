@@ -260,6 +260,20 @@ wait "$L1" "$L2" "$L3"
 grep -q '^200$' "$TMP/load.codes" || fail "no request was answered under load"
 echo "load: $(grep -c '^200$' "$TMP/load.codes") answered, $(grep -c '^503$' "$TMP/load.codes") busy (503)"
 
+# A reload that changes the plugin's options restarts it on the same
+# address: the new instance takes the old one's socket.
+sed 's/max_range: 2d/max_range: 2d, max_requests: 3/' "$TMP/http.yaml" >"$TMP/http2.yaml"
+mv "$TMP/http2.yaml" "$TMP/http.yaml"
+kill -HUP "$DPID"
+i=0
+until grep -q 'configuration reloaded\|reload refused' "$TMP/daemon.log"; do
+	i=$((i + 1))
+	[ "$i" -lt 300 ] || fail "no reload in 30 s"
+	sleep 0.1
+done
+assert_grep 'configuration reloaded' "$TMP/daemon.log"
+expect 200 reloaded "$U/hosts"
+
 kill -TERM "$DPID"
 st=0
 wait "$DPID" || st=$?

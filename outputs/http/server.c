@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -58,9 +59,11 @@ struct server_job {
 TAILQ_HEAD(server_jobs, server_job);
 
 struct server {
+	LIST_ENTRY(server) link;    /* in server_live */
 	struct server_conf conf;
 	struct event_base *base;    /* borrowed */
 	struct evhttp *http;
+	int lfd;                    /* the listening socket (evhttp's), or -1 */
 	int webfd;                  /* web_dir, or -1 */
 	int pipe[2];                /* finished jobs: worker -> loop */
 	struct event *done_ev;      /* pipe[0] readable */
@@ -72,6 +75,14 @@ struct server {
 	pthread_t threads[SERVER_MAX_WORKERS];
 	uint32_t inflight;          /* jobs queued or running, loop's count */
 };
+
+/*
+ * The servers of this process, made and freed on the loop's thread.  A
+ * reload that changes the plugin's options starts its new instance
+ * before it stops the old one: the new server takes a copy of the old
+ * one's listening socket rather than fail to bind the same address.
+ */
+static LIST_HEAD(, server) server_live = LIST_HEAD_INITIALIZER(server_live);
 
 static void server_say(const struct server *s, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -657,13 +668,51 @@ server_web(struct server *s)
 		    "served, the API is", dir, strerror(errno));
 }
 
+/*
+ * A listening socket on host:port: a copy of the one a live server of
+ * this process listens on at that address, else a new one.  Returns the
+ * socket, or a negative errno.
+ */
+static int
+server_socket(const char *addr, const char *host, uint16_t port)
+{
+	struct addrinfo hints, *ai = NULL;
+	char serv[8];
+	struct server *o;
+	int fd, one = 1, r;
+
+	LIST_FOREACH(o, &server_live, link)
+		if (o->lfd >= 0 && strcmp(o->conf.listen, addr) == 0)
+			return (fd = fcntl(o->lfd, F_DUPFD_CLOEXEC, 0)) < 0 ?
+			    -errno : fd;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	snprintf(serv, sizeof(serv), "%u", port);
+	if ((r = getaddrinfo(host[0] ? host : NULL, serv, &hints, &ai)) != 0)
+		return r == EAI_MEMORY ? -ENOMEM : -EADDRNOTAVAIL;
+	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
+	    SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 128) != 0) {
+		r = -errno;
+		if (fd >= 0)
+			close(fd);
+		fd = r;
+	}
+	freeaddrinfo(ai);
+	return fd;
+}
+
 /* Bind evhttp to the listen address. */
 static int
 server_bind(struct server *s, char *err, size_t errlen)
 {
 	char host[SERVER_HOST_LEN];
 	uint16_t port;
-	int r;
+	int fd, r;
 
 	if ((r = server_listen_parse(s->conf.listen, "listen", host,
 	    sizeof(host), &port, err, errlen)) != 0)
@@ -680,14 +729,19 @@ server_bind(struct server *s, char *err, size_t errlen)
 	    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
 	    EVHTTP_REQ_PATCH);
 	evhttp_set_gencb(s->http, server_on_request, s);
-	errno = 0;
-	if (evhttp_bind_socket_with_handle(s->http, host[0] ? host : "0.0.0.0",
-	    port) == NULL) {
-		r = errno ? -errno : -EADDRNOTAVAIL;
+	if ((fd = server_socket(s->conf.listen, host, port)) < 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", s->conf.listen,
-		    strerror(-r));
-		return r;
+		    strerror(-fd));
+		return fd;
 	}
+	/* evhttp closes it when freed. */
+	if (evhttp_accept_socket_with_handle(s->http, fd) == NULL) {
+		close(fd);
+		snprintf(err, errlen, "cannot listen on %s: out of memory",
+		    s->conf.listen);
+		return -ENOMEM;
+	}
+	s->lfd = fd;
 	return 0;
 }
 
@@ -704,7 +758,9 @@ server_new(struct event_base *base, const struct server_conf *c,
 		return snprintf(err, errlen, "out of memory"), -ENOMEM;
 	s->conf = *c;
 	s->base = base;
+	s->lfd = -1;
 	s->pipe[0] = s->pipe[1] = -1;
+	LIST_INSERT_HEAD(&server_live, s, link);
 	TAILQ_INIT(&s->queue);
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
@@ -741,6 +797,7 @@ server_free(struct server *s)
 
 	if (s == NULL)
 		return;
+	LIST_REMOVE(s, link);
 	/* Connections go first: their pending jobs lose their requests. */
 	if (s->http != NULL)
 		evhttp_free(s->http);
