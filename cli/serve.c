@@ -3,7 +3,7 @@
  * `vitals serve`: the same API, page and /metrics as the http output
  * plugin, over any store and without a daemon: an event loop of its own
  * runs the plugin's server (outputs/http/server.c) until SIGINT or
- * SIGTERM.  /metrics shows the newest stored epoch of each host.
+ * SIGTERM.  /metrics shows the newest stored epoch.
  */
 #include <errno.h>
 #include <signal.h>
@@ -21,11 +21,7 @@
 #include "cli.h"
 #include "config.h"
 #include "log.h"
-#ifdef HTTP_NO_METRICS
-#include "nometrics.h" /* HOOK(metrics) */
-#else
 #include "metrics.h"
-#endif
 #include "server.h"
 
 #ifndef DATADIR
@@ -149,33 +145,34 @@ serve_setup(struct serve *sv)
 	return CLI_EXIT_OK;
 }
 
-/* /metrics of a daemon-less store: the newest epoch of each host. */
+/*
+ * /metrics of a daemon-less store: its newest readable epoch.  An
+ * accumulator sums the epochs it is given, so it is given one host's
+ * (doc/metrics.md, "Hosts"): the host of that epoch.
+ */
 static void
 serve_feed_metrics(struct serve *sv)
 {
 	struct vitals_store_list l;
 	struct vitals_epoch *e;
-	const char **seen = NULL, **more;
 	char err[512];
-	size_t i, k, nseen = 0;
+	size_t i, k;
 
 	if (vitals_store_list(sv->settings.data_dir, &l) != 0)
 		return;
-	for (i = l.n; i-- > 0;) {
-		for (k = 0; k < nseen && strcmp(seen[k], l.v[i].host); k++)
-			;
-		if (k < nseen)
-			continue;
-		if ((more = realloc(seen, (nseen + 1) * sizeof(*seen))) == NULL)
+	for (i = l.n; i-- > 0;)
+		if (vitals_epoch_load(l.v[i].path, &e, err, sizeof(err)) == 0)
 			break;
-		seen = more;
-		seen[nseen++] = l.v[i].host;
-		if (vitals_epoch_load(l.v[i].path, &e, err, sizeof(err)) == 0) {
-			metrics_epoch(sv->metrics, e);
-			vitals_epoch_free(e);
-		}
+	if (i < l.n) {
+		metrics_epoch(sv->metrics, e);
+		for (k = 0; k < l.n && strcmp(l.v[k].host, l.v[i].host) == 0;
+		     k++)
+			;
+		if (k < l.n)
+			serve_msg("/metrics shows the newest epoch of host %s "
+			    "(the store holds other hosts too)", e->host);
+		vitals_epoch_free(e);
 	}
-	free(seen);
 	vitals_store_list_free(&l);
 }
 

@@ -160,9 +160,12 @@ curl -s -I "$U/hosts" >"$TMP/head.out" || fail "HEAD"
 assert_grep '^HTTP/1.1 200' "$TMP/head.out"
 assert_grep '^Cache-Control: no-store' "$TMP/head.out"
 assert_grep '^Content-Type: application/json' "$TMP/head.out"
-# /metrics: Prometheus text (404 in a build without it).
-get metrics "$H/metrics"
-[ "$code" = 200 ] || [ "$code" = 404 ] || fail "/metrics: HTTP $code"
+# /metrics: the Prometheus text of the epochs closed so far.
+expect 200 metrics "$H/metrics"
+assert_grep "^vitals_host_info\{host=\"$HOST\"\} 1" "$TMP/metrics.out"
+assert_grep '^vitals_epochs_total [1-9]' "$TMP/metrics.out"
+ctype=$(curl -s -o /dev/null -w '%{content_type}' "$H/metrics")
+[ "$ctype" = "text/plain; version=0.0.4; charset=utf-8" ] || fail "/metrics served as '$ctype'"
 
 # ---- errors ----
 bad from badtime "$U/series?from=yesterday"
@@ -312,6 +315,8 @@ assert json.load(open(sys.argv[1])) == json.load(open(sys.argv[2]))' \
 done
 expect 200 shosts "$S/hosts"
 check shosts "'local' not in d and d['hosts'][0]['host'] == '$HOST'"
+expect 200 smetrics "http://127.0.0.1:$SPORT/metrics"
+assert_grep "^vitals_host_info\{host=\"$HOST\"\} 1" "$TMP/smetrics.out"
 expect 200 sindex "http://127.0.0.1:$SPORT/"
 kill -INT "$SPID"
 st=0

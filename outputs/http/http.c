@@ -10,14 +10,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <vitals/vitals.h>
 
-#ifdef HTTP_NO_METRICS
-#include "nometrics.h" /* HOOK(metrics) */
-#else
 #include "metrics.h"
-#endif
 #include "server.h"
 
 #ifndef DATADIR
@@ -146,6 +143,18 @@ http_metrics(void *arg, char **out, size_t *len)
 	return metrics_render(st->metrics, out, len);
 }
 
+/* /metrics says when the daemon (this instance) started. */
+static void
+http_started(struct metrics *m)
+{
+	struct metrics_daemon d = { .have = METRICS_HAVE_START };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	d.start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	metrics_daemon(m, &d);
+}
+
 static void
 http_fini(void *arg)
 {
@@ -179,6 +188,7 @@ http_init(struct vitals_ctx *ctx, const void *config, void **state)
 		http_fini(st);
 		return -ENOMEM;
 	}
+	http_started(st->metrics);
 	st->ctx = ctx;
 	http_conf(cfg, st, &sc);
 	sc.log = http_log;
