@@ -207,19 +207,19 @@ server_body_free(const void *data, size_t len, void *arg)
 }
 
 /*
- * Send status with body (taken over; may be NULL) of content type.  API
- * answers and errors are never cached.
+ * Send status with body (taken over; may be NULL) of content type: an
+ * answer of the API or /metrics, or an error, never to be cached.
  */
 static void
 server_send(struct evhttp_request *req, int status, const char *type,
-    char *body, size_t len, int nostore)
+    char *body, size_t len)
 {
 	struct evkeyvalq *h = evhttp_request_get_output_headers(req);
 	struct evbuffer *b = evbuffer_new();
 
 	evhttp_add_header(h, "Content-Type", type);
 	evhttp_add_header(h, "X-Content-Type-Options", "nosniff");
-	evhttp_add_header(h, "Cache-Control", nostore ? "no-store" : "no-cache");
+	evhttp_add_header(h, "Cache-Control", "no-store");
 	if (b != NULL && body != NULL && len > 0 &&
 	    evbuffer_add_reference(b, body, len, server_body_free, NULL) == 0)
 		body = NULL;
@@ -236,7 +236,7 @@ server_fail(struct evhttp_request *req, int status, const char *msg)
 	struct api_answer a;
 
 	api_error(&a, status, NULL, msg);
-	server_send(req, a.status, a.type, a.body, a.len, 1);
+	server_send(req, a.status, a.type, a.body, a.len);
 }
 
 /* ---- the workers ---- */
@@ -310,7 +310,7 @@ server_finish(struct server *s, struct server_job *j)
 			    j->ans.status, (int)(j->ans.len < 200 ? j->ans.len :
 			    200), j->ans.body ? j->ans.body : "");
 		server_send(j->req, j->ans.status, j->ans.type, j->ans.body,
-		    j->ans.len, 1);
+		    j->ans.len);
 		j->ans.body = NULL;
 	}
 	server_job_free(j);
@@ -368,7 +368,7 @@ server_quick(struct server *s, struct evhttp_request *req, const char *path)
 	}
 	api_answer(&env, path, q, server_now(), &a);
 	api_env_free(&env);
-	server_send(req, a.status, a.type, a.body, a.len, 1);
+	server_send(req, a.status, a.type, a.body, a.len);
 }
 
 /* Queue an API request for the workers, or say 503 when they are all busy. */
@@ -593,7 +593,7 @@ server_metrics(struct server *s, struct evhttp_request *req)
 		return;
 	}
 	server_send(req, 200, "text/plain; version=0.0.4; charset=utf-8", text,
-	    len, 1);
+	    len);
 }
 
 static void
