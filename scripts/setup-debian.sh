@@ -5,7 +5,7 @@ set -eu
 
 PKGS="build-essential autoconf automake libtool libtool-bin pkg-config \
 libltdl-dev libevent-dev libjansson-dev zlib1g-dev libyaml-dev check \
-libsubunit-dev python3 procps linux-perf \
+libsubunit-dev python3 procps linux-perf man-db \
 clang libbpf-dev bpftool linux-libc-dev libelf-dev debhelper"
 
 missing=""
