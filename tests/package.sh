@@ -6,8 +6,8 @@
 # manual pages (vitals.yaml(5) naming the packaged plugins); the SDK
 # package holds the headers and pkg-config file.  Installed with dpkg,
 # the daemon finds its plugins in the packaged directory, records an
-# epoch with the packaged configuration, a filter built against the
-# packaged SDK loads, and purging removes it all.  Needs root (dpkg -i)
+# epoch with the packaged configuration, a filter and a probe built
+# against the packaged SDK load, and purging removes it all.  Needs root (dpkg -i)
 # and debhelper; skips on a machine where vitals is installed already.
 . "$top_srcdir/tests/lib.sh"
 
@@ -76,13 +76,15 @@ sed -e 's/^epoch: .*/epoch: 2s/' /etc/vitals/vitals.yaml >"$TMP/short.yaml"
 assert_grep '^syscall ' "$TMP/show.out"
 # A filter built against the packaged SDK, loaded by the packaged daemon.
 mkdir "$TMP/sdk"
-cp "$top_srcdir/tests/sdk/myfilter.c" "$top_srcdir/tests/sdk/Makefile" "$TMP/sdk/"
+cp "$top_srcdir/tests/sdk/myfilter.c" "$top_srcdir/tests/sdk/myprobe.c" \
+	"$top_srcdir/tests/sdk/Makefile" "$TMP/sdk/"
 make -C "$TMP/sdk" >"$TMP/sdk.log" 2>&1 || { cat "$TMP/sdk.log"; fail "building against vitals-dev failed"; }
 printf 'epoch: 1s\ndata_dir: %s/data2\nplugin_path: [%s/sdk]\nfilters:\n  myfilter: { limit: 100 }\n' \
 	"$TMP" "$TMP" >"$TMP/sdk.yaml"
 /usr/sbin/vitalsd -c "$TMP/sdk.yaml" --list-plugins >"$TMP/sdklist.out" 2>&1 ||
 	{ cat "$TMP/sdklist.out"; fail "--list-plugins with the SDK filter"; }
 assert_grep '^myfilter +filter' "$TMP/sdklist.out"
+assert_grep '^myprobe +probe' "$TMP/sdklist.out"
 # The packaged vitals.yaml(5) has the packaged plugins' options (unless
 # dpkg is told to leave manual pages out, as in minimal images).
 page=/usr/share/man/man5/vitals.yaml.5.gz
