@@ -3,7 +3,7 @@
  * rules: the diagnosis rules of Chopstix (section 3.2) over the vitals
  * present, with each vital's weight attributed to exes from the samples.
  * Absolute values are per nominal base epoch, so the rules read the same
- * on rollups; each rule's exact condition is in README.md.
+ * on rollups; each rule's exact condition is in doc/filters.md.
  */
 #include <errno.h>
 #include <math.h>

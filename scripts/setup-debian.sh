@@ -8,7 +8,7 @@ set -eu
 # Prometheus server on :9090 (systemctl disable --now prometheus).
 PKGS="build-essential autoconf automake libtool libtool-bin pkg-config \
 libltdl-dev libevent-dev libjansson-dev zlib1g-dev libyaml-dev check \
-libsubunit-dev python3 procps linux-perf curl \
+libsubunit-dev python3 procps linux-perf curl man-db \
 clang libbpf-dev bpftool linux-libc-dev libelf-dev debhelper \
 prometheus"
 
