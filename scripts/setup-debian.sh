@@ -6,7 +6,9 @@ set -eu
 PKGS="build-essential autoconf automake libtool libtool-bin pkg-config \
 libltdl-dev libevent-dev libjansson-dev zlib1g-dev libyaml-dev check \
 libsubunit-dev python3 procps linux-perf \
-clang libbpf-dev bpftool linux-libc-dev libelf-dev debhelper"
+clang libbpf-dev bpftool linux-libc-dev libelf-dev debhelper \
+protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev \
+golang-go"
 
 missing=""
 for p in $PKGS; do
