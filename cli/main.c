@@ -26,6 +26,7 @@
 #include "codec.h"
 #include "config.h"
 #include "instance.h"
+#include "pprof.h"
 #include "range.h"
 
 #ifndef PACKAGE_VERSION
@@ -98,13 +99,15 @@ static const char usage_text[] =
     "  -h, --help          show this help\n"
     "  -V, --version       show the version\n";
 
-/* The usage: this file's commands, then the range commands'. */
+/* The usage: this file's commands, then the range commands', pprof's. */
 static void
 print_usage(FILE *f)
 {
 	fputs(usage_text, f);
 	fputs("\nrange commands:\n", f);
 	fputs(range_usage, f);
+	fputs("\nprofiles (times as above):\n", f);
+	fputs(pprof_usage, f);
 }
 
 static void msg(const char *, ...) __attribute__((format(printf, 1, 2)));
@@ -1231,6 +1234,9 @@ dispatch(struct cli *cli, const char *cmd, struct cli_args *a)
 		return cmd_epochs(cli, a);
 	if (strcmp(cmd, "show") == 0)
 		return cmd_show(cli, a);
+	if (strcmp(cmd, "pprof") == 0)
+		return pprof_run(
+		    cli->data_dir_opt, cli->config_path, a->argc, a->argv, a->i);
 	if (range_is_command(cmd)) {
 		rc = range_run(cmd, cli->data_dir_opt, cli->config_path,
 		    a->argc - a->i, a->argv + a->i);
