@@ -22,8 +22,9 @@ enum {
 	CLI_DIFF = 1u << 6,
 	CLI_TRAIN = 1u << 7,
 	CLI_SERVE = 1u << 8,
+	CLI_PPROF = 1u << 9,
 };
-#define CLI_ALL 0x1ffu
+#define CLI_ALL 0x3ffu
 
 /* Option ids, as cli_next() returns them. */
 enum cli_opt_id {
@@ -54,6 +55,9 @@ enum cli_opt_id {
 	CO_TOKEN,      /* serve */
 	CO_INSECURE,   /* serve */
 	CO_WEB_DIR,    /* serve */
+	CO_EXE,        /* pprof */
+	CO_OUTPUT,     /* pprof -o */
+	CO_FOLDED,     /* pprof */
 };
 
 /* What cli_next() returns besides an option id. */

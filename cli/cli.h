@@ -74,6 +74,7 @@ extern const struct cli_cmd top_cmd;
 extern const struct cli_cmd diff_cmd;
 extern const struct cli_cmd train_cmd;
 extern const struct cli_cmd serve_cmd;
+extern const struct cli_cmd pprof_cmd;
 
 /* The command being run, its options and the store they lead to. */
 struct cli {

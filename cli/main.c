@@ -30,6 +30,7 @@ static const struct cli_cmd *const main_cmds[] = {
 	&diff_cmd,
 	&train_cmd,
 	&serve_cmd,
+	&pprof_cmd,
 	&main_help_cmd,
 	NULL,
 };

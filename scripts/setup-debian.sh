@@ -10,7 +10,8 @@ PKGS="build-essential autoconf automake libtool libtool-bin pkg-config \
 libltdl-dev libevent-dev libjansson-dev zlib1g-dev libyaml-dev check \
 libsubunit-dev python3 procps linux-perf curl man-db \
 clang libbpf-dev bpftool linux-libc-dev libelf-dev debhelper \
-prometheus"
+protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev \
+prometheus golang-go"
 
 missing=""
 for p in $PKGS; do
