@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 #include <vitals/aggregate.h>
+#include <vitals/profile.h>
 #include <vitals/store.h>
 #include <vitals/vitals.h>
 
@@ -1433,6 +1434,218 @@ api_ep_time(struct api_call *c, json_t **out)
 	return 0;
 }
 
+/* ---- profiles: flame, diff, pprof ---- */
+
+/*
+ * The profile of one vital (param vital, default cpu) over [from, to) of
+ * the hosts, of the exe given (NULL: all), into *out.  0, or -1 with the
+ * error answer written.
+ */
+static int
+api_profile(struct api_call *c, const char *vital, uint64_t from, uint64_t to,
+    const struct api_list *hosts, const char *exe, struct vitals_profile **out)
+{
+	struct vitals_profile *p;
+	char err[1024] = "";
+	int r;
+
+	if ((p = vitals_profile_new(vital, exe)) == NULL)
+		return api_fail(c, 500, NULL, "out of memory");
+	r = vitals_profile_range(p, c->env->data_dir, from, to, hosts->v,
+	    hosts->n, err, sizeof(err));
+	if (r == -ENOENT) {
+		vitals_profile_free(p);
+		return api_fail(c, 404, NULL, "no store at %s", c->env->data_dir);
+	}
+	if (r != 0 && r != -ENODATA) {
+		vitals_profile_free(p);
+		return api_fail(c, 500, NULL, "%s", err[0] ? err : strerror(-r));
+	}
+	*out = p;
+	return 0;
+}
+
+/* The vital parameter (one name, default cpu) into *v; 0 or -1. */
+static int
+api_one_vital(struct api_call *c, const char **v)
+{
+	*v = api_get(c, "vital");
+	if (*v == NULL)
+		*v = "cpu";
+	if (!api_word(*v))
+		return api_fail(c, 400, "vital", "vital: one vital name expected");
+	return 0;
+}
+
+/* The tree of p (against base, or NULL) as JSON; NULL out of memory. */
+static json_t *
+api_tree(const struct vitals_profile *p, const struct vitals_profile *base)
+{
+	json_t *t = NULL;
+	char *text;
+	size_t len;
+
+	if (vitals_profile_json(p, base, &text, &len) != 0)
+		return NULL;
+	t = json_loadb(text, len, 0, NULL);
+	free(text);
+	return t;
+}
+
+/* GET /api/v1/flame?vital=&from=&to=&host=&exe= */
+static int
+api_ep_flame(struct api_call *c, json_t **out)
+{
+	struct api_list hosts = { 0 };
+	struct vitals_profile *p = NULL;
+	const struct vitals_profile_stats *st;
+	const char *vital, *exe = api_get(c, "exe");
+	uint64_t from, to;
+	json_t *tree;
+	int rc = -1;
+
+	if (api_list(c, "host", &hosts) != 0 || api_one_vital(c, &vital) != 0 ||
+	    api_range(c, &from, &to) != 0 ||
+	    api_profile(c, vital, from, to, &hosts, exe, &p) != 0)
+		goto out;
+	st = vitals_profile_stats(p);
+	if ((tree = api_tree(p, NULL)) == NULL) {
+		rc = api_fail(c, 500, NULL, "out of memory");
+		goto out;
+	}
+	*out = json_pack("{s:s, s:s, s:I, s:I, s:I, s:o}", "vital", vital,
+	    "unit", st->unit, "from_ns", (json_int_t)from, "to_ns",
+	    (json_int_t)to, "samples", (json_int_t)st->samples, "tree", tree);
+	rc = *out == NULL ? api_fail(c, 500, NULL, "out of memory") : 0;
+out:
+	vitals_profile_free(p);
+	free(hosts.buf);
+	return rc;
+}
+
+/* A diff filter's finding, appended to the JSON array arg. */
+static void
+api_diff_finding(void *arg, const struct vitals_finding *f, const char *host)
+{
+	json_array_append_new(arg, api_finding(f, host));
+}
+
+/*
+ * The diff filter's findings on {A, B} rolled up, into the array a: none
+ * when a range has no epoch or the filter is not installed (said in
+ * *note).
+ */
+static void
+api_diff_findings(struct api_call *c, const uint64_t r[4],
+    const struct api_list *hosts, json_t *a, const char **note)
+{
+	struct vitals_filter_sink sink = { api_diff_finding, NULL, a };
+	struct vitals_epoch *ea = NULL, *eb = NULL;
+	const struct vitals_epoch *q[2];
+	char err[1024];
+
+	if (vitals_range_rollup(c->env->data_dir, r[0], r[1], hosts->v,
+		hosts->n, c->env->max_samples, &ea, err, sizeof(err)) != 0 ||
+	    vitals_range_rollup(c->env->data_dir, r[2], r[3], hosts->v,
+		hosts->n, c->env->max_samples, &eb, err, sizeof(err)) != 0) {
+		*note = "a range has no epoch";
+		goto out;
+	}
+	q[0] = ea;
+	q[1] = eb;
+	if (vitals_filter_once(c->env->config, c->env->data_dir, "diff", NULL,
+		NULL, 0, q, 2, &sink, err, sizeof(err)) != 0)
+		*note = "the diff filter did not run (is it installed?)";
+out:
+	vitals_epoch_free(ea);
+	vitals_epoch_free(eb);
+}
+
+/* Range parameter name (a or b) into r[0..1]; 0 or -1. */
+static int
+api_ab(struct api_call *c, const char *name, uint64_t *r)
+{
+	const char *s = api_get(c, name);
+	char clean[80];
+	int e;
+
+	if (s == NULL)
+		return api_fail(c, 400, name, "%s: a range FROM..TO is needed",
+		    name);
+	if ((e = vitals_range_parse(s, c->now, &r[0], &r[1])) != 0)
+		return api_fail(c, 400, name, "%s: bad range '%s': %s", name,
+		    api_clean(s, clean, sizeof(clean)),
+		    e == -EDOM ? "it ends before it starts"
+			       : "expected FROM..TO (-2h..-1h, "
+				 "2026-11-22T10:00..2026-11-22T11:00)");
+	return api_span(c, name, name, r[0], r[1]);
+}
+
+/* GET /api/v1/diff?a=FROM..TO&b=FROM..TO&vital=&host= */
+static int
+api_ep_diff(struct api_call *c, json_t **out)
+{
+	struct api_list hosts = { 0 };
+	struct vitals_profile *pa = NULL, *pb = NULL;
+	const char *vital, *note = NULL;
+	uint64_t r[4];
+	json_t *tree, *fs;
+	int rc = -1;
+
+	if (api_list(c, "host", &hosts) != 0 || api_one_vital(c, &vital) != 0 ||
+	    api_ab(c, "a", r) != 0 || api_ab(c, "b", r + 2) != 0 ||
+	    api_profile(c, vital, r[0], r[1], &hosts, NULL, &pa) != 0 ||
+	    api_profile(c, vital, r[2], r[3], &hosts, NULL, &pb) != 0)
+		goto out;
+	if ((fs = json_array()) == NULL || (tree = api_tree(pb, pa)) == NULL) {
+		json_decref(fs);
+		rc = api_fail(c, 500, NULL, "out of memory");
+		goto out;
+	}
+	api_diff_findings(c, r, &hosts, fs, &note);
+	*out = json_pack("{s:{s:I, s:I}, s:{s:I, s:I}, s:s, s:s, s:o, s:o}",
+	    "a", "from_ns", (json_int_t)r[0], "to_ns", (json_int_t)r[1], "b",
+	    "from_ns", (json_int_t)r[2], "to_ns", (json_int_t)r[3], "vital",
+	    vital, "unit", vitals_profile_stats(pb)->unit, "findings", fs,
+	    "tree", tree);
+	if (*out != NULL && note != NULL)
+		json_object_set_new(*out, "note", json_string(note));
+	rc = *out == NULL ? api_fail(c, 500, NULL, "out of memory") : 0;
+out:
+	vitals_profile_free(pa);
+	vitals_profile_free(pb);
+	free(hosts.buf);
+	return rc;
+}
+
+/* GET /api/v1/pprof?vital=&from=&to=&host=&exe= (a gzip'd profile.proto) */
+static int
+api_ep_pprof(struct api_call *c, json_t **out)
+{
+	struct api_list hosts = { 0 };
+	struct vitals_profile *p = NULL;
+	const char *vital;
+	uint64_t from, to;
+	int rc = -1;
+
+	(void)out;
+	if (api_list(c, "host", &hosts) != 0 || api_one_vital(c, &vital) != 0 ||
+	    api_range(c, &from, &to) != 0 ||
+	    api_profile(c, vital, from, to, &hosts, api_get(c, "exe"), &p) != 0)
+		goto out;
+	if (vitals_profile_pprof(p, &c->ans->body, &c->ans->len) != 0) {
+		rc = api_fail(c, 500, NULL, "the profile could not be written");
+		goto out;
+	}
+	c->ans->status = 200;
+	c->ans->type = "application/octet-stream";
+	rc = 1;
+out:
+	vitals_profile_free(p);
+	free(hosts.buf);
+	return rc;
+}
+
 /* ---- routing ---- */
 
 static const struct api_route api_routes[] = {
@@ -1450,6 +1663,11 @@ static const struct api_route api_routes[] = {
 	{ "findings", api_ep_findings,
 	    { "from", "to", "severity", "host", "timescale", NULL }, "from" },
 	{ "time", api_ep_time, { "t", NULL }, NULL },
+	{ "flame", api_ep_flame, { "vital", "from", "to", "host", "exe", NULL },
+	    "from" },
+	{ "diff", api_ep_diff, { "a", "b", "vital", "host", NULL }, "a" },
+	{ "pprof", api_ep_pprof, { "vital", "from", "to", "host", "exe", NULL },
+	    "from" },
 };
 
 #define API_PREFIX "/api/v1/"
