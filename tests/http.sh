@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: MIT
 # The http output on the real daemon (synthetic probe, 1 s epochs, store):
 # every endpoint of doc/api.md (flame, diff and pprof included) answers
-# with its documented fields; bad
-# parameters are 400 naming the parameter, unknown paths 404, other methods
-# 405, ranges over max_range 413; the page's files are served and nothing
-# outside web_dir is; bad requests never take the daemon down; a reload
-# keeps the address; under a load of range queries and flame graphs every
-# epoch is still written on its boundary.  Then
-# `vitals serve` over the same store answers the same, the token is asked
-# for and checked, and a non-loopback address without one is refused.
+# with its documented fields; bad parameters are 400 naming the parameter,
+# unknown paths 404, other methods 405, ranges over max_range 413; the
+# page's files are served and nothing outside web_dir is; bad requests
+# never take the daemon down; a reload keeps the address; under a load of
+# range queries and flame graphs every epoch is still written on its
+# boundary.  Then `vitals serve` over the same store answers the same, the
+# token is asked for and checked, and a non-loopback address without one
+# is refused.
 : "${top_srcdir:?run through make check}"
 . "$top_srcdir/tests/lib.sh"
 
