@@ -1,13 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The http output on the real daemon (synthetic probe, 1 s epochs, store):
-# every endpoint of doc/api.md answers with its documented fields; bad
-# parameters are 400 naming the parameter, unknown paths 404, other methods
-# 405, ranges over max_range 413; the page's files are served and nothing
-# outside web_dir is; bad requests never take the daemon down; under a load
-# of range queries every epoch is still written on its boundary.  Then
-# `vitals serve` over the same store answers the same, the token is asked
-# for and checked, and a non-loopback address without one is refused.
+# every endpoint of doc/api.md (flame, diff and pprof included) answers
+# with its documented fields; bad parameters are 400 naming the parameter,
+# unknown paths 404, other methods 405, ranges over max_range 413; the
+# page's files are served and nothing outside web_dir is; bad requests
+# never take the daemon down; a reload keeps the address; under a load of
+# range queries and flame graphs every epoch is still written on its
+# boundary.  Then `vitals serve` over the same store answers the same, the
+# token is asked for and checked, and a non-loopback address without one
+# is refused.
 : "${top_srcdir:?run through make check}"
 . "$top_srcdir/tests/lib.sh"
 
@@ -97,7 +99,7 @@ plugins:
 EOF
 "$VITALSD" -c "$TMP/http.yaml" >"$TMP/daemon.log" 2>&1 &
 DPID=$!
-trap 'kill "$DPID" 2>/dev/null; [ -z "${SPID:-}" ] || kill "$SPID" 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'kill "$DPID" 2>/dev/null && wait "$DPID"; [ -z "${SPID:-}" ] || kill "$SPID" 2>/dev/null; rm -rf "$TMP"' EXIT
 H="http://127.0.0.1:$PORT"
 U="$H/api/v1"
 wait_up "$U/time?t=now"
@@ -123,11 +125,12 @@ check epochs2 "len(d['epochs']) == 2"
 # name holds that start to the millisecond, and a range query asked to
 # start at the very nanosecond passes it over.)
 eval "$(python3 -c 'import json,sys; e = json.load(open(sys.argv[1]))["epochs"]
-print("ID=%s FROM=%d TO=%d" % (e[1]["id"], e[1]["start_ns"], e[4]["start_ns"]))' "$TMP/epochs.out")"
+print("ID=%s FROM=%d MID=%d TO=%d" % (e[1]["id"], e[1]["start_ns"],
+    e[2]["start_ns"], e[4]["start_ns"]))' "$TMP/epochs.out")"
 # What the daemon answers over it, for `vitals serve` to answer the same.
 FIXED="epochs?from=$FROM&to=$TO series?from=$FROM&to=$TO&top=2 epoch/$ID
 samples?epoch=$ID&limit=5 findings?from=$FROM&to=$TO vitals?from=$FROM&to=$TO
-top?from=$FROM&to=$TO&k=3"
+top?from=$FROM&to=$TO&k=3 flame?from=$FROM&to=$TO"
 n=0
 for q in $FIXED; do
 	n=$((n + 1))
@@ -151,6 +154,17 @@ expect 200 slot "$U/samples?epoch=$ID&host=$HOST&slot=$SLOT"
 check slot "d['samples'] and all(s['slot'] == $SLOT for s in d['samples'])"
 expect 200 findings "$U/findings?severity=info"
 check findings "isinstance(d['findings'], list) and all(set(f) >= {'filter', 'severity', 'host', 'start_ns', 'end_ns', 'timescale_s', 'score', 'text'} for f in d['findings'])"
+expect 200 flame "$U/flame?vital=cpu&from=$FROM&to=$TO"
+check flame "d['vital'] == 'cpu' and d['unit'] == 'samples' and d['from_ns'] == $FROM and d['tree']['name'] == 'all' and d['tree']['value'] > 0 and d['tree']['children'][0]['name'].startswith('/usr/bin/synth-') and d['tree']['children'][0]['value'] > 0"
+EXE=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["tree"]["children"][0]["name"])' "$TMP/flame.out")
+expect 200 flameexe "$U/flame?from=$FROM&to=$TO&exe=$(basename "$EXE")"
+check flameexe "[x['name'] for x in d['tree']['children']] == ['$EXE']"
+expect 200 diff "$U/diff?a=$FROM..$MID&b=$MID..$TO&vital=cpu"
+check diff "d['a']['from_ns'] == $FROM and d['b']['to_ns'] == $TO and d['vital'] == 'cpu' and isinstance(d['findings'], list) and 'delta' in d['tree'] and d['tree']['name'] == 'all'"
+get pprof "$U/pprof?vital=cpu&from=$FROM&to=$TO"
+[ "$code" = 200 ] || fail "pprof: HTTP $code"
+python3 -c 'import gzip,sys; b = gzip.open(sys.argv[1]).read(); assert len(b) > 100 and b"samples" in b' \
+	"$TMP/pprof.out" || fail "pprof: not a gzip'd profile"
 expect 200 time "$U/time?t=-1h"
 check time "d['t'] == '-1h' and d['ns'] > 0"
 expect 200 timens "$U/time?t=$ID"
@@ -174,6 +188,9 @@ bad to backwards "$U/series?from=-1m&to=-2m"
 bad vital badvital "$U/series?vital=nosuch"
 bad vital badvital2 "$U/top?vital=cpu,nosuch"
 bad timescale ts7m "$U/series?timescale=7m"
+bad a diffa "$U/diff?a=-1h&b=-2h..-1h"
+bad b diffb "$U/diff?a=-2h..-1h"
+bad vital flamevital "$U/flame?vital=cpu,sched"
 bad timescale tsjunk "$U/findings?timescale=soon"
 bad limit limit "$U/epochs?limit=-1"
 bad limit limit0 "$U/samples?epoch=$ID&limit=0"
@@ -255,7 +272,7 @@ loop "series?from=-1h&top=5" &
 L1=$!
 loop "findings?from=-1h" &
 L2=$!
-loop "series?from=-1h&timescale=5m&top=5" &
+loop "flame?from=-1h" &
 L3=$!
 wait "$L1" "$L2" "$L3"
 ! grep -qv '^200$\|^503$' "$TMP/load.codes" ||
