@@ -524,7 +524,9 @@ host_on_epoch(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	/* The timer may fire a little early; never close before the boundary. */
 	if (host_now_ns() + 1000000 < h->next_ns) {
-		struct timeval tv = { 0, (suseconds_t)((h->next_ns - host_now_ns()) / 1000) };
+		uint64_t d = h->next_ns - host_now_ns();
+		struct timeval tv = { (time_t)(d / 1000000000ULL),
+			(suseconds_t)(d % 1000000000ULL / 1000) };
 
 		evtimer_add(h->epoch_ev, &tv);
 		return;
