@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <vitals/aggregate.h>
 #include <vitals/profile.h>
 
 #include "args.h"
@@ -98,12 +99,6 @@ pprof_usage_error(const char *fmt, ...)
 
 /* ---- times ---- */
 
-/*
- * until vitals_time_parse: cli/range.c's time parser, copied while it
- * moves into libvitals (<vitals/aggregate.h>); pprof_time() becomes
- * vitals_time_parse() and the copy goes.
- */
-
 static uint64_t
 pprof_now(void)
 {
@@ -113,161 +108,6 @@ pprof_now(void)
 	return (uint64_t)ts.tv_sec * PPROF_NS + (uint64_t)ts.tv_nsec;
 }
 
-/* n digits at *s into *v, advancing *s; 0 or -EINVAL. */
-static int
-pprof_digits(const char **s, int n, int *v)
-{
-	*v = 0;
-	while (n-- > 0) {
-		if (**s < '0' || **s > '9')
-			return -EINVAL;
-		*v = *v * 10 + (*(*s)++ - '0');
-	}
-	return 0;
-}
-
-/* "Z", "+HH", "+HH:MM", "+HHMM" (or '-') at s; *off in seconds east. */
-static int
-pprof_zone(const char *s, long *off, int *has)
-{
-	int h = 0, m = 0, sign;
-
-	*has = 0;
-	*off = 0;
-	if (*s == '\0')
-		return 0;
-	*has = 1;
-	if ((*s == 'Z' || *s == 'z') && s[1] == '\0')
-		return 0;
-	if (*s != '+' && *s != '-')
-		return -EINVAL;
-	sign = *s++ == '-' ? -1 : 1;
-	if (pprof_digits(&s, 2, &h) != 0)
-		return -EINVAL;
-	if (*s == ':')
-		s++;
-	if (*s != '\0' && pprof_digits(&s, 2, &m) != 0)
-		return -EINVAL;
-	if (*s != '\0' || h > 23 || m > 59)
-		return -EINVAL;
-	*off = sign * (h * 3600L + m * 60L);
-	return 0;
-}
-
-/* The clock part "HH:MM[:SS[.fff]]" at *s into tm and *ns. */
-static int
-pprof_clock(const char **s, struct tm *tm, uint64_t *ns)
-{
-	int frac = 0, scale = 100000000;
-
-	if (pprof_digits(s, 2, &tm->tm_hour) != 0 || *(*s)++ != ':' ||
-	    pprof_digits(s, 2, &tm->tm_min) != 0)
-		return -EINVAL;
-	if (**s == ':') {
-		(*s)++;
-		if (pprof_digits(s, 2, &tm->tm_sec) != 0)
-			return -EINVAL;
-		if (**s == '.' || **s == ',') {
-			for ((*s)++; **s >= '0' && **s <= '9'; (*s)++) {
-				frac += (**s - '0') * scale;
-				scale /= 10;
-			}
-		}
-	}
-	*ns = (uint64_t)frac;
-	return tm->tm_hour > 23 || tm->tm_min > 59 || tm->tm_sec > 60 ? -EINVAL
-								      : 0;
-}
-
-/* ISO-8601: a date, optionally a clock, optionally a zone. */
-static int
-pprof_iso(const char *s, uint64_t *out)
-{
-	struct tm tm, chk;
-	uint64_t ns = 0;
-	int has_zone, y;
-	time_t t;
-	long off;
-
-	memset(&tm, 0, sizeof(tm));
-	if (pprof_digits(&s, 4, &y) != 0 || *s++ != '-' ||
-	    pprof_digits(&s, 2, &tm.tm_mon) != 0 || *s++ != '-' ||
-	    pprof_digits(&s, 2, &tm.tm_mday) != 0)
-		return -EINVAL;
-	tm.tm_year = y - 1900;
-	tm.tm_mon--;
-	if ((*s == 'T' || *s == 't' || *s == ' ') &&
-	    (s++, pprof_clock(&s, &tm, &ns) != 0))
-		return -EINVAL;
-	if (pprof_zone(s, &off, &has_zone) != 0 || tm.tm_mon < 0 ||
-	    tm.tm_mon > 11 || tm.tm_mday < 1)
-		return -EINVAL;
-	chk = tm;
-	tm.tm_isdst = -1;
-	t = has_zone ? timegm(&tm) - off : mktime(&tm);
-	/* timegm/mktime normalize Feb 30 into March: refuse what moved. */
-	if (t == (time_t)-1 || t < 0 || tm.tm_mday != chk.tm_mday ||
-	    tm.tm_mon != chk.tm_mon)
-		return -EINVAL;
-	*out = (uint64_t)t * PPROF_NS + ns;
-	return 0;
-}
-
-/* "-2h", "-30m", "-1d12h", "-90s", "-1w": before now. */
-static int
-pprof_relative(const char *s, uint64_t now, uint64_t *out)
-{
-	static const struct {
-		char unit;
-		uint64_t sec;
-	} units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 },
-		{ 'w', 604800 } };
-	uint64_t total = 0, n;
-	size_t i;
-	char *end;
-
-	for (s++; *s != '\0'; s = end + 1) {
-		if (*s < '0' || *s > '9')
-			return -EINVAL;
-		n = strtoull(s, &end, 10);
-		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-			if (*end == units[i].unit)
-				break;
-		if (i == sizeof(units) / sizeof(units[0]) ||
-		    n > 100000ull * 365)
-			return -EINVAL;
-		total += n * units[i].sec * PPROF_NS;
-	}
-	if (total > now)
-		return -EINVAL;
-	*out = now - total;
-	return 0;
-}
-
-/* Parse a time argument into ns since the Unix epoch; 0 or -EINVAL. */
-/* until vitals_time_parse */
-static int
-pprof_time(const char *s, uint64_t now, uint64_t *out)
-{
-	char *end;
-	unsigned long long sec;
-
-	if (strcmp(s, "now") == 0) {
-		*out = now;
-		return 0;
-	}
-	if (s[0] == '-')
-		return pprof_relative(s, now, out);
-	if (s[0] == '@') {
-		sec = strtoull(s + 1, &end, 10);
-		if (s[1] < '0' || s[1] > '9' || *end != '\0' ||
-		    sec > 1ull << 34)
-			return -EINVAL;
-		*out = sec * PPROF_NS;
-		return 0;
-	}
-	return pprof_iso(s, out);
-}
 
 static int
 pprof_bad_time(const char *what, const char *s)
@@ -285,10 +125,10 @@ static int
 pprof_window(struct pprof_opts *o)
 {
 	o->to = o->now;
-	if (o->to_s != NULL && pprof_time(o->to_s, o->now, &o->to) != 0)
+	if (o->to_s != NULL && vitals_time_parse(o->to_s, o->now, &o->to) != 0)
 		return pprof_bad_time("--to", o->to_s);
 	o->from = o->to > PPROF_SPAN ? o->to - PPROF_SPAN : 0;
-	if (o->from_s != NULL && pprof_time(o->from_s, o->now, &o->from) != 0)
+	if (o->from_s != NULL && vitals_time_parse(o->from_s, o->now, &o->from) != 0)
 		return pprof_bad_time("--from", o->from_s);
 	if (o->to <= o->from) {
 		pprof_msg("empty range: --to (%s) is not after --from (%s)",
