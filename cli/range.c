@@ -1329,7 +1329,7 @@ range_feed(struct qcli *c, struct handrun *h, uint64_t from, uint64_t to,
 static int
 range_train(struct qcli *c)
 {
-	struct range_sink sink = { json_array(), json_array() };
+	struct range_sink sink = { NULL, NULL };
 	struct config_entry extra[2];
 	struct handrun *h = NULL;
 	uint64_t from, to;
@@ -1342,6 +1342,9 @@ range_train(struct qcli *c)
 					"--model PATH");
 	if ((rc = range_range(c->normal, c->now, &from, &to)) != QCLI_OK)
 		return rc;
+	/* Made once the arguments are good: a usage error returns above. */
+	sink.findings = json_array();
+	sink.points = json_array();
 	memset(extra, 0, sizeof(extra));
 	extra[0].key = "mode";
 	extra[0].scalar = "train";
