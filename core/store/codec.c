@@ -19,8 +19,9 @@
 /* Arena chunk size; larger requests get a chunk of their own. */
 #define CODEC_CHUNK (64 * 1024)
 /*
- * Longest host part of a file name: the temporary name ".NAME.tmp.PID"
- * must still fit in NAME_MAX (255).
+ * Longest host part of a file name: the temporary name
+ * ".NAME.tmp.XXXXXXXXXXXXXXXX" (safefile.c) must still fit in NAME_MAX
+ * (255): 21 + 200 + 8 + 22 bytes.
  */
 #define CODEC_HOST_MAX 200
 /* "YYYYMMDDTHHMMSS.mmmZ_" before the host, ".json.gz" after it. */

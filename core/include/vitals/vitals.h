@@ -29,9 +29,10 @@ extern "C" {
  * Minor 3: value checks without side effects (the check member appended
  * to struct vitals_plugin, vitals_init_check), run by vitalsd
  * --check-config.
+ * Minor 4: files written safely (vitals_file_write, vitals_file_check).
  */
 #define VITALS_ABI_MAJOR 1
-#define VITALS_ABI_MINOR 3
+#define VITALS_ABI_MINOR 4
 
 /* Plugin kinds (struct vitals_plugin.kind). */
 #define VITALS_PLUGIN_PROBE  1u /* emits events into sketches */
@@ -528,6 +529,28 @@ int vitals_finding_emit(struct vitals_ctx *ctx, const struct vitals_finding *f);
  */
 int vitals_series_emit(struct vitals_ctx *ctx, const char *name,
     uint64_t ts_ns, double value);
+
+/*
+ * ABI minor 4.  Replace the file at path with len bytes of data (a
+ * model, a state file) so that a crash leaves the old file or the whole
+ * new one: written to a new temporary file with an unpredictable name in
+ * path's directory (created O_EXCL | O_NOFOLLOW, never through a
+ * symbolic link), fsync'd, renamed over path and the directory fsync'd.
+ * The file gets mode 0644.  When vitalsd runs as root, a directory on the
+ * way that a user other than root owns, or that group or others may
+ * write without the sticky bit, is refused.  Returns 0, or a negative
+ * errno with "PATH: reason" in err.
+ */
+int vitals_file_write(const char *path, const void *data, size_t len,
+    char *err, size_t errlen);
+
+/*
+ * ABI minor 4.  Whether vitals_file_write(path) can succeed now (its
+ * directory is there, trusted and writable), for init to fail early;
+ * nothing is left behind.  Returns 0 or a negative errno with "PATH:
+ * reason" in err.
+ */
+int vitals_file_check(const char *path, char *err, size_t errlen);
 
 /* Look up a vital by name in an epoch; NULL if absent.  Borrowed. */
 const struct vitals_vital_epoch *vitals_epoch_vital(const struct vitals_epoch *e,
