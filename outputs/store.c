@@ -6,7 +6,8 @@
  * (disk full, I/O error) is kept in memory, encoded, up to `backlog`
  * bytes, and written with the next epoch once the data dir takes files
  * again; only what overflows the backlog, or is still held when the
- * daemon stops, is lost, and each such loss is logged.
+ * daemon stops, is lost, and each such loss fails the write (vitalsd then
+ * exits non-zero).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -186,49 +187,60 @@ store_prune(struct store_state *st)
 		    n, n == 1 ? "" : "s", st->dir);
 }
 
+/* Drop the oldest held epoch: it is lost. */
+static void
+store_drop_oldest(struct store_state *st)
+{
+	st->held_bytes -= st->held[0].len;
+	vitals_epoch_file_free(&st->held[0]);
+	memmove(st->held, st->held + 1, --st->nheld * sizeof(*st->held));
+}
+
 /*
  * Keep f (taken over) to write later, dropping the oldest held epochs
- * while the backlog would overflow.  Each epoch lost is logged.
+ * while the backlog would overflow.  Returns 0,
+ * or a negative errno after vitals_error() when an epoch was lost.
  */
-static void
+static int
 store_hold(struct store_state *st, struct vitals_epoch_file *f)
 {
 	struct vitals_epoch_file *v;
+	uint64_t first = 0;
 	char when[32];
-	size_t cap;
+	size_t cap, lost = 0;
 
 	if (f->len > st->backlog) {
-		vitals_log(st->ctx, VITALS_LOG_ERR,
+		vitals_error(st->ctx,
 		    "epoch of %s lost: its %zu bytes exceed the backlog (%llu)",
 		    store_when(f->start_ns, when, sizeof(when)), f->len,
 		    (unsigned long long)st->backlog);
 		vitals_epoch_file_free(f);
-		return;
+		return -ENOSPC;
 	}
 	while (st->nheld > 0 && st->held_bytes + f->len > st->backlog) {
-		vitals_log(st->ctx, VITALS_LOG_ERR,
-		    "epoch of %s lost: the backlog of %llu bytes is full",
-		    store_when(st->held[0].start_ns, when, sizeof(when)),
-		    (unsigned long long)st->backlog);
-		st->held_bytes -= st->held[0].len;
-		vitals_epoch_file_free(&st->held[0]);
-		memmove(st->held, st->held + 1,
-		    --st->nheld * sizeof(*st->held));
+		first = lost++ == 0 ? st->held[0].start_ns : first;
+		store_drop_oldest(st);
 	}
 	if (st->nheld == st->cap) {
 		cap = st->cap ? st->cap * 2 : 8;
 		if ((v = realloc(st->held, cap * sizeof(*v))) == NULL) {
-			vitals_log(st->ctx, VITALS_LOG_ERR,
-			    "epoch of %s lost: out of memory",
+			vitals_error(st->ctx, "epoch of %s lost: out of memory",
 			    store_when(f->start_ns, when, sizeof(when)));
 			vitals_epoch_file_free(f);
-			return;
+			return -ENOMEM;
 		}
 		st->held = v;
 		st->cap = cap;
 	}
 	st->held[st->nheld++] = *f;
 	st->held_bytes += f->len;
+	if (lost == 0)
+		return 0;
+	vitals_error(st->ctx, "%zu epoch%s from %s on lost: the backlog of "
+	    "%llu bytes is full", lost, lost == 1 ? "" : "s",
+	    store_when(first, when, sizeof(when)),
+	    (unsigned long long)st->backlog);
+	return -ENOSPC;
 }
 
 /*
@@ -297,9 +309,7 @@ store_write(void *arg, const struct vitals_epoch *e)
 			    "epoch not saved: %s; holding epochs in memory "
 			    "(backlog %.1f MiB) until the data dir takes them",
 			    err, (double)st->backlog / (1 << 20));
-		/* A loss is logged there: the core need not say it again. */
-		store_hold(st, &f);
-		r = 0;
+		r = store_hold(st, &f);
 	}
 	if (++st->written % st->prune_every == 0 && !holding)
 		store_prune(st);

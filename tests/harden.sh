@@ -3,8 +3,9 @@
 # What is planted in or handed to the store is refused, never followed or
 # read forever: a FIFO, a link to /dev/zero and a gzip bomb named like
 # epochs (vitals epochs/show/query and vitalsd's start finish and skip
-# them), a date dir that is a link (not written into, not pruned through;
-# vitalsd exits 1).
+# them), a FIFO or /dev/zero as the configuration, a host name too long
+# for a file name, a data dir others may write (as root), a date dir that
+# is a link (not written into, not pruned through; vitalsd exits 1).
 . "$top_srcdir/tests/lib.sh"
 
 # Each command here takes well under a second: T only guards a hang.
@@ -122,6 +123,46 @@ wait $pid || st=$?
 [ "$st" -eq 0 ] || { cat "$TMP/resume.err"; fail "vitalsd with a FIFO in the store: exit $st"; }
 assert_grep "resume: $D/$f: a FIFO" "$TMP/resume.err"
 
+# ---- the configuration: a regular file of bounded size ----
+mkfifo "$TMP/fifo.yaml"
+for c in "$TMP/fifo.yaml" /dev/zero; do
+	for mode in --check-config "--epochs 1"; do
+		run conf "$VITALSD" -c "$c" $mode
+		[ "$st" -eq 2 ] || { cat "$TMP/conf.err"; fail "-c $c $mode: exit $st, expected 2"; }
+		assert_grep "^vitalsd: $c: a (FIFO|character device), not a regular file: not read" "$TMP/conf.err"
+	done
+done
+
+# ---- what would make every epoch fail to store ----
+long=$(printf '%300s' '' | tr ' ' h)
+printf 'host: %s\ndata_dir: %s/long-data\n' "$long" "$TMP" >"$TMP/long.yaml"
+run long "$VITALSD" -c "$TMP/long.yaml" --check-config
+[ "$st" -eq 2 ] || { cat "$TMP/long.out" "$TMP/long.err"; fail "host of 300 characters: exit $st, expected 2"; }
+assert_grep "long.yaml:1:7: setting 'host': 300 bytes, more than the 200 an epoch file name has room for" "$TMP/long.err"
+run longrun "$VITALSD" -c "$TMP/long.yaml" --epochs 1
+[ "$st" -eq 2 ] || fail "host of 300 characters: the daemon ran (exit $st)"
+[ ! -d "$TMP/long-data" ] || fail "the daemon made its data dir for a host it cannot store"
+printf 'data_dir: relative/data\n' >"$TMP/rel.yaml"
+run rel "$VITALSD" -c "$TMP/rel.yaml" --check-config
+[ "$st" -eq 2 ] || fail "a relative data_dir: exit $st, expected 2"
+assert_grep "rel.yaml:1:11: setting 'data_dir': expected an absolute path" "$TMP/rel.err"
+
+# ---- as root, a data dir others may write ----
+if [ "$(id -u)" -eq 0 ]; then
+	mkdir -m 0777 "$TMP/open"
+	chmod 0777 "$TMP/open"
+	C=$(conf open)
+	sed -i "s|^data_dir: .*|data_dir: $TMP/open/data|" "$C"
+	for mode in --check-config "--epochs 1"; do
+		run open "$VITALSD" -c "$C" $mode
+		[ "$st" -eq 2 ] || { cat "$TMP/open.err"; fail "world-writable parent $mode: exit $st, expected 2"; }
+		assert_grep "open.yaml:3:11: data_dir $TMP/open/data: $TMP/open is writable by group or others \(mode 0777\) without the sticky bit; refused as vitals runs as root" "$TMP/open.err"
+	done
+	[ ! -d "$TMP/open/data" ] || fail "the refused data dir was made"
+else
+	echo "SKIP: a data dir others may write is refused only as root" >&2
+fi
+
 # ---- a date dir planted as a link ----
 C=$(conf linked "retention: { max_age: 1d }")
 sed -i 's|^  store: {}|  store: { prune_every: 1 }|' "$C"
@@ -142,4 +183,4 @@ assert_grep "epochs? from .* on lost" "$TMP/linked.err"
 [ -z "$(ls -A "$TMP/elsewhere")" ] || { ls -la "$TMP/elsewhere"; fail "files written through the linked date dir"; }
 [ -e "$TMP/old-elsewhere/20200101T000000.000Z_$HOST.json.gz" ] || fail "retention removed a file through a linked date dir"
 
-echo "PASS: planted files refused"
+echo "PASS: planted files and settings that would lose epochs refused"

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <event2/event.h>
+#include <limits.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <vitals/store.h>
 
@@ -27,6 +29,7 @@
 #include "log.h"
 #include "metric.h"
 #include "option.h"
+#include "safefile.h"
 
 struct vitals_timer {
 	LIST_ENTRY(vitals_timer) link;
@@ -334,6 +337,36 @@ host_check_values(const struct config *c, const struct config_plugin *cp,
 }
 
 /*
+ * Whether epochs can be stored in c's data_dir: it exists or can be made,
+ * is writable and, as root, trusted (safefile_dir_check), without making
+ * anything.  A directory only this user cannot write is a warning when
+ * not root: the daemon is usually run as root, where a check by hand is
+ * not.  Returns 0 or -EINVAL with "FILE:LINE:COL: data_dir ..." in err.
+ */
+static int
+host_check_data_dir(const struct config *c, char *err, size_t errlen)
+{
+	char why[PATH_MAX + 256], at[PATH_MAX + 32];
+	int r;
+
+	if (c->data_dir == NULL ||
+	    (r = safefile_dir_check(c->data_dir, why, sizeof(why))) == 0)
+		return 0;
+	if (c->data_dir_line > 0)
+		snprintf(at, sizeof(at), "%s:%u:%u", c->file, c->data_dir_line,
+		    c->data_dir_col);
+	else
+		snprintf(at, sizeof(at), "%s", c->file ? c->file : "(defaults)");
+	if ((r == -EACCES || r == -EROFS) && geteuid() != 0) {
+		log_msg(VITALS_LOG_WARN, "core", "%s: data_dir %s (vitalsd "
+		    "must run as a user who can write it)", at, why);
+		return 0;
+	}
+	snprintf(err, errlen, "%s: data_dir %s", at, why);
+	return -EINVAL;
+}
+
+/*
  * Disabled plugins are checked too: the file is checked as a whole, so
  * that `enable: true` later cannot reveal an error it already held.
  */
@@ -374,6 +407,8 @@ host_check(const struct config *c, struct loader *l, int quiet, char *err,
 			outputs += d->kind == VITALS_PLUGIN_OUTPUT;
 		}
 	}
+	if ((r = host_check_data_dir(c, err, errlen)) != 0)
+		return r;
 	if (!quiet)
 		host_warn_idle(c->file, probes, outputs);
 	return 0;
@@ -442,14 +477,12 @@ host_run_kind(struct host *h, uint32_t kind, const struct vitals_epoch *e)
 	TAILQ_FOREACH(ctx, &h->insts, link) {
 		if (ctx->desc->kind != kind)
 			continue;
-		r = 0;
-		if (kind == VITALS_PLUGIN_PROBE && ctx->desc->flush)
-			r = ctx->desc->flush(ctx->state);
-		else if (kind == VITALS_PLUGIN_OUTPUT && ctx->desc->write)
-			r = ctx->desc->write(ctx->state, e);
-		if (r != 0)
-			instance_complain(ctx,
-			    kind == VITALS_PLUGIN_PROBE ? "flush" : "write", r);
+		if (kind == VITALS_PLUGIN_OUTPUT) {
+			instance_write(ctx, e); /* a failure is said, counted */
+			continue;
+		}
+		if (ctx->desc->flush && (r = ctx->desc->flush(ctx->state)) != 0)
+			instance_complain(ctx, "flush", r);
 	}
 }
 

@@ -1362,6 +1362,27 @@ codec_host_char(int c)
 	    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
 }
 
+int
+codec_host_check(const char *host, size_t len, char *why, size_t whylen)
+{
+	if (memchr(host, '\0', len) != NULL) {
+		snprintf(why, whylen, "a NUL byte cannot be in a file name "
+		    "(epoch files are named after the host)");
+		return -EINVAL;
+	}
+	if (memchr(host, '/', len) != NULL) {
+		snprintf(why, whylen, "'/' cannot be in a file name (epoch "
+		    "files are named after the host)");
+		return -EINVAL;
+	}
+	if (len > CODEC_HOST_MAX) {
+		snprintf(why, whylen, "%zu bytes, more than the %d an epoch "
+		    "file name has room for", len, CODEC_HOST_MAX);
+		return -ENAMETOOLONG;
+	}
+	return 0;
+}
+
 /*
  * The name an epoch of start_ns on host is stored under, relative to the
  * data dir; characters of host other than letters, digits, '-', '.' and

@@ -29,7 +29,9 @@ extern "C" {
  * Minor 3: value checks without side effects (the check member appended
  * to struct vitals_plugin, vitals_init_check), run by vitalsd
  * --check-config.
- * Minor 4: files written safely (vitals_file_write, vitals_file_check).
+ * Minor 4: files written safely (vitals_file_write, vitals_file_check);
+ * an output's write that fails loses the epoch and fails vitalsd's exit
+ * status.
  */
 #define VITALS_ABI_MAJOR 1
 #define VITALS_ABI_MINOR 4
@@ -369,7 +371,10 @@ struct vitals_plugin {
 
 	/*
 	 * Output: called with each closed epoch, findings included.  The
-	 * epoch is borrowed for the call.  Returns 0 or a negative errno.
+	 * epoch is borrowed for the call.  Returns 0 when the epoch is
+	 * stored or will be (an output may hold it to retry), or a negative
+	 * errno, after vitals_error(), when it is lost: vitalsd logs it and
+	 * exits non-zero when it stops.
 	 */
 	int (*write)(void *state, const struct vitals_epoch *e);
 
