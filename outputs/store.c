@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The `store` output plugin: writes every closed epoch to the data dir as
- * one gzip'd JSON file (through <vitals/store.h>) and applies the
- * retention settings every few epochs.  An epoch that cannot be written
+ * one gzip'd JSON file (through <vitals/store.h>) as soon as it closes,
+ * again if the filters then add findings, and applies the retention
+ * settings every few epochs; at start it recovers the epochs a killed
+ * daemon left under temporary names.  An epoch that cannot be written
  * (disk full, I/O error) is kept in memory, encoded, up to `backlog`
  * bytes, and written with the next epoch once the data dir takes files
  * again; only what overflows the backlog, or is still held when the
@@ -35,6 +37,7 @@ struct store_state {
 	int follow; /* no dir option: follow the global data_dir on reload */
 	char *refused; /* a data_dir moved to that could not be used, or NULL */
 	uint64_t written; /* epochs handed to write so far */
+	uint64_t last_seq, last_start; /* the last one, to tell a rewrite */
 	uint64_t backlog; /* from the config */
 	struct vitals_epoch_file *held; /* unwritten epochs, oldest first */
 	size_t nheld, cap;
@@ -130,6 +133,31 @@ store_fini(void *arg)
 	free(st);
 }
 
+/*
+ * What a daemon killed while writing left: whole epochs under temporary
+ * names go into place, the rest goes.  Nothing here stops a start.
+ */
+static void
+store_recover(struct vitals_ctx *ctx, const char *dir)
+{
+	unsigned recovered = 0, removed = 0;
+	char err[512];
+
+	if (vitals_store_recover(dir, &recovered, &removed, err,
+		sizeof(err)) < 0) {
+		vitals_log(ctx, VITALS_LOG_WARN, "recovery: %s", err);
+		return;
+	}
+	if (recovered > 0)
+		vitals_log(ctx, VITALS_LOG_WARN, "recovered %u epoch%s a stop "
+		    "left under a temporary name in %s", recovered,
+		    recovered == 1 ? "" : "s", dir);
+	if (removed > 0)
+		vitals_log(ctx, VITALS_LOG_INFO, "removed %u incomplete "
+		    "temporary file%s from %s", removed,
+		    removed == 1 ? "" : "s", dir);
+}
+
 static int
 store_init(struct vitals_ctx *ctx, const void *config, void **state)
 {
@@ -149,6 +177,7 @@ store_init(struct vitals_ctx *ctx, const void *config, void **state)
 		vitals_error(ctx, "data dir %s", err);
 		return r;
 	}
+	store_recover(ctx, dir);
 	if ((st = calloc(1, sizeof(*st))) == NULL ||
 	    (st->dir = strdup(dir)) == NULL) {
 		store_fini(st);
@@ -198,7 +227,8 @@ store_drop_oldest(struct store_state *st)
 
 /*
  * Keep f (taken over) to write later, dropping the oldest held epochs
- * while the backlog would overflow.  Returns 0,
+ * while the backlog would overflow; a rewrite of the newest held epoch
+ * (the same file, with the filters' findings) replaces it.  Returns 0,
  * or a negative errno after vitals_error() when an epoch was lost.
  */
 static int
@@ -209,6 +239,11 @@ store_hold(struct store_state *st, struct vitals_epoch_file *f)
 	char when[32];
 	size_t cap, lost = 0;
 
+	if (st->nheld > 0 && strcmp(st->held[st->nheld - 1].rel, f->rel) == 0) {
+		st->held_bytes -= st->held[st->nheld - 1].len;
+		vitals_epoch_file_free(&st->held[st->nheld - 1]);
+		st->nheld--;
+	}
 	if (f->len > st->backlog) {
 		vitals_error(st->ctx,
 		    "epoch of %s lost: its %zu bytes exceed the backlog (%llu)",
@@ -278,7 +313,9 @@ store_follow(struct store_state *st)
 /*
  * Save the epoch, after any held ones.  One that cannot be written is
  * held (the first failure of a run is logged; the rest add to it), and
- * retention runs even then: it may free the space.
+ * retention runs even then: it may free the space.  The same epoch again
+ * (the core's second call, with the filters' findings) replaces the file
+ * and counts once.
  */
 static int
 store_write(void *arg, const struct vitals_epoch *e)
@@ -287,9 +324,11 @@ store_write(void *arg, const struct vitals_epoch *e)
 	struct vitals_epoch_file f;
 	char err[512];
 	int r, holding = st->nheld > 0;
+	int again = st->written > 0 && e->seq == st->last_seq &&
+	    e->start_ns == st->last_start;
 
 	store_follow(st);
-	if (holding)
+	if (holding && !again)
 		store_prune(st);
 	r = vitals_epoch_encode(e, &f, err, sizeof(err));
 	if (r < 0) {
@@ -311,6 +350,10 @@ store_write(void *arg, const struct vitals_epoch *e)
 			    err, (double)st->backlog / (1 << 20));
 		r = store_hold(st, &f);
 	}
+	if (again)
+		return r;
+	st->last_seq = e->seq;
+	st->last_start = e->start_ns;
 	if (++st->written % st->prune_every == 0 && !holding)
 		store_prune(st);
 	return r;

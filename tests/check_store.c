@@ -4,7 +4,7 @@
  * in order across date dirs and hosts, report corrupt files without
  * hiding good ones, and prune by age, size and stale temporary files;
  * never follow a link planted in the data dir, refuse FIFOs, devices and
- * gzip bombs.
+ * gzip bombs, and recover the temporary files a killed writer left.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* nftw */
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -771,6 +772,77 @@ START_TEST(test_gzip_bomb)
 }
 END_TEST
 
+/* ---- recovery ---- */
+
+/* Rename path (an epoch file) to its temporary name ".NAME.tmp.TAG". */
+static void
+to_tmp(const char *path, const char *tag, char *tmp, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	snprintf(tmp, len, "%.*s/.%s.tmp.%s", (int)(slash - path), path,
+	    slash + 1, tag);
+	ck_assert_int_eq(rename(path, tmp), 0);
+}
+
+/*
+ * What a killed writer left: a whole epoch under a temporary name goes
+ * into place; a truncated one, one holding another epoch, and a link go;
+ * one a live writer holds (locked) stays.
+ */
+START_TEST(test_recover)
+{
+	char whole[600], cut[600], other[600], locked[600], tmp[700];
+	char err[512] = "";
+	struct vitals_epoch *e = NULL;
+	unsigned recovered = 9, removed = 9;
+	struct stat st;
+	int fd;
+
+	save("whole", DAY0, whole, sizeof(whole));
+	to_tmp(whole, "0123456789abcdef", tmp, sizeof(tmp));
+	save("cut", DAY0, cut, sizeof(cut));
+	ck_assert_int_eq(stat(cut, &st), 0);
+	ck_assert_int_eq(truncate(cut, st.st_size / 2), 0);
+	to_tmp(cut, "1", tmp, sizeof(tmp));
+	/* The whole epoch of host "other", under the name of host "x". */
+	save("other", DAY0, other, sizeof(other));
+	ck_assert_int_eq(rename(other, tpath("2023-11-14/." DAY0_NAME("x")
+					     ".tmp.2")),
+	    0);
+	ck_assert_int_eq(symlink(whole, tpath("2023-11-14/." DAY0_NAME("ln")
+					    ".tmp.3")),
+	    0);
+	save("locked", DAY0, locked, sizeof(locked));
+	to_tmp(locked, "4", tmp, sizeof(tmp));
+	ck_assert_int_ge(fd = open(tmp, O_RDONLY), 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+
+	ck_assert_int_eq(vitals_store_recover(tdir, &recovered, &removed, err,
+			     sizeof(err)),
+	    0);
+	ck_assert_uint_eq(recovered, 1);
+	ck_assert_uint_eq(removed, 3);
+	ck_assert_int_eq(vitals_epoch_load(whole, &e, err, sizeof(err)), 0);
+	check_same(fx("whole", DAY0), e);
+	vitals_epoch_free(e);
+	ck_assert(!exists(cut));
+	ck_assert(exists(tmp)); /* still being written */
+	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 1);
+	close(fd);
+	/* Its writer gone, it is recovered too. */
+	ck_assert_int_eq(vitals_store_recover(tdir, &recovered, &removed, err,
+			     sizeof(err)),
+	    0);
+	ck_assert_uint_eq(recovered, 1);
+	ck_assert(exists(locked));
+	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 0);
+	ck_assert_int_eq(vitals_store_recover(tpath("nope"), NULL, NULL, err,
+			     sizeof(err)),
+	    0);
+}
+END_TEST
+
 /* ---- retention ---- */
 
 START_TEST(test_prune_age)
@@ -889,6 +961,7 @@ store_suite(void)
 	tcase_add_test(io, test_date_dir_link);
 	tcase_add_loop_test(io, test_load_not_a_file, 0,
 	    (int)(sizeof(not_files) / sizeof(not_files[0])));
+	tcase_add_test(io, test_recover);
 	suite_add_tcase(s, io);
 	/* Inflating 256 MiB: seconds on a loaded machine; a hang guard only. */
 	tcase_add_checked_fixture(big, setup, teardown);

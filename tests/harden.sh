@@ -5,7 +5,9 @@
 # epochs (vitals epochs/show/query and vitalsd's start finish and skip
 # them), a FIFO or /dev/zero as the configuration, a host name too long
 # for a file name, a data dir others may write (as root), a date dir that
-# is a link (not written into, not pruned through; vitalsd exits 1).
+# is a link (not written into, not pruned through; vitalsd exits 1).  A
+# kill -9 while the filters run keeps the epoch that just closed, and the
+# next start recovers a whole epoch left under its temporary name.
 . "$top_srcdir/tests/lib.sh"
 
 # Each command here takes well under a second: T only guards a hang.
@@ -183,4 +185,42 @@ assert_grep "epochs? from .* on lost" "$TMP/linked.err"
 [ -z "$(ls -A "$TMP/elsewhere")" ] || { ls -la "$TMP/elsewhere"; fail "files written through the linked date dir"; }
 [ -e "$TMP/old-elsewhere/20200101T000000.000Z_$HOST.json.gz" ] || fail "retention removed a file through a linked date dir"
 
-echo "PASS: planted files and settings that would lose epochs refused"
+# ---- kill -9 while the filters run: the closed epoch is on disk ----
+if [ -n "${VITALS_TEST_PLUGINS:-}" ]; then
+	C=$(conf crash "plugin_path: [$VITALS_TEST_PLUGINS]
+filters:
+  stall: { marker: $TMP/stalled }")
+	D=$TMP/crash-data
+	"$VITALSD" -c "$C" 2>"$TMP/crash.err" &
+	pid=$!
+	i=0
+	while [ ! -e "$TMP/stalled" ]; do
+		i=$((i + 1))
+		[ "$i" -le $((T * 10)) ] || { kill -9 $pid; cat "$TMP/crash.err"; fail "the filter never ran"; }
+		sleep 0.1
+	done
+	kill -9 $pid
+	wait $pid 2>/dev/null || true
+	[ "$(count_epochs "$D")" -eq 1 ] || { find "$D" >&2; fail "the epoch being filtered was lost to kill -9"; }
+	run crashshow "$VITALS" --data-dir "$D" show --last
+	[ "$st" -eq 0 ] || { cat "$TMP/crashshow.err"; fail "the epoch written before the filters does not read"; }
+	assert_grep "^cpu" "$TMP/crashshow.out"
+
+	# ---- a whole epoch left under its temporary name is recovered ----
+	path=$(find "$D" -name '*.json.gz' ! -name '.*')
+	dir=${path%/*}
+	name=${path##*/}
+	mv "$path" "$dir/.$name.tmp.0123456789abcdef"
+	head -c 100 "$dir/.$name.tmp.0123456789abcdef" >"$dir/.${name%.json.gz}x.json.gz.tmp.1"
+	C=$(conf crash)
+	run recover "$VITALSD" -c "$C" --epochs 1
+	[ "$st" -eq 0 ] || { cat "$TMP/recover.err"; fail "vitalsd after a crash: exit $st"; }
+	assert_grep "store: recovered 1 epoch a stop left under a temporary name in $D" "$TMP/recover.err"
+	assert_grep "store: removed 1 incomplete temporary file" "$TMP/recover.err"
+	[ -f "$path" ] || fail "the whole temporary file was not put in place"
+	[ -z "$(find "$D" -name '.*')" ] || { find "$D" >&2; fail "temporary files left"; }
+	[ "$(count_epochs "$D")" -eq 2 ] || fail "not the recovered epoch and the new one"
+else
+	echo "SKIP: VITALS_TEST_PLUGINS is not set: no kill -9 while the filters run" >&2
+fi
+echo "PASS: planted files refused, epochs kept through kill -9 and recovered"

@@ -31,6 +31,12 @@
 #include "option.h"
 #include "safefile.h"
 
+/*
+ * Outputs built at this ABI minor or later take each epoch before the
+ * filters run, and again with their findings (see vitals.h).
+ */
+#define HOST_MINOR_EARLY_WRITE 4
+
 struct vitals_timer {
 	LIST_ENTRY(vitals_timer) link;
 	struct vitals_ctx *ctx;
@@ -468,40 +474,68 @@ host_agg_update(struct host *h, const struct config *c)
 	return r;
 }
 
+/* Every probe flushes what it kept elsewhere into the closing epoch. */
 static void
-host_run_kind(struct host *h, uint32_t kind, const struct vitals_epoch *e)
+host_flush(struct host *h)
 {
 	struct vitals_ctx *ctx;
 	int r;
 
 	TAILQ_FOREACH(ctx, &h->insts, link) {
-		if (ctx->desc->kind != kind)
+		if (ctx->desc->kind != VITALS_PLUGIN_PROBE ||
+		    ctx->desc->flush == NULL)
 			continue;
-		if (kind == VITALS_PLUGIN_OUTPUT) {
-			instance_write(ctx, e); /* a failure is said, counted */
-			continue;
-		}
-		if (ctx->desc->flush && (r = ctx->desc->flush(ctx->state)) != 0)
+		if ((r = ctx->desc->flush(ctx->state)) != 0)
 			instance_complain(ctx, "flush", r);
 	}
 }
 
+/* host_write()'s moments: before the filters ran, or after. */
+#define HOST_BEFORE_FILTERS 0
+#define HOST_AFTER_FILTERS 1
+
 /*
- * Close the current epoch at at_ns: probes flush, the aggregator runs the
- * filters on it and on every rollup it completes (their findings land in
- * this epoch), outputs write.
+ * Hand e to the outputs: before the filters, those that take it then (ABI
+ * minor HOST_MINOR_EARLY_WRITE and later); after them, the older ones,
+ * and the others again when the filters added findings.
+ */
+static void
+host_write(struct host *h, const struct vitals_epoch *e, int when,
+    int findings)
+{
+	struct vitals_ctx *ctx;
+	int early;
+
+	TAILQ_FOREACH(ctx, &h->insts, link) {
+		if (ctx->desc->kind != VITALS_PLUGIN_OUTPUT)
+			continue;
+		early = ctx->desc->abi_minor >= HOST_MINOR_EARLY_WRITE;
+		if (when == HOST_BEFORE_FILTERS ? early : !early || findings)
+			instance_write(ctx, e);
+	}
+}
+
+/*
+ * Close the current epoch at at_ns: probes flush, outputs write it, the
+ * aggregator runs the filters on it and on every rollup it completes
+ * (their findings land in this epoch), and outputs write it again if
+ * findings came.  Writing first means a crash while the filters run (a
+ * model scoring can take tens of ms) loses the findings, not the epoch.
  */
 static void
 host_close_epoch(struct host *h, uint64_t at_ns, int partial)
 {
 	const struct vitals_epoch *e;
+	uint32_t nfindings;
 
-	host_run_kind(h, VITALS_PLUGIN_PROBE, NULL);
+	host_flush(h);
 	e = engine_close(h->eng, at_ns, partial);
+	host_write(h, e, HOST_BEFORE_FILTERS, 0);
+	nfindings = e->nfindings;
 	if (aggregate_live(h->agg, e) == -ENOMEM)
 		log_limited(&h->lim, VITALS_LOG_ERR, "core",
 		    "out of memory keeping the filter queues");
-	host_run_kind(h, VITALS_PLUGIN_OUTPUT, e);
+	host_write(h, e, HOST_AFTER_FILTERS, e->nfindings != nfindings);
 	h->closed++;
 #ifdef __GLIBC__
 	/*

@@ -2,7 +2,8 @@
 /*
  * The epoch store on disk (<vitals/store.h>): one gzip'd JSON file per
  * epoch under DATA_DIR/YYYY-MM-DD/, written atomically, listed, read back
- * (regular files of bounded size only) and pruned, never through a symbolic link in the data dir.  The JSON form
+ * (regular files of bounded size only), recovered after a crash and
+ * pruned, never through a symbolic link in the data dir.  The JSON form
  * and the file names come from codec.c, the files from safefile.c.
  */
 #include <dirent.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -860,3 +862,94 @@ vitals_store_prune(const char *data_dir, uint64_t max_age_ns,
 	return n + w.n;
 }
 
+/* ---- recovery after a crash ---- */
+
+/* Counts of a recovery pass. */
+struct store_recovery {
+	unsigned recovered; /* temporary files renamed into place */
+	unsigned removed;   /* incomplete ones removed */
+};
+
+/*
+ * Whether the file open at fd (size bytes), in date dir dir, holds a
+ * whole epoch whose name is target: a complete gzip stream that decodes
+ * as an epoch stored under that name.
+ */
+static int
+store_is_whole(int fd, uint64_t size, const char *dir, const char *target)
+{
+	char rel[PATH_MAX], why[256], *buf = NULL;
+	struct vitals_epoch *e = NULL;
+	const char *day = strrchr(dir, '/');
+	size_t len, dlen;
+	int rfd, ok;
+
+	if ((rfd = dup(fd)) < 0 ||
+	    store_read_fd(rfd, size, &buf, &len, why, sizeof(why)) != 0)
+		return 0;
+	ok = codec_epoch_parse(buf, len, &e, why, sizeof(why)) == 0 &&
+	    codec_epoch_relpath(e->start_ns, e->host, rel, sizeof(rel)) > 0;
+	free(buf);
+	day = day != NULL ? day + 1 : dir;
+	dlen = strlen(day);
+	ok = ok && strncmp(rel, day, dlen) == 0 && rel[dlen] == '/' &&
+	    strcmp(rel + dlen + 1, target) == 0;
+	vitals_epoch_free(e);
+	return ok;
+}
+
+/*
+ * A file of a date dir, if a temporary file of the store: renamed to
+ * the name it was written for when it holds that whole epoch, else
+ * removed; left alone while its writer holds its lock.
+ */
+static int
+store_recover_one(int dirfd, const char *dir, const char *name, void *arg)
+{
+	struct store_recovery *w = arg;
+	char target[NAME_MAX + 1], host[256], why[256];
+	uint64_t start;
+	struct stat st;
+	int fd, whole;
+
+	if (safefile_tmp_target(name, target, sizeof(target)) != 0 ||
+	    codec_parse_name(target, &start, host, sizeof(host)) != 0)
+		return 0;
+	fd = safefile_open_read(
+	    dirfd, name, 1, STORE_MAX_FILE, &st, why, sizeof(why));
+	if (fd == -ENOENT)
+		return 0; /* its writer renamed it meanwhile */
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return 0; /* being written */
+	}
+	whole = fd >= 0 && store_is_whole(fd, (uint64_t)st.st_size, dir, target);
+	if (whole && fsync(fd) == 0 &&
+	    renameat(dirfd, name, dirfd, target) == 0) {
+		(void)fsync(dirfd);
+		w->recovered++;
+	} else if (!whole && unlinkat(dirfd, name, 0) == 0)
+		w->removed++;
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+int
+vitals_store_recover(const char *data_dir, unsigned *recovered,
+    unsigned *removed, char *err, size_t errlen)
+{
+	struct store_recovery w = { 0, 0 };
+	int r;
+
+	if ((r = store_each_file(data_dir, store_recover_one, &w)) < 0 &&
+	    r != -ENOENT) {
+		store_err(err, errlen, "%s: %s", data_dir, strerror(-r));
+		return r;
+	}
+	if (recovered != NULL)
+		*recovered = w.recovered;
+	if (removed != NULL)
+		*removed = w.removed;
+	return 0;
+}

@@ -121,6 +121,18 @@ int vitals_store_prepare(const char *data_dir, char *err, size_t errlen);
 int vitals_store_prune(const char *data_dir, uint64_t max_age_ns,
     uint64_t max_bytes, uint64_t now_ns);
 
+/*
+ * ABI minor 4.  Recover what a writer killed while storing an epoch left
+ * in data_dir's date dirs: a temporary file that holds the whole epoch it
+ * was written for (a complete gzip stream that decodes as that epoch) is
+ * renamed into place, any other is removed; one that a live writer still
+ * holds is left alone.  *recovered and *removed (either may be NULL) get
+ * the counts.  Returns 0 (also when data_dir does not exist), or a
+ * negative errno with "DIR: reason" in err.
+ */
+int vitals_store_recover(const char *data_dir, unsigned *recovered,
+    unsigned *removed, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

@@ -30,8 +30,10 @@ extern "C" {
  * to struct vitals_plugin, vitals_init_check), run by vitalsd
  * --check-config.
  * Minor 4: files written safely (vitals_file_write, vitals_file_check);
- * an output's write that fails loses the epoch and fails vitalsd's exit
- * status.
+ * an output built at minor 4 or later gets each closed epoch as soon as
+ * it closes, before the filters run, and again once with their findings
+ * if they made any (see struct vitals_plugin's write); an output's write
+ * that fails loses the epoch and fails vitalsd's exit status.
  */
 #define VITALS_ABI_MAJOR 1
 #define VITALS_ABI_MINOR 4
@@ -371,10 +373,15 @@ struct vitals_plugin {
 
 	/*
 	 * Output: called with each closed epoch, findings included.  The
-	 * epoch is borrowed for the call.  Returns 0 when the epoch is
-	 * stored or will be (an output may hold it to retry), or a negative
-	 * errno, after vitals_error(), when it is lost: vitalsd logs it and
-	 * exits non-zero when it stops.
+	 * epoch is borrowed for the call.  From ABI minor 4, write is called
+	 * as soon as the epoch closes, before the filters run on it (so that
+	 * a crash while they run loses nothing), and called again with the
+	 * same epoch (same seq and start_ns) once the filters added findings
+	 * to it, if they did: the second call replaces what the first
+	 * stored.  An output built before minor 4 is called once, after the
+	 * filters.  Returns 0 when the epoch is stored or will be (an output
+	 * may hold it to retry), or a negative errno, after vitals_error(),
+	 * when it is lost: vitalsd logs it and exits non-zero when it stops.
 	 */
 	int (*write)(void *state, const struct vitals_epoch *e);
 
