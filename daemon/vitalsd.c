@@ -226,8 +226,10 @@ vitalsd_data_dir(const char *dir, struct config *c)
 		return 2;
 	}
 	if (strlen(abs) > CONFIG_DATA_DIR_MAX) {
-		fprintf(stderr, "vitalsd: --data-dir %s: more than the %d "
-		    "bytes a data dir may have\n", dir, CONFIG_DATA_DIR_MAX);
+		fprintf(stderr,
+		    "vitalsd: --data-dir %s: more than the %d "
+		    "bytes a data dir may have\n",
+		    dir, CONFIG_DATA_DIR_MAX);
 		free(abs);
 		return 2;
 	}
@@ -305,11 +307,15 @@ vitalsd_run(struct config *c, struct loader *l, uint64_t epochs)
 	 * store still held unwritten ones when it stopped).
 	 */
 	if (instance_write_failures() > 0)
-		log_msg(VITALS_LOG_ERR, "core", "%u epoch write%s failed: "
-		    "epochs were lost", instance_write_failures(),
+		log_msg(VITALS_LOG_ERR, "core",
+		    "%u epoch write%s failed: "
+		    "epochs were lost",
+		    instance_write_failures(),
 		    instance_write_failures() == 1 ? "" : "s");
 	return r == 0 && instance_stop_failures() == 0 &&
-	    instance_write_failures() == 0 ? 0 : 1;
+		instance_write_failures() == 0
+	    ? 0
+	    : 1;
 }
 
 int

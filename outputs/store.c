@@ -143,19 +143,21 @@ store_recover(struct vitals_ctx *ctx, const char *dir)
 	unsigned recovered = 0, removed = 0;
 	char err[512];
 
-	if (vitals_store_recover(dir, &recovered, &removed, err,
-		sizeof(err)) < 0) {
+	if (vitals_store_recover(dir, &recovered, &removed, err, sizeof(err)) <
+	    0) {
 		vitals_log(ctx, VITALS_LOG_WARN, "recovery: %s", err);
 		return;
 	}
 	if (recovered > 0)
-		vitals_log(ctx, VITALS_LOG_WARN, "recovered %u epoch%s a stop "
-		    "left under a temporary name in %s", recovered,
-		    recovered == 1 ? "" : "s", dir);
+		vitals_log(ctx, VITALS_LOG_WARN,
+		    "recovered %u epoch%s a stop "
+		    "left under a temporary name in %s",
+		    recovered, recovered == 1 ? "" : "s", dir);
 	if (removed > 0)
-		vitals_log(ctx, VITALS_LOG_INFO, "removed %u incomplete "
-		    "temporary file%s from %s", removed,
-		    removed == 1 ? "" : "s", dir);
+		vitals_log(ctx, VITALS_LOG_INFO,
+		    "removed %u incomplete "
+		    "temporary file%s from %s",
+		    removed, removed == 1 ? "" : "s", dir);
 }
 
 static int
@@ -271,9 +273,10 @@ store_hold(struct store_state *st, struct vitals_epoch_file *f)
 	st->held_bytes += f->len;
 	if (lost == 0)
 		return 0;
-	vitals_error(st->ctx, "%zu epoch%s from %s on lost: the backlog of "
-	    "%llu bytes is full", lost, lost == 1 ? "" : "s",
-	    store_when(first, when, sizeof(when)),
+	vitals_error(st->ctx,
+	    "%zu epoch%s from %s on lost: the backlog of "
+	    "%llu bytes is full",
+	    lost, lost == 1 ? "" : "s", store_when(first, when, sizeof(when)),
 	    (unsigned long long)st->backlog);
 	return -ENOSPC;
 }

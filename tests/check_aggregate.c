@@ -1152,7 +1152,8 @@ START_TEST(test_cache_trust)
 	/* Nor one another user wrote (forged with the right key). */
 	if (geteuid() == 0) {
 		ck_assert_int_eq(chown(path, 65534, 65534), 0);
-		ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k, &got), -ENOENT);
+		ck_assert_int_eq(
+		    cache_get(c, "r/e.json.gz", &k, &got), -ENOENT);
 	}
 	/* A link at the entry's name: not read, and replaced, not followed. */
 	ck_assert_int_eq(unlink(path), 0);

@@ -526,8 +526,8 @@ START_TEST(train_over_link)
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
 	write_file(victim, "precious");
 	ck_assert_int_eq(symlink(victim, model_path), 0);
-	snprintf(old_tmp, sizeof(old_tmp), "%s.tmp.%ld", model_path,
-	    (long)getpid());
+	snprintf(
+	    old_tmp, sizeof(old_tmp), "%s.tmp.%ld", model_path, (long)getpid());
 	ck_assert_int_eq(symlink(victim, old_tmp), 0);
 	train(3);
 	ck_assert_int_eq(lstat(model_path, &sb), 0);

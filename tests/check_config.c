@@ -741,8 +741,10 @@ START_TEST(test_host_length)
 	yaml[306] = '\n';
 	ck_assert_int_eq(load(yaml, &c, err, sizeof(err)), -EINVAL);
 	ck_assert_ptr_null(c);
-	snprintf(want, sizeof(want), "%s:1:7: setting 'host': 300 bytes, more "
-	    "than the 200 an epoch file name has room for", path);
+	snprintf(want, sizeof(want),
+	    "%s:1:7: setting 'host': 300 bytes, more "
+	    "than the 200 an epoch file name has room for",
+	    path);
 	ck_assert_str_eq(err, want);
 	yaml[6 + 200] = '\n';
 	yaml[6 + 201] = '\0';
@@ -762,10 +764,10 @@ START_TEST(test_not_a_file)
 	struct config *c = NULL;
 	FILE *f;
 
-	ck_assert_int_eq(config_load("/dev/zero", &c, err, sizeof(err)),
-	    -EINVAL);
-	ck_assert_str_eq(err,
-	    "/dev/zero: a character device, not a regular file: not read");
+	ck_assert_int_eq(
+	    config_load("/dev/zero", &c, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(
+	    err, "/dev/zero: a character device, not a regular file: not read");
 	snprintf(fifo, sizeof(fifo), "%s/fifo.yaml", dir);
 	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
 	ck_assert_int_eq(config_load(fifo, &c, err, sizeof(err)), -EINVAL);
@@ -778,8 +780,10 @@ START_TEST(test_not_a_file)
 	ck_assert_int_eq(fputc('\n', f), '\n');
 	ck_assert_int_eq(fclose(f), 0);
 	ck_assert_int_eq(config_load(big, &c, err, sizeof(err)), -EFBIG);
-	snprintf(want, sizeof(want), "%s: %d bytes, more than the 4 MiB "
-	    "limit: not read", big, (5 << 20) + 1);
+	snprintf(want, sizeof(want),
+	    "%s: %d bytes, more than the 4 MiB "
+	    "limit: not read",
+	    big, (5 << 20) + 1);
 	ck_assert_str_eq(err, want);
 	ck_assert_ptr_null(c);
 }

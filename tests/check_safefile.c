@@ -129,7 +129,8 @@ START_TEST(test_tmp_names)
 	safefile_abort(&b);
 	ck_assert_int_ne(access(tpath(target), F_OK), 0); /* aborted: gone */
 	ck_assert_int_eq(
-	    safefile_tmp_target(".x.json.gz.tmp.123", target, sizeof(target)), 0);
+	    safefile_tmp_target(".x.json.gz.tmp.123", target, sizeof(target)),
+	    0);
 	ck_assert_int_lt(safefile_tmp_target("x.json.gz", target, 64), 0);
 	ck_assert_int_lt(safefile_tmp_target(".x.tmp.", target, 64), 0);
 	ck_assert_int_lt(safefile_tmp_target(".x.tmp.zz", target, 64), 0);
@@ -169,20 +170,19 @@ START_TEST(test_file_write)
 
 	write_file(tpath("victim"), "precious");
 	ck_assert_int_eq(symlink(tpath("victim"), tpath("model.json")), 0);
-	ck_assert_int_eq(vitals_file_check(tpath("model.json"), err,
-			     sizeof(err)),
-	    0);
-	ck_assert_int_eq(vitals_file_write(tpath("model.json"), "{}\n", 3, err,
-			     sizeof(err)),
+	ck_assert_int_eq(
+	    vitals_file_check(tpath("model.json"), err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    vitals_file_write(tpath("model.json"), "{}\n", 3, err, sizeof(err)),
 	    0);
 	ck_assert_str_eq(read_text(tpath("victim")), "precious");
 	ck_assert_str_eq(read_text(tpath("model.json")), "{}\n");
-	ck_assert_int_eq(vitals_file_check(tpath("gone/model.json"), err,
-			     sizeof(err)),
+	ck_assert_int_eq(
+	    vitals_file_check(tpath("gone/model.json"), err, sizeof(err)),
 	    -ENOENT);
 	ck_assert_ptr_nonnull(strstr(err, tpath("gone/model.json")));
-	ck_assert_int_eq(vitals_file_write(tpath("gone/model.json"), "x", 1, err,
-			     sizeof(err)),
+	ck_assert_int_eq(vitals_file_write(tpath("gone/model.json"), "x", 1,
+			     err, sizeof(err)),
 	    -ENOENT);
 }
 END_TEST
@@ -195,8 +195,10 @@ START_TEST(test_dir_open)
 	char err[512];
 	int fd;
 
-	ck_assert_int_eq(safefile_dir_check(tpath("a/b/c"), err, sizeof(err)), 0);
-	ck_assert_int_ne(access(tpath("a"), F_OK), 0); /* a check makes nothing */
+	ck_assert_int_eq(
+	    safefile_dir_check(tpath("a/b/c"), err, sizeof(err)), 0);
+	ck_assert_int_ne(
+	    access(tpath("a"), F_OK), 0); /* a check makes nothing */
 	ck_assert_int_eq(safefile_dir_open(tpath("a/b/c"), SAFEFILE_DIR_OPEN,
 			     err, sizeof(err)),
 	    -ENOENT);
@@ -210,8 +212,8 @@ START_TEST(test_dir_open)
 			     err, sizeof(err)),
 	    -ENOTDIR);
 	ck_assert_ptr_nonnull(strstr(err, tpath("file")));
-	ck_assert_int_eq(safefile_dir_check(tpath("file/d"), err, sizeof(err)),
-	    -ENOTDIR);
+	ck_assert_int_eq(
+	    safefile_dir_check(tpath("file/d"), err, sizeof(err)), -ENOTDIR);
 	/* A link to a directory on the way is followed (root owns it). */
 	ck_assert_int_eq(symlink(tpath("a/b"), tpath("ln")), 0);
 	ck_assert_int_ge(fd = safefile_dir_open(tpath("ln/c"),
@@ -224,16 +226,17 @@ END_TEST
 /* One refused case: the directory made writable or given away. */
 static const struct {
 	const char *name; /* what is wrong */
-	const char *at;   /* the directory changed */
-	mode_t mode;      /* its mode, or 0 to leave it */
-	uid_t owner;      /* its owner (NOBODY), or 0 to leave it */
-	const char *why;  /* in the message */
+	const char *at; /* the directory changed */
+	mode_t mode; /* its mode, or 0 to leave it */
+	uid_t owner; /* its owner (NOBODY), or 0 to leave it */
+	const char *why; /* in the message */
 } refused[] = {
 	{ "world-writable", "data", 0777, 0,
 	    "writable by group or others (mode 0777) without the sticky bit" },
 	{ "group-writable parent", "", 0775, 0,
 	    "writable by group or others (mode 0775) without the sticky bit" },
-	{ "another user's", "data", 0, NOBODY, "owned by user 65534, not root" },
+	{ "another user's", "data", 0, NOBODY,
+	    "owned by user 65534, not root" },
 	{ "another user's parent", "", 0, NOBODY,
 	    "owned by user 65534, not root" },
 };
@@ -255,16 +258,17 @@ START_TEST(test_dir_refused)
 		ck_assert_int_eq(chmod(at, refused[_i].mode), 0);
 	if (refused[_i].owner != 0)
 		ck_assert_int_eq(chown(at, refused[_i].owner, 0), 0);
-	fd = safefile_dir_open(tpath("data/sub"), SAFEFILE_DIR_CREATE, err,
-	    sizeof(err));
+	fd = safefile_dir_open(
+	    tpath("data/sub"), SAFEFILE_DIR_CREATE, err, sizeof(err));
 	ck_assert_int_eq(fd, -EPERM);
-	snprintf(want, sizeof(want), "%s: %s is %s; refused as vitals runs as "
-	    "root", tpath("data/sub"), refused[_i].at[0] ? at : tdir,
-	    refused[_i].why);
+	snprintf(want, sizeof(want),
+	    "%s: %s is %s; refused as vitals runs as "
+	    "root",
+	    tpath("data/sub"), refused[_i].at[0] ? at : tdir, refused[_i].why);
 	ck_assert_str_eq(err, want);
 	ck_assert_int_ne(access(tpath("data/sub"), F_OK), 0);
-	ck_assert_int_eq(safefile_dir_check(tpath("data/sub"), err, sizeof(err)),
-	    -EPERM);
+	ck_assert_int_eq(
+	    safefile_dir_check(tpath("data/sub"), err, sizeof(err)), -EPERM);
 }
 END_TEST
 
@@ -297,8 +301,8 @@ START_TEST(test_dir_link_refused)
 	ck_assert_int_eq(mkdir(tpath("real"), 0755), 0);
 	ck_assert_int_eq(symlink(tpath("real"), tpath("ln")), 0);
 	ck_assert_int_eq(lchown(tpath("ln"), NOBODY, NOBODY), 0);
-	ck_assert_int_eq(safefile_dir_open(tpath("ln/data"), SAFEFILE_DIR_CREATE,
-			     err, sizeof(err)),
+	ck_assert_int_eq(safefile_dir_open(tpath("ln/data"),
+			     SAFEFILE_DIR_CREATE, err, sizeof(err)),
 	    -EPERM);
 	ck_assert_ptr_nonnull(strstr(err, "symbolic link owned by user 65534"));
 	ck_assert_int_ne(access(tpath("real/data"), F_OK), 0);
@@ -307,8 +311,8 @@ START_TEST(test_dir_link_refused)
 	ck_assert_int_eq(chmod(tpath("open"), 0777), 0);
 	ck_assert_int_eq(mkdir(tpath("open/data"), 0755), 0);
 	ck_assert_int_eq(symlink(tpath("open/data"), tpath("ln2")), 0);
-	ck_assert_int_eq(safefile_dir_open(tpath("ln2"), SAFEFILE_DIR_OPEN, err,
-			     sizeof(err)),
+	ck_assert_int_eq(safefile_dir_open(
+			     tpath("ln2"), SAFEFILE_DIR_OPEN, err, sizeof(err)),
 	    -EPERM);
 	ck_assert_ptr_nonnull(strstr(err, tpath("open")));
 }
@@ -324,17 +328,14 @@ START_TEST(test_subdir_link)
 	ck_assert_int_eq(mkdir(tpath("data"), 0755), 0);
 	ck_assert_int_eq(symlink(tpath("elsewhere"), tpath("data/day")), 0);
 	ck_assert_int_ge(dfd = open(tpath("data"), O_RDONLY | O_DIRECTORY), 0);
-	ck_assert_int_eq(safefile_subdir(dfd, "day", 1, &made, why,
-			     sizeof(why)),
-	    -ELOOP);
+	ck_assert_int_eq(
+	    safefile_subdir(dfd, "day", 1, &made, why, sizeof(why)), -ELOOP);
 	ck_assert_ptr_nonnull(strstr(why, "day: not a directory"));
-	ck_assert_int_eq(safefile_subdir(dfd, "day/x", 1, &made, why,
-			     sizeof(why)),
-	    -ELOOP);
+	ck_assert_int_eq(
+	    safefile_subdir(dfd, "day/x", 1, &made, why, sizeof(why)), -ELOOP);
 	ck_assert_int_ne(access(tpath("elsewhere/x"), F_OK), 0);
-	ck_assert_int_ge(fd = safefile_subdir(dfd, "a/b", 1, &made, why,
-			     sizeof(why)),
-	    0);
+	ck_assert_int_ge(
+	    fd = safefile_subdir(dfd, "a/b", 1, &made, why, sizeof(why)), 0);
 	ck_assert_int_eq(made, 1);
 	close(fd);
 	close(dfd);
@@ -362,20 +363,22 @@ START_TEST(test_open_read)
 	ck_assert_int_eq(safefile_open_read(AT_FDCWD, "/dev/zero", 0, 100, &st,
 			     why, sizeof(why)),
 	    -EINVAL);
-	ck_assert_str_eq(why, "a character device, not a regular file: not read");
+	ck_assert_str_eq(
+	    why, "a character device, not a regular file: not read");
 	ck_assert_int_eq(symlink("/dev/zero", tpath("zero")), 0);
 	ck_assert_int_eq(safefile_open_read(AT_FDCWD, tpath("zero"), 1, 100,
 			     &st, why, sizeof(why)),
 	    -ELOOP);
 	ck_assert_str_eq(why, "a symbolic link: not followed");
-	ck_assert_int_eq(safefile_open_read(AT_FDCWD, tdir, 0, 100, &st, why,
-			     sizeof(why)),
+	ck_assert_int_eq(
+	    safefile_open_read(AT_FDCWD, tdir, 0, 100, &st, why, sizeof(why)),
 	    -EISDIR);
 	write_file(tpath("big"), "0123456789");
 	ck_assert_int_eq(safefile_open_read(AT_FDCWD, tpath("big"), 1, 9, &st,
 			     why, sizeof(why)),
 	    -EFBIG);
-	ck_assert_str_eq(why, "10 bytes, more than the 9 bytes limit: not read");
+	ck_assert_str_eq(
+	    why, "10 bytes, more than the 9 bytes limit: not read");
 	ck_assert_int_ge(fd = safefile_open_read(AT_FDCWD, tpath("big"), 1, 10,
 			     &st, why, sizeof(why)),
 	    0);
@@ -391,23 +394,20 @@ START_TEST(test_read)
 	size_t len = 0;
 
 	write_file(tpath("f"), "hello");
-	ck_assert_int_eq(safefile_read(tpath("f"), 5, &buf, &len, why,
-			     sizeof(why)),
-	    0);
+	ck_assert_int_eq(
+	    safefile_read(tpath("f"), 5, &buf, &len, why, sizeof(why)), 0);
 	ck_assert_uint_eq(len, 5);
 	ck_assert_str_eq(buf, "hello");
 	free(buf);
-	ck_assert_int_eq(safefile_read(tpath("f"), 4, &buf, &len, why,
-			     sizeof(why)),
-	    -EFBIG);
+	ck_assert_int_eq(
+	    safefile_read(tpath("f"), 4, &buf, &len, why, sizeof(why)), -EFBIG);
 	/* A link is followed here (a configuration may be one). */
 	ck_assert_int_eq(symlink(tpath("f"), tpath("ln")), 0);
-	ck_assert_int_eq(safefile_read(tpath("ln"), 5, &buf, &len, why,
-			     sizeof(why)),
-	    0);
+	ck_assert_int_eq(
+	    safefile_read(tpath("ln"), 5, &buf, &len, why, sizeof(why)), 0);
 	free(buf);
-	ck_assert_int_eq(safefile_read("/dev/zero", 1 << 20, &buf, &len, why,
-			     sizeof(why)),
+	ck_assert_int_eq(
+	    safefile_read("/dev/zero", 1 << 20, &buf, &len, why, sizeof(why)),
 	    -EINVAL);
 }
 END_TEST

@@ -648,21 +648,21 @@ START_TEST(test_date_dir_link)
 
 	ck_assert_int_eq(mkdir(tpath("elsewhere"), 0755), 0);
 	ck_assert_int_eq(mkdir(tpath("data"), 0755), 0);
-	ck_assert_int_eq(symlink(tpath("elsewhere"), tpath("data/2023-11-14")),
-	    0);
+	ck_assert_int_eq(
+	    symlink(tpath("elsewhere"), tpath("data/2023-11-14")), 0);
 	ck_assert_int_eq(vitals_epoch_save(fx("h", DAY0), tpath("data"), NULL,
 			     0, err, sizeof(err)),
 	    -ELOOP);
-	ck_assert_ptr_nonnull(strstr(err, tpath("data/2023-11-14: not a "
-					       "directory")));
+	ck_assert_ptr_nonnull(
+	    strstr(err, tpath("data/2023-11-14: not a directory")));
 	ck_assert_int_eq(count_dotfiles(tpath("elsewhere")), 0);
 	/* A file there named like an epoch: not listed, not pruned. */
 	write_file(tpath("elsewhere/" DAY0_NAME("h")), "x", 1);
 	ck_assert_int_eq(vitals_store_list(tpath("data"), &l), 0);
 	ck_assert_uint_eq(l.n, 0);
 	vitals_store_list_free(&l);
-	ck_assert_int_eq(vitals_store_prune(tpath("data"), HOUR, 1, DAY0 + DAY),
-	    0);
+	ck_assert_int_eq(
+	    vitals_store_prune(tpath("data"), HOUR, 1, DAY0 + DAY), 0);
 	ck_assert(exists(tpath("elsewhere/" DAY0_NAME("h"))));
 	ck_assert(exists(tpath("data/2023-11-14")));
 }
@@ -684,14 +684,13 @@ END_TEST
 /* What a file named like an epoch may be instead, and the reason given. */
 static const struct {
 	const char *what; /* how it is made */
-	int r;            /* vitals_epoch_load's result */
-	const char *why;  /* in its message */
+	int r; /* vitals_epoch_load's result */
+	const char *why; /* in its message */
 } not_files[] = {
 	{ "fifo", -EINVAL, "a FIFO, not a regular file: not read" },
 	{ "zero", -ELOOP, "a symbolic link: not followed" },
 	{ "dir", -EISDIR, "a directory, not a regular file: not read" },
-	{ "huge", -EFBIG,
-	    "300 MiB, more than the 256 MiB limit: not read" },
+	{ "huge", -EFBIG, "300 MiB, more than the 256 MiB limit: not read" },
 };
 
 /*
@@ -717,8 +716,8 @@ START_TEST(test_load_not_a_file)
 		ck_assert_int_eq(ftruncate(fd, 300 << 20), 0); /* sparse */
 		close(fd);
 	}
-	ck_assert_int_eq(vitals_epoch_load(path, &e, err, sizeof(err)),
-	    not_files[_i].r);
+	ck_assert_int_eq(
+	    vitals_epoch_load(path, &e, err, sizeof(err)), not_files[_i].r);
 	ck_assert_ptr_null(e);
 	ck_assert_ptr_nonnull(strstr(err, path));
 	ck_assert_msg(strstr(err, not_files[_i].why) != NULL, "%s", err);
@@ -743,9 +742,8 @@ START_TEST(test_gzip_bomb)
 
 	/* One member: 64 MiB of zeros, deflated a MiB at a time. */
 	memset(&z, 0, sizeof(z));
-	ck_assert_int_eq(deflateInit2(&z, 9, Z_DEFLATED, 31, 9,
-			     Z_DEFAULT_STRATEGY),
-	    Z_OK);
+	ck_assert_int_eq(
+	    deflateInit2(&z, 9, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY), Z_OK);
 	z.next_out = member;
 	z.avail_out = sizeof(member);
 	for (i = 0; i < 64; i++) {
@@ -757,18 +755,19 @@ START_TEST(test_gzip_bomb)
 	ck_assert_int_eq(mkdir(tpath("2023-11-14"), 0755), 0);
 	ck_assert_ptr_nonnull(f = fopen(path, "wb"));
 	for (i = 0; i < 64; i++)
-		ck_assert_uint_eq(fwrite(member, 1, z.total_out, f), z.total_out);
+		ck_assert_uint_eq(
+		    fwrite(member, 1, z.total_out, f), z.total_out);
 	ck_assert_int_eq(fclose(f), 0);
 	deflateEnd(&z);
 	ck_assert_int_eq(vitals_epoch_load(path, &e, err, sizeof(err)), -EFBIG);
 	ck_assert_ptr_nonnull(strstr(err, path));
-	ck_assert_msg(strstr(err, "inflates to more than the 256 MiB limit") !=
-		NULL,
+	ck_assert_msg(
+	    strstr(err, "inflates to more than the 256 MiB limit") != NULL,
 	    "%s", err);
 	/* Generous: the limit, its buffer's last doubling, a sanitizer's. */
 	ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru), 0);
-	ck_assert_msg(ru.ru_maxrss < 1536L * 1024, "peak RSS %ld KiB",
-	    ru.ru_maxrss);
+	ck_assert_msg(
+	    ru.ru_maxrss < 1536L * 1024, "peak RSS %ld KiB", ru.ru_maxrss);
 }
 END_TEST
 
@@ -807,19 +806,17 @@ START_TEST(test_recover)
 	to_tmp(cut, "1", tmp, sizeof(tmp));
 	/* The whole epoch of host "other", under the name of host "x". */
 	save("other", DAY0, other, sizeof(other));
-	ck_assert_int_eq(rename(other, tpath("2023-11-14/." DAY0_NAME("x")
-					     ".tmp.2")),
-	    0);
-	ck_assert_int_eq(symlink(whole, tpath("2023-11-14/." DAY0_NAME("ln")
-					    ".tmp.3")),
-	    0);
+	ck_assert_int_eq(
+	    rename(other, tpath("2023-11-14/." DAY0_NAME("x") ".tmp.2")), 0);
+	ck_assert_int_eq(
+	    symlink(whole, tpath("2023-11-14/." DAY0_NAME("ln") ".tmp.3")), 0);
 	save("locked", DAY0, locked, sizeof(locked));
 	to_tmp(locked, "4", tmp, sizeof(tmp));
 	ck_assert_int_ge(fd = open(tmp, O_RDONLY), 0);
 	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
 
-	ck_assert_int_eq(vitals_store_recover(tdir, &recovered, &removed, err,
-			     sizeof(err)),
+	ck_assert_int_eq(
+	    vitals_store_recover(tdir, &recovered, &removed, err, sizeof(err)),
 	    0);
 	ck_assert_uint_eq(recovered, 1);
 	ck_assert_uint_eq(removed, 3);
@@ -831,14 +828,14 @@ START_TEST(test_recover)
 	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 1);
 	close(fd);
 	/* Its writer gone, it is recovered too. */
-	ck_assert_int_eq(vitals_store_recover(tdir, &recovered, &removed, err,
-			     sizeof(err)),
+	ck_assert_int_eq(
+	    vitals_store_recover(tdir, &recovered, &removed, err, sizeof(err)),
 	    0);
 	ck_assert_uint_eq(recovered, 1);
 	ck_assert(exists(locked));
 	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 0);
-	ck_assert_int_eq(vitals_store_recover(tpath("nope"), NULL, NULL, err,
-			     sizeof(err)),
+	ck_assert_int_eq(
+	    vitals_store_recover(tpath("nope"), NULL, NULL, err, sizeof(err)),
 	    0);
 }
 END_TEST

@@ -172,15 +172,16 @@ cache_dir(const struct cache *c)
  * entry's last name.  Returns a descriptor or a negative errno.
  */
 static int
-cache_entry_dir(struct cache *c, const char *name, int create,
-    const char **base)
+cache_entry_dir(
+    struct cache *c, const char *name, int create, const char **base)
 {
 	const char *slash = strrchr(name, '/');
 	char rel[PATH_MAX], why[PATH_MAX + 64];
 
 	*base = slash != NULL ? slash + 1 : name;
 	if (slash == NULL)
-		return openat(c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		return openat(
+		    c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if ((size_t)(slash - name) >= sizeof(rel))
 		return -ENAMETOOLONG;
 	snprintf(rel, sizeof(rel), "%.*s", (int)(slash - name), name);
@@ -261,8 +262,8 @@ cache_slurp(struct cache *c, const char *name, size_t *len)
 
 	if ((dfd = cache_entry_dir(c, name, 0, &base)) < 0)
 		return NULL;
-	fd = safefile_open_read(dfd, base, 1, CACHE_MAX_FILE, &st, why,
-	    sizeof(why));
+	fd = safefile_open_read(
+	    dfd, base, 1, CACHE_MAX_FILE, &st, why, sizeof(why));
 	close(dfd);
 	if (fd < 0)
 		return NULL;
@@ -351,8 +352,8 @@ cache_get(
 
 /* Write head, text (len bytes) and "}" gzip'd to the temporary file f. */
 static int
-cache_write_gz(struct safefile *f, const char *head, const char *text,
-    size_t len)
+cache_write_gz(
+    struct safefile *f, const char *head, const char *text, size_t len)
 {
 	gzFile gz;
 	int fd, r = 0;
@@ -421,8 +422,8 @@ cache_remove_stale(struct cache *c, const char *name, size_t stem)
 	int dfd;
 	DIR *d;
 
-	if (strrchr(name, '/') == NULL || stem <= (size_t)(strrchr(name, '/') -
-	    name))
+	if (strrchr(name, '/') == NULL ||
+	    stem <= (size_t)(strrchr(name, '/') - name))
 		return;
 	if ((dfd = cache_entry_dir(c, name, 0, &base)) < 0)
 		return;
@@ -583,8 +584,10 @@ cache_walk_dir(struct cache_walk *w, int fd, const char *rel, int depth)
 		return;
 	}
 	while (!w->failed && (de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0 ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) <
+			0 ||
 		    snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name) >=
 			(int)sizeof(sub))
 			continue;
@@ -632,8 +635,8 @@ cache_prune(struct cache *c, const char *subdir, size_t max_files)
 	int fd, removed = 0;
 	size_t i;
 
-	if ((fd = safefile_subdir(c->dirfd, subdir, 0, NULL, why,
-		 sizeof(why))) < 0)
+	if ((fd = safefile_subdir(
+		 c->dirfd, subdir, 0, NULL, why, sizeof(why))) < 0)
 		return 0;
 	cache_walk_dir(&w, fd, subdir, 0);
 	if (!w.failed && w.n > max_files) {

@@ -40,8 +40,7 @@ struct cache;
  * errno with "DIR: reason" in err when dir cannot be made, used or
  * written.
  */
-int cache_open(const char *dir, struct cache **out, char *err,
-    size_t errlen);
+int cache_open(const char *dir, struct cache **out, char *err, size_t errlen);
 
 /* Wait for pending writes, free the handle; accepts NULL.  The files stay. */
 void cache_close(struct cache *c);

@@ -284,8 +284,7 @@ cfg_host(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
  * place to look for it) with room for the date dirs and file names.
  */
 static int
-cfg_data_dir(struct cfg *x, const struct cfg_key *k, yaml_node_t *v,
-    void *base)
+cfg_data_dir(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
 {
 	const char *s;
 	int r;
@@ -293,15 +292,20 @@ cfg_data_dir(struct cfg *x, const struct cfg_key *k, yaml_node_t *v,
 	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
 		return r;
 	if (memchr(s, '\0', v->data.scalar.length) != NULL)
-		return cfg_error(x, v, "setting '%s': a NUL byte cannot be in "
-		    "a path", k->name);
+		return cfg_error(x, v,
+		    "setting '%s': a NUL byte cannot be in "
+		    "a path",
+		    k->name);
 	if (s[0] != '/')
-		return cfg_error(x, v, "setting '%s': expected an absolute "
-		    "path, got '%s'", k->name, s);
+		return cfg_error(x, v,
+		    "setting '%s': expected an absolute "
+		    "path, got '%s'",
+		    k->name, s);
 	if (strlen(s) > CONFIG_DATA_DIR_MAX)
-		return cfg_error(x, v, "setting '%s': %zu bytes, more than "
-		    "the %d a data dir may have", k->name, strlen(s),
-		    CONFIG_DATA_DIR_MAX);
+		return cfg_error(x, v,
+		    "setting '%s': %zu bytes, more than "
+		    "the %d a data dir may have",
+		    k->name, strlen(s), CONFIG_DATA_DIR_MAX);
 	x->c->data_dir_line = (uint32_t)v->start_mark.line + 1;
 	x->c->data_dir_col = (uint32_t)v->start_mark.column + 1;
 	return cfg_string(x, k, v, base);

@@ -362,10 +362,13 @@ host_check_data_dir(const struct config *c, char *err, size_t errlen)
 		snprintf(at, sizeof(at), "%s:%u:%u", c->file, c->data_dir_line,
 		    c->data_dir_col);
 	else
-		snprintf(at, sizeof(at), "%s", c->file ? c->file : "(defaults)");
+		snprintf(
+		    at, sizeof(at), "%s", c->file ? c->file : "(defaults)");
 	if ((r == -EACCES || r == -EROFS) && geteuid() != 0) {
-		log_msg(VITALS_LOG_WARN, "core", "%s: data_dir %s (vitalsd "
-		    "must run as a user who can write it)", at, why);
+		log_msg(VITALS_LOG_WARN, "core",
+		    "%s: data_dir %s (vitalsd "
+		    "must run as a user who can write it)",
+		    at, why);
 		return 0;
 	}
 	snprintf(err, errlen, "%s: data_dir %s", at, why);
@@ -500,8 +503,7 @@ host_flush(struct host *h)
  * and the others again when the filters added findings.
  */
 static void
-host_write(struct host *h, const struct vitals_epoch *e, int when,
-    int findings)
+host_write(struct host *h, const struct vitals_epoch *e, int when, int findings)
 {
 	struct vitals_ctx *ctx;
 	int early;

@@ -1366,18 +1366,22 @@ int
 codec_host_check(const char *host, size_t len, char *why, size_t whylen)
 {
 	if (memchr(host, '\0', len) != NULL) {
-		snprintf(why, whylen, "a NUL byte cannot be in a file name "
+		snprintf(why, whylen,
+		    "a NUL byte cannot be in a file name "
 		    "(epoch files are named after the host)");
 		return -EINVAL;
 	}
 	if (memchr(host, '/', len) != NULL) {
-		snprintf(why, whylen, "'/' cannot be in a file name (epoch "
+		snprintf(why, whylen,
+		    "'/' cannot be in a file name (epoch "
 		    "files are named after the host)");
 		return -EINVAL;
 	}
 	if (len > CODEC_HOST_MAX) {
-		snprintf(why, whylen, "%zu bytes, more than the %d an epoch "
-		    "file name has room for", len, CODEC_HOST_MAX);
+		snprintf(why, whylen,
+		    "%zu bytes, more than the %d an epoch "
+		    "file name has room for",
+		    len, CODEC_HOST_MAX);
 		return -ENAMETOOLONG;
 	}
 	return 0;

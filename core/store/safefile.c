@@ -106,8 +106,10 @@ safefile_check_fd(int fd, const char *name, char *why, size_t whylen)
 		return -errno;
 	}
 	if (safefile_trusted(&st, reason, sizeof(reason)) != 0) {
-		safefile_say(why, whylen, "%s is %s; refused as vitals runs "
-		    "as root", name, reason);
+		safefile_say(why, whylen,
+		    "%s is %s; refused as vitals runs "
+		    "as root",
+		    name, reason);
 		return -EPERM;
 	}
 	return 0;
@@ -140,7 +142,8 @@ safefile_check_above(int fd, char *why, size_t whylen)
 			 whylen)) != 0)
 			break;
 		st = up;
-		if ((next = openat(cur, "..", O_PATH | SAFEFILE_DIR_FLAGS)) < 0) {
+		if ((next = openat(cur, "..", O_PATH | SAFEFILE_DIR_FLAGS)) <
+		    0) {
 			r = -errno;
 			break;
 		}
@@ -159,8 +162,8 @@ safefile_check_above(int fd, char *why, size_t whylen)
  * replace it.
  */
 static int
-safefile_follow_ok(int dirfd, const char *comp, const char *name, char *why,
-    size_t whylen)
+safefile_follow_ok(
+    int dirfd, const char *comp, const char *name, char *why, size_t whylen)
 {
 	struct stat st;
 
@@ -173,9 +176,10 @@ safefile_follow_ok(int dirfd, const char *comp, const char *name, char *why,
 		return -ENOTDIR;
 	}
 	if (geteuid() == 0 && st.st_uid != 0) {
-		safefile_say(why, whylen, "%s is a symbolic link owned by user "
-		    "%u, not root; refused as vitals runs as root", name,
-		    (unsigned)st.st_uid);
+		safefile_say(why, whylen,
+		    "%s is a symbolic link owned by user "
+		    "%u, not root; refused as vitals runs as root",
+		    name, (unsigned)st.st_uid);
 		return -EPERM;
 	}
 	return 0;
@@ -201,8 +205,8 @@ safefile_step(int *cur, const char *comp, const char *sofar, int mode,
 		return 1;
 	if (next < 0 && errno == ENOENT && mode == SAFEFILE_DIR_CREATE) {
 		if (mkdirat(*cur, comp, 0755) < 0 && errno != EEXIST) {
-			safefile_say(why, whylen, "cannot create %s: %s",
-			    sofar, strerror(errno));
+			safefile_say(why, whylen, "cannot create %s: %s", sofar,
+			    strerror(errno));
 			return -errno;
 		}
 		next = openat(
@@ -234,8 +238,8 @@ safefile_step(int *cur, const char *comp, const char *sofar, int mode,
  * path, or in a probe its nearest existing parent, *missing then set).
  */
 static int
-safefile_walk(const char *path, int mode, int *missing, char *why,
-    size_t whylen)
+safefile_walk(
+    const char *path, int mode, int *missing, char *why, size_t whylen)
 {
 	char buf[PATH_MAX], *p, *comp, *next, saved;
 	int cur, r = 0, followed = path[0] != '/';
@@ -253,8 +257,8 @@ safefile_walk(const char *path, int mode, int *missing, char *why,
 		return r;
 	}
 	if ((r = safefile_check_fd(cur,
-		 path[0] == '/' ? "/" : "the working directory", why,
-		 whylen)) < 0)
+		 path[0] == '/' ? "/" : "the working directory", why, whylen)) <
+	    0)
 		goto fail;
 	for (p = buf; *p != '\0' && r == 0; p = next) {
 		for (comp = p; *comp == '/'; comp++)
@@ -265,7 +269,8 @@ safefile_walk(const char *path, int mode, int *missing, char *why,
 			continue;
 		saved = *next;
 		*next = '\0';
-		r = safefile_step(&cur, comp, buf, mode, &followed, why, whylen);
+		r = safefile_step(
+		    &cur, comp, buf, mode, &followed, why, whylen);
 		*next = saved;
 	}
 	if (r < 0)
@@ -324,8 +329,8 @@ safefile_dir_check(const char *path, char *err, size_t errlen)
 		safefile_say(err, errlen, "(empty): no directory named");
 		return -ENOENT;
 	}
-	cur = safefile_walk(path, SAFEFILE_DIR_PROBE, &missing, why,
-	    sizeof(why));
+	cur =
+	    safefile_walk(path, SAFEFILE_DIR_PROBE, &missing, why, sizeof(why));
 	if (cur < 0) {
 		safefile_name_why(err, errlen, path, why);
 		return cur;
@@ -340,8 +345,8 @@ safefile_dir_check(const char *path, char *err, size_t errlen)
 }
 
 int
-safefile_subdir(int dirfd, const char *rel, int create, int *made, char *why,
-    size_t whylen)
+safefile_subdir(
+    int dirfd, const char *rel, int create, int *made, char *why, size_t whylen)
 {
 	char buf[PATH_MAX], *comp, *save = NULL;
 	int cur, next, r = 0, fd;
@@ -361,18 +366,21 @@ safefile_subdir(int dirfd, const char *rel, int create, int *made, char *why,
 	     comp = strtok_r(NULL, "/", &save)) {
 		if (made != NULL)
 			*made = 0;
-		next = openat(cur, comp, O_PATH | O_NOFOLLOW | SAFEFILE_DIR_FLAGS);
+		next =
+		    openat(cur, comp, O_PATH | O_NOFOLLOW | SAFEFILE_DIR_FLAGS);
 		if (next < 0 && errno == ENOENT && create) {
 			if (mkdirat(cur, comp, 0755) == 0 && made != NULL)
 				*made = 1;
-			next = openat(
-			    cur, comp, O_PATH | O_NOFOLLOW | SAFEFILE_DIR_FLAGS);
+			next = openat(cur, comp,
+			    O_PATH | O_NOFOLLOW | SAFEFILE_DIR_FLAGS);
 		}
 		if (next < 0) {
-			r = errno == ENOTDIR || errno == ELOOP ? -ELOOP : -errno;
+			r = errno == ENOTDIR || errno == ELOOP ? -ELOOP
+							       : -errno;
 			safefile_say(why, whylen, "%s: %s", comp,
 			    r == -ELOOP ? "not a directory (a symbolic link or "
-			    "another file): not followed" : strerror(errno));
+					  "another file): not followed"
+					: strerror(errno));
 			break;
 		}
 		r = safefile_check_fd(next, comp, why, whylen);
@@ -425,8 +433,9 @@ safefile_begin(struct safefile *f, int dirfd, const char *name, mode_t mode)
 	if (n + SAFEFILE_TMP_EXTRA > NAME_MAX)
 		return -ENAMETOOLONG;
 	for (i = 0; i < SAFEFILE_TRIES && fd < 0; i++) {
-		snprintf(f->tmp, sizeof(f->tmp), ".%s" SAFEFILE_TMP_TAG "%016llx",
-		    name, (unsigned long long)safefile_random());
+		snprintf(f->tmp, sizeof(f->tmp),
+		    ".%s" SAFEFILE_TMP_TAG "%016llx", name,
+		    (unsigned long long)safefile_random());
 		fd = openat(dirfd, f->tmp,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (fd < 0 && errno != EEXIST)
@@ -565,8 +574,8 @@ safefile_open_read(int dirfd, const char *name, int nofollow, uint64_t max,
 	if ((fd = openat(dirfd, name, flags | (nofollow ? O_NOFOLLOW : 0))) <
 	    0) {
 		if (errno == ELOOP && nofollow) {
-			safefile_say(why, whylen,
-			    "a symbolic link: not followed");
+			safefile_say(
+			    why, whylen, "a symbolic link: not followed");
 			return -ELOOP;
 		}
 		safefile_say(why, whylen, "%s", strerror(errno));
@@ -585,7 +594,8 @@ safefile_open_read(int dirfd, const char *name, int nofollow, uint64_t max,
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	}
 	if ((uint64_t)st.st_size > max) {
-		safefile_say(why, whylen, "%s, more than the %s limit: not read",
+		safefile_say(why, whylen,
+		    "%s, more than the %s limit: not read",
 		    safefile_size_str((uint64_t)st.st_size, size, sizeof(size)),
 		    safefile_size_str(max, limit, sizeof(limit)));
 		close(fd);
@@ -606,8 +616,8 @@ safefile_read(const char *path, uint64_t max, char **out, size_t *len,
 	ssize_t k;
 	int fd;
 
-	if ((fd = safefile_open_read(AT_FDCWD, path, 0, max, &st, why,
-		 whylen)) < 0)
+	if ((fd = safefile_open_read(
+		 AT_FDCWD, path, 0, max, &st, why, whylen)) < 0)
 		return fd;
 	cap = (size_t)st.st_size + 1;
 	if ((buf = malloc(cap + 1)) == NULL)
@@ -618,9 +628,11 @@ safefile_read(const char *path, uint64_t max, char **out, size_t *len,
 			if (n > max) {
 				free(buf);
 				close(fd);
-				safefile_say(why, whylen, "more than the %s limit: "
-				    "not read", safefile_size_str(max, limit,
-				    sizeof(limit)));
+				safefile_say(why, whylen,
+				    "more than the %s limit: "
+				    "not read",
+				    safefile_size_str(
+					max, limit, sizeof(limit)));
 				return -EFBIG;
 			}
 			cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
@@ -686,8 +698,8 @@ safefile_parent(const char *path, const char **base, char *err, size_t errlen)
 }
 
 int
-vitals_file_write(const char *path, const void *data, size_t len, char *err,
-    size_t errlen)
+vitals_file_write(
+    const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
 	const char *base;
 	int dfd, r;

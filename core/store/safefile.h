@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 /* safefile_dir_open() modes. */
-#define SAFEFILE_DIR_OPEN 0   /* the directory must exist */
+#define SAFEFILE_DIR_OPEN 0 /* the directory must exist */
 #define SAFEFILE_DIR_CREATE 1 /* create it and its parents (0755) */
 
 /* What a temporary name carries between the target's name and its tag. */
@@ -63,9 +63,9 @@ int safefile_trusted(const struct stat *st, char *why, size_t whylen);
 
 /* A file being written under a temporary name in a directory. */
 struct safefile {
-	int dirfd;      /* the directory, borrowed */
-	int fd;         /* the temporary file, -1 once closed */
-	char tmp[256];  /* its name in dirfd */
+	int dirfd; /* the directory, borrowed */
+	int fd; /* the temporary file, -1 once closed */
+	char tmp[256]; /* its name in dirfd */
 };
 
 /*
@@ -75,8 +75,8 @@ struct safefile {
  * pass can tell it from one a dead writer left.  Returns 0 with *f
  * filled, or a negative errno.
  */
-int safefile_begin(struct safefile *f, int dirfd, const char *name,
-    mode_t mode);
+int safefile_begin(
+    struct safefile *f, int dirfd, const char *name, mode_t mode);
 
 /* Write all len bytes of buf to f.  Returns 0 or a negative errno. */
 int safefile_write(struct safefile *f, const void *buf, size_t len);
@@ -95,8 +95,8 @@ void safefile_abort(struct safefile *f);
  * Replace name in dirfd with len bytes of data, as begin, write and
  * commit do.  Returns 0 or a negative errno.
  */
-int safefile_put(int dirfd, const char *name, const void *data, size_t len,
-    mode_t mode);
+int safefile_put(
+    int dirfd, const char *name, const void *data, size_t len, mode_t mode);
 
 /*
  * The target of a temporary name made by safefile_begin (or an older
@@ -114,8 +114,8 @@ int safefile_tmp_target(const char *tmp, char *buf, size_t len);
  * blocking again; *st (if not NULL) gets its status.  Returns the
  * descriptor (the caller's) or a negative errno.
  */
-int safefile_open_read(int dirfd, const char *name, int nofollow,
-    uint64_t max, struct stat *st, char *why, size_t whylen);
+int safefile_open_read(int dirfd, const char *name, int nofollow, uint64_t max,
+    struct stat *st, char *why, size_t whylen);
 
 /*
  * Read all of the regular file at path (symbolic links followed) if it

@@ -88,8 +88,8 @@ store_day_open(int datafd, const char *day)
 
 /* Call fn for every entry of the date dir day but "." and "..". */
 static int
-store_each_in(int datafd, const char *dir, const char *day, store_file_fn fn,
-    void *arg)
+store_each_in(
+    int datafd, const char *dir, const char *day, store_file_fn fn, void *arg)
 {
 	struct dirent *de;
 	DIR *d;
@@ -306,7 +306,8 @@ store_too_big(char *why, size_t whylen)
 {
 	char limit[32];
 
-	store_err(why, whylen, "inflates to more than the %s limit for an "
+	store_err(why, whylen,
+	    "inflates to more than the %s limit for an "
 	    "epoch file: not read",
 	    safefile_size_str(STORE_MAX_EPOCH, limit, sizeof(limit)));
 	return -EFBIG;
@@ -415,8 +416,7 @@ store_read_once(int fd, uint64_t size, char **out, size_t *len)
 	if (size == 0 || size > STORE_ONESHOT_MAX ||
 	    (in = malloc((size_t)size)) == NULL)
 		return -1;
-	while (n < (size_t)size &&
-	    (k = read(fd, in + n, (size_t)size - n)) > 0)
+	while (n < (size_t)size && (k = read(fd, in + n, (size_t)size - n)) > 0)
 		n += (size_t)k;
 	if (n == (size_t)size)
 		r = store_inflate_once(in, n, out, len);
@@ -467,14 +467,14 @@ store_read_fd(
  * path): a regular file, not a symbolic link, of bounded size.
  */
 static int
-store_read_gz(int dirfd, const char *name, char **out, size_t *len,
-    char *why, size_t whylen)
+store_read_gz(int dirfd, const char *name, char **out, size_t *len, char *why,
+    size_t whylen)
 {
 	struct stat st;
 	int fd;
 
-	if ((fd = safefile_open_read(dirfd, name, 1, STORE_MAX_FILE, &st, why,
-		 whylen)) < 0)
+	if ((fd = safefile_open_read(
+		 dirfd, name, 1, STORE_MAX_FILE, &st, why, whylen)) < 0)
 		return fd;
 	return store_read_fd(fd, (uint64_t)st.st_size, out, len, why, whylen);
 }
@@ -520,8 +520,8 @@ vitals_store_prepare(const char *data_dir, char *err, size_t errlen)
 {
 	int fd, r = 0;
 
-	if ((fd = safefile_dir_open(data_dir, SAFEFILE_DIR_CREATE, err,
-		 errlen)) < 0)
+	if ((fd = safefile_dir_open(
+		 data_dir, SAFEFILE_DIR_CREATE, err, errlen)) < 0)
 		return fd;
 	if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
 		r = -errno;
@@ -659,11 +659,11 @@ vitals_epoch_put(const struct vitals_epoch_file *f, const char *data_dir,
 		    err, errlen, "%s: epoch file name too long", data_dir);
 		return -ENAMETOOLONG;
 	}
-	if ((datafd = safefile_dir_open(data_dir, SAFEFILE_DIR_CREATE, err,
-		 errlen)) < 0)
+	if ((datafd = safefile_dir_open(
+		 data_dir, SAFEFILE_DIR_CREATE, err, errlen)) < 0)
 		return datafd;
-	if ((dayfd = r = safefile_subdir(datafd, day, 1, &made, why,
-		 sizeof(why))) < 0) {
+	if ((dayfd = r = safefile_subdir(
+		 datafd, day, 1, &made, why, sizeof(why))) < 0) {
 		store_err(err, errlen, "%s/%s", data_dir, why);
 		goto out;
 	}
@@ -705,9 +705,9 @@ vitals_epoch_save(const struct vitals_epoch *e, const char *data_dir,
 
 /* The date dir of the files being removed, kept open from one to the next. */
 struct store_days {
-	int datafd;   /* the data dir */
-	int fd;       /* date dir day, or -1 */
-	int removed;  /* files removed from it */
+	int datafd; /* the data dir */
+	int fd; /* date dir day, or -1 */
+	int removed; /* files removed from it */
 	char day[16];
 };
 
@@ -720,7 +720,8 @@ store_days_done(struct store_days *d)
 	close(d->fd);
 	d->fd = -1;
 	if (d->removed > 0)
-		unlinkat(d->datafd, d->day, AT_REMOVEDIR); /* fails if not empty */
+		unlinkat(
+		    d->datafd, d->day, AT_REMOVEDIR); /* fails if not empty */
 	d->removed = 0;
 }
 
@@ -813,7 +814,8 @@ store_prune_tmp(int dirfd, const char *dir, const char *name, void *arg)
 	    (uint64_t)st.st_mtim.tv_nsec;
 	if (mtime < w->before_ns && unlinkat(dirfd, name, 0) == 0) {
 		w->n++;
-		rmdir(dir); /* a symbolic link is not removed; fails if not empty */
+		rmdir(
+		    dir); /* a symbolic link is not removed; fails if not empty */
 	}
 	return 0;
 }
@@ -838,8 +840,7 @@ vitals_store_prune(const char *data_dir, uint64_t max_age_ns,
 	size_t first = 0;
 	int n = 0, r;
 
-	if ((d.datafd = open(data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) <
-	    0)
+	if ((d.datafd = open(data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if ((r = vitals_store_list(data_dir, &l)) < 0) {
 		close(d.datafd);
@@ -867,7 +868,7 @@ vitals_store_prune(const char *data_dir, uint64_t max_age_ns,
 /* Counts of a recovery pass. */
 struct store_recovery {
 	unsigned recovered; /* temporary files renamed into place */
-	unsigned removed;   /* incomplete ones removed */
+	unsigned removed; /* incomplete ones removed */
 };
 
 /*
@@ -923,7 +924,8 @@ store_recover_one(int dirfd, const char *dir, const char *name, void *arg)
 		close(fd);
 		return 0; /* being written */
 	}
-	whole = fd >= 0 && store_is_whole(fd, (uint64_t)st.st_size, dir, target);
+	whole =
+	    fd >= 0 && store_is_whole(fd, (uint64_t)st.st_size, dir, target);
 	if (whole && fsync(fd) == 0 &&
 	    renameat(dirfd, name, dirfd, target) == 0) {
 		(void)fsync(dirfd);

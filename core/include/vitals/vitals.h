@@ -553,8 +553,8 @@ int vitals_series_emit(struct vitals_ctx *ctx, const char *name,
  * write without the sticky bit, is refused.  Returns 0, or a negative
  * errno with "PATH: reason" in err.
  */
-int vitals_file_write(const char *path, const void *data, size_t len,
-    char *err, size_t errlen);
+int vitals_file_write(
+    const char *path, const void *data, size_t len, char *err, size_t errlen);
 
 /*
  * ABI minor 4.  Whether vitals_file_write(path) can succeed now (its
