@@ -96,7 +96,7 @@ train_said(const struct range *c, size_t fed)
 static int
 train_report(struct range *c)
 {
-	struct range_sink sink = { json_array(), json_array() };
+	struct range_sink sink = { NULL, NULL };
 	struct config_entry extra[2];
 	struct handrun *h = NULL;
 	uint64_t from, to;
@@ -109,6 +109,9 @@ train_report(struct range *c)
 		    "--model PATH");
 	if ((rc = range_parse(c->normal, c->now, &from, &to)) != CLI_EXIT_OK)
 		return rc;
+	/* Made once the arguments are good: a usage error returns above. */
+	sink.findings = json_array();
+	sink.points = json_array();
 	memset(extra, 0, sizeof(extra));
 	extra[0].key = "mode";
 	extra[0].scalar = "train";

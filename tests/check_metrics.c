@@ -579,6 +579,8 @@ START_TEST(test_findings)
 	e.nfindings = 5;
 	e.findings = f1;
 	ck_assert_int_eq(metrics_epoch(m, &e), 0);
+	e.seq++; /* the next epoch */
+	e.start_ns += 60000000000ull;
 	e.nfindings = 1;
 	e.findings = f2;
 	ck_assert_int_eq(metrics_epoch(m, &e), 0);
@@ -599,6 +601,29 @@ START_TEST(test_findings)
 END_TEST
 
 /* The daemon's numbers: exported once known, left out otherwise. */
+/* vitalsd writes an epoch as it closes and again with the filters'
+ * findings: the second write adds its findings, not another epoch. */
+START_TEST(test_rewrite)
+{
+	const struct vitals_finding f[] = {
+		{ .filter = "ewma", .severity = VITALS_SEV_WARN, .vital = "cpu" },
+	};
+	struct tep_epoch *t = tep_epoch_new(60, 0);
+	struct vitals_epoch e;
+
+	tep_vital(t, "cpu");
+	e = *tep_epoch_view(t);
+	ck_assert_int_eq(metrics_epoch(m, &e), 0);
+	e.nfindings = 1;
+	e.findings = f;
+	ck_assert_int_eq(metrics_epoch(m, &e), 0);
+	tep_epoch_free(t);
+	render();
+	has_line("vitals_epochs_total 1");
+	has_line("vitals_findings_total{filter=\"ewma\",severity=\"warn\"} 1");
+}
+END_TEST
+
 START_TEST(test_daemon)
 {
 	struct metrics_daemon d = { .have = METRICS_HAVE_BPF_RUN |
@@ -789,6 +814,7 @@ metrics_suite(void)
 	    tc, test_convert, 0, sizeof(conv_cases) / sizeof(conv_cases[0]));
 	tcase_add_test(tc, test_metrics_newest);
 	tcase_add_test(tc, test_findings);
+	tcase_add_test(tc, test_rewrite);
 	tcase_add_test(tc, test_daemon);
 	tcase_add_test(tc, test_enomem);
 	tcase_add_test(tc, test_dump);

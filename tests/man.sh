@@ -28,7 +28,8 @@ for page in "$top_srcdir/man/vitalsd.8" "$top_srcdir/man/vitals.1" "$yaml5"; do
 		fail "man -l $name failed (wide)"
 done
 
-"$VITALSD" -c /dev/null --list-plugins --json >"$TMP/plugins.json" 2>"$TMP/plugins.err" ||
+: >"$TMP/empty.yaml"
+"$VITALSD" -c "$TMP/empty.yaml" --list-plugins --json >"$TMP/plugins.json" 2>"$TMP/plugins.err" ||
 	{ cat "$TMP/plugins.err"; fail "vitalsd --list-plugins --json"; }
 "$VITALS" --help >"$TMP/vitals.help" || fail "vitals --help"
 "$VITALSD" --help >"$TMP/vitalsd.help" || fail "vitalsd --help"

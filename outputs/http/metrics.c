@@ -74,6 +74,11 @@ struct metrics {
 	uint32_t ng;
 	struct metrics_gauge *g; /* sorted by family, then label value */
 	struct metrics_daemon d;
+	/* The newest epoch accounted: vitalsd writes an epoch to outputs as
+	 * it closes and again, with more findings, once filters added some. */
+	uint64_t last_start, last_seq;
+	uint32_t last_nfindings;
+	int have_last;
 };
 
 /* What an epoch is turned into before anything of m changes. */
@@ -807,6 +812,22 @@ metrics_commit(
 	uint32_t i, sev;
 	char *host;
 
+	if (m->have_last && e->start_ns == m->last_start &&
+	    e->seq == m->last_seq && e->nfindings > m->last_nfindings) {
+		/* The same epoch again, with the filters' findings: only
+		 * those are new. */
+		for (i = m->last_nfindings; i < e->nfindings; i++) {
+			f = &e->findings[i];
+			sev = f->severity < METRICS_NSEV ? f->severity : 0;
+			m->f[p->fidx[i]].n[sev]++;
+		}
+		m->last_nfindings = e->nfindings;
+		return;
+	}
+	m->have_last = 1;
+	m->last_start = e->start_ns;
+	m->last_seq = e->seq;
+	m->last_nfindings = e->nfindings;
 	for (i = 0; i < m->nv; i++) {
 		metrics_exes_free(m->v[i].exe, m->v[i].nexe);
 		m->v[i].exe = NULL;

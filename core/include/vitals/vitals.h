@@ -29,9 +29,13 @@ extern "C" {
  * Minor 3: value checks without side effects (the check member appended
  * to struct vitals_plugin, vitals_init_check), run by vitalsd
  * --check-config.
- * Minor 4: the core's event loop (vitals_event_base), and the
- * configuration file, timescales and sample bound appended to struct
- * vitals_settings.
+ * Minor 4: the core's event loop (vitals_event_base); the configuration
+ * file, timescales and sample bound appended to struct vitals_settings;
+ * files written safely (vitals_file_write, vitals_file_check); an output
+ * built at minor 4 or later gets each closed epoch as soon as it closes,
+ * before the filters run, and again once with their findings if they
+ * made any (see struct vitals_plugin's write); an output's write that
+ * fails loses the epoch and fails vitalsd's exit status.
  */
 #define VITALS_ABI_MAJOR 1
 #define VITALS_ABI_MINOR 4
@@ -372,7 +376,15 @@ struct vitals_plugin {
 
 	/*
 	 * Output: called with each closed epoch, findings included.  The
-	 * epoch is borrowed for the call.  Returns 0 or a negative errno.
+	 * epoch is borrowed for the call.  From ABI minor 4, write is called
+	 * as soon as the epoch closes, before the filters run on it (so that
+	 * a crash while they run loses nothing), and called again with the
+	 * same epoch (same seq and start_ns) once the filters added findings
+	 * to it, if they did: the second call replaces what the first
+	 * stored.  An output built before minor 4 is called once, after the
+	 * filters.  Returns 0 when the epoch is stored or will be (an output
+	 * may hold it to retry), or a negative errno, after vitals_error(),
+	 * when it is lost: vitalsd logs it and exits non-zero when it stops.
 	 */
 	int (*write)(void *state, const struct vitals_epoch *e);
 
@@ -551,6 +563,28 @@ int vitals_finding_emit(struct vitals_ctx *ctx, const struct vitals_finding *f);
  */
 int vitals_series_emit(struct vitals_ctx *ctx, const char *name,
     uint64_t ts_ns, double value);
+
+/*
+ * ABI minor 4.  Replace the file at path with len bytes of data (a
+ * model, a state file) so that a crash leaves the old file or the whole
+ * new one: written to a new temporary file with an unpredictable name in
+ * path's directory (created O_EXCL | O_NOFOLLOW, never through a
+ * symbolic link), fsync'd, renamed over path and the directory fsync'd.
+ * The file gets mode 0644.  When vitalsd runs as root, a directory on the
+ * way that a user other than root owns, or that group or others may
+ * write without the sticky bit, is refused.  Returns 0, or a negative
+ * errno with "PATH: reason" in err.
+ */
+int vitals_file_write(
+    const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+/*
+ * ABI minor 4.  Whether vitals_file_write(path) can succeed now (its
+ * directory is there, trusted and writable), for init to fail early;
+ * nothing is left behind.  Returns 0 or a negative errno with "PATH:
+ * reason" in err.
+ */
+int vitals_file_check(const char *path, char *err, size_t errlen);
 
 /* Look up a vital by name in an epoch; NULL if absent.  Borrowed. */
 const struct vitals_vital_epoch *vitals_epoch_vital(const struct vitals_epoch *e,
