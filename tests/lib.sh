@@ -82,7 +82,10 @@ epochs_json() {
 # log in $TMP/daemon.log) and return once its probes are attached, however
 # long that takes on a busy machine (a fixed sleep may be too short).
 daemon_start() {
-	"$VITALSD" -c "$1" >"$TMP/daemon.log" 2>&1 &
+	# Emptied here, not by the daemon's redirection, which may come after
+	# the first grep below: that would find the last daemon's 'started'.
+	: >"$TMP/daemon.log"
+	"$VITALSD" -c "$1" >>"$TMP/daemon.log" 2>&1 &
 	DAEMON=$!
 	i=0
 	until grep -q 'started' "$TMP/daemon.log"; do
