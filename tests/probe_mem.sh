@@ -272,6 +272,7 @@ lib = sum(1 for f in frames if f >> 48 and
            "/libc.so" in mods.get((f >> 48) - 1, "")))
 print("umem: %s's %d user frames: %d in ld.so or libc, %d raw"
       % (name, len(frames), lib, raw))
+# (Catches library frames of gone processes left raw.)
 ok = ok and lib >= 0.5 * len(frames)
 # Instruction fetch faults (x86 error code bit 4: the loader and libc
 # paging their code in) count under one label, 1 << 61; data faults
@@ -281,6 +282,7 @@ data = [s for s in t if not s["args"][3] & 0x10]
 print("umem: %s's %d instruction fetch samples under labels %s, "
       "%d data fault samples" % (name, len(fetch),
       sorted("%#x" % l for l in set(s["label"] for s in fetch)), len(data)))
+# (Catches fetch faults labelled by their PC, or data faults as fetches.)
 ok = ok and fetch and data and all(s["label"] == 1 << 61 for s in fetch) and \
     not any(s["label"] == 1 << 61 for s in data)
 # Most of its pages are freed at exit, in exit_mmap(), after exit dropped
@@ -293,6 +295,7 @@ ok = ok and fetch and data and all(s["label"] == 1 << 61 for s in fetch) and \
 # before it (often a shell of the other tests): its exe is the one kept
 # at its exit, or none (id 0) if it had no event before, never that
 # task's (seen under make -j before they were told apart: dash's).
+# (Catches exit frees charged to another process's exe.)
 xid = set(s["exe_id"] for s in t if s["exe"] == sys.argv[2])
 v = [v for v in json.load(open(sys.argv[1]))["vitals"] if v["name"] == "kmem_free"][0]
 f = [s for s in v["samples"] if s["comm"] == name]
