@@ -206,12 +206,11 @@ print("blocking: 60 runs of %s sleeping 10 ms: %d samples with a user stack, "
 # its 10 ms however slow the machine.  Every sample is of a process gone,
 # so a PC placed in libc was placed by the files the kernel sent: none
 # are without them (catches the files missing or not used).  Not all
-# are, and how many depends on the machine, not the probe alone: with
-# the daemon attached before the first run (it once was only after the
-# first runs) 3-13 of 5-14 were placed here, the unplaced sent with no
-# file, while several other vitalsd ran probes that make the same
-# lookups (a lookup where interrupts are off fails while the CPU's
-# release of an earlier lookup's mmap lock is pending).
+# are: read after exit, 5-10 of 5-10 were placed here, once 5 of 7
+# (while several other vitalsd ran probes that make the same lookups; a
+# lookup where interrupts are off fails while the CPU's release of an
+# earlier lookup's mmap lock is pending); read as the runs went on,
+# with the daemon attached before the first run, 3-13 of 5-14.
 assert total >= 4, "%d samples" % total
 assert libc >= 1, "PCs placed %d of %d, %d in libc" % (placed, total, libc)
 PY
