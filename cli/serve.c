@@ -242,6 +242,7 @@ serve_run(const char *data_dir, const char *config, int argc, char **argv,
 	sv.conf.max_range_ns = 31ull * 86400 * 1000000000ull;
 	sv.conf.max_response = 64ull << 20;
 	sv.conf.max_requests = 4;
+	sv.conf.max_queued = 64;
 	sv.conf.settings = &sv.settings;
 	sv.conf.cli = 1;
 	sv.conf.log = serve_log;

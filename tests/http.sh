@@ -259,6 +259,24 @@ for p in '/../etc/passwd' '/%2e%2e/%2e%2e/etc/passwd' '/js/..%2f..%2fhttp.yaml' 
 	! grep -q 'root:\|secret\|epoch:' "$TMP/esc.out" || fail "$p was served"
 done
 
+# ---- a burst: what a page asks at once waits for a worker, never a 503 ----
+# (four workers answer; twelve requests at once queue behind them)
+: >"$TMP/burst.codes"
+burst=
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	case $((i % 3)) in
+	0) p="series?from=-1h&top=5" ;;
+	1) p="findings?from=-1h" ;;
+	*) p="flame?from=-1h" ;;
+	esac
+	curl -s -o /dev/null -w '%{http_code}\n' "$U/$p" >>"$TMP/burst.codes" &
+	burst="$burst $!"
+done
+# shellcheck disable=SC2086
+wait $burst
+[ "$(grep -c '^200$' "$TMP/burst.codes")" = 12 ] ||
+	{ sort "$TMP/burst.codes" | uniq -c >&2; fail "a burst of 12 requests was not all answered 200"; }
+
 # ---- load: range queries never hold an epoch back ----
 loop() { # 2000 requests or 9 s, whichever comes first
 	end=$(($(date +%s) + 9))

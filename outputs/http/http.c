@@ -30,6 +30,7 @@ struct http_config {
 	uint64_t max_range;    /* ns */
 	uint64_t max_response; /* bytes */
 	int64_t max_requests;  /* API requests answered at once */
+	int64_t max_queued;    /* more waiting for a worker */
 	int64_t metrics_top;   /* exes per vital on /metrics */
 };
 
@@ -84,9 +85,17 @@ static const struct vitals_option http_options[] = {
 	    .offset = offsetof(struct http_config, max_requests),
 	    .def = "4",
 	    .help = "API requests answered at once, each in a thread of its "
-		    "own, never on the daemon's loop (503 beyond)",
+		    "own, never on the daemon's loop",
 	    .min = 1,
 	    .max = 64 },
+	{ .key = "max_queued",
+	    .type = VITALS_OPT_INT,
+	    .offset = offsetof(struct http_config, max_queued),
+	    .def = "64",
+	    .help = "API requests that wait for a worker when max_requests "
+		    "are being answered (503 beyond)",
+	    .min = 0,
+	    .max = 4096 },
 	{ .key = "metrics_top",
 	    .type = VITALS_OPT_INT,
 	    .offset = offsetof(struct http_config, metrics_top),
@@ -110,6 +119,7 @@ http_conf(const struct http_config *cfg, struct http_state *st,
 	sc->max_range_ns = cfg->max_range;
 	sc->max_response = cfg->max_response;
 	sc->max_requests = (uint32_t)cfg->max_requests;
+	sc->max_queued = (uint32_t)cfg->max_queued;
 	sc->daemon = 1;
 	if (st != NULL) {
 		sc->settings = vitals_settings(st->ctx);

@@ -371,7 +371,11 @@ server_quick(struct server *s, struct evhttp_request *req, const char *path)
 	server_send(req, a.status, a.type, a.body, a.len);
 }
 
-/* Queue an API request for the workers, or say 503 when they are all busy. */
+/*
+ * Queue an API request for the workers, or say 503 when max_queued wait
+ * already.  A page asks for several things at once (a browser keeps six
+ * connections to a server), so a few waiting is the normal case.
+ */
 static void
 server_submit(struct server *s, struct evhttp_request *req, const char *path)
 {
@@ -379,11 +383,11 @@ server_submit(struct server *s, struct evhttp_request *req, const char *path)
 	struct evhttp_connection *evcon;
 	struct server_job *j;
 
-	if (s->inflight >= s->nthreads) {
+	if (s->inflight >= s->nthreads + s->conf.max_queued) {
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Retry-After", "1");
 		server_fail(req, 503, "busy: max_requests requests are being "
-		    "answered; try again");
+		    "answered and max_queued wait; try again");
 		return;
 	}
 	if ((j = calloc(1, sizeof(*j))) == NULL ||

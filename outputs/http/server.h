@@ -28,6 +28,7 @@ struct server_conf {
 	uint64_t max_range_ns; /* longest range a request may ask for */
 	uint64_t max_response; /* largest answer, bytes */
 	uint32_t max_requests; /* API requests in the workers at once */
+	uint32_t max_queued;   /* more waiting for a worker (503 beyond) */
 	/*
 	 * The settings the API answers with (store, configuration,
 	 * timescales), read on the loop's thread at each request.
