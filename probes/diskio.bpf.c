@@ -158,7 +158,7 @@ diskio_site(const struct diskio_req *e, __u32 op)
 	for (i = 0; i < VITALS_BPF_STACK; i++) {
 		if (i >= n)
 			break;
-		h = vitals_bpf_mix64(h ^ (e->st.kstack[i] - base));
+		h = vitals_hash_mix64(h ^ (e->st.kstack[i] - base));
 	}
 	return h;
 }

@@ -80,7 +80,7 @@ lock_site(const struct vitals_bpf_cfg *c, void *ctx)
 	first = f[0] >= c->param[LOCK_P_ITER_LO] &&
 	    f[0] < c->param[LOCK_P_ITER_HI];
 	for (i = 0; i < LOCK_SITE_FRAMES; i++)
-		h = vitals_bpf_mix64(h ^ (first ? f[i + 1] : f[i]));
+		h = vitals_hash_mix64(h ^ (first ? f[i + 1] : f[i]));
 	return h;
 }
 

@@ -348,7 +348,7 @@ sched_site(struct task_struct___sched *t, __u64 frames)
 	for (i = 0; i < VITALS_BPF_STACK; i++) {
 		if (n < (i + 1) * 8)
 			break;
-		h = vitals_bpf_mix64(h ^ k->ip[i]);
+		h = vitals_hash_mix64(h ^ k->ip[i]);
 	}
 	return h;
 }

@@ -19,10 +19,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <vitals/hash.h>
 #include <vitals/store.h>
 
 #include "cache.h"
-#include "hash.h"
 
 #define CACHE_FORMAT 1
 #define CACHE_QUEUE 8 /* pending asynchronous writes */
@@ -108,8 +108,8 @@ void
 cache_key_hex(const struct cache_key *k, char out[33])
 {
 	snprintf(out, 33, "%016llx%016llx",
-	    (unsigned long long)hash_mix64(k->h[0]),
-	    (unsigned long long)hash_mix64(k->h[1] ^ k->h[0]));
+	    (unsigned long long)vitals_hash_mix64(k->h[0]),
+	    (unsigned long long)vitals_hash_mix64(k->h[1] ^ k->h[0]));
 }
 
 /* ---- the directory ---- */

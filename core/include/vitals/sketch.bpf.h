@@ -5,8 +5,9 @@
  * weight and calls vitals_bpf_count(); the HCA lives in an mmap'able array
  * map that user space reads at each epoch boundary, and only events whose
  * counter crosses a power of t (or whose label is new) cross to user space
- * through the ring buffer.  The hash and the sampling test are the same as
- * core/engine/hash.h and core/engine/sketch.c, so kernel and user sketches add up.
+ * through the ring buffer.  The hash is user space's (<vitals/hash.h>) and
+ * the sampling test core/engine/sketch.c's, so kernel and user sketches
+ * add up.
  *
  * Include this once per BPF object, after <linux/bpf.h> and
  * <bpf/bpf_helpers.h>.
@@ -16,6 +17,7 @@
 
 #include <bpf/bpf_core_read.h>
 #include <vitals/bpf_shared.h>
+#include <vitals/hash.h>
 #include <vitals/task.bpf.h>
 
 /* One mmap'able array of u64 counters: [epoch][vital][slot]. */
@@ -89,25 +91,6 @@ struct {
 	__type(value, struct vitals_bpf_exe_slot);
 	__uint(max_entries, 1);
 } vitals_exe_cache SEC(".maps");
-
-static __always_inline __u64
-vitals_bpf_mix64(__u64 x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-/* hash_label() of core/engine/hash.h. */
-static __always_inline __u64
-vitals_bpf_hash(__u64 label, __u32 exe_id, __u32 uid)
-{
-	return vitals_bpf_mix64(label ^
-	    vitals_bpf_mix64(((__u64)exe_id << 32) | uid));
-}
 
 static __always_inline __u32
 vitals_bpf_log2(__u64 x)
@@ -577,7 +560,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 		vitals_bpf_pend_flush(c, p, vital, ep);
 	}
 	if (!same) {
-		h = vitals_bpf_hash(label, exe_id, uid);
+		h = vitals_hash_label(label, exe_id, uid);
 		if (last != 0) {
 			last->label = label;
 			last->h = h;
