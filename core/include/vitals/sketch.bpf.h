@@ -611,6 +611,8 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	}
 	if (pid_tgid == VITALS_BPF_PT_CURRENT)
 		pid_tgid = vitals_bpf_pid_tgid(vitals_bpf_task());
+	r->version = VITALS_BPF_REC_VERSION;
+	r->vital = vital;
 	r->ts_ns = bpf_ktime_get_ns();
 	r->label = label;
 	r->weight = weight;
@@ -620,7 +622,6 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	r->uid = uid;
 	r->pid = pid_tgid >> 32;
 	r->tid = (__u32)pid_tgid;
-	r->vital = vital;
 	r->epoch = epoch;
 	r->fresh = fresh;
 	r->op = 0;
