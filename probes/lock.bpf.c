@@ -8,9 +8,7 @@
  * frames at the end, which is called from the same function as the begin:
  * walking the stack there spares the waits shorter than min_wait.
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-#include <vitals/sketch.bpf.h>
+#include <vitals/probe.bpf.h>
 
 /* Probe parameters (set by lock.c). */
 #define LOCK_P_MIN_WAIT 0 /* ns; shorter waits are not counted */

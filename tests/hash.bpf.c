@@ -4,9 +4,7 @@
  * for the BPF target with the headers every probe includes, run on values
  * user space passes in (tests/check_hash_bpf.c, BPF_PROG_TEST_RUN).
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-#include <vitals/sketch.bpf.h>
+#include <vitals/probe.bpf.h>
 
 /* The program's context: in, and out as the test run copies it back. */
 struct hash_run {

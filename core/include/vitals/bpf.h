@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The user-space half of the in-kernel sketch, for probes whose BPF
- * programs count events with <vitals/sketch.bpf.h>.  A probe opens its BPF
+ * programs count events with <vitals/probe.bpf.h>.  A probe opens its BPF
  * object (e.g. from a bpftool skeleton), hands it to vitals_bpf_prepare()
  * before loading, then calls vitals_bpf_load() and vitals_bpf_attach(),
  * and calls vitals_bpf_flush() from its flush callback.  The layer sizes the

@@ -56,7 +56,7 @@ struct vitals_bpf_ufile {
 	__u64 off;         /* file offset of start */
 	__u64 ino;         /* the file's inode number */
 	__u32 dev;         /* and device, kernel-encoded (major << 20 | minor) */
-	__u32 kind;        /* the BPF side's (VITALS_BPF_UF_*); 0 as sent */
+	__u32 kind;        /* the BPF side's (VITALS__UF_*); 0 as sent */
 };
 
 /*
@@ -136,7 +136,7 @@ struct vitals_bpf_last {
 	__u32 uid;   /* uid, */
 	__u32 epoch; /* and the cfg epoch its first-sighting bits were set in, */
 	__u32 below; /* or it was counted in untested (under the floor, store full) */
-	__u64 chk;   /* of the fields above (vitals_bpf_last_chk) */
+	__u64 chk;   /* of the fields above (vitals__last_chk) */
 	__u64 base;  /* its counter after this CPU last added to it */
 	struct vitals_bpf_pend pend[2]; /* by half */
 };
@@ -163,7 +163,7 @@ struct vitals_bpf_exe_slot {
 	__u64 code_start, code_end; /* mm->start_code, end_code: the exe's text */
 	__u64 mmap_base; /* mm->mmap_base: shared libraries are mapped below it */
 	struct vitals_bpf_last last[VITALS_BPF_MAX_VITALS];
-	__u64 mm;        /* vitals_bpf_task_key(): exec replaces the mm, not the tgid */
+	__u64 mm;        /* vitals__task_key(): exec replaces the mm, not the tgid */
 	__u64 exec_id;   /* the task's self_exec_id: which exec of the tgid */
 };
 
