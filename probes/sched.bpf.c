@@ -441,7 +441,8 @@ sched_in(struct vitals_bpf_cfg *c, struct task_struct___sched *next, __u64 now)
 		delay = wait > 0 ? wait : 1; /* counted, if at min_delay 0 */
 	if (off != 0 && now > off && now - off >= c->param[SCHED_P_MIN_BLOCK])
 		blocked = now - off;
-	if ((delay | blocked) == 0 || !vitals_bpf_task_wanted(c, (struct task_struct *)next))
+	if ((delay | blocked) == 0 ||
+	    !vitals_bpf_task_wanted(c, (struct task_struct *)next))
 		return;
 	pt = (__u64)(__u32)next->tgid << 32 | tid;
 	if ((exe = vitals_bpf_task_exe((struct task_struct *)next)) == 0)

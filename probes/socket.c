@@ -45,14 +45,16 @@ socket_setup(struct vitals_bpf_instance *p)
 
 	if (peers && vitals_bpf_available(socket_peer_tracepoints, why,
 	    sizeof(why)) < 0) {
-		vitals_log(p->ctx, VITALS_LOG_WARN, "unconnected sockets' sends "
-		    "are labelled by local port: %s", why);
+		vitals_log(p->ctx, VITALS_LOG_WARN, "unconnected sockets' "
+		    "sends are labelled by local port: %s", why);
 		peers = 0;
 	}
 	if (!cf->receive)
-		bpf_program__set_autoload(skel->progs.vitals_socket_recv, false);
+		bpf_program__set_autoload(skel->progs.vitals_socket_recv,
+		    false);
 	if (!peers)
-		bpf_program__set_autoload(skel->progs.vitals_socket_xmit, false);
+		bpf_program__set_autoload(skel->progs.vitals_socket_xmit,
+		    false);
 	return 0;
 }
 

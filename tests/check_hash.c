@@ -38,8 +38,8 @@ START_TEST(test_label_of_mix)
 	uint64_t l = 0x123456789ULL;
 	uint32_t exe = 0xdeadbeefU, uid = 1000;
 
-	ck_assert_uint_eq(vitals_hash_label(l, exe, uid),
-	    vitals_hash_mix64(l ^ vitals_hash_mix64((uint64_t)exe << 32 | uid)));
+	ck_assert_uint_eq(vitals_hash_label(l, exe, uid), vitals_hash_mix64(l ^
+	    vitals_hash_mix64((uint64_t)exe << 32 | uid)));
 }
 END_TEST
 

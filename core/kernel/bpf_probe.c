@@ -137,7 +137,8 @@ vitals_bpf_probe_init(const struct vitals_bpf_probe *p,
 	in->probe = p;
 	in->ctx = ctx;
 	in->config = config;
-	if (p->state_size > 0 && (in->priv = calloc(1, p->state_size)) == NULL) {
+	if (p->state_size > 0 &&
+	    (in->priv = calloc(1, p->state_size)) == NULL) {
 		free(in);
 		return -ENOMEM;
 	}

@@ -206,9 +206,9 @@ int vitals_perf_open(int hw, uint64_t config, uint64_t freq_hz, int *fds,
  * one that fails and to leave perf_event programs to the probe.
  */
 struct vitals_bpf_skeleton {
-	void *(*open)(void);          /* the opened skeleton, or NULL with errno set */
-	int (*load)(void *skel);      /* load it: 0 or a negative errno */
-	void (*destroy)(void *skel);  /* free it, links and object; accepts NULL */
+	void *(*open)(void);         /* the skeleton, or NULL with errno set */
+	int (*load)(void *skel);     /* load it: 0 or a negative errno */
+	void (*destroy)(void *skel); /* free it and its object; accepts NULL */
 	struct bpf_object *(*object)(void *skel); /* its BPF object */
 };
 
@@ -235,7 +235,7 @@ struct vitals_bpf_probe {
 	/* "category:event" tracepoints the probe needs; NULL ends the list. */
 	const char *tracepoints[VITALS_BPF_MAX_TRACEPOINTS + 1];
 	struct vitals_bpf_skeleton skel;
-	/* Check the probe's own options (plugin check); the common are checked after. */
+	/* The probe's own options' values (plugin check); the common after. */
 	int (*check)(const void *config, char *why, size_t len);
 	/* Whether it can run here, beyond BPF itself and the tracepoints. */
 	int (*available)(char *why, size_t len);
@@ -245,11 +245,11 @@ struct vitals_bpf_probe {
 	 * param[] and read-only data.
 	 */
 	int (*setup)(struct vitals_bpf_instance *p);
-	/* Loaded, tracepoint programs attached: attach the others (perf events). */
+	/* Loaded, tracepoint programs attached: attach others (perf events). */
 	int (*attach)(struct vitals_bpf_instance *p);
-	/* Free what setup and attach took; called before the core's, even after a failed init. */
+	/* Free what setup and attach took, first; also after a failed init. */
 	void (*fini)(struct vitals_bpf_instance *p);
-	/* Called for each sample with the instance as arg (see vitals_bpf_fixup_fn). */
+	/* Each sample, with the instance as arg (see vitals_bpf_fixup_fn). */
 	vitals_bpf_fixup_fn fixup;
 };
 
@@ -260,11 +260,11 @@ struct vitals_bpf_probe {
 struct vitals_bpf_instance {
 	const struct vitals_bpf_probe *probe; /* its descriptor */
 	struct vitals_ctx *ctx;    /* for vitals_error() and the like */
-	const void *config;        /* the config block; starts with struct vitals_bpf_opts */
+	const void *config;        /* starts with struct vitals_bpf_opts */
 	void *skel;                /* the opened skeleton: struct NAME_bpf * */
 	struct vitals_bpf *bpf;    /* the layer, from after setup */
-	struct vitals_bpf_spec spec; /* the descriptor's vitals and the filters; setup may edit */
-	uint64_t param[VITALS_BPF_MAX_PARAMS]; /* written to cfg param[] before load */
+	struct vitals_bpf_spec spec; /* vitals and filters; setup may edit */
+	uint64_t param[VITALS_BPF_MAX_PARAMS]; /* the programs' cfg param[] */
 	void *priv;                /* the probe's state_size bytes */
 };
 
@@ -301,65 +301,67 @@ int vitals_bpf_probe_flush(void *state);
  * defines static SKEL_vitals_* functions and the descriptor
  * SKEL_vitals_probe.
  */
-#define VITALS_BPF_PROBE_NAMED(NAME, SKEL, VERSION, DESC, CONFIG,	\
-    OPTIONS, ...)							\
-	static void *SKEL##_vitals_open(void)				\
-	{								\
-		return SKEL##_bpf__open();				\
-	}								\
-	static int SKEL##_vitals_load(void *s)				\
-	{								\
-		return SKEL##_bpf__load((struct SKEL##_bpf *)s);	\
-	}								\
-	static void SKEL##_vitals_destroy(void *s)			\
-	{								\
-		SKEL##_bpf__destroy((struct SKEL##_bpf *)s);		\
-	}								\
-	static struct bpf_object *SKEL##_vitals_object(void *s)		\
-	{								\
-		return ((struct SKEL##_bpf *)s)->obj;			\
-	}								\
-	static const struct vitals_bpf_probe SKEL##_vitals_probe = {		\
-		.size = sizeof(struct vitals_bpf_probe),		\
-		.skel = { SKEL##_vitals_open, SKEL##_vitals_load,		\
-		    SKEL##_vitals_destroy, SKEL##_vitals_object },		\
-		__VA_ARGS__						\
-	};								\
-	static int SKEL##_vitals_available(char *why, size_t len)		\
-	{								\
-		return vitals_bpf_probe_available(&SKEL##_vitals_probe, why, len); \
-	}								\
-	static int SKEL##_vitals_init(struct vitals_ctx *ctx, const void *config, \
-	    void **state)						\
-	{								\
-		return vitals_bpf_probe_init(&SKEL##_vitals_probe, ctx, config, \
-		    state);						\
-	}								\
-	static int SKEL##_vitals_check(const void *config, char *why, size_t len) \
-	{								\
-		return vitals_bpf_probe_check(&SKEL##_vitals_probe, config, why, \
-		    len);						\
-	}								\
+#define VITALS_BPF_PROBE_NAMED(NAME, SKEL, VERSION, DESC, CONFIG, \
+    OPTIONS, ...) \
+	static void *SKEL##_vitals_open(void) \
+	{ \
+		return SKEL##_bpf__open(); \
+	} \
+	static int SKEL##_vitals_load(void *s) \
+	{ \
+		return SKEL##_bpf__load((struct SKEL##_bpf *)s); \
+	} \
+	static void SKEL##_vitals_destroy(void *s) \
+	{ \
+		SKEL##_bpf__destroy((struct SKEL##_bpf *)s); \
+	} \
+	static struct bpf_object *SKEL##_vitals_object(void *s) \
+	{ \
+		return ((struct SKEL##_bpf *)s)->obj; \
+	} \
+	static const struct vitals_bpf_probe SKEL##_vitals_probe = { \
+		.size = sizeof(struct vitals_bpf_probe), \
+		.skel = { SKEL##_vitals_open, SKEL##_vitals_load, \
+		    SKEL##_vitals_destroy, SKEL##_vitals_object }, \
+		__VA_ARGS__ \
+	}; \
+	static int SKEL##_vitals_available(char *why, size_t len) \
+	{ \
+		return vitals_bpf_probe_available(&SKEL##_vitals_probe, \
+		    why, len); \
+	} \
+	static int SKEL##_vitals_init(struct vitals_ctx *ctx, \
+	    const void *config, void **state) \
+	{ \
+		return vitals_bpf_probe_init(&SKEL##_vitals_probe, ctx, \
+		    config, state); \
+	} \
+	static int SKEL##_vitals_check(const void *config, char *why, \
+	    size_t len) \
+	{ \
+		return vitals_bpf_probe_check(&SKEL##_vitals_probe, \
+		    config, why, len); \
+	} \
 	_Static_assert(sizeof(CONFIG) >= sizeof(struct vitals_bpf_opts), \
 	    "a BPF probe's config block starts with struct vitals_bpf_opts"); \
-	const struct vitals_plugin vitals_plugin = {			\
-		.abi_major = VITALS_ABI_MAJOR,				\
-		.abi_minor = VITALS_ABI_MINOR,				\
-		.kind = VITALS_PLUGIN_PROBE,				\
-		.config_size = sizeof(CONFIG),				\
-		.name = NAME,						\
-		.version = VERSION,					\
-		.description = DESC,					\
-		.options = OPTIONS,					\
-		.available = SKEL##_vitals_available,				\
-		.init = SKEL##_vitals_init,					\
-		.fini = vitals_bpf_probe_fini,				\
-		.flush = vitals_bpf_probe_flush,			\
-		.check = SKEL##_vitals_check,					\
+	const struct vitals_plugin vitals_plugin = { \
+		.abi_major = VITALS_ABI_MAJOR, \
+		.abi_minor = VITALS_ABI_MINOR, \
+		.kind = VITALS_PLUGIN_PROBE, \
+		.config_size = sizeof(CONFIG), \
+		.name = NAME, \
+		.version = VERSION, \
+		.description = DESC, \
+		.options = OPTIONS, \
+		.available = SKEL##_vitals_available, \
+		.init = SKEL##_vitals_init, \
+		.fini = vitals_bpf_probe_fini, \
+		.flush = vitals_bpf_probe_flush, \
+		.check = SKEL##_vitals_check, \
 	}
 
 /* VITALS_BPF_PROBE_NAMED() of plugin NAME with skeleton NAME.skel.h. */
-#define VITALS_BPF_PROBE(NAME, VERSION, DESC, CONFIG, OPTIONS, ...)	\
+#define VITALS_BPF_PROBE(NAME, VERSION, DESC, CONFIG, OPTIONS, ...) \
 	VITALS_BPF_PROBE_NAMED(#NAME, NAME, VERSION, DESC, CONFIG, OPTIONS, \
 	    __VA_ARGS__)
 

@@ -333,7 +333,7 @@ vitals_bpf_submit(void *ctx, struct vitals_bpf_rec *r, int kstack, int ustack)
 	vitals_bpf_submit_files(ctx, r, kstack, ustack, 1);
 }
 
-/* Kernel frames a tracing program's stack starts with: itself, bpf_trace_run<N>. */
+/* Kernel frames a tracing program's stack starts with: itself, bpf_trace_run. */
 #define VITALS_BPF_KSKIP 2
 
 /*
