@@ -122,7 +122,7 @@ def start(mon, conf, tmp, hz=0):
     and exact monitors sample at hz on every CPU unless 0."""
     log = open(os.path.join(tmp, mon + ".log"), "w+")
     if mon in ("vitalsd", "also"):
-        argv = [os.path.join(TOP, "core", "vitalsd"), "-c", conf]
+        argv = [os.path.join(TOP, "daemon", "vitalsd"), "-c", conf]
         ready = "started"
     else:
         argv = [os.path.join(TOP, "bench", "floor")]
@@ -205,7 +205,7 @@ def adapt(cmd, conf, tmp, secs, mon="vitalsd"):
     finally:
         stop(p, log)
     out = subprocess.run(
-        [os.path.join(TOP, "core", "vitals"), "--data-dir",
+        [os.path.join(TOP, "cli", "vitals"), "--data-dir",
          data_dir(tmp, mon), "show", "--last", "--json"],
         capture_output=True, text=True)
     if out.returncode != 0:
@@ -317,7 +317,7 @@ def main():
         if path is not None and not os.access(path, os.R_OK):
             die("%s: cannot read the config" % path, 2)
     os.environ.setdefault("VITALS_PLUGIN_PATH", ":".join(
-        os.path.join(TOP, d) for d in ("probes", "filters", "plugins")))
+        os.path.join(TOP, d) for d in ("probes", "filters", "outputs")))
     with tempfile.TemporaryDirectory(prefix="bpfcost.") as tmp:
         conf = config(o.config, tmp)
         confs = {"vitalsd": conf}

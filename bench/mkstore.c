@@ -37,19 +37,11 @@ static const char *const mk_kind_names[MK_NKINDS] = { "cpu_burst", "rate_x8",
 /* Where each starts, as a share of the store's epochs. */
 static const double mk_kind_at[MK_NKINDS] = { 0.25, 0.5, 0.65, 0.8 };
 
-uint64_t
-mk_mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
 static uint64_t
 mk_next(uint64_t *s)
 {
 	*s += 0x9e3779b97f4a7c15ull;
-	return mk_mix(*s);
+	return vitals_hash_mix64(*s);
 }
 
 static double
@@ -148,7 +140,7 @@ static void
 mk_details(
     const struct mk *m, uint32_t h, const char *vital, struct vitals_event *ev)
 {
-	uint64_t z = mk_mix(ev->label), free = 0;
+	uint64_t z = vitals_hash_mix64(ev->label), free = 0;
 
 	ev->args[0] = ev->weight;
 	if (mk_is(vital, "umem", "kmem", NULL))
@@ -204,10 +196,10 @@ mk_emit(const struct mk *m, uint32_t h, struct vitals_vital *v,
 	ev.exe_id = x->id;
 	ev.uid = MK_UID;
 	ev.pid = ev.tid = x->pid;
-	k[0] = MK_KBASE + (mk_mix(label) & 0xfffff0);
-	k[1] = MK_KBASE + (mk_mix(label + 1) & 0xfffff0);
+	k[0] = MK_KBASE + (vitals_hash_mix64(label) & 0xfffff0);
+	k[1] = MK_KBASE + (vitals_hash_mix64(label + 1) & 0xfffff0);
 	u[0] = label + 0x10;
-	u[1] = MK_UBASE + (mk_mix(~label) & 0xffff0);
+	u[1] = MK_UBASE + (vitals_hash_mix64(~label) & 0xffff0);
 	ev.nkstack = 2;
 	ev.nustack = 2;
 	ev.kstack = k;
@@ -353,7 +345,7 @@ mk_host(struct mk *m, uint32_t h)
 	for (k = 0; k < m->o.nvitals && r == 0; k++) {
 		r = engine_vital_open(
 		    eng, m->o.vitals[k], mk_unit(m->o.vitals[k]), &v[k]);
-		rng[k] = mk_mix(m->o.seed ^ mk_fnv(m->o.hosts[h]) ^
+		rng[k] = vitals_hash_mix64(m->o.seed ^ mk_fnv(m->o.hosts[h]) ^
 		    ((uint64_t)mk_fnv(m->o.vitals[k]) << 32));
 	}
 	engine_start(eng, m->o.start_ns);

@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include <vitals/hash.h>
 #include <vitals/vitals.h>
 
 #define MK_NS 1000000000ull
@@ -110,9 +111,6 @@ struct mk {
 	struct config *cfg;
 	struct mkf *faults; /* with --faults, else NULL */
 };
-
-/* A 64-bit mix (splitmix64's finaliser): deterministic noise from a key. */
-uint64_t mk_mix(uint64_t z);
 
 /* The cumulative Zipf share of labels ranks 0..r (cdf[labels - 1] = 1). */
 double mk_share(const struct mk *m, uint32_t r);

@@ -6,9 +6,7 @@
  * sampled events, with both stacks, go to user space.  The idle task is
  * not counted.
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-#include <vitals/sketch.bpf.h>
+#include <vitals/probe.bpf.h>
 
 #include "cpu.h"
 

@@ -50,11 +50,9 @@ struct cpu_config {
 };
 
 struct cpu_state {
-	struct cpu_bpf *skel;
-	struct vitals_bpf *bpf;
-	struct bpf_link **links;
-	int *fds;
-	int n;
+	struct bpf_link **links; /* CPU_MAX, one per perf event */
+	int *fds;                /* CPU_MAX perf events, -1 where none */
+	int n;                   /* CPUs, entries used in both */
 };
 
 static const struct vitals_option cpu_options[] = {
@@ -77,14 +75,13 @@ static const struct vitals_option cpu_options[] = {
 	{ NULL, 0, 0, NULL, NULL, 0, 0 }
 };
 
+#ifdef CPU_CACHE
+/* Beyond BPF: a PMU with the cache-miss event. */
 static int
 cpu_available(char *why, size_t len)
 {
-#ifdef CPU_CACHE
-	int fds[CPU_MAX], n, i, r;
+	int fds[CPU_MAX], n, i;
 
-	if ((r = vitals_bpf_available(NULL, why, len)) < 0)
-		return r;
 	n = vitals_perf_open(1, CPU_HW_EVENT, 1, fds, CPU_MAX);
 	if (n < 0) {
 		snprintf(why, len, "no hardware PMU: the cache-miss event is "
@@ -96,33 +93,30 @@ cpu_available(char *why, size_t len)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	return 0;
-#else
-	return vitals_bpf_available(NULL, why, len);
-#endif
 }
+#define CPU_AVAILABLE cpu_available
+#else
+#define CPU_AVAILABLE NULL
+#endif
 
+/* The perf events and their links, before the core frees the rest. */
 static void
-cpu_fini(void *state)
+cpu_fini(struct vitals_bpf_instance *p)
 {
-	struct cpu_state *s = state;
+	struct cpu_state *s = p->priv;
 	int i;
 
-	if (s == NULL)
-		return;
 	for (i = 0; i < s->n; i++) {
 		if (s->links != NULL && s->links[i] != NULL)
 			bpf_link__destroy(s->links[i]);
 		if (s->fds != NULL && s->fds[i] >= 0)
 			close(s->fds[i]);
 	}
-	vitals_bpf_free(s->bpf);
-	cpu_bpf__destroy(s->skel);
 	free(s->links);
 	free(s->fds);
-	free(s);
 }
 
-/* `event` names an event this probe opens; then the common BPF options. */
+/* `event` names an event this probe opens. */
 static int
 cpu_check(const void *config, char *why, size_t len)
 {
@@ -135,7 +129,7 @@ cpu_check(const void *config, char *why, size_t len)
 		    "or cpu-clock", ev);
 		return -EINVAL;
 	}
-	return vitals_bpf_opts_check(&cf->bpf, why, len);
+	return 0;
 }
 
 /*
@@ -167,19 +161,22 @@ cpu_open_events(struct vitals_ctx *ctx, struct cpu_state *s,
 	return 0;
 }
 
+/* Loaded: the program on each CPU's event. */
 static int
-cpu_attach(struct vitals_ctx *ctx, struct cpu_state *s)
+cpu_attach(struct vitals_bpf_instance *p)
 {
+	struct cpu_state *s = p->priv;
+	struct cpu_bpf *skel = p->skel;
 	int i, r;
 
 	for (i = 0; i < s->n; i++) {
 		if (s->fds[i] < 0)
 			continue;
 		s->links[i] = bpf_program__attach_perf_event(
-		    s->skel->progs.vitals_cpu_sample, s->fds[i]);
+		    skel->progs.vitals_cpu_sample, s->fds[i]);
 		if (s->links[i] == NULL) {
 			r = -errno;
-			vitals_error(ctx, "cannot attach to the perf event of "
+			vitals_error(p->ctx, "cannot attach to the perf event of "
 			    "cpu %d: %s", i, strerror(-r));
 			return r;
 		}
@@ -187,70 +184,30 @@ cpu_attach(struct vitals_ctx *ctx, struct cpu_state *s)
 	return 0;
 }
 
+/* Before load: the sampling events, and whether to look up files. */
 static int
-cpu_init(struct vitals_ctx *ctx, const void *config, void **state)
+cpu_setup(struct vitals_bpf_instance *p)
 {
-	const struct cpu_config *cf = config;
-	struct vitals_bpf_spec spec = {
-		.nvitals = 1,
-		.vitals = { CPU_NAME },
-		.units = { CPU_UNIT },
-	};
-	struct cpu_state *s;
-	int r, i;
+	const struct cpu_config *cf = p->config;
+	struct cpu_state *s = p->priv;
+	int i;
 
-	if ((r = vitals_init_check(ctx, cpu_check, config)) != 0)
-		return r;
-	if ((s = calloc(1, sizeof(*s))) == NULL)
-		return -ENOMEM;
 	s->fds = malloc(CPU_MAX * sizeof(int));
 	s->links = calloc(CPU_MAX, sizeof(*s->links));
-	if (s->fds == NULL || s->links == NULL) {
-		r = -ENOMEM;
-		goto fail;
-	}
+	if (s->fds == NULL || s->links == NULL)
+		return -ENOMEM;
 	for (i = 0; i < CPU_MAX; i++)
 		s->fds[i] = -1;
-	vitals_bpf_spec_opts(&spec, &cf->bpf);
-	if ((r = cpu_open_events(ctx, s, cf)) < 0)
-		goto fail;
-	if ((s->skel = cpu_bpf__open()) == NULL) {
-		r = -errno;
-		vitals_error(ctx, "cannot open the BPF object: %s", strerror(-r));
-		goto fail;
-	}
-	if ((r = vitals_bpf_prepare(ctx, s->skel->obj, &spec, &s->bpf)) < 0)
-		goto fail;
-	vitals_bpf_set_param(s->bpf, CPU_P_FILES, cf->files != 0);
-	if ((r = vitals_bpf_load(s->bpf)) < 0 || (r = cpu_attach(ctx, s)) < 0)
-		goto fail;
-	*state = s;
-	return 0;
-fail:
-	cpu_fini(s);
-	return r;
+	p->param[CPU_P_FILES] = cf->files != 0;
+	return cpu_open_events(p->ctx, s, cf);
 }
 
-static int
-cpu_flush(void *state)
-{
-	struct cpu_state *s = state;
-
-	return vitals_bpf_flush(s->bpf);
-}
-
-const struct vitals_plugin vitals_plugin = {
-	.abi_major = VITALS_ABI_MAJOR,
-	.abi_minor = VITALS_ABI_MINOR,
-	.kind = VITALS_PLUGIN_PROBE,
-	.config_size = sizeof(struct cpu_config),
-	.name = CPU_NAME,
-	.version = "0.1.0",
-	.description = CPU_DESC,
-	.options = cpu_options,
-	.available = cpu_available,
-	.init = cpu_init,
-	.fini = cpu_fini,
-	.flush = cpu_flush,
-	.check = cpu_check,
-};
+VITALS_BPF_PROBE_NAMED(CPU_NAME, cpu, "0.1.0", CPU_DESC,
+    struct cpu_config, cpu_options,
+    .vitals = { { CPU_NAME, CPU_UNIT } },
+    .state_size = sizeof(struct cpu_state),
+    .available = CPU_AVAILABLE,
+    .check = cpu_check,
+    .setup = cpu_setup,
+    .attach = cpu_attach,
+    .fini = cpu_fini);

@@ -7,10 +7,7 @@
  * weighted by the bytes completed.  Raw tracepoints: the request pointer
  * is the key, and no trace record is built per event.
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
-#include <vitals/sketch.bpf.h>
+#include <vitals/probe.bpf.h>
 
 /* Parameters (probes/diskio.c). */
 #define DISKIO_P_MIN_BYTES 0
@@ -158,7 +155,7 @@ diskio_site(const struct diskio_req *e, __u32 op)
 	for (i = 0; i < VITALS_BPF_STACK; i++) {
 		if (i >= n)
 			break;
-		h = vitals_bpf_mix64(h ^ (e->st.kstack[i] - base));
+		h = vitals_hash_mix64(h ^ (e->st.kstack[i] - base));
 	}
 	return h;
 }
@@ -182,7 +179,8 @@ static __always_inline void
 diskio_submitter(const struct vitals_bpf_cfg *c, void *ctx,
     struct diskio_req *e, struct request *rq, __u64 pt, int stacks)
 {
-	struct vitals_bpf_exe_slot *me = vitals_bpf_current(pt >> 32);
+	struct vitals_bpf_exe_slot *me =
+	    vitals_bpf_current_task(vitals_bpf_task(), pt >> 32);
 	__u32 size = (__u32)c->param[DISKIO_P_SITE_FRAMES] * 8, zero = 0, k;
 	__u64 none[2] = { 0, 0 }, now;
 	struct diskio_walk *w = 0;
@@ -353,8 +351,7 @@ diskio_count(struct vitals_bpf_cfg *c, void *ctx, struct request *rq,
 	if (e != 0 && e->wanted)
 		r = vitals_bpf_count(c, 0, e->site, bytes, e->pid_tgid,
 		    e->exe_id, e->uid);
-	else if (e == 0 && c->tgid == 0 && c->cgroup == 0 &&
-	    c->comm[0] == '\0')
+	else if (e == 0 && vitals_bpf_unfiltered(c))
 		/* Submitted before we attached: site 0, pid 0. */
 		r = vitals_bpf_count(c, 0, 0, bytes, 0, 0, 0);
 	else

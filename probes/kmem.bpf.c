@@ -6,15 +6,14 @@
  * allocator to), and a stack walk per page is too dear, so the label is the
  * allocation's gfp flags and order; sampled events carry the real stacks.
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-#include <vitals/sketch.bpf.h>
+#include <vitals/probe.bpf.h>
 
 /*
  * The vital each program counts.  The allocation's is 0 whenever its
  * program is loaded (probes/kmem.c lists kmem first); the free's is 0 or
  * 1, set before load in read-only data, whose line the programs read
- * anyway (vitals_bpf_zero), where a cfg parameter is one more line.
+ * anyway (the SDK keeps its maps' key there), where a cfg parameter is
+ * one more line.
  */
 #define KMEM_ALLOC_VITAL 0
 const volatile __u32 kmem_free_vital = 1;
@@ -29,8 +28,11 @@ static __always_inline struct vitals_bpf_rec *
 kmem_count(struct vitals_bpf_cfg *c, struct vitals_bpf_exe_slot *me,
     __u32 vital, __u64 label, __u32 order, int relaxed)
 {
-	return vitals_bpf_count_with(c, vital, label, 1ULL << (order & 31),
-	    VITALS_BPF_PT_CURRENT, me->exe_id, me->uid, relaxed);
+	if (relaxed)
+		return vitals_bpf_count_relaxed(c, vital, label,
+		    1ULL << (order & 31), VITALS_BPF_PT_CURRENT, me->exe_id,
+		    me->uid);
+	return vitals_bpf_count_me(c, me, vital, label, 1ULL << (order & 31));
 }
 
 /*

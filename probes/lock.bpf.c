@@ -8,9 +8,7 @@
  * frames at the end, which is called from the same function as the begin:
  * walking the stack there spares the waits shorter than min_wait.
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-#include <vitals/sketch.bpf.h>
+#include <vitals/probe.bpf.h>
 
 /* Probe parameters (set by lock.c). */
 #define LOCK_P_MIN_WAIT 0 /* ns; shorter waits are not counted */
@@ -80,7 +78,7 @@ lock_site(const struct vitals_bpf_cfg *c, void *ctx)
 	first = f[0] >= c->param[LOCK_P_ITER_LO] &&
 	    f[0] < c->param[LOCK_P_ITER_HI];
 	for (i = 0; i < LOCK_SITE_FRAMES; i++)
-		h = vitals_bpf_mix64(h ^ (first ? f[i + 1] : f[i]));
+		h = vitals_hash_mix64(h ^ (first ? f[i + 1] : f[i]));
 	return h;
 }
 

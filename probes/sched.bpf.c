@@ -9,32 +9,12 @@
  * thread leaving the CPU asleep is stamped, in task-local storage, and
  * its time off-CPU counted when it comes back, under its own identity.
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_core_read.h>
-#include <bpf/bpf_helpers.h>
-#include <vitals/sketch.bpf.h>
+#include <vitals/probe.bpf.h>
 
 #include "sched.h"
 
 /* __state at a task's last switch: it exits and never comes back. */
 #define SCHED_TASK_DEAD 0x80
-
-/*
- * More of task_struct than the sketch header declares.  The ___sched
- * suffix is a CO-RE flavour: it relocates against the kernel's
- * task_struct like the plain name would.
- */
-struct kernfs_node {
-	__u64 id;
-} __attribute__((preserve_access_index));
-
-struct cgroup {
-	struct kernfs_node *kn;
-} __attribute__((preserve_access_index));
-
-struct css_set {
-	struct cgroup *dfl_cgrp;
-} __attribute__((preserve_access_index));
 
 /* CONFIG_SCHED_INFO: times on the run queue's clock (rq->clock). */
 struct sched_info {
@@ -56,6 +36,11 @@ struct sched_entity {
 	struct cfs_rq *cfs_rq;
 } __attribute__((preserve_access_index));
 
+/*
+ * More of task_struct than <vitals/task.bpf.h> declares.  The ___sched
+ * suffix is a CO-RE flavour: it relocates against the kernel's
+ * task_struct like the plain name would.
+ */
 struct task_struct___sched {
 	unsigned int __state;
 	struct sched_entity se;
@@ -64,7 +49,6 @@ struct task_struct___sched {
 	int tgid;
 	struct mm_struct *mm;
 	const struct cred *cred;
-	struct css_set *cgroups;
 	char comm[VITALS_BPF_COMM_LEN];
 } __attribute__((preserve_access_index));
 
@@ -115,26 +99,6 @@ struct {
 	__type(value, struct sched_ustack);
 	__uint(max_entries, 1);
 } sched_scratch SEC(".maps");
-
-/* The filters of vitals_bpf_wanted(), applied to a task that is not current. */
-static __always_inline int
-sched_wanted(const struct vitals_bpf_cfg *c, struct task_struct___sched *t)
-{
-	__u32 tgid = t->tgid;
-	int i;
-
-	if (tgid == c->self_tgid || (c->tgid != 0 && tgid != c->tgid))
-		return 0;
-	if (c->cgroup != 0 && t->cgroups->dfl_cgrp->kn->id != c->cgroup)
-		return 0;
-	for (i = 0; i < VITALS_BPF_COMM_LEN; i++) {
-		if (c->comm[i] == '\0')
-			break;
-		if (t->comm[i] != c->comm[i])
-			return 0;
-	}
-	return 1;
-}
 
 /* The thread's entry, created empty if it has none; NULL if that fails. */
 static __always_inline struct sched_task *
@@ -323,7 +287,7 @@ sched_count_delay(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
 	sched_ufiles(r, t, 0);
 	sched_comm(r, t);
 	sched_kstack(r, t);
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	vitals_bpf_send(r);
 }
 
 /*
@@ -348,7 +312,7 @@ sched_site(struct task_struct___sched *t, __u64 frames)
 	for (i = 0; i < VITALS_BPF_STACK; i++) {
 		if (n < (i + 1) * 8)
 			break;
-		h = vitals_bpf_mix64(h ^ k->ip[i]);
+		h = vitals_hash_mix64(h ^ k->ip[i]);
 	}
 	return h;
 }
@@ -393,7 +357,7 @@ sched_count_block(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
 	sched_kstack(r, t);
 	sched_ustack(c, r, t);
 	sched_ufiles(r, t, 1);
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	vitals_bpf_send(r);
 }
 
 /*
@@ -477,7 +441,8 @@ sched_in(struct vitals_bpf_cfg *c, struct task_struct___sched *next, __u64 now)
 		delay = wait > 0 ? wait : 1; /* counted, if at min_delay 0 */
 	if (off != 0 && now > off && now - off >= c->param[SCHED_P_MIN_BLOCK])
 		blocked = now - off;
-	if ((delay | blocked) == 0 || !sched_wanted(c, next))
+	if ((delay | blocked) == 0 ||
+	    !vitals_bpf_task_wanted(c, (struct task_struct *)next))
 		return;
 	pt = (__u64)(__u32)next->tgid << 32 | tid;
 	if ((exe = vitals_bpf_task_exe((struct task_struct *)next)) == 0)

@@ -8,7 +8,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <bpf/btf.h>
@@ -27,15 +26,7 @@ struct sched_config {
 	int ustack; /* keep user stacks of sleeping threads */
 };
 
-struct sched_state {
-	struct sched_bpf *skel;
-	struct vitals_bpf *bpf;
-};
-
 #define SCHED_OFF(m) offsetof(struct sched_config, m)
-
-static const char *const sched_tracepoints[] = { "sched:sched_switch",
-	NULL };
 
 /* clang-format off */
 static const struct vitals_option sched_options[] = {
@@ -76,25 +67,7 @@ sched_fixup(void *arg, const struct vitals_bpf_rec *r, struct vitals_event *ev)
 	return 0;
 }
 
-static int
-sched_available(char *why, size_t len)
-{
-	return vitals_bpf_available(sched_tracepoints, why, len);
-}
-
-static void
-sched_fini(void *state)
-{
-	struct sched_state *s = state;
-
-	if (s == NULL)
-		return;
-	vitals_bpf_free(s->bpf);
-	sched_bpf__destroy(s->skel);
-	free(s);
-}
-
-/* `vitals` names sched, blocking or both; then the common BPF options. */
+/* `vitals` names sched, blocking or both. */
 static int
 sched_check(const void *config, char *why, size_t len)
 {
@@ -116,7 +89,7 @@ sched_check(const void *config, char *why, size_t len)
 		    why, len, "vitals: empty (give sched, blocking or both)");
 		return -EINVAL;
 	}
-	return vitals_bpf_opts_check(&cf->bpf, why, len);
+	return 0;
 }
 
 /*
@@ -183,98 +156,48 @@ sched_missing_stamps(void)
 	return missing;
 }
 
-/* Before load: what to load, map sizes, and the programs' parameters. */
-static void
-sched_configure(struct sched_state *s, const struct sched_config *cf,
-    uint64_t sched, uint64_t blocking)
-{
-	bool ustack = cf->ustack && blocking != 0;
-
-	vitals_bpf_set_param(s->bpf, SCHED_P_MIN_DELAY, cf->min_delay);
-	vitals_bpf_set_param(s->bpf, SCHED_P_MIN_BLOCK, cf->min_block);
-	vitals_bpf_set_param(s->bpf, SCHED_P_SCHED, sched);
-	vitals_bpf_set_param(s->bpf, SCHED_P_BLOCKING, blocking);
-	vitals_bpf_set_param(
-	    s->bpf, SCHED_P_SITE_FRAMES, (uint64_t)cf->site_frames);
-	vitals_bpf_set_param(s->bpf, SCHED_P_USTACK, ustack);
-}
-
+/*
+ * Before load: the vitals asked for (checked by sched_check), but sched
+ * only where the kernel keeps run-queue stamps (without them the delay
+ * could be counted only for some preemptions: it is left out rather than
+ * counted so), and the programs' parameters.
+ */
 static int
-sched_init(struct vitals_ctx *ctx, const void *config, void **state)
+sched_setup(struct vitals_bpf_instance *p)
 {
-	const struct sched_config *cf = config;
-	struct vitals_bpf_spec spec = { 0 };
-	struct sched_state *s;
+	const struct sched_config *cf = p->config;
 	const char *missing;
 	uint64_t sched, blocking;
-	int r;
 
-	if ((r = vitals_init_check(ctx, sched_check, config)) != 0)
-		return r;
-	sched_vitals(&cf->vitals, false, &spec, &sched, &blocking);
-	/*
-	 * Without the kernel's run-queue stamps the delay could be counted
-	 * only for some preemptions: leave it out rather than count that.
-	 */
+	sched_vitals(&cf->vitals, false, &p->spec, &sched, &blocking);
 	if (sched != 0 && (missing = sched_missing_stamps()) != NULL) {
 		if (blocking == 0) {
-			vitals_error(ctx, "vitals: sched needs the kernel's "
+			vitals_error(p->ctx, "vitals: sched needs the kernel's "
 			    "run-queue stamps, and this kernel has no %s",
 			    missing);
 			return -ENOTSUP;
 		}
-		vitals_log(ctx, VITALS_LOG_WARN, "this kernel has no %s: "
+		vitals_log(p->ctx, VITALS_LOG_WARN, "this kernel has no %s: "
 		    "counting blocking only, not sched", missing);
-		sched_vitals(&cf->vitals, true, &spec, &sched, &blocking);
+		sched_vitals(&cf->vitals, true, &p->spec, &sched, &blocking);
 	}
-	if ((s = calloc(1, sizeof(*s))) == NULL)
-		return -ENOMEM;
-	vitals_bpf_spec_opts(&spec, &cf->bpf);
-	spec.fixup = sched_fixup;
-	if ((s->skel = sched_bpf__open()) == NULL) {
-		r = -errno;
-		vitals_error(
-		    ctx, "cannot open the BPF object: %s", strerror(-r));
-		goto fail;
-	}
-	if ((r = vitals_bpf_prepare(ctx, s->skel->obj, &spec, &s->bpf)) < 0)
-		goto fail;
-	sched_configure(s, cf, sched, blocking);
-	if ((r = vitals_bpf_load(s->bpf)) < 0 ||
-	    (r = vitals_bpf_attach(s->bpf)) < 0)
-		goto fail;
-	*state = s;
+	p->param[SCHED_P_MIN_DELAY] = cf->min_delay;
+	p->param[SCHED_P_MIN_BLOCK] = cf->min_block;
+	p->param[SCHED_P_SCHED] = sched;
+	p->param[SCHED_P_BLOCKING] = blocking;
+	p->param[SCHED_P_SITE_FRAMES] = (uint64_t)cf->site_frames;
+	p->param[SCHED_P_USTACK] = cf->ustack && blocking != 0;
 	return 0;
-fail:
-	sched_fini(s);
-	return r;
 }
 
-static int
-sched_flush(void *state)
-{
-	struct sched_state *s = state;
-
-	return vitals_bpf_flush(s->bpf);
-}
-
-const struct vitals_plugin vitals_plugin = {
-	.abi_major = VITALS_ABI_MAJOR,
-	.abi_minor = VITALS_ABI_MINOR,
-	.kind = VITALS_PLUGIN_PROBE,
-	.config_size = sizeof(struct sched_config),
-	.name = "sched",
-	.version = "0.1.0",
-	.description =
-	    "run-queue delay by process (sched) and time off-CPU by "
-	    "blocking site (blocking), from the sched_switch BTF "
-	    "tracepoint, in-kernel sketches; the delay is the kernel's "
-	    "own (sched_info): from being queued (woken, preempted or "
-	    "forked) to switch-in, not from the last run as in the paper",
-	.options = sched_options,
-	.available = sched_available,
-	.init = sched_init,
-	.fini = sched_fini,
-	.flush = sched_flush,
-	.check = sched_check,
-};
+VITALS_BPF_PROBE(sched, "0.1.0", "run-queue delay by process (sched) and "
+    "time off-CPU by blocking site (blocking), from the sched_switch BTF "
+    "tracepoint, in-kernel sketches; the delay is the kernel's own "
+    "(sched_info): from being queued (woken, preempted or forked) to "
+    "switch-in, not from the last run as in the paper",
+    struct sched_config, sched_options,
+    .vitals = { { "sched", "ns" }, { "blocking", "ns" } },
+    .tracepoints = { "sched:sched_switch" },
+    .check = sched_check,
+    .setup = sched_setup,
+    .fixup = sched_fixup);

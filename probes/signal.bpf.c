@@ -6,9 +6,7 @@
  * which runs in the sender's context, only notes who sent what to whom so
  * a sampled delivery can name its sender.
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-#include <vitals/sketch.bpf.h>
+#include <vitals/probe.bpf.h>
 
 /* Probe parameter (set by signal.c): 1 when signal_generate records senders. */
 #define SIGNAL_P_SENDER 0
@@ -160,12 +158,10 @@ vitals_signal_deliver(__u64 *ctx)
 	    vitals_bpf_uid(task));
 	if (r == 0)
 		return 0;
-	r->op = sig;
 	/* SIGKILL of a dying group comes without siginfo: SI_USER (0). */
-	r->args[0] = info != 0 ? (__u64)(__s64)info->si_code : 0;
-	r->args[1] = sender;
-	r->args[2] = pt >> 32;
-	r->args[3] = ka != 0 ? (__u64)ka->sa.sa_handler : 0;
+	vitals_bpf_rec_args(r, sig,
+	    info != 0 ? (__u64)(__s64)info->si_code : 0, sender, pt >> 32,
+	    ka != 0 ? (__u64)ka->sa.sa_handler : 0);
 	vitals_bpf_submit_tp(ctx, r, 1);
 	return 0;
 }

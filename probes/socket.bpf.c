@@ -9,9 +9,7 @@
  * labelled by its local port (UDP copies most datagrams out with no
  * tracepoint that shows the packet).
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-#include <vitals/sketch.bpf.h>
+#include <vitals/probe.bpf.h>
 
 #define SOCKET_AF_INET 2
 #define SOCKET_AF_INET6 10

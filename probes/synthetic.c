@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <vitals/hash.h>
 #include <vitals/vitals.h>
 
 #define SYNTHETIC_NS 1000000000ULL
@@ -125,20 +126,12 @@ struct synthetic {
 	struct vitals_timer *timer;
 };
 
-/* splitmix64 (Steele, Lea, Flood): the generator and a 64-bit mixer. */
-static uint64_t
-synthetic_mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
+/* splitmix64 (Steele, Lea, Flood), whose mixer <vitals/hash.h> has. */
 static uint64_t
 synthetic_next(uint64_t *state)
 {
 	*state += 0x9e3779b97f4a7c15ULL;
-	return synthetic_mix(*state);
+	return vitals_hash_mix64(*state);
 }
 
 /* Uniform in [0, 1). */
@@ -201,10 +194,10 @@ synthetic_stack(
 
 	for (j = 0; j < nk; j++)
 		k[j] = SYNTHETIC_KBASE +
-		    (synthetic_mix(label * 257 + j) & 0xfffff0);
+		    (vitals_hash_mix64(label * 257 + j) & 0xfffff0);
 	for (j = 0; j < nu; j++)
 		u[j] = SYNTHETIC_UBASE +
-		    (synthetic_mix(~label * 263 + j) & 0xffff0);
+		    (vitals_hash_mix64(~label * 263 + j) & 0xffff0);
 	if (nu > 0)
 		u[0] = label + 0x10; /* innermost: inside the label's block */
 }
@@ -483,7 +476,7 @@ synthetic_open(struct synthetic *st)
 	for (i = 0; i < l->n; i++) {
 		/* Seeded by name, so adding a vital leaves the others alone. */
 		st->vitals[i].rng =
-		    synthetic_mix(seed ^ synthetic_fnv(l->v[i]));
+		    vitals_hash_mix64(seed ^ synthetic_fnv(l->v[i]));
 		rc = vitals_vital_open(st->ctx, l->v[i],
 		    synthetic_unit(l->v[i]), &st->vitals[i].v);
 		if (rc != 0) {
@@ -492,7 +485,7 @@ synthetic_open(struct synthetic *st)
 			return rc;
 		}
 	}
-	st->rogue_rng = synthetic_mix(seed ^ synthetic_fnv(SYNTHETIC_ROGUE));
+	st->rogue_rng = vitals_hash_mix64(seed ^ synthetic_fnv(SYNTHETIC_ROGUE));
 	return 0;
 }
 

@@ -9,9 +9,7 @@
  * every such fault (half of a compiler's faults), each sampled as new.
  * They count under one label per process image, UMEM_CODE_LABEL.
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
-#include <vitals/sketch.bpf.h>
+#include <vitals/probe.bpf.h>
 
 /* x86 page fault error code: the access was an instruction fetch. */
 #define UMEM_PF_INSTR 0x10
@@ -43,8 +41,7 @@ umem_fault(__u64 *ctx)
 	/* By code offset: ASLR would give each process new labels. */
 	label = (ctx[2] & UMEM_PF_INSTR) ? UMEM_CODE_LABEL :
 	    vitals_bpf_code_off(me, ip) >> 8;
-	r = vitals_bpf_count(c, 0, label, 1, VITALS_BPF_PT_CURRENT, me->exe_id,
-	    me->uid);
+	r = vitals_bpf_count_me(c, me, 0, label, 1);
 	if (r == 0)
 		return 0;
 	r->args[0] = ctx[0];

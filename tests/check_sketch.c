@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
+#include <vitals/hash.h>
+
 #include "sketch.h"
 
 static const struct sketch_params small = {
@@ -90,7 +91,7 @@ START_TEST(test_weights_and_slot)
 {
 	struct vitals_event ev = ev_of(0xabc, 300);
 	struct sketch *s = sketch_new(&small);
-	uint64_t slot = hash_label(0xabc, 7, 1000) & (small.hca_size - 1);
+	uint64_t slot = vitals_hash_label(0xabc, 7, 1000) & (small.hca_size - 1);
 
 	sketch_add(s, &ev, 1);
 	ev.weight = 200;
@@ -134,8 +135,8 @@ START_TEST(test_first_sighting_on_collision)
 	p.hca_size = 32;
 	p.max_samples = 64;
 	s = sketch_new(&p);
-	target = hash_label(1, 7, 1000) & 31;
-	for (l = 2; (hash_label(l, 7, 1000) & 31) != target; l++)
+	target = vitals_hash_label(1, 7, 1000) & 31;
+	for (l = 2; (vitals_hash_label(l, 7, 1000) & 31) != target; l++)
 		;
 	for (i = 0; i < 1000; i++)
 		sketch_add(s, &heavy, 1);

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <vitals/hash.h>
+
 #include "mock_host.h"
 
 #define MOCK_VITALS 32
@@ -67,21 +69,13 @@ static struct mock_metric mock_metrics[MOCK_METRICS];
 static unsigned mock_nmetric, mock_nrefused;
 
 static uint64_t
-mock_mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint64_t
 mock_hash_str(uint64_t h, const char *s)
 {
 	if (s == NULL)
-		return mock_mix(h ^ 0x5a5a);
+		return vitals_hash_mix64(h ^ 0x5a5a);
 	while (*s != '\0')
 		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
-	return mock_mix(h);
+	return vitals_hash_mix64(h);
 }
 
 static uint64_t
@@ -90,8 +84,8 @@ mock_hash_frames(uint64_t h, const uint64_t *f, uint32_t n)
 	uint32_t i;
 
 	for (i = 0; f != NULL && i < n; i++)
-		h = mock_mix(h ^ f[i]);
-	return mock_mix(h ^ n);
+		h = vitals_hash_mix64(h ^ f[i]);
+	return vitals_hash_mix64(h ^ n);
 }
 
 struct vitals_ctx *
@@ -422,7 +416,7 @@ vitals_vital_open(struct vitals_ctx *ctx, const char *name, const char *unit,
 static struct mock_label *
 mock_label_slot(struct vitals_vital *v, uint64_t label, int create)
 {
-	uint64_t h = mock_mix(label);
+	uint64_t h = vitals_hash_mix64(label);
 	struct mock_label *l;
 	unsigned i;
 
@@ -499,10 +493,10 @@ vitals_emit(struct vitals_vital *v, const struct vitals_event *ev)
 	}
 	stack = mock_hash_frames(mock_hash_frames(0, ev->kstack, ev->nkstack),
 	    ev->ustack, ev->nustack);
-	d = mock_mix(v->digest ^ ev->ts_ns) ^ ev->label;
-	d = mock_mix(d ^ ev->weight) ^ ((uint64_t)ev->exe_id << 32 | ev->uid);
-	d = mock_mix(d ^ ((uint64_t)ev->pid << 32 | ev->tid)) ^ ev->op;
-	d = mock_mix(d ^ ev->args[0] ^ ev->args[1] ^ ev->args[2] ^ ev->args[3]);
+	d = vitals_hash_mix64(v->digest ^ ev->ts_ns) ^ ev->label;
+	d = vitals_hash_mix64(d ^ ev->weight) ^ ((uint64_t)ev->exe_id << 32 | ev->uid);
+	d = vitals_hash_mix64(d ^ ((uint64_t)ev->pid << 32 | ev->tid)) ^ ev->op;
+	d = vitals_hash_mix64(d ^ ev->args[0] ^ ev->args[1] ^ ev->args[2] ^ ev->args[3]);
 	d = mock_hash_str(mock_hash_str(d ^ stack, ev->exe), ev->comm);
 	v->digest = d;
 	v->events++;
@@ -557,7 +551,7 @@ vitals_vital_sample(
 uint64_t
 vitals_label_hash(uint64_t label, uint32_t exe_id, uint32_t uid)
 {
-	return mock_mix(label ^ mock_mix((uint64_t)exe_id << 32 | uid));
+	return vitals_hash_label(label, exe_id, uid);
 }
 
 void

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: MIT
 # A third-party filter and probe (tests/sdk/myfilter.c, myprobe.c) built out
 # of the tree against the installed SDK and `pkg-config vitals`, then
-# loaded by the installed vitalsd, which runs them for one epoch.
+# loaded by the installed vitalsd, which runs them for one epoch; and a BPF
+# probe (tests/sdk/mybpfprobe*.c: a descriptor and a program) built the
+# same way, which must load and, as root, count.
 . "$top_srcdir/tests/lib.sh"
 
 command -v pkg-config >/dev/null || skip "pkg-config not installed"
@@ -17,6 +19,7 @@ $pc --exists vitals || fail "vitals.pc not installed under $root/lib/pkgconfig"
 
 mkdir "$TMP/sdk"
 cp "$top_srcdir/tests/sdk/myfilter.c" "$top_srcdir/tests/sdk/myprobe.c" \
+	"$top_srcdir/tests/sdk/mybpfprobe.c" "$top_srcdir/tests/sdk/mybpfprobe.bpf.c" \
 	"$top_srcdir/tests/sdk/Makefile" "$TMP/sdk/"
 make -C "$TMP/sdk" PKG_CONFIG="$pc" >"$TMP/sdk.log" 2>&1 ||
 	{ cat "$TMP/sdk.log"; fail "building the out-of-tree filter and probe failed"; }
@@ -65,3 +68,50 @@ assert_grep '^  myprobe\.loadavg1 +tasks ' "$TMP/show.out"
 assert_grep '^runnable \(unit: tasks\)' "$TMP/probe.out"
 assert_grep '^  events [1-9][0-9]* ' "$TMP/probe.out"
 echo "PASS: out-of-tree filter and probe built with pkg-config, loaded and run for an epoch"
+
+# The BPF probe: the installed BPF headers must be enough to build it.
+for t in clang bpftool; do
+	command -v "$t" >/dev/null || { echo "SKIP: no $t: the out-of-tree BPF probe is not built"; exit 0; }
+done
+pkg-config --exists libbpf || { echo "SKIP: no libbpf-dev: the out-of-tree BPF probe is not built"; exit 0; }
+make -C "$TMP/sdk" bpfprobe PKG_CONFIG="$pc" >"$TMP/probe.log" 2>&1 ||
+	{ cat "$TMP/probe.log"; fail "building the out-of-tree BPF probe failed"; }
+grep -E '\.[ch]:[0-9]+:[0-9]+: warning' "$TMP/probe.log" && fail "the out-of-tree BPF probe builds with warnings"
+"$root/sbin/vitalsd" -c "$TMP/vitals.yaml" --list-plugins >"$TMP/list.out" 2>&1 ||
+	{ cat "$TMP/list.out"; fail "--list-plugins failed"; }
+assert_grep '^mybpfprobe +probe +1\.0' "$TMP/list.out"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "PASS: out-of-tree BPF probe built and listed (not root: not run)"
+	exit 0
+fi
+rm -rf "$TMP/data"
+cat >"$TMP/probe.yaml" <<EOC
+epoch: 2s
+data_dir: $TMP/data
+plugin_path: [$TMP/sdk, $root/lib/vitals]
+probes:
+  mybpfprobe: {}
+plugins:
+  store: {}
+EOC
+"$root/sbin/vitalsd" -c "$TMP/probe.yaml" -n 1 2>"$TMP/probe.err" &
+daemon=$!
+i=0
+until grep -q 'started' "$TMP/probe.err"; do
+	kill -0 "$daemon" 2>/dev/null || { cat "$TMP/probe.err"; fail "vitalsd with the probe did not start"; }
+	i=$((i + 1))
+	[ "$i" -lt 300 ] || fail "vitalsd with the probe did not start in 30 s"
+	sleep 0.1
+done
+for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done
+wait "$daemon" || { cat "$TMP/probe.err"; fail "vitalsd with the probe failed"; }
+"$root/bin/vitals" --data-dir "$TMP/data" show --last --json >"$TMP/probe.json" 2>&1 ||
+	{ cat "$TMP/probe.json"; fail "vitals show failed"; }
+python3 - "$TMP/probe.json" <<'PY' || fail "the out-of-tree BPF probe counted no forks"
+import json, sys
+e = json.load(open(sys.argv[1]))
+v = [v for v in e["vitals"] if v["name"] == "forks"]
+assert v and v[0]["events"] >= 10, "forks: %r" % v
+print("forks: %d events" % v[0]["events"])
+PY
+echo "PASS: out-of-tree BPF probe built against the installed SDK, loaded and counting"

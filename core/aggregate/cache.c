@@ -22,8 +22,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <vitals/hash.h>
+#include <vitals/store.h>
+
 #include "cache.h"
-#include "hash.h"
 #include "safefile.h"
 
 #define CACHE_FORMAT 2
@@ -116,8 +118,8 @@ void
 cache_key_hex(const struct cache_key *k, char out[33])
 {
 	snprintf(out, 33, "%016llx%016llx",
-	    (unsigned long long)hash_mix64(k->h[0]),
-	    (unsigned long long)hash_mix64(k->h[1] ^ k->h[0]));
+	    (unsigned long long)vitals_hash_mix64(k->h[0]),
+	    (unsigned long long)vitals_hash_mix64(k->h[1] ^ k->h[0]));
 }
 
 /* ---- the directory ---- */

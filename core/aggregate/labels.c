@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <vitals/hash.h>
+
 #include "labels.h"
 
 /* One sample, reduced to the key it counts under. */
@@ -494,9 +496,7 @@ labels_map_hash(uint32_t scope, const char *key)
 
 	while (*key != '\0')
 		h = (h ^ (unsigned char)*key++) * 0x100000001b3ULL;
-	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
-	return h ^ (h >> 31);
+	return vitals_hash_mix64(h);
 }
 
 struct labels_map *

@@ -11,8 +11,9 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include <vitals/hash.h>
+
 #include "engine.h"
-#include "hash.h"
 #include "metric.h"
 #include "module.h"
 
@@ -554,7 +555,7 @@ vitals_vital_sample(struct vitals_vital *v, const struct vitals_event *ev,
     uint64_t count)
 {
 	struct sketch *s = v->buf[v->cur];
-	uint64_t h = hash_label(ev->label, ev->exe_id, ev->uid);
+	uint64_t h = vitals_hash_label(ev->label, ev->exe_id, ev->uid);
 	int r;
 
 	r = sketch_keep(s, ev, h & (s->p.hca_size - 1), count);
@@ -594,5 +595,5 @@ engine_vital_name_last(struct vitals_vital *v, const char *const *names,
 uint64_t
 vitals_label_hash(uint64_t label, uint32_t exe_id, uint32_t uid)
 {
-	return hash_label(label, exe_id, uid);
+	return vitals_hash_label(label, exe_id, uid);
 }

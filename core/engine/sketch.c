@@ -11,7 +11,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "hash.h"
+#include <vitals/hash.h>
+
 #include "sketch.h"
 
 #define SKETCH_EXE_SLOTS 256
@@ -128,7 +129,7 @@ sketch_first_sighting(struct sketch *s, uint64_t h)
 	uint64_t g, b1, b2, m1, m2;
 	int fresh;
 
-	g = hash_mix64(h ^ 0x6a09e667f3bcc909ULL);
+	g = vitals_hash_mix64(h ^ 0x6a09e667f3bcc909ULL);
 	b1 = g >> s->seen_shift;
 	b2 = (g << 32 | g >> 32) >> s->seen_shift;
 	m1 = 1ULL << (b1 & 63);
@@ -260,7 +261,7 @@ sketch_add(struct sketch *s, const struct vitals_event *ev, uint32_t shift)
 	int fresh;
 
 	w = ev->weight ? ev->weight : 1;
-	h = hash_label(ev->label, ev->exe_id, ev->uid);
+	h = vitals_hash_label(ev->label, ev->exe_id, ev->uid);
 	slot = h & (s->p.hca_size - 1);
 	old = s->hca[slot];
 	new = old + w;

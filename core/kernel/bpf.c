@@ -36,6 +36,8 @@
 #define BPF_LIVE_NS (1000 * 1000 * 1000ULL)
 /* Least time between two sweeps of the identity caches for dead pids. */
 #define BPF_DROP_NS (1000 * 1000 * 1000ULL)
+/* Least time between two complaints about records of another layout. */
+#define BPF_BADREC_NS (60 * 1000 * 1000 * 1000ULL)
 
 static unsigned bpf_exec_warned; /* the exec table could not be loaded */
 
@@ -74,6 +76,8 @@ struct vitals_bpf {
 	struct bpf_link *links[BPF_MAX_LINKS]; /* vitals_bpf_attach()'s */
 	int nlinks;
 	int exec_held;               /* holds exe_exec_hold() */
+	uint64_t bad_recs;           /* records of another layout, not told yet */
+	uint64_t bad_at;             /* monotonic time of the last complaint */
 	char exe[4096];              /* scratch for one resolved exe path */
 };
 
@@ -361,6 +365,28 @@ bpf_strip_tracing(struct vitals_event *ev)
 	}
 }
 
+/*
+ * A record of another layout (a probe built against another SDK) is
+ * dropped: say so, with the count dropped, at most every BPF_BADREC_NS.
+ */
+static void
+bpf_bad_record(struct vitals_bpf *b, const void *data, size_t len)
+{
+	uint64_t now = bpf_clock(CLOCK_MONOTONIC);
+	uint32_t version = len >= sizeof(uint32_t) ? *(const uint32_t *)data : 0;
+
+	b->bad_recs++;
+	if (b->bad_at != 0 && now - b->bad_at < BPF_BADREC_NS)
+		return;
+	vitals_log(b->ctx, VITALS_LOG_WARN, "%llu sampled event(s) dropped: "
+	    "BPF record layout %#x of %zu bytes, where this vitalsd reads "
+	    "%#x of %zu (rebuild the probe against this SDK)",
+	    (unsigned long long)b->bad_recs, version, len,
+	    VITALS_BPF_REC_VERSION, sizeof(struct vitals_bpf_rec));
+	b->bad_recs = 0;
+	b->bad_at = now;
+}
+
 /* Turn a record into an event and give it to the core. */
 static int
 bpf_on_sample(void *arg, void *data, size_t len)
@@ -373,9 +399,11 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	uint64_t ustack[VITALS_BPF_STACK];
 	uint32_t nuf;
 
-	/* Probes built before code_start/end send records without them. */
-	if (len < offsetof(struct vitals_bpf_rec, code_start) ||
-	    r->vital >= b->spec.nvitals)
+	if (!vitals_bpf_rec_valid(data, len)) {
+		bpf_bad_record(b, data, len);
+		return 0;
+	}
+	if (r->vital >= b->spec.nvitals)
 		return 0;
 	memset(&ev, 0, sizeof(ev));
 	ev.ts_ns = (uint64_t)((int64_t)r->ts_ns + b->mono_to_real);
@@ -395,17 +423,14 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	ev.comm = comm;
 	ev.exe = exe_path(r->pid, r->exe_id, comm, b->exe, sizeof(b->exe)) ==
 		0 ? b->exe : NULL;
-	if (ev.exe != NULL && r->nustack > 0 &&
-	    len >= offsetof(struct vitals_bpf_rec, nufiles))
+	if (ev.exe != NULL && r->nustack > 0)
 		sym_proc_text(r->pid, r->exe_id, ev.exe, r->code_start,
 		    r->code_end);
 	memcpy(ev.args, r->args, sizeof(ev.args));
 	bpf_strip_tracing(&ev);
 	if (b->spec.fixup != NULL && b->spec.fixup(b->spec.fixup_arg, r, &ev))
 		return 0;
-	/* Probes built before ufile send records without it. */
-	nuf = len >= sizeof(*r) && r->nufiles <= VITALS_BPF_UFILES ?
-	    r->nufiles : 0;
+	nuf = r->nufiles <= VITALS_BPF_UFILES ? r->nufiles : 0;
 	bpf_encode_ustack(&ev, r->ufile, nuf, r->ts_ns, ustack);
 	/* Symbolize only what the core kept: names cost /proc and ELF reads. */
 	if (vitals_vital_sample(b->vitals[r->vital], &ev, r->count)) {

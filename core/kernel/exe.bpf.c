@@ -35,7 +35,7 @@ vitals_exec(__u64 *ctx)
 	struct task_struct *p = (struct task_struct *)ctx[0];
 	struct linux_binprm *bprm = (struct linux_binprm *)ctx[2];
 	struct vitals_exec_name *e;
-	__u32 id = vitals_bpf_mm_exe(p->mm), k = id % VITALS_EXEC_SLOTS;
+	__u32 id = vitals__mm_exe(p->mm), k = id % VITALS_EXEC_SLOTS;
 
 	if (id == 0)
 		return 0;

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The user-space half of the in-kernel sketch, for probes whose BPF
- * programs count events with <vitals/sketch.bpf.h>.  A probe opens its BPF
+ * programs count events with <vitals/probe.bpf.h>.  A tracepoint probe is
+ * declared with VITALS_BPF_PROBE() (at the end): its vitals, tracepoints,
+ * skeleton, options and hooks for what is its own, and the core runs it.
+ * Underneath (and for a probe that drives itself): the probe opens its BPF
  * object (e.g. from a bpftool skeleton), hands it to vitals_bpf_prepare()
  * before loading, then calls vitals_bpf_load() and vitals_bpf_attach(),
- * and calls vitals_bpf_flush() from its flush callback.  The layer sizes the
- * maps from the sketch configuration, writes t and the filters, drains
- * the ring buffer of sampled events into the core's sample store, reads
- * and clears the HCA half of the closing epoch, and reports the programs'
- * kernel run time as collector CPU.
+ * and calls vitals_bpf_flush() from its flush callback.  The layer sizes
+ * the maps from the sketch configuration, writes t and the filters,
+ * drains the ring buffer of sampled events into the core's sample store,
+ * reads and clears the HCA half of the closing epoch, and reports the
+ * programs' kernel run time as collector CPU.
  */
 #ifndef VITALS_BPF_H
 #define VITALS_BPF_H
@@ -190,6 +193,177 @@ int vitals_bpf_ksym_range(const char *name, uint64_t *lo, uint64_t *hi);
  */
 int vitals_perf_open(int hw, uint64_t config, uint64_t freq_hz, int *fds,
     int max);
+
+/* ---- A tracepoint probe from a descriptor ---- */
+
+/* Tracepoints a descriptor may list. */
+#define VITALS_BPF_MAX_TRACEPOINTS 8
+
+/*
+ * A bpftool skeleton as the core drives it, filled by VITALS_BPF_PROBE()
+ * from NAME.skel.h's NAME_bpf__open(), __load() and __destroy().  The
+ * core attaches the programs itself (vitals_bpf_attach()), to name the
+ * one that fails and to leave perf_event programs to the probe.
+ */
+struct vitals_bpf_skeleton {
+	void *(*open)(void);         /* the skeleton, or NULL with errno set */
+	int (*load)(void *skel);     /* load it: 0 or a negative errno */
+	void (*destroy)(void *skel); /* free it and its object; accepts NULL */
+	struct bpf_object *(*object)(void *skel); /* its BPF object */
+};
+
+/* One vital a probe's programs count, at their index in the descriptor. */
+struct vitals_bpf_vital {
+	const char *name; /* the vital, e.g. "syscall" */
+	const char *unit; /* its weight's unit, e.g. "calls" */
+};
+
+struct vitals_bpf_instance;
+
+/*
+ * A BPF probe, declared: what the core needs to run it, and hooks for
+ * what is the probe's own.  Static, filled by VITALS_BPF_PROBE(); fields
+ * are only appended (size says which the probe was built with).  Hooks
+ * that return int return 0 or a negative errno, after vitals_error() when
+ * they have an instance.
+ */
+struct vitals_bpf_probe {
+	uint32_t size;       /* sizeof(struct vitals_bpf_probe) built with */
+	uint32_t state_size; /* bytes of instance->priv, zeroed; 0 = none */
+	/* The vitals, by the programs' index; a NULL name ends the list. */
+	struct vitals_bpf_vital vitals[VITALS_BPF_MAX_VITALS];
+	/* "category:event" tracepoints the probe needs; NULL ends the list. */
+	const char *tracepoints[VITALS_BPF_MAX_TRACEPOINTS + 1];
+	struct vitals_bpf_skeleton skel;
+	/* The probe's own options' values (plugin check); the common after. */
+	int (*check)(const void *config, char *why, size_t len);
+	/* Whether it can run here, beyond BPF itself and the tracepoints. */
+	int (*available)(char *why, size_t len);
+	/*
+	 * Opened, before the maps are sized and the object is loaded: choose
+	 * vitals (instance->spec), programs (bpf_program__set_autoload), set
+	 * param[] and read-only data.
+	 */
+	int (*setup)(struct vitals_bpf_instance *p);
+	/* Loaded, tracepoint programs attached: attach others (perf events). */
+	int (*attach)(struct vitals_bpf_instance *p);
+	/* Free what setup and attach took, first; also after a failed init. */
+	void (*fini)(struct vitals_bpf_instance *p);
+	/* Each sample, with the instance as arg (see vitals_bpf_fixup_fn). */
+	vitals_bpf_fixup_fn fixup;
+};
+
+/*
+ * One running probe, as the core hands it to the hooks; owned by the core,
+ * valid from setup until fini.  Fields are only appended.
+ */
+struct vitals_bpf_instance {
+	const struct vitals_bpf_probe *probe; /* its descriptor */
+	struct vitals_ctx *ctx;    /* for vitals_error() and the like */
+	const void *config;        /* starts with struct vitals_bpf_opts */
+	void *skel;                /* the opened skeleton: struct NAME_bpf * */
+	struct vitals_bpf *bpf;    /* the layer, from after setup */
+	struct vitals_bpf_spec spec; /* vitals and filters; setup may edit */
+	uint64_t param[VITALS_BPF_MAX_PARAMS]; /* the programs' cfg param[] */
+	void *priv;                /* the probe's state_size bytes */
+};
+
+/*
+ * The options every BPF probe takes, alone: the table of a probe whose
+ * config block is a struct vitals_bpf_opts (one with options of its own
+ * starts its table with VITALS_BPF_OPTIONS()).
+ */
+extern const struct vitals_option vitals_bpf_options[];
+
+/*
+ * The plugin callbacks of a descriptor-built probe (VITALS_BPF_PROBE()
+ * wires them).  available: BPF (vitals_bpf_available) with the
+ * descriptor's tracepoints, then its hook.  check: its hook, then the
+ * common options.  init: check, open the skeleton, setup, size the maps,
+ * write param[], load, attach the tracepoint programs, then the attach
+ * hook; *state is the instance.  fini (accepts NULL) and flush take it.
+ */
+int vitals_bpf_probe_available(const struct vitals_bpf_probe *p, char *why,
+    size_t len);
+int vitals_bpf_probe_check(const struct vitals_bpf_probe *p,
+    const void *config, char *why, size_t len);
+int vitals_bpf_probe_init(const struct vitals_bpf_probe *p,
+    struct vitals_ctx *ctx, const void *config, void **state);
+void vitals_bpf_probe_fini(void *state);
+int vitals_bpf_probe_flush(void *state);
+
+/*
+ * The plugin descriptor `vitals_plugin` of a BPF probe named NAME (the
+ * plugin, a string) whose skeleton is SKEL.skel.h (SKEL_bpf__*), of
+ * version VERSION and description DESC, with config block CONFIG (a type
+ * starting with struct vitals_bpf_opts) and option table OPTIONS; the
+ * rest are designated initializers of its struct vitals_bpf_probe.  It
+ * defines static SKEL_vitals_* functions and the descriptor
+ * SKEL_vitals_probe.
+ */
+#define VITALS_BPF_PROBE_NAMED(NAME, SKEL, VERSION, DESC, CONFIG, \
+    OPTIONS, ...) \
+	static void *SKEL##_vitals_open(void) \
+	{ \
+		return SKEL##_bpf__open(); \
+	} \
+	static int SKEL##_vitals_load(void *s) \
+	{ \
+		return SKEL##_bpf__load((struct SKEL##_bpf *)s); \
+	} \
+	static void SKEL##_vitals_destroy(void *s) \
+	{ \
+		SKEL##_bpf__destroy((struct SKEL##_bpf *)s); \
+	} \
+	static struct bpf_object *SKEL##_vitals_object(void *s) \
+	{ \
+		return ((struct SKEL##_bpf *)s)->obj; \
+	} \
+	static const struct vitals_bpf_probe SKEL##_vitals_probe = { \
+		.size = sizeof(struct vitals_bpf_probe), \
+		.skel = { SKEL##_vitals_open, SKEL##_vitals_load, \
+		    SKEL##_vitals_destroy, SKEL##_vitals_object }, \
+		__VA_ARGS__ \
+	}; \
+	static int SKEL##_vitals_available(char *why, size_t len) \
+	{ \
+		return vitals_bpf_probe_available(&SKEL##_vitals_probe, \
+		    why, len); \
+	} \
+	static int SKEL##_vitals_init(struct vitals_ctx *ctx, \
+	    const void *config, void **state) \
+	{ \
+		return vitals_bpf_probe_init(&SKEL##_vitals_probe, ctx, \
+		    config, state); \
+	} \
+	static int SKEL##_vitals_check(const void *config, char *why, \
+	    size_t len) \
+	{ \
+		return vitals_bpf_probe_check(&SKEL##_vitals_probe, \
+		    config, why, len); \
+	} \
+	_Static_assert(sizeof(CONFIG) >= sizeof(struct vitals_bpf_opts), \
+	    "a BPF probe's config block starts with struct vitals_bpf_opts"); \
+	const struct vitals_plugin vitals_plugin = { \
+		.abi_major = VITALS_ABI_MAJOR, \
+		.abi_minor = VITALS_ABI_MINOR, \
+		.kind = VITALS_PLUGIN_PROBE, \
+		.config_size = sizeof(CONFIG), \
+		.name = NAME, \
+		.version = VERSION, \
+		.description = DESC, \
+		.options = OPTIONS, \
+		.available = SKEL##_vitals_available, \
+		.init = SKEL##_vitals_init, \
+		.fini = vitals_bpf_probe_fini, \
+		.flush = vitals_bpf_probe_flush, \
+		.check = SKEL##_vitals_check, \
+	}
+
+/* VITALS_BPF_PROBE_NAMED() of plugin NAME with skeleton NAME.skel.h. */
+#define VITALS_BPF_PROBE(NAME, VERSION, DESC, CONFIG, OPTIONS, ...) \
+	VITALS_BPF_PROBE_NAMED(#NAME, NAME, VERSION, DESC, CONFIG, OPTIONS, \
+	    __VA_ARGS__)
 
 #ifdef __cplusplus
 }

@@ -56,11 +56,22 @@ struct vitals_bpf_ufile {
 	__u64 off;         /* file offset of start */
 	__u64 ino;         /* the file's inode number */
 	__u32 dev;         /* and device, kernel-encoded (major << 20 | minor) */
-	__u32 kind;        /* the BPF side's (VITALS_BPF_UF_*); 0 as sent */
+	__u32 kind;        /* the BPF side's (VITALS__UF_*); 0 as sent */
 };
+
+/*
+ * The layout of struct vitals_bpf_rec, its first word: user space drops a
+ * record of another layout (a probe built against another SDK) with a
+ * complaint.  "vr" and the layout's number, so that a record from before
+ * the field, which starts with a time, does not pass.  Layouts 1 to 3
+ * ended at ustack, code_end and ufile, and were told apart by their length.
+ */
+#define VITALS_BPF_REC_VERSION 0x76720004U
 
 /* A sampled event, as the ring buffer carries it. */
 struct vitals_bpf_rec {
+	__u32 version;  /* VITALS_BPF_REC_VERSION */
+	__u32 vital;    /* index in the object */
 	__u64 ts_ns;    /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u64 label;    /* the label hashed */
 	__u64 weight;   /* the event's weight */
@@ -71,12 +82,10 @@ struct vitals_bpf_rec {
 	__u32 pid;      /* tgid */
 	__u32 tid;
 	__u32 op;       /* vital-specific */
-	__u32 vital;    /* index in the object */
 	__u32 epoch;    /* HCA half it was counted in */
 	__u32 fresh;    /* 1 if sampled as a first sighting */
 	__u32 nkstack;  /* frames in kstack */
 	__u32 nustack;  /* frames in ustack */
-	__u32 pad;
 	char comm[VITALS_BPF_COMM_LEN];
 	__u64 args[4];  /* vital-specific */
 	__u64 kstack[VITALS_BPF_STACK];
@@ -84,19 +93,28 @@ struct vitals_bpf_rec {
 	/*
 	 * The process's executable text (mm start_code, end_code), 0 if not
 	 * known: user space places user frames in it once the process is
-	 * gone and /proc no longer has its mappings.  Last, so that records
-	 * of probes built before it (which end at ustack) are still read.
+	 * gone and /proc no longer has its mappings.
 	 */
 	__u64 code_start, code_end;
 	/*
 	 * The files the user frames lie in, so they are placed without
-	 * /proc (gone processes, libraries too); nufiles 0 if not looked
-	 * up.  Last again: records of probes built before end at code_end.
+	 * /proc (gone processes, libraries too); nufiles 0 if not looked up.
 	 */
 	__u32 nufiles;
-	__u32 pad2;
+	__u32 pad;
 	struct vitals_bpf_ufile ufile[VITALS_BPF_UFILES];
 };
+
+/*
+ * Whether len bytes at data, from the ring buffer, are a whole record of
+ * this layout (for user space, which drops others).
+ */
+static inline int
+vitals_bpf_rec_valid(const void *data, __u64 len)
+{
+	return len >= sizeof(struct vitals_bpf_rec) &&
+	    *(const __u32 *)data == VITALS_BPF_REC_VERSION;
+}
 
 /*
  * Weight counted on one CPU for one vital's label but not yet added to
@@ -118,7 +136,7 @@ struct vitals_bpf_last {
 	__u32 uid;   /* uid, */
 	__u32 epoch; /* and the cfg epoch its first-sighting bits were set in, */
 	__u32 below; /* or it was counted in untested (under the floor, store full) */
-	__u64 chk;   /* of the fields above (vitals_bpf_last_chk) */
+	__u64 chk;   /* of the fields above (vitals__last_chk) */
 	__u64 base;  /* its counter after this CPU last added to it */
 	struct vitals_bpf_pend pend[2]; /* by half */
 };
@@ -145,7 +163,7 @@ struct vitals_bpf_exe_slot {
 	__u64 code_start, code_end; /* mm->start_code, end_code: the exe's text */
 	__u64 mmap_base; /* mm->mmap_base: shared libraries are mapped below it */
 	struct vitals_bpf_last last[VITALS_BPF_MAX_VITALS];
-	__u64 mm;        /* vitals_bpf_task_key(): exec replaces the mm, not the tgid */
+	__u64 mm;        /* vitals__task_key(): exec replaces the mm, not the tgid */
 	__u64 exec_id;   /* the task's self_exec_id: which exec of the tgid */
 };
 

@@ -1,21 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The in-kernel half of a vitals sketch, for probe BPF programs (compiled
- * with clang -target bpf -mcpu=v3).  A program computes its label and
- * weight and calls vitals_bpf_count(); the HCA lives in an mmap'able array
- * map that user space reads at each epoch boundary, and only events whose
- * counter crosses a power of t (or whose label is new) cross to user space
- * through the ring buffer.  The hash and the sampling test are the same as
- * core/engine/hash.h and core/engine/sketch.c, so kernel and user sketches add up.
- *
- * Include this once per BPF object, after <linux/bpf.h> and
- * <bpf/bpf_helpers.h>.
+ * The in-kernel half of a vitals sketch: the engine under the probe API of
+ * <vitals/probe.bpf.h>, which includes it (probes include that, and name
+ * nothing of this one's vitals__* internals).  The HCA lives in an
+ * mmap'able array map that user space reads at each epoch boundary; per
+ * CPU, the last label of each vital, its hash and its weight not yet added
+ * to the counter, and the current task's ids; first-sighting bits; and
+ * only events whose counter crosses a power of t (or whose label is new)
+ * cross to user space through the ring buffer.  The hash is user space's
+ * (<vitals/hash.h>) and the sampling test core/engine/sketch.c's, so
+ * kernel and user sketches add up.
  */
 #ifndef VITALS_SKETCH_BPF_H
 #define VITALS_SKETCH_BPF_H
 
 #include <bpf/bpf_core_read.h>
 #include <vitals/bpf_shared.h>
+#include <vitals/hash.h>
 #include <vitals/task.bpf.h>
 
 /* One mmap'able array of u64 counters: [epoch][vital][slot]. */
@@ -67,9 +68,9 @@ struct {
  * The key of one-entry maps, read-only data: a lookup with it loads the
  * key rather than storing one on the stack first.  Stores are what a
  * program pays most for where it runs after a burst of them (see
- * vitals_bpf_count_last), and every one of the maps below has key 0.
+ * vitals__count_last), and every one of the maps below has key 0.
  */
-static const volatile __u32 vitals_bpf_zero = 0;
+static const volatile __u32 vitals__zero = 0;
 
 /*
  * A check over the last-label fields: another program of the object can
@@ -77,7 +78,7 @@ static const volatile __u32 vitals_bpf_zero = 0;
  * update, and a torn entry must not pair one label with another's hash.
  */
 static __always_inline __u64
-vitals_bpf_last_chk(__u64 label, __u64 h, __u32 exe_id, __u32 uid)
+vitals__last_chk(__u64 label, __u64 h, __u32 exe_id, __u32 uid)
 {
 	/* The constant keeps a zeroed entry from matching label 0, exe 0. */
 	return label ^ h ^ ((__u64)exe_id << 32 | uid) ^ 0x5bd1e9955bd1e995ULL;
@@ -90,27 +91,8 @@ struct {
 	__uint(max_entries, 1);
 } vitals_exe_cache SEC(".maps");
 
-static __always_inline __u64
-vitals_bpf_mix64(__u64 x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
-}
-
-/* hash_label() of core/engine/hash.h. */
-static __always_inline __u64
-vitals_bpf_hash(__u64 label, __u32 exe_id, __u32 uid)
-{
-	return vitals_bpf_mix64(label ^
-	    vitals_bpf_mix64(((__u64)exe_id << 32) | uid));
-}
-
 static __always_inline __u32
-vitals_bpf_log2(__u64 x)
+vitals__log2(__u64 x)
 {
 	__u32 r = 0;
 
@@ -130,22 +112,22 @@ vitals_bpf_log2(__u64 x)
  * and t (cfg's second line).
  */
 static __always_inline int
-vitals_bpf_top_rose(__u64 old, __u64 new)
+vitals__top_rose(__u64 old, __u64 new)
 {
 	return (old ^ new) > old;
 }
 
 /* sketch_crossed() of core/engine/sketch.c; shift >= 1. */
 static __always_inline int
-vitals_bpf_crossed(__u64 old, __u64 new, __u32 shift, __u64 floor)
+vitals__crossed(__u64 old, __u64 new, __u32 shift, __u64 floor)
 {
 	__u32 lnew, top;
 
 	if (new <= old || new < floor || shift == 0 ||
-	    !vitals_bpf_top_rose(old, new))
+	    !vitals__top_rose(old, new))
 		return 0;
-	lnew = vitals_bpf_log2(new) / shift;
-	if (old != 0 && vitals_bpf_log2(old) / shift == lnew)
+	lnew = vitals__log2(new) / shift;
+	if (old != 0 && vitals__log2(old) / shift == lnew)
 		return 0;
 	top = lnew * shift;
 	return top >= 64 || (1ULL << top) >= floor;
@@ -154,12 +136,12 @@ vitals_bpf_crossed(__u64 old, __u64 new, __u32 shift, __u64 floor)
 /*
  * The exe id of a task exit left with no mm, by pid, from its first event
  * then (on its own mm, which active_mm still is) for its events after it
- * ran on a borrowed one (vitals_bpf_task_mm): exit_mmap() frees most of a
+ * ran on a borrowed one (vitals__task_mm): exit_mmap() frees most of a
  * process's pages, and a busy CPU switches away in it.  start_time tells
  * a pid reused.  Entries live from a task's exit to its end, so a few
  * hundred cover any burst of exits; the least recently used go first.
  */
-struct vitals_bpf_exit_exe {
+struct vitals__exit_exe {
 	__u64 start_time;
 	__u32 exe_id;
 	__u32 pad;
@@ -168,7 +150,7 @@ struct vitals_bpf_exit_exe {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__type(key, __u32);
-	__type(value, struct vitals_bpf_exit_exe);
+	__type(value, struct vitals__exit_exe);
 	__uint(max_entries, 1024);
 } vitals_exit_exes SEC(".maps");
 
@@ -179,7 +161,7 @@ struct {
  * threads.
  */
 static __always_inline __u64
-vitals_bpf_task_key(struct task_struct *t)
+vitals__task_key(struct task_struct *t)
 {
 	struct mm_struct *mm = t->mm;
 
@@ -197,20 +179,20 @@ vitals_bpf_task_key(struct task_struct *t)
  * had on this CPU before exit, if it is still there and of the same exec.
  */
 static __attribute__((noinline)) struct vitals_bpf_exe_slot *
-vitals_bpf_exe_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t,
+vitals__exe_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t,
     __u32 tgid)
 {
-	struct vitals_bpf_exit_exe x = {}, *k;
-	struct mm_struct *mm = vitals_bpf_task_mm(t);
+	struct vitals__exit_exe x = {}, *k;
+	struct mm_struct *mm = vitals__task_mm(t);
 	__u64 exec_id = t->self_exec_id;
 	__u32 pid = (__u32)t->pid, was = 0;
 
 	if (c->tgid == tgid && c->exec_id == exec_id)
 		was = c->exe_id;
-	c->task = 0; /* vitals_bpf_me() must fill it again */
+	c->task = 0; /* vitals__me() must fill it again */
 	c->tgid = tgid;
 	c->exec_id = exec_id;
-	c->mm = vitals_bpf_task_key(t);
+	c->mm = vitals__task_key(t);
 	c->exe_id = 0;
 	c->stack_top = c->code_start = c->code_end = c->mmap_base = 0;
 	/* Loads through BTF pointers: a fault reads as 0. */
@@ -219,7 +201,7 @@ vitals_bpf_exe_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t,
 		c->code_start = mm->start_code;
 		c->code_end = mm->end_code;
 		c->mmap_base = mm->mmap_base;
-		c->exe_id = vitals_bpf_mm_exe(mm);
+		c->exe_id = vitals__mm_exe(mm);
 	}
 	if (c->mm != 1)
 		return c;
@@ -237,11 +219,11 @@ vitals_bpf_exe_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t,
 
 /* Slot c, filled again for task t of process tgid unless it holds them. */
 static __always_inline struct vitals_bpf_exe_slot *
-vitals_bpf_exe_of(struct vitals_bpf_exe_slot *c, struct task_struct *t,
+vitals__exe_of(struct vitals_bpf_exe_slot *c, struct task_struct *t,
     __u32 tgid)
 {
-	if (c->tgid != tgid || tgid == 0 || c->mm != vitals_bpf_task_key(t))
-		return vitals_bpf_exe_fill(c, t, tgid);
+	if (c->tgid != tgid || tgid == 0 || c->mm != vitals__task_key(t))
+		return vitals__exe_fill(c, t, tgid);
 	return c;
 }
 
@@ -251,28 +233,28 @@ vitals_bpf_exe_of(struct vitals_bpf_exe_slot *c, struct task_struct *t,
  * if the map lookup fails.
  */
 static __always_inline struct vitals_bpf_exe_slot *
-vitals_bpf_current_task(struct task_struct *t, __u32 tgid)
+vitals__current_task(struct task_struct *t, __u32 tgid)
 {
 	struct vitals_bpf_exe_slot *c;
 
-	c = bpf_map_lookup_elem(&vitals_exe_cache, (const void *)&vitals_bpf_zero);
+	c = bpf_map_lookup_elem(&vitals_exe_cache, (const void *)&vitals__zero);
 	if (c == 0)
 		return 0;
-	return vitals_bpf_exe_of(c, t, tgid);
+	return vitals__exe_of(c, t, tgid);
 }
 
 /*
- * vitals_bpf_me()'s fill: the process's fields as vitals_bpf_current_task()
+ * vitals__me()'s fill: the process's fields as vitals__current_task()
  * finds them, then the task and its credentials as the key.  A kernel
  * thread is not keyed (all share one cred, and a freed one's task may be
  * the next one's): its events fill the slot each time.
  */
 static __attribute__((noinline)) struct vitals_bpf_exe_slot *
-vitals_bpf_me_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t)
+vitals__me_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t)
 {
 	const struct cred *cr = t->cred;
 
-	c = vitals_bpf_exe_of(c, t, (__u32)t->tgid);
+	c = vitals__exe_of(c, t, (__u32)t->tgid);
 	/* Loads through BTF pointers: a fault reads as 0. */
 	c->uid = cr != 0 ? cr->uid.val : 0;
 	c->cred = (__u64)cr;
@@ -284,7 +266,7 @@ vitals_bpf_me_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t)
  * The current task t's exe cache slot (vitals_bpf_task()), with its tgid
  * and uid, for programs that run on most events: checked by the task and
  * its credentials alone, two loads of which the first is of a per-CPU
- * variable, where vitals_bpf_current_task() reads the task's tgid and mm
+ * variable, where vitals__current_task() reads the task's tgid and mm
  * (two more of its cache lines) and vitals_bpf_uid() its cred (one
  * more).  A task keeps its tgid, exe and uid while it keeps its cred
  * pointer: an exec installs new credentials (after it replaced the mm, so
@@ -293,57 +275,16 @@ vitals_bpf_me_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t)
  * is of the same process.  NULL only if the map lookup fails.
  */
 static __always_inline struct vitals_bpf_exe_slot *
-vitals_bpf_me(struct task_struct *t)
+vitals__me(struct task_struct *t)
 {
 	struct vitals_bpf_exe_slot *c;
 
-	c = bpf_map_lookup_elem(&vitals_exe_cache, (const void *)&vitals_bpf_zero);
+	c = bpf_map_lookup_elem(&vitals_exe_cache, (const void *)&vitals__zero);
 	if (c == 0)
 		return 0;
 	if (c->task != (__u64)t || c->cred != (__u64)t->cred)
-		return vitals_bpf_me_fill(c, t);
+		return vitals__me_fill(c, t);
 	return c;
-}
-
-/* vitals_bpf_current_task() of the current task. */
-static __always_inline struct vitals_bpf_exe_slot *
-vitals_bpf_current(__u32 tgid)
-{
-	return vitals_bpf_current_task(vitals_bpf_task(), tgid);
-}
-
-/*
- * A user code address of the current process (me from vitals_bpf_current)
- * as an offset that is the same in every process of the same executable,
- * address space randomisation notwithstanding: from the start of the
- * exe's text; else, for shared libraries (mapped top-down below
- * mmap_base in load order), from mmap_base, tagged in bit 62; else the
- * address itself, tagged in bit 63.  For labels, so that a new process of
- * a known program makes no new labels.
- */
-static __always_inline __u64
-vitals_bpf_code_off(const struct vitals_bpf_exe_slot *me, __u64 pc)
-{
-	if (pc >= me->code_start && pc < me->code_end)
-		return pc - me->code_start;
-	if (pc < me->mmap_base)
-		return (me->mmap_base - pc) | (1ULL << 62);
-	return pc | (1ULL << 63);
-}
-
-/* Exe id of the current process (0 for kernel threads). */
-static __always_inline __u32
-vitals_bpf_current_exe(__u32 tgid)
-{
-	struct vitals_bpf_exe_slot *c = vitals_bpf_current(tgid);
-
-	return c != 0 ? c->exe_id : 0;
-}
-
-static __always_inline struct vitals_bpf_cfg *
-vitals_bpf_cfg(void)
-{
-	return bpf_map_lookup_elem(&vitals_cfg, (const void *)&vitals_bpf_zero);
 }
 
 /*
@@ -352,7 +293,7 @@ vitals_bpf_cfg(void)
  * mostly the cache lines it touches, its code's among them.
  */
 static __attribute__((noinline)) int
-vitals_bpf_comm_wanted(const struct vitals_bpf_cfg *c)
+vitals__comm_wanted(const struct vitals_bpf_cfg *c)
 {
 	char comm[VITALS_BPF_COMM_LEN];
 	int i;
@@ -372,7 +313,7 @@ vitals_bpf_comm_wanted(const struct vitals_bpf_cfg *c)
  * filters (process, cgroup, comm) and is not vitalsd itself.
  */
 static __always_inline int
-vitals_bpf_wanted_tgid(const struct vitals_bpf_cfg *c, __u32 tgid)
+vitals__wanted_tgid(const struct vitals_bpf_cfg *c, __u32 tgid)
 {
 	if (tgid == c->self_tgid)
 		return 0;
@@ -380,23 +321,7 @@ vitals_bpf_wanted_tgid(const struct vitals_bpf_cfg *c, __u32 tgid)
 		return 0;
 	if (c->cgroup != 0 && bpf_get_current_cgroup_id() != c->cgroup)
 		return 0;
-	return c->comm[0] == '\0' || vitals_bpf_comm_wanted(c);
-}
-
-/* vitals_bpf_wanted_tgid() by pid_tgid, as bpf_get_current_pid_tgid() gives it. */
-static __always_inline int
-vitals_bpf_wanted(const struct vitals_bpf_cfg *c, __u64 pid_tgid)
-{
-	return vitals_bpf_wanted_tgid(c, pid_tgid >> 32);
-}
-
-/* vitals_bpf_me() of the current task if it passes the filters, else NULL. */
-static __always_inline struct vitals_bpf_exe_slot *
-vitals_bpf_me_wanted(const struct vitals_bpf_cfg *c)
-{
-	struct vitals_bpf_exe_slot *me = vitals_bpf_me(vitals_bpf_task());
-
-	return me != 0 && vitals_bpf_wanted_tgid(c, me->tgid) ? me : 0;
+	return c->comm[0] == '\0' || vitals__comm_wanted(c);
 }
 
 /*
@@ -409,7 +334,7 @@ vitals_bpf_me_wanted(const struct vitals_bpf_cfg *c)
  * seen_words is 1024.
  */
 static __always_inline int
-vitals_bpf_first(const struct vitals_bpf_cfg *c, __u32 base, __u64 h)
+vitals__first(const struct vitals_bpf_cfg *c, __u32 base, __u64 h)
 {
 	__u64 b1, m1, m2, *w1, *w2;
 	__u32 k1, k2;
@@ -441,11 +366,11 @@ vitals_bpf_first(const struct vitals_bpf_cfg *c, __u32 base, __u64 h)
  * a disk completion's submitter, must not take it).  For samples only.
  */
 static __always_inline int
-vitals_bpf_current_text(const struct vitals_bpf_exe_slot *c, __u32 tgid)
+vitals__current_text(const struct vitals_bpf_exe_slot *c, __u32 tgid)
 {
 	struct task_struct *t = vitals_bpf_task();
 
-	return (__u32)t->tgid == tgid && c->mm == vitals_bpf_task_key(t);
+	return (__u32)t->tgid == tgid && c->mm == vitals__task_key(t);
 }
 
 /*
@@ -454,9 +379,9 @@ vitals_bpf_current_text(const struct vitals_bpf_exe_slot *c, __u32 tgid)
  * any power of t not yet crossed: then it may stay pending.
  */
 static __always_inline int
-vitals_bpf_pend_fits(const struct vitals_bpf_last *last, __u64 add)
+vitals__pend_fits(const struct vitals_bpf_last *last, __u64 add)
 {
-	return !vitals_bpf_top_rose(last->base, last->base + add);
+	return !vitals__top_rose(last->base, last->base + add);
 }
 
 /*
@@ -464,10 +389,10 @@ vitals_bpf_pend_fits(const struct vitals_bpf_last *last, __u64 add)
  * epoch, not the half) with p its pending weight there: its bits were
  * set in ep, or it was counted in ep with them untested (under the floor,
  * or the store full), and its pending weight is of ep.  See
- * vitals_bpf_count_with().
+ * vitals__count_with().
  */
 static __always_inline int
-vitals_bpf_last_live(const struct vitals_bpf_last *last,
+vitals__last_live(const struct vitals_bpf_last *last,
     const struct vitals_bpf_pend *p, __u32 ep)
 {
 	return (last->epoch == ep || last->below == ep) && p->epoch == ep;
@@ -481,7 +406,7 @@ vitals_bpf_last_live(const struct vitals_bpf_last *last,
  * counter, and the event at hand is another label's.
  */
 static __always_inline void
-vitals_bpf_pend_flush(const struct vitals_bpf_cfg *c, struct vitals_bpf_pend *p,
+vitals__pend_flush(const struct vitals_bpf_cfg *c, struct vitals_bpf_pend *p,
     __u32 vital, __u32 epoch)
 {
 	__u32 idx;
@@ -509,7 +434,7 @@ vitals_bpf_pend_flush(const struct vitals_bpf_cfg *c, struct vitals_bpf_pend *p,
  * counter with a plain load and store instead of an atomic fetch-add.
  */
 static __always_inline struct vitals_bpf_rec *
-vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
+vitals__count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
     __u64 weight, __u64 pid_tgid, __u32 exe_id, __u32 uid, int relaxed)
 {
 	struct vitals_bpf_exe_slot *cpu;
@@ -538,7 +463,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 			*ev += weight - 1;
 	}
 	if ((cpu = bpf_map_lookup_elem(&vitals_exe_cache,
-	    (const void *)&vitals_bpf_zero)) != 0) {
+	    (const void *)&vitals__zero)) != 0) {
 		/* Or clang computes p before the test, which the verifier refuses. */
 		asm volatile("" : "+r"(cpu));
 		last = &cpu->last[vital & (VITALS_BPF_MAX_VITALS - 1)];
@@ -548,7 +473,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	    last->uid == uid;
 	if (same) {
 		h = last->h;
-		same = last->chk == vitals_bpf_last_chk(label, h, exe_id, uid);
+		same = last->chk == vitals__last_chk(label, h, exe_id, uid);
 	}
 	/*
 	 * The same label counted last on this CPU in the same epoch has its
@@ -565,19 +490,19 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	 * every label new since).
 	 */
 	bits = same && last->epoch == ep;
-	known = same && vitals_bpf_last_live(last, p, ep);
+	known = same && vitals__last_live(last, p, ep);
 	if (known) {
 		add = p->weight + weight;
-		if (vitals_bpf_pend_fits(last, add)) {
+		if (vitals__pend_fits(last, add)) {
 			p->weight = add;
 			return 0;
 		}
 		p->weight = 0;
 	} else if (p != 0) {
-		vitals_bpf_pend_flush(c, p, vital, ep);
+		vitals__pend_flush(c, p, vital, ep);
 	}
 	if (!same) {
-		h = vitals_bpf_hash(label, exe_id, uid);
+		h = vitals_hash_label(label, exe_id, uid);
 		if (last != 0) {
 			last->label = label;
 			last->h = h;
@@ -585,7 +510,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 			last->uid = uid;
 			last->epoch = ~0U; /* bits not known set */
 			last->below = ~0U;
-			last->chk = vitals_bpf_last_chk(label, h, exe_id, uid);
+			last->chk = vitals__last_chk(label, h, exe_id, uid);
 		}
 	}
 	slot = (__u32)h & c->mask;
@@ -604,7 +529,7 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 		p->slot = slot;
 		p->epoch = ep;
 	}
-	if (known && !vitals_bpf_top_rose(old, new))
+	if (known && !vitals__top_rose(old, new))
 		return 0;
 	/* A full sample store would drop the sample anyway: do not send it. */
 	if (new < c->floor[vital] || (c->full >> vital) & 1) {
@@ -613,12 +538,12 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 		return 0;
 	}
 	if (!bits) {
-		fresh = vitals_bpf_first(c,
+		fresh = vitals__first(c,
 		    (epoch * c->nvitals + vital) * c->seen_words, h);
 		if (last != 0)
 			last->epoch = ep;
 	}
-	if (!fresh && !vitals_bpf_crossed(old, new, c->shift[vital],
+	if (!fresh && !vitals__crossed(old, new, c->shift[vital],
 	    c->floor[vital]))
 		return 0;
 	r = bpf_ringbuf_reserve(&vitals_rb, sizeof(*r), 0);
@@ -628,6 +553,8 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	}
 	if (pid_tgid == VITALS_BPF_PT_CURRENT)
 		pid_tgid = vitals_bpf_pid_tgid(vitals_bpf_task());
+	r->version = VITALS_BPF_REC_VERSION;
+	r->vital = vital;
 	r->ts_ns = bpf_ktime_get_ns();
 	r->label = label;
 	r->weight = weight;
@@ -637,7 +564,6 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	r->uid = uid;
 	r->pid = pid_tgid >> 32;
 	r->tid = (__u32)pid_tgid;
-	r->vital = vital;
 	r->epoch = epoch;
 	r->fresh = fresh;
 	r->op = 0;
@@ -648,43 +574,10 @@ vitals_bpf_count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	r->nufiles = 0;
 	/* The CPU's cached process, if the record is of the current one. */
 	if (cpu != 0 && cpu->tgid == r->pid && cpu->exe_id == exe_id &&
-	    vitals_bpf_current_text(cpu, r->pid))
+	    vitals__current_text(cpu, r->pid))
 		r->code_start = cpu->code_start, r->code_end = cpu->code_end;
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	return r;
-}
-
-/*
- * Count one event of vital `vital` (0-based, < cfg nvitals): add weight
- * to the label's counter in the current epoch's HCA and, when the counter
- * crossed a power of t or the label is new this epoch, reserve a ring
- * buffer record for it.  Returns the record for the caller to fill
- * (stacks, args) and submit with vitals_bpf_submit(), or NULL if the event
- * was only counted (or the ring buffer was full, which counts a drop).
- * A label counted again on the same CPU is added to the counter in sums
- * (see vitals_bpf_count_with), so a counter lags the events by what each
- * CPU holds pending; user space adds that at the boundary.
- */
-static __always_inline struct vitals_bpf_rec *
-vitals_bpf_count(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
-    __u64 weight, __u64 pid_tgid, __u32 exe_id, __u32 uid)
-{
-	return vitals_bpf_count_with(c, vital, label, weight, pid_tgid,
-	    exe_id, uid, 0);
-}
-
-/*
- * vitals_bpf_count() without the atomic add, for tracepoints that fire
- * right after a burst of stores: a locked instruction waits until they
- * drain (mm_page_alloc after zeroing a page: ~200 ns here).  Two CPUs
- * counting the same label in the same few nanoseconds can lose one add.
- */
-static __always_inline struct vitals_bpf_rec *
-vitals_bpf_count_relaxed(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
-    __u64 weight, __u64 pid_tgid, __u32 exe_id, __u32 uid)
-{
-	return vitals_bpf_count_with(c, vital, label, weight, pid_tgid,
-	    exe_id, uid, 1);
 }
 
 /*
@@ -693,17 +586,17 @@ vitals_bpf_count_relaxed(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
  * the allocator zeroed the page: until those stores drain, each store of
  * the program waits, 10-25 ns apiece here, where a load does not).  Its
  * caller should keep the stores of its own path few as well: no stack
- * keys (vitals_bpf_zero), no value live across a call.  An event of
+ * keys (vitals__zero), no value live across a call.  An event of
  * weight 1 whose label is the one last counted for this vital on this
- * CPU (me from vitals_bpf_me), by the same exe and uid, in the same
+ * CPU (me from vitals__me), by the same exe and uid, in the same
  * epoch (its first-sighting bits are set, or are to be tested later: see
- * vitals_bpf_count_with), and whose weight may stay pending
- * (vitals_bpf_pend_fits): it only adds to the pending weight.  Returns 1
+ * vitals__count_with), and whose weight may stay pending
+ * (vitals__pend_fits): it only adds to the pending weight.  Returns 1
  * if it counted the event, 0 if it did nothing and the caller must take
  * the full path.
  */
 static __always_inline int
-vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
+vitals__count_last(const struct vitals_bpf_cfg *c,
     struct vitals_bpf_exe_slot *me, __u32 vital, __u64 label,
     __u64 weight, __u32 uid)
 {
@@ -718,27 +611,27 @@ vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
 	last = &me->last[vital];
 	p = &last->pend[epoch & 1];
 	if (last->label != label || last->exe != me->exe_id ||
-	    last->uid != uid || !vitals_bpf_last_live(last, p, epoch) ||
-	    last->chk != vitals_bpf_last_chk(label, last->h, me->exe_id, uid))
+	    last->uid != uid || !vitals__last_live(last, p, epoch) ||
+	    last->chk != vitals__last_chk(label, last->h, me->exe_id, uid))
 		return 0;
 	add = p->weight + weight;
-	if (!vitals_bpf_pend_fits(last, add))
+	if (!vitals__pend_fits(last, add))
 		return 0;
 	p->weight = add;
 	return 1;
 }
 
 /* VM_EXEC of vm_flags (include/linux/mm.h). */
-#define VITALS_BPF_VM_EXEC 0x4UL
+#define VITALS__VM_EXEC 0x4UL
 
-/* What vitals_bpf_ufile_cb() found at an address (vitals_bpf_ufile kind). */
-#define VITALS_BPF_UF_FILE 0   /* code in a file: the ufile is filled */
-#define VITALS_BPF_UF_ANON 1   /* code in no file (JIT, vdso) */
-#define VITALS_BPF_UF_NONE 2   /* no code */
+/* What vitals__ufile_cb() found at an address (vitals_bpf_ufile kind). */
+#define VITALS__UF_FILE 0   /* code in a file: the ufile is filled */
+#define VITALS__UF_ANON 1   /* code in no file (JIT, vdso) */
+#define VITALS__UF_NONE 2   /* no code */
 
 /* bpf_find_vma()'s callback: what the mapping holding the address holds. */
 static long
-vitals_bpf_ufile_cb(struct task_struct *t, struct vm_area_struct *vma,
+vitals__ufile_cb(struct task_struct *t, struct vm_area_struct *vma,
     void *data)
 {
 	struct vitals_bpf_ufile *u = data;
@@ -748,45 +641,45 @@ vitals_bpf_ufile_cb(struct task_struct *t, struct vm_area_struct *vma,
 	u->start = vma->vm_start;
 	u->end = vma->vm_end;
 	if (bpf_core_field_exists(vma->vm_flags) &&
-	    !(vma->vm_flags & VITALS_BPF_VM_EXEC)) {
-		u->kind = VITALS_BPF_UF_NONE;
+	    !(vma->vm_flags & VITALS__VM_EXEC)) {
+		u->kind = VITALS__UF_NONE;
 		return 0;
 	}
 	/* Loads through BTF pointers: a fault reads as 0. */
 	if (f == 0 || (ino = f->f_inode) == 0) {
-		u->kind = VITALS_BPF_UF_ANON;
+		u->kind = VITALS__UF_ANON;
 		return 0;
 	}
 	u->off = (__u64)vma->vm_pgoff << 12;
 	u->ino = ino->i_ino;
 	u->dev = ino->i_sb != 0 ? ino->i_sb->s_dev : 0;
-	u->kind = VITALS_BPF_UF_FILE;
+	u->kind = VITALS__UF_FILE;
 	return 0;
 }
 
 /* Mappings a CPU remembers of the last process it sampled. */
-#define VITALS_BPF_UCACHE 8
+#define VITALS__UCACHE 8
 /* Lookups a CPU makes for one process: the cost of a sample is bounded. */
-#define VITALS_BPF_ULOOKUPS 8
+#define VITALS__ULOOKUPS 8
 /* And in all, per window of time: so is their cost where processes churn. */
-#define VITALS_BPF_UWINDOW_NS 100000000ULL
-#define VITALS_BPF_UWINDOW_LOOKUPS 32
+#define VITALS__UWINDOW_NS 100000000ULL
+#define VITALS__UWINDOW_LOOKUPS 32
 
-struct vitals_bpf_ucache {
+struct vitals__ucache {
 	__u32 tgid;
 	__u32 n;
 	__u64 mm;      /* the process's mm: exec replaces it, not the tgid */
 	__u32 lookups; /* bpf_find_vma() calls made for it */
 	__u32 win_lookups; /* and in the window that started at win_ns */
 	__u64 win_ns;
-	struct vitals_bpf_ufile uf[VITALS_BPF_UCACHE]; /* kind: VITALS_BPF_UF_* */
+	struct vitals_bpf_ufile uf[VITALS__UCACHE]; /* kind: VITALS__UF_* */
 };
 
 /*
  * Per CPU: the mappings bpf_find_vma() found for the process sampled last,
  * files and mappings of no code (its heap, its stack), so that its next
  * samples look up only addresses not met yet, and at most
- * VITALS_BPF_ULOOKUPS of them, and at most VITALS_BPF_UWINDOW_LOOKUPS in
+ * VITALS__ULOOKUPS of them, and at most VITALS__UWINDOW_LOOKUPS in
  * each 100 ms whatever the process (fork+exec storms): a lookup where
  * interrupts are off costs an irq_work (a self-IPI: microseconds in a VM)
  * to release the mmap lock.  A process that lives on has its frames
@@ -795,19 +688,19 @@ struct vitals_bpf_ucache {
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__type(key, __u32);
-	__type(value, struct vitals_bpf_ucache);
+	__type(value, struct vitals__ucache);
 	__uint(max_entries, 1);
 } vitals_ufile_cache SEC(".maps");
 
 /* The CPU's mapping cache, emptied if it is of another process than t's. */
-static __always_inline struct vitals_bpf_ucache *
-vitals_bpf_ucache(struct task_struct *t)
+static __always_inline struct vitals__ucache *
+vitals__ucache(struct task_struct *t)
 {
-	struct vitals_bpf_ucache *c;
-	__u64 mm = (__u64)vitals_bpf_task_mm(t);
+	struct vitals__ucache *c;
+	__u64 mm = (__u64)vitals__task_mm(t);
 
 	c = bpf_map_lookup_elem(&vitals_ufile_cache,
-	    (const void *)&vitals_bpf_zero);
+	    (const void *)&vitals__zero);
 	if (c != 0 && (c->tgid != (__u32)t->tgid || c->mm != mm)) {
 		c->tgid = (__u32)t->tgid;
 		c->mm = mm;
@@ -824,7 +717,7 @@ vitals_bpf_ucache(struct task_struct *t)
  * gone and /proc no longer has its maps.  The exe's text, [code[0],
  * code[1]) (a record's code_start and code_end), user space places by
  * itself.  For sampled events only: a frame in no mapping the CPU knows
- * of the process costs a bpf_find_vma() (VITALS_BPF_ULOOKUPS at most per
+ * of the process costs a bpf_find_vma() (VITALS__ULOOKUPS at most per
  * process), and where interrupts are off (page faults, perf samples) the
  * kernel allows one per program run, as it releases the mmap lock later
  * (irq_work), so the first frame outside the known mappings is the one
@@ -834,37 +727,37 @@ vitals_bpf_ucache(struct task_struct *t)
  */
 /* Whether this window of the CPU's lookups has room for one; takes it. */
 static __always_inline int
-vitals_bpf_ulookup_budget(struct vitals_bpf_ucache *c)
+vitals__ulookup_budget(struct vitals__ucache *c)
 {
 	__u64 now = bpf_ktime_get_ns();
 
-	if (now - c->win_ns >= VITALS_BPF_UWINDOW_NS) {
+	if (now - c->win_ns >= VITALS__UWINDOW_NS) {
 		c->win_ns = now;
 		c->win_lookups = 0;
 	}
-	if (c->win_lookups >= VITALS_BPF_UWINDOW_LOOKUPS)
+	if (c->win_lookups >= VITALS__UWINDOW_LOOKUPS)
 		return 0;
 	c->win_lookups++;
 	return 1;
 }
 
-/* The state of vitals_bpf_ufiles()'s walk, for its bpf_loop() steps. */
-struct vitals_bpf_uwalk {
+/* The state of vitals__ufiles()'s walk, for its bpf_loop() steps. */
+struct vitals__uwalk {
 	struct task_struct *t;
 	const __u64 *ip;
 	const __u64 *code;
 	struct vitals_bpf_ufile *uf;
-	struct vitals_bpf_ucache *c;
+	struct vitals__ucache *c;
 	__u32 n;    /* frames kept */
 	__u32 nuf;  /* uf filled */
 };
 
-/* One frame of vitals_bpf_ufiles(): 0 to go on, 1 to stop. */
+/* One frame of vitals__ufiles(): 0 to go on, 1 to stop. */
 static long
-vitals_bpf_ufile_step(__u32 i, void *data)
+vitals__ufile_step(__u32 i, void *data)
 {
-	struct vitals_bpf_uwalk *w = data;
-	struct vitals_bpf_ucache *c = w->c;
+	struct vitals__uwalk *w = data;
+	struct vitals__ucache *c = w->c;
 	struct vitals_bpf_ufile u;
 	__u32 k, m, nuf = w->nuf;
 	__u64 pc;
@@ -877,38 +770,38 @@ vitals_bpf_ufile_step(__u32 i, void *data)
 	for (k = 0; k < VITALS_BPF_UFILES && k < nuf; k++)
 		if (pc >= w->uf[k].start && pc < w->uf[k].end)
 			return 0;
-	for (k = 0; k < VITALS_BPF_UCACHE && k < c->n; k++)
+	for (k = 0; k < VITALS__UCACHE && k < c->n; k++)
 		if (pc >= c->uf[k].start && pc < c->uf[k].end)
 			break;
-	if (k < VITALS_BPF_UCACHE && k < c->n) {
+	if (k < VITALS__UCACHE && k < c->n) {
 		u = c->uf[k];
 	} else {
-		if (c->lookups >= VITALS_BPF_ULOOKUPS ||
-		    !vitals_bpf_ulookup_budget(c))
+		if (c->lookups >= VITALS__ULOOKUPS ||
+		    !vitals__ulookup_budget(c))
 			return 1;
 		c->lookups++;
 		u.start = u.end = u.ino = 0;
-		u.kind = VITALS_BPF_UF_ANON;
-		switch (bpf_find_vma(w->t, pc, vitals_bpf_ufile_cb, &u, 0)) {
+		u.kind = VITALS__UF_ANON;
+		switch (bpf_find_vma(w->t, pc, vitals__ufile_cb, &u, 0)) {
 		case 0:
 			break;
 		case -16: /* EBUSY: the mmap lock, or its release pending */
 			return 1;
 		default:
-			u.kind = VITALS_BPF_UF_NONE; /* in no mapping */
+			u.kind = VITALS__UF_NONE; /* in no mapping */
 		}
 		/* A range to remember: in no mapping, there is none. */
-		if (u.kind != VITALS_BPF_UF_ANON && u.end > u.start &&
-		    (m = c->n) < VITALS_BPF_UCACHE) {
+		if (u.kind != VITALS__UF_ANON && u.end > u.start &&
+		    (m = c->n) < VITALS__UCACHE) {
 			c->uf[m] = u;
 			c->n = m + 1;
 		}
 	}
-	if (u.kind == VITALS_BPF_UF_NONE) {
+	if (u.kind == VITALS__UF_NONE) {
 		w->n = i;
 		return 1;
 	}
-	if (u.kind == VITALS_BPF_UF_FILE && nuf < VITALS_BPF_UFILES) {
+	if (u.kind == VITALS__UF_FILE && nuf < VITALS_BPF_UFILES) {
 		w->uf[nuf] = u;
 		w->nuf = nuf + 1;
 	}
@@ -920,94 +813,17 @@ vitals_bpf_ufile_step(__u32 i, void *data)
  * verified frame by frame, for every program that takes user stacks.)
  */
 static __always_inline __u32
-vitals_bpf_ufiles(struct task_struct *t, const __u64 *ip, __u32 n,
+vitals__ufiles(struct task_struct *t, const __u64 *ip, __u32 n,
     const __u64 *code, struct vitals_bpf_ufile *uf)
 {
-	struct vitals_bpf_uwalk w = { .t = t, .ip = ip, .code = code,
+	struct vitals__uwalk w = { .t = t, .ip = ip, .code = code,
 		.uf = uf, .n = n < VITALS_BPF_STACK ? n : VITALS_BPF_STACK };
 
 	/* No frames (a kernel thread): leave the CPU's cache as it is. */
-	if (w.n == 0 || (w.c = vitals_bpf_ucache(t)) == 0)
+	if (w.n == 0 || (w.c = vitals__ucache(t)) == 0)
 		return w.n << 8;
-	bpf_loop(w.n, vitals_bpf_ufile_step, &w, 0);
+	bpf_loop(w.n, vitals__ufile_step, &w, 0);
 	return w.nuf | w.n << 8;
-}
-
-/*
- * Fill the record's stacks from the program's context (kernel and/or
- * user as asked), with the files of the user frames if files is set,
- * and hand it to user space without waking it: user space drains the
- * ring on a timer and at every boundary.  Without the files, user space
- * places the frames of a process still running through /proc, and those
- * in the exe's text by the record's code range.
- */
-static __always_inline void
-vitals_bpf_submit_files(void *ctx, struct vitals_bpf_rec *r, int kstack,
-    int ustack, int files)
-{
-	long n;
-
-	if (kstack) {
-		n = bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0);
-		r->nkstack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
-	}
-	if (ustack) {
-		n = bpf_get_stack(ctx, r->ustack, sizeof(r->ustack),
-		    BPF_F_USER_STACK);
-		r->nustack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
-	}
-	if (ustack && files) {
-		n = vitals_bpf_ufiles(vitals_bpf_task(), r->ustack, r->nustack,
-		    &r->code_start, r->ufile);
-		r->nufiles = n & 0xff;
-		r->nustack = (__u32)n >> 8;
-	}
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
-}
-
-/* vitals_bpf_submit_files() with the files of the user frames. */
-static __always_inline void
-vitals_bpf_submit(void *ctx, struct vitals_bpf_rec *r, int kstack, int ustack)
-{
-	vitals_bpf_submit_files(ctx, r, kstack, ustack, 1);
-}
-
-/* Kernel frames a tracing program's stack starts with: itself, bpf_trace_run<N>. */
-#define VITALS_BPF_KSKIP 2
-
-/*
- * vitals_bpf_submit() with the kernel stack starting at the traced kernel
- * function, for raw_tp/tp_btf programs (whose first two frames are the
- * program and bpf_trace_run<N>).
- */
-static __always_inline void
-vitals_bpf_submit_tp(void *ctx, struct vitals_bpf_rec *r, int ustack)
-{
-	long n;
-
-	n = bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), VITALS_BPF_KSKIP);
-	r->nkstack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
-	vitals_bpf_submit(ctx, r, 0, ustack);
-}
-
-/*
- * Read a tracepoint field at the offset user space found in the tracefs
- * format file (cfg field_off[i]); 0 when the field was not found.
- */
-static __always_inline __u64
-vitals_bpf_field(const struct vitals_bpf_cfg *c, void *ctx, __u32 i)
-{
-	__u64 v = 0;
-	__u32 off, size;
-
-	if (i >= VITALS_BPF_MAX_FIELDS)
-		return 0;
-	off = c->field_off[i];
-	size = c->field_size[i];
-	if (size == 0 || size > 8)
-		return 0;
-	bpf_probe_read_kernel(&v, size, (char *)ctx + off);
-	return v;
 }
 
 #endif /* VITALS_SKETCH_BPF_H */

@@ -2,9 +2,10 @@
 /*
  * The few kernel types vitals' BPF programs read, relocated through BTF
  * (CO-RE) so no kernel headers are needed, and the current task's ids.
- * Included by <vitals/sketch.bpf.h>; a program that keeps no sketch
- * (core/exec.bpf.c) includes it alone, after <linux/bpf.h> and
- * <bpf/bpf_helpers.h>.
+ * Part of <vitals/probe.bpf.h> (through <vitals/sketch.bpf.h>); a program
+ * that keeps no sketch (core/kernel/exe.bpf.c) includes it alone, after
+ * <linux/bpf.h> and <bpf/bpf_helpers.h>.  A program may declare more of a
+ * kernel type under a CO-RE flavour (struct task_struct___mine).
  */
 #ifndef VITALS_TASK_BPF_H
 #define VITALS_TASK_BPF_H
@@ -26,6 +27,19 @@ struct file {
 } __attribute__((preserve_access_index));
 
 struct task_struct;
+
+/* The cgroup v2 a task is in: its directory's inode (the cgroup id). */
+struct kernfs_node {
+	__u64 id;
+} __attribute__((preserve_access_index));
+
+struct cgroup {
+	struct kernfs_node *kn;
+} __attribute__((preserve_access_index));
+
+struct css_set {
+	struct cgroup *dfl_cgrp;
+} __attribute__((preserve_access_index));
 
 /* owner (CONFIG_MEMCG) is read only where the kernel has it. */
 struct mm_struct {
@@ -62,6 +76,8 @@ struct task_struct {
 	__u64 self_exec_id;
 	struct task_struct *group_leader;
 	const struct cred *cred;
+	struct css_set *cgroups;
+	char comm[VITALS_BPF_COMM_LEN];
 } __attribute__((preserve_access_index));
 
 /*
@@ -102,12 +118,12 @@ vitals_bpf_uid(struct task_struct *t)
  * before it left (kernel threads always do): that one's owner is
  * another process, where exit left its own mm's NULL (or a thread of
  * its own, if others share it).  NULL for such a borrowed mm, as no
- * pointer from the task leads back to its own (vitals_bpf_exe_fill()
+ * pointer from the task leads back to its own (vitals__exe_fill()
  * keeps the exe it had): never another process's exe.  Without an owner
  * field (no CONFIG_MEMCG) active_mm is taken as is.
  */
 static __always_inline struct mm_struct *
-vitals_bpf_task_mm(struct task_struct *t)
+vitals__task_mm(struct task_struct *t)
 {
 	struct mm_struct *mm = t->mm;
 	struct task_struct *o;
@@ -126,7 +142,7 @@ vitals_bpf_task_mm(struct task_struct *t)
 
 /* Exe id of an mm's executable (0 if none); mm is a BTF pointer or NULL. */
 static __always_inline __u32
-vitals_bpf_mm_exe(struct mm_struct *mm)
+vitals__mm_exe(struct mm_struct *mm)
 {
 	struct file *f;
 	struct inode *ino;
@@ -144,7 +160,7 @@ vitals_bpf_mm_exe(struct mm_struct *mm)
 static __always_inline __u32
 vitals_bpf_task_exe(struct task_struct *t)
 {
-	return vitals_bpf_mm_exe(vitals_bpf_task_mm(t));
+	return vitals__mm_exe(vitals__task_mm(t));
 }
 
 #endif /* VITALS_TASK_BPF_H */

@@ -493,7 +493,10 @@ int vitals_vital_load(struct vitals_vital *v, const uint64_t *hca,
 int vitals_vital_sample(struct vitals_vital *v, const struct vitals_event *ev,
     uint64_t count);
 
-/* The hash every sketch uses to place (label, exe_id, uid). */
+/*
+ * The hash every sketch uses to place (label, exe_id, uid):
+ * vitals_hash_label() of <vitals/hash.h>, which the BPF side includes too.
+ */
 uint64_t vitals_label_hash(uint64_t label, uint32_t exe_id, uint32_t uid);
 
 /*
