@@ -226,6 +226,15 @@ range_apply(struct range *c, int id, const char *val, int *done)
 	case CO_MODEL:
 		c->model = val;
 		break;
+	case CO_EXE:
+		c->exe = val;
+		break;
+	case CO_OUTPUT:
+		c->output = val;
+		break;
+	case CO_FOLDED:
+		c->folded = 1;
+		break;
 	default:
 		return cli_opt(c->cli, id, val, done);
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the commands over time ranges (query, findings, top, diff, train)
+ * What the commands over time ranges (query, findings, top, diff, train,
+ * pprof)
  * share: their options and the walk over them, times and ranges, the
  * store's epochs read in a range, the cached aggregator, and filters run
  * by hand with what they emit.
@@ -46,6 +47,9 @@ struct range {
 	const char *normal; /* train --normal */
 	const char *model; /* train --model */
 	const char *cache_dir; /* --cache-dir, or NULL */
+	const char *exe; /* pprof --exe, or NULL */
+	const char *output; /* pprof -o, or NULL for stdout */
+	int folded; /* pprof --folded */
 	int bar; /* a progress bar is on screen */
 	unsigned bar_last; /* its last percentage */
 };

@@ -94,7 +94,7 @@ cmp -s "$TMP/out" "$TMP/p.pb.gz" || fail "pprof to stdout differs from -o"
 # ---- errors ----
 run -d "$DATA" pprof --from yesterday
 expect_rc 2 "pprof --from yesterday"
-expect_err "^vitals: pprof: --from: bad time 'yesterday'" "pprof --from yesterday"
+expect_err "^vitals: --from: bad time 'yesterday'" "pprof --from yesterday"
 run -d "$DATA" pprof --to 2026-13-01
 expect_rc 2 "pprof --to 2026-13-01"
 expect_err "--to: bad time" "pprof --to 2026-13-01"
