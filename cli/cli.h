@@ -39,8 +39,7 @@ struct config;
 
 /*
  * A command: one file, cli/NAME.c, exporting only this entry (NAME_cmd,
- * declared below), and one line of the table in cli/main.c.  Exactly one
- * of run and run_argv is set.
+ * declared below), and one line of the table in cli/main.c.
  */
 struct cli_cmd {
 	/* Its name, as typed: "show". */
@@ -57,12 +56,6 @@ struct cli_cmd {
 	 * options; cli holds the global options.  Returns the exit code.
 	 */
 	int (*run)(struct cli *cli, struct cli_args *a);
-	/*
-	 * Or run a command that parses its own arguments, argv[i..argc);
-	 * data_dir and config are the global --data-dir and -c, or NULL.
-	 */
-	int (*run_argv)(const char *data_dir, const char *config, int argc,
-	    char **argv, int i);
 };
 
 /* The commands, one file each, listed by cli/main.c. */

@@ -121,9 +121,6 @@ main_dispatch(struct cli *cli, const char *name, struct cli_args *a)
 	if (*c == NULL)
 		return cli_usage_error(cli, "unknown command '%s'", name);
 	cli->cmd = *c;
-	if (cli->cmd->run_argv != NULL)
-		return cli->cmd->run_argv(
-		    cli->data_dir_opt, cli->config_opt, a->argc, a->argv, a->i);
 	a->cmd = cli->cmd->flag;
 	return cli->cmd->run(cli, a);
 }

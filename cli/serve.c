@@ -36,7 +36,7 @@ static const char serve_usage[] =
 
 /* What the command was given, and what it resolved. */
 struct serve {
-	struct cli cli;             /* -d, -c, the store and configuration */
+	struct cli *cli;            /* -d, -c, the store and configuration */
 	struct server_conf conf;
 	struct vitals_settings settings;
 	struct metrics *metrics;
@@ -73,45 +73,46 @@ serve_metrics(void *arg, char **out, size_t *len)
 	return metrics_render(sv->metrics, out, len);
 }
 
-/* Parse argv[i..argc); CLI_EXIT_OK, CLI_EXIT_USAGE, or -1 after the help. */
+/* Apply option id with value val; *done after an option that printed. */
 static int
-serve_args(struct serve *sv, int argc, char **argv, int i)
+serve_apply(struct serve *sv, int id, const char *val, int *done)
 {
-	struct cli_args a;
-	const char *val;
-	int id;
+	switch (id) {
+	case CLI_POS:
+		return cli_usage_error(sv->cli, "serve: unexpected argument "
+		    "'%s'", val);
+	case CO_LISTEN:
+		sv->conf.listen = val;
+		break;
+	case CO_TOKEN:
+		sv->conf.token = val;
+		break;
+	case CO_INSECURE:
+		sv->conf.insecure = 1;
+		break;
+	case CO_WEB_DIR:
+		sv->conf.web_dir = val;
+		break;
+	default:
+		return cli_opt(sv->cli, id, val, done);
+	}
+	return CLI_EXIT_OK;
+}
 
-	cli_args_init(&a, argc, argv, i, CLI_SERVE);
-	while ((id = cli_next(&a, &val)) != CLI_END) {
-		switch (id) {
-		case CLI_ERR:
-			return cli_usage_error(&sv->cli, "serve: %s", a.err);
-		case CLI_POS:
-			return cli_usage_error(&sv->cli, "serve: unexpected "
-			    "argument '%s'", val);
-		case CO_HELP:
-			printf("usage: vitals [-d DIR] [-c CONFIG]%s",
-			    serve_usage + 1);
-			return -1;
-		case CO_DATA_DIR:
-			sv->cli.data_dir_opt = val;
-			break;
-		case CO_CONFIG:
-			sv->cli.config_opt = val;
-			break;
-		case CO_LISTEN:
-			sv->conf.listen = val;
-			break;
-		case CO_TOKEN:
-			sv->conf.token = val;
-			break;
-		case CO_INSECURE:
-			sv->conf.insecure = 1;
-			break;
-		case CO_WEB_DIR:
-			sv->conf.web_dir = val;
-			break;
-		}
+/* Parse the arguments from where a is; CLI_EXIT_OK or CLI_EXIT_USAGE. */
+static int
+serve_args(struct serve *sv, const struct cli_args *a, int *done)
+{
+	struct cli_args w;
+	const char *val;
+	int id, rc;
+
+	cli_args_init(&w, a->argc, a->argv, a->i, a->cmd);
+	while (!*done && (id = cli_next(&w, &val)) != CLI_END) {
+		if (id == CLI_ERR)
+			return cli_usage_error(sv->cli, "serve: %s", w.err);
+		if ((rc = serve_apply(sv, id, val, done)) != CLI_EXIT_OK)
+			return rc;
 	}
 	return CLI_EXIT_OK;
 }
@@ -128,11 +129,11 @@ serve_setup(struct serve *sv)
 	struct stat sb;
 	int rc;
 
-	if ((rc = cli_config(&sv->cli)) != CLI_EXIT_OK)
+	if ((rc = cli_config(sv->cli)) != CLI_EXIT_OK)
 		return rc;
-	c = sv->cli.config;
-	st->config = sv->cli.config_path;
-	st->data_dir = sv->cli.data_dir;
+	c = sv->cli->config;
+	st->config = sv->cli->config_path;
+	st->data_dir = sv->cli->data_dir;
 	st->epoch_ns = c->epoch_ns;
 	st->ntimescales = c->ntimescales;
 	st->timescales = c->timescales;
@@ -220,23 +221,19 @@ out:
 }
 
 /*
- * `vitals serve` with argv[i..argc) after its name; data_dir and config
- * are the global --data-dir and -c, or NULL.  Returns the exit code: 0
- * after SIGINT or SIGTERM, 1 without a store or when the address cannot
- * be bound, 2 for bad arguments or configuration.
+ * `vitals serve`.  Returns the exit code: 0 after SIGINT or SIGTERM, 1
+ * without a store or when the address cannot be bound, 2 for bad
+ * arguments or configuration.
  */
 static int
-serve_run(const char *data_dir, const char *config, int argc, char **argv,
-    int i)
+serve_run(struct cli *cli, struct cli_args *a)
 {
 	struct serve sv;
 	char why[512];
-	int rc;
+	int done = 0, rc;
 
 	memset(&sv, 0, sizeof(sv));
-	sv.cli.cmd = &serve_cmd;
-	sv.cli.data_dir_opt = data_dir;
-	sv.cli.config_opt = config;
+	sv.cli = cli;
 	sv.conf.listen = "127.0.0.1:9977";
 	sv.conf.web_dir = DATADIR "/vitals/web";
 	sv.conf.max_range_ns = 31ull * 86400 * 1000000000ull;
@@ -249,8 +246,8 @@ serve_run(const char *data_dir, const char *config, int argc, char **argv,
 	sv.conf.metrics = serve_metrics;
 	sv.conf.metrics_arg = &sv;
 	log_setup(LOG_TO_STDERR, VITALS_LOG_WARN, "vitals");
-	if ((rc = serve_args(&sv, argc, argv, i)) != CLI_EXIT_OK)
-		return rc < 0 ? CLI_EXIT_OK : rc;
+	if ((rc = serve_args(&sv, a, &done)) != CLI_EXIT_OK || done)
+		return rc;
 	if (server_check(&sv.conf, why, sizeof(why)) != 0) {
 		serve_msg("%s", why);
 		return CLI_EXIT_USAGE;
@@ -265,7 +262,6 @@ serve_run(const char *data_dir, const char *config, int argc, char **argv,
 		}
 	}
 	metrics_free(sv.metrics);
-	config_free(sv.cli.config);
 	return rc;
 }
 
@@ -273,5 +269,5 @@ const struct cli_cmd serve_cmd = {
 	.name = "serve",
 	.usage = serve_usage,
 	.flag = CLI_SERVE,
-	.run_argv = serve_run,
+	.run = serve_run,
 };
