@@ -2,7 +2,8 @@
 /*
  * Tests of core/runtime/loader.c with the real libltdl on the modules built from
  * tests/plugins/, found in $VITALS_TEST_PLUGINS (NAME.la + .libs/NAME.so in
- * the build tree, or bare NAME.so): loads, refusals, file checks, search.
+ * the build tree, or bare NAME.so): loads, refusals, file checks (the
+ * object an archive names, the directories above, links and FIFOs), search.
  */
 #include <sys/stat.h>
 
@@ -457,6 +458,150 @@ START_TEST(test_archive)
 }
 END_TEST
 
+/*
+ * Where a libtool archive's object comes from: its directory only, never
+ * its libdir (a .la naming another directory must not get a file that
+ * was never checked loaded).  "DIR" is the archive's directory, "EVIL" a
+ * directory holding a world-writable good.so.
+ */
+static const struct {
+	const char *what;
+	const char *dlname;
+	int installed;
+	int put_beside; /* a checked good.so in DIR (installed) */
+	int error;
+	const char *reason;
+} redirects[] = {
+	{ "installed, libdir elsewhere, object beside", "good.so", 1, 1, 0,
+	    NULL },
+	{ "installed, libdir elsewhere, nothing beside", "good.so", 1, 0,
+	    -ENOENT, "DIR/good.so: cannot open file" },
+	{ "dlname with a directory", "../EVIL/good.so", 1, 0, -ENOEXEC,
+	    "the archive names no shared object in its directory" },
+	{ "no dlname", "", 1, 1, -ENOEXEC,
+	    "the archive names no shared object in its directory" },
+};
+
+START_TEST(test_archive_libdir)
+{
+	const struct loader_plugin *p = NULL;
+	char dir[256], evil[256], la[512], obj[512], beside[512];
+	char reason[1024], dlname[512], err[1024] = "";
+	struct loader *l;
+	FILE *f;
+
+	tmp_make(dir, sizeof(dir));
+	tmp_make(evil, sizeof(evil));
+	object_path("good", obj, sizeof(obj));
+	snprintf(beside, sizeof(beside), "%s/good.so", evil);
+	copy_file(obj, beside, 0666);
+	snprintf(beside, sizeof(beside), "%s/good.so", dir);
+	if (redirects[_i].put_beside)
+		copy_file(obj, beside, 0755);
+	expand_dir(dlname, sizeof(dlname), redirects[_i].dlname, "");
+	if (strstr(redirects[_i].dlname, "EVIL") != NULL)
+		snprintf(dlname, sizeof(dlname), "..%s/good.so",
+		    strrchr(evil, '/'));
+	snprintf(la, sizeof(la), "%s/good.la", dir);
+	ck_assert_ptr_nonnull(f = fopen(la, "w"));
+	fprintf(f, "# good.la - a libtool library file\n"
+		   "dlname='%s'\ninstalled=%s\nlibdir='%s'\n",
+	    dlname, redirects[_i].installed ? "yes" : "no", evil);
+	ck_assert_int_eq(fclose(f), 0);
+
+	l = test_loader();
+	ck_assert_int_eq(loader_open_file(l, la, &p, err, sizeof(err)),
+	    redirects[_i].error);
+	if (redirects[_i].error == 0) {
+		ck_assert_str_eq(p->desc->name, "good");
+		ck_assert_str_eq(p->object, beside);
+	} else {
+		expand_dir(reason, sizeof(reason), redirects[_i].reason, dir);
+		check_refusal(err, la, reason);
+	}
+	loader_free(l);
+	tmp_remove(dir);
+	tmp_remove(evil);
+}
+END_TEST
+
+/*
+ * Every directory above a plugin's must be safe from other users too; a
+ * sticky one (like /tmp) is, above the plugin's own directory.  "TOP"
+ * stands for the outer directory, made with mode top_mode.
+ */
+static const struct {
+	const char *what;
+	mode_t top_mode;
+	int error;
+	const char *reason;
+} ancestors[] = {
+	{ "outer 0755", 0755, 0, NULL },
+	{ "outer 0777", 0777, -EPERM,
+	    "refusing: directory TOP is writable by group or others "
+	    "(mode 0777)" },
+	{ "outer sticky 1777", 01777, 0, NULL },
+	{ "outer 0775", 0775, -EPERM,
+	    "refusing: directory TOP is writable by group or others "
+	    "(mode 0775)" },
+};
+
+START_TEST(test_ancestors)
+{
+	const struct loader_plugin *p = NULL;
+	char top[256], dir[300], path[512], obj[512], reason[1024];
+	char err[1024] = "";
+	struct loader *l;
+	const char *at;
+
+	tmp_make(top, sizeof(top));
+	snprintf(dir, sizeof(dir), "%s/plugins", top);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/good.so", dir);
+	object_path("good", obj, sizeof(obj));
+	copy_file(obj, path, 0755);
+	ck_assert_int_eq(chmod(top, ancestors[_i].top_mode), 0);
+
+	l = test_loader();
+	ck_assert_int_eq(loader_open_file(l, path, &p, err, sizeof(err)),
+	    ancestors[_i].error);
+	if (ancestors[_i].error != 0) {
+		at = strstr(ancestors[_i].reason, "TOP");
+		snprintf(reason, sizeof(reason), "%.*s%s%s",
+		    (int)(at - ancestors[_i].reason), ancestors[_i].reason,
+		    top, at + 3);
+		check_refusal(err, path, reason);
+	}
+	loader_free(l);
+	chmod(top, 0700);
+	tmp_remove(top);
+}
+END_TEST
+
+/* A plugin name that is a symbolic link, or a FIFO, is refused at once. */
+START_TEST(test_not_a_file)
+{
+	const struct loader_plugin *p = NULL;
+	char dir[256], path[512], obj[512], err[1024] = "";
+	struct loader *l = test_loader();
+
+	tmp_make(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/good.so", dir);
+	object_path("good", obj, sizeof(obj));
+	ck_assert_int_eq(symlink(obj, path), 0);
+	ck_assert_int_eq(
+	    loader_open_file(l, path, &p, err, sizeof(err)), -EPERM);
+	check_refusal(err, path, "refusing: a symbolic link");
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(
+	    loader_open_file(l, path, &p, err, sizeof(err)), -EINVAL);
+	check_refusal(err, path, "refusing: not a regular file");
+	loader_free(l);
+	tmp_remove(dir);
+}
+END_TEST
+
 START_TEST(test_unknown_name)
 {
 	static const char *const names[] = { "badabi", "badinit", "badkind",
@@ -709,6 +854,11 @@ loader_suite(void)
 	    tc, test_file_check, 0, sizeof(checks) / sizeof(checks[0]));
 	tcase_add_loop_test(
 	    tc, test_archive, 0, sizeof(archives) / sizeof(archives[0]));
+	tcase_add_loop_test(tc, test_archive_libdir, 0,
+	    sizeof(redirects) / sizeof(redirects[0]));
+	tcase_add_loop_test(
+	    tc, test_ancestors, 0, sizeof(ancestors) / sizeof(ancestors[0]));
+	tcase_add_test(tc, test_not_a_file);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("search");

@@ -10,6 +10,8 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <ltdl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -195,6 +197,7 @@ loader_free(struct loader *l)
 	for (i = l->nplugins; i > 0; i--) {
 		p = l->owned[i - 1];
 		free(p->name);
+		free(p->object);
 		free(p->path);
 		free(p);
 	}
@@ -229,47 +232,124 @@ loader_base_name(const char *path, char *out, size_t len)
 }
 
 /*
- * Refuse a file (or, if is_dir, a directory) that someone other than root
- * and the running user could have replaced.
+ * Refuse a file (dir NULL) or the directory dir, as st describes it, that
+ * someone other than root and the running user could replace or change.
+ * A sticky directory passes when sticky_ok: others cannot rename or
+ * remove what they do not own in it (an ancestor such as /tmp).
  */
 static int
-loader_check_owner(const char *path, int is_dir, char *why, size_t len)
+loader_check_stat(const struct stat *st, const char *dir, int sticky_ok,
+    char *why, size_t len)
 {
 	char subject[4200] = "";
+
+	if (dir == NULL && !S_ISREG(st->st_mode))
+		return (loader_refuse(
+		    why, len, -EINVAL, "refusing: not a regular file"));
+	if (dir != NULL && !S_ISDIR(st->st_mode))
+		return (loader_refuse(
+		    why, len, -ENOTDIR, "refusing: %s is not a directory", dir));
+	if (dir != NULL)
+		snprintf(subject, sizeof(subject), "directory %s is ", dir);
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) &&
+	    !(sticky_ok && (st->st_mode & S_ISVTX)))
+		return (loader_refuse(why, len, -EPERM,
+		    "refusing: %swritable by group or others (mode %04o)",
+		    subject, (unsigned)(st->st_mode & 07777)));
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return (loader_refuse(why, len, -EPERM,
+		    "refusing: %sowned by uid %u, not root or the running user",
+		    subject, (unsigned)st->st_uid));
+	return (0);
+}
+
+/* The directory path, checked as loader_check_stat says. */
+static int
+loader_check_dir(const char *path, int sticky_ok, char *why, size_t len)
+{
 	struct stat st;
 	int error;
 
 	if (stat(path, &st) != 0) {
 		error = errno;
 		return (loader_refuse(why, len, -error, "cannot stat %s: %s",
-		    is_dir ? path : "file", strerror(error)));
+		    path, strerror(error)));
 	}
-	if (!is_dir && !S_ISREG(st.st_mode))
+	return (loader_check_stat(&st, path, sticky_ok, why, len));
+}
+
+/*
+ * Every directory above dir, from the root down: none may be replaced by
+ * another user, or the checks of the files below it would prove nothing.
+ */
+static int
+loader_check_ancestors(const char *dir, char *why, size_t len)
+{
+	char real[PATH_MAX], *slash;
+	int error;
+
+	if (realpath(dir, real) == NULL) {
+		error = errno;
+		return (loader_refuse(why, len, -error, "cannot resolve %s: %s",
+		    dir, strerror(error)));
+	}
+	for (slash = real; (slash = strchr(slash + 1, '/')) != NULL;) {
+		*slash = '\0';
+		error = loader_check_dir(real, 1, why, len);
+		*slash = '/';
+		if (error != 0)
+			return (error);
+	}
+	return (real[1] != '\0' ? loader_check_dir("/", 1, why, len) : 0);
+}
+
+/*
+ * Open path for reading without following a symbolic link or blocking on
+ * a FIFO, and check the file opened (not the name, which may change in
+ * between).  Returns 0 with the descriptor (the caller's) in *fd.
+ */
+static int
+loader_open_checked(const char *path, int *fd, char *why, size_t len)
+{
+	struct stat st;
+	int error, f;
+
+	if ((f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)) <
+	    0) {
+		error = errno;
+		if (error == ELOOP)
+			return (loader_refuse(why, len, -EPERM,
+			    "refusing: a symbolic link"));
+		return (loader_refuse(why, len, -error, "cannot open file: %s",
+		    strerror(error)));
+	}
+	if (fstat(f, &st) != 0) {
+		error = -errno;
+		close(f);
 		return (loader_refuse(
-		    why, len, -EINVAL, "refusing: not a regular file"));
-	if (is_dir)
-		snprintf(subject, sizeof(subject), "directory %s is ", path);
-	if (st.st_mode & (S_IWGRP | S_IWOTH))
-		return (loader_refuse(why, len, -EPERM,
-		    "refusing: %swritable by group or others (mode %04o)",
-		    subject, (unsigned)(st.st_mode & 07777)));
-	if (st.st_uid != 0 && st.st_uid != geteuid())
-		return (loader_refuse(why, len, -EPERM,
-		    "refusing: %sowned by uid %u, not root or the running user",
-		    subject, (unsigned)st.st_uid));
+		    why, len, error, "cannot stat file: %s", strerror(-error)));
+	}
+	if ((error = loader_check_stat(&st, NULL, 0, why, len)) != 0) {
+		close(f);
+		return (error);
+	}
+	*fd = f;
 	return (0);
 }
 
-/* Check a file and the directory holding it (path holds a '/'). */
+/*
+ * Open the file at path (which holds a '/') checked, after the directory
+ * holding it and every directory above; *fd is the caller's.
+ */
 static int
-loader_check_path(const char *path, char *why, size_t len)
+loader_open_path(const char *path, int *fd, char *why, size_t len)
 {
-	char dir[4096];
-	const char *slash;
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
 	size_t n;
 	int error;
 
-	if ((slash = strrchr(path, '/')) == NULL)
+	if (slash == NULL)
 		return (loader_refuse(why, len, -EINVAL, "not a path"));
 	n = (slash == path) ? 1 : (size_t)(slash - path);
 	if (n >= sizeof(dir))
@@ -277,40 +357,85 @@ loader_check_path(const char *path, char *why, size_t len)
 		    loader_refuse(why, len, -ENAMETOOLONG, "path too long"));
 	memcpy(dir, path, n);
 	dir[n] = '\0';
-	if ((error = loader_check_owner(path, 0, why, len)) != 0)
+	if ((error = loader_open_checked(path, fd, why, len)) != 0)
 		return (error);
-	return (loader_check_owner(dir, 1, why, len));
+	if ((error = loader_check_dir(dir, 0, why, len)) != 0 ||
+	    (error = loader_check_ancestors(dir, why, len)) != 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return (error);
 }
 
 /*
- * Check path and, for DIR/NAME.la, the object libtool put beside it:
- * DIR/.libs/NAME.so in the build tree, DIR/NAME.so once installed.
+ * The shared object a libtool archive, open as fd, names: its dlname, in
+ * DIR/.libs/ while uninstalled (installed=no), else beside the archive in
+ * DIR.  The archive's libdir is never followed: what is loaded is what
+ * was checked, in the directory the archive was found in.
  */
 static int
-loader_check_files(const char *path, const char *name, char *why, size_t len)
+loader_la_object(const char *la, int fd, char *obj, size_t objlen,
+    char *why, size_t len)
 {
-	static const char *const objs[] = { ".libs/", "" };
-	char obj[4096], sub[512];
-	size_t i, n, dirlen;
-	int error;
+	char line[1024], dlname[256] = "";
+	size_t dirlen = (size_t)(strrchr(la, '/') + 1 - la), n;
+	int installed = 1;
+	FILE *f;
 
-	if ((error = loader_check_path(path, why, len)) != 0)
+	if ((f = fdopen(fd, "r")) == NULL)
+		return (loader_refuse(why, len, -errno, "cannot read: %s",
+		    strerror(errno)));
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (strncmp(line, "dlname='", 8) == 0 &&
+		    (n = strcspn(line + 8, "'")) < sizeof(dlname) &&
+		    line[8 + n] == '\'') {
+			memcpy(dlname, line + 8, n);
+			dlname[n] = '\0';
+		} else if (strncmp(line, "installed=no", 12) == 0)
+			installed = 0;
+	}
+	fclose(f);
+	if (dlname[0] == '\0' || strchr(dlname, '/') != NULL ||
+	    strcmp(dlname, "..") == 0 || strcmp(dlname, ".") == 0)
+		return (loader_refuse(why, len, -ENOEXEC,
+		    "refusing: the archive names no shared object in its "
+		    "directory (dlname '%s')", dlname));
+	if ((size_t)snprintf(obj, objlen, "%.*s%s%s", (int)dirlen, la,
+	    installed ? "" : ".libs/", dlname) >= objlen)
+		return (
+		    loader_refuse(why, len, -ENAMETOOLONG, "path too long"));
+	return (0);
+}
+
+/*
+ * Open the shared object of path checked: path itself (NAME.so), or the
+ * one its archive names (NAME.la), whose refusals start with its path.
+ * Its name goes to obj, and *fd (the caller's) is the file checked.
+ */
+static int
+loader_open_object(const char *path, char *obj, size_t objlen, int *fd,
+    char *why, size_t len)
+{
+	char sub[512];
+	size_t n = strlen(path);
+	int error, la;
+
+	if ((error = loader_open_path(path, fd, why, len)) != 0)
 		return (error);
-	n = strlen(path);
-	if (n < 3 || strcmp(path + n - 3, ".la") != 0)
-		return (0);
-	dirlen = (size_t)(strrchr(path, '/') + 1 - path);
-	for (i = 0; i < sizeof(objs) / sizeof(objs[0]); i++) {
-		if ((size_t)snprintf(obj, sizeof(obj), "%.*s%s%s.so",
-			(int)dirlen, path, objs[i], name) >= sizeof(obj))
-			continue;
-		if (access(obj, F_OK) != 0)
-			continue;
-		if ((error = loader_check_path(obj, sub, sizeof(sub))) != 0)
-			return (
-			    loader_refuse(why, len, error, "%s: %s", obj, sub));
+	if (n < 3 || strcmp(path + n - 3, ".la") != 0) {
+		if ((size_t)snprintf(obj, objlen, "%s", path) >= objlen) {
+			close(*fd);
+			return (loader_refuse(
+			    why, len, -ENAMETOOLONG, "path too long"));
+		}
 		return (0);
 	}
+	la = *fd;
+	*fd = -1;
+	if ((error = loader_la_object(path, la, obj, objlen, why, len)) != 0)
+		return (error);
+	if ((error = loader_open_path(obj, fd, sub, sizeof(sub))) != 0)
+		return (loader_refuse(why, len, error, "%s: %s", obj, sub));
 	return (0);
 }
 
@@ -376,8 +501,9 @@ loader_check_desc(
 
 /* Append a checked module to l; takes ownership of handle on success. */
 static int
-loader_append(struct loader *l, const char *path, lt_dlhandle handle,
-    const struct vitals_plugin *d, const struct loader_plugin **out)
+loader_append(struct loader *l, const char *path, const char *obj,
+    lt_dlhandle handle, const struct vitals_plugin *d,
+    const struct loader_plugin **out)
 {
 	struct loader_plugin *p, **owned, *view;
 	size_t cap;
@@ -397,9 +523,11 @@ loader_append(struct loader *l, const char *path, lt_dlhandle handle,
 		return (-ENOMEM);
 	p->name = strdup(d->name);
 	p->path = strdup(path);
-	if (p->name == NULL || p->path == NULL) {
+	p->object = strdup(obj);
+	if (p->name == NULL || p->path == NULL || p->object == NULL) {
 		free(p->name);
 		free(p->path);
+		free(p->object);
 		free(p);
 		return (-ENOMEM);
 	}
@@ -423,10 +551,32 @@ loader_find_loaded(const struct loader *l, const char *name)
 	return (NULL);
 }
 
-/* Open the module at path, already checked, and check its descriptor. */
+/*
+ * Whether the object holding d is the file open as fd: the name was
+ * checked, and no other user can change what it names (its directories
+ * passed too), but the loader's own search could still pick another
+ * file of that name already loaded.
+ */
 static int
-loader_dlopen(struct loader *l, const char *path, const char *name,
-    const struct loader_plugin **out, char *why, size_t len)
+loader_same_file(const void *d, int fd)
+{
+	struct stat a, b;
+	Dl_info info;
+
+	return (dladdr(d, &info) != 0 && info.dli_fname != NULL &&
+	    stat(info.dli_fname, &a) == 0 && fstat(fd, &b) == 0 &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino);
+}
+
+/*
+ * Load the shared object obj, checked and open as fd (closed here), for
+ * the plugin file path, and check its descriptor.  obj is loaded by its
+ * name, never through a libtool archive, whose libdir could name another.
+ */
+static int
+loader_dlopen(struct loader *l, const char *path, const char *obj,
+    const char *name, int fd, const struct loader_plugin **out, char *why,
+    size_t len)
 {
 	const struct vitals_plugin *d;
 	lt_dlhandle h;
@@ -434,12 +584,13 @@ loader_dlopen(struct loader *l, const char *path, const char *name,
 	int error;
 
 	pthread_mutex_lock(&loader_ltdl_lock);
-	if ((h = lt_dlopen(path)) == NULL) {
+	if ((h = lt_dlopen(obj)) == NULL) {
 		e = lt_dlerror();
 		error = loader_refuse(why, len, -ENOEXEC,
 		    "not a loadable module: %s",
 		    e != NULL ? e : "unknown error");
 		pthread_mutex_unlock(&loader_ltdl_lock);
+		close(fd);
 		return (error);
 	}
 	d = (const struct vitals_plugin *)lt_dlsym(h, "vitals_plugin");
@@ -449,17 +600,24 @@ loader_dlopen(struct loader *l, const char *path, const char *name,
 		    why, len, -ENOEXEC, "no vitals_plugin descriptor");
 		goto fail;
 	}
+	if (!loader_same_file(d, fd)) {
+		error = loader_refuse(why, len, -EPERM, "refusing: %s is not "
+		    "the file that was checked", obj);
+		goto fail;
+	}
 	if ((error = loader_check_desc(d, name, why, len)) != 0)
 		goto fail;
-	if ((error = loader_append(l, path, h, d, out)) != 0) {
+	if ((error = loader_append(l, path, obj, h, d, out)) != 0) {
 		loader_refuse(why, len, error, "out of memory");
 		goto fail;
 	}
+	close(fd);
 	return (0);
 fail:
 	pthread_mutex_lock(&loader_ltdl_lock);
 	lt_dlclose(h);
 	pthread_mutex_unlock(&loader_ltdl_lock);
+	close(fd);
 	return (error);
 }
 
@@ -472,8 +630,8 @@ loader_load(struct loader *l, const char *path,
     const struct loader_plugin **out, char *why, size_t len)
 {
 	const struct loader_plugin *p;
-	char name[256];
-	int error;
+	char name[256], obj[PATH_MAX];
+	int error, fd;
 
 	if (loader_base_name(path, name, sizeof(name)) != 0)
 		return (loader_refuse(
@@ -486,9 +644,10 @@ loader_load(struct loader *l, const char *path,
 		*out = p;
 		return (0);
 	}
-	if ((error = loader_check_files(path, name, why, len)) != 0)
+	if ((error = loader_open_object(path, obj, sizeof(obj), &fd, why,
+	    len)) != 0)
 		return (error);
-	return (loader_dlopen(l, path, name, out, why, len));
+	return (loader_dlopen(l, path, obj, name, fd, out, why, len));
 }
 
 /*
@@ -749,23 +908,18 @@ loader_check_config(const struct vitals_plugin *d, const void *config,
 /*
  * Identity of the file a loaded plugin's code came from, for keying
  * cached results: "PATH SIZE MTIME INODE" of the shared object holding
- * its descriptor (found with dladdr, so a libtool .la names the .so it
- * loaded).  Writes buf only on success; returns 0 or a negative errno.
+ * its descriptor (the file loaded, so a libtool .la names the .so it
+ * loaded), and the plugin's file.  Writes buf only on success; returns 0 or a negative errno.
  */
 int
 loader_file_id(const struct loader_plugin *p, char *buf, size_t len)
 {
-	const char *file = p->path;
 	struct stat st;
-	Dl_info info;
 	int n;
 
-	if (dladdr(p->desc, &info) != 0 && info.dli_fname != NULL &&
-	    info.dli_fname[0] == '/')
-		file = info.dli_fname;
-	if (stat(file, &st) != 0)
+	if (stat(p->object, &st) != 0)
 		return (-errno);
-	n = snprintf(buf, len, "%s %lld %lld.%09ld %llu", file,
+	n = snprintf(buf, len, "%s %lld %lld.%09ld %llu", p->object,
 	    (long long)st.st_size, (long long)st.st_mtim.tv_sec,
 	    st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
 	return (n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0);

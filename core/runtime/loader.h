@@ -16,6 +16,8 @@ struct loader_plugin {
 	char *path;                   /* file it was loaded from */
 	const struct vitals_plugin *desc; /* borrowed from the loaded module */
 	void *handle;                 /* lt_dlhandle, owned by the loader */
+	char *object;                 /* the shared object loaded: path, or
+					 the one its .la names */
 };
 
 /* A set of loaded plugins and the search path they came from. */
