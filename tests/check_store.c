@@ -229,7 +229,7 @@ START_TEST(test_save_load)
 	ck_assert_str_eq(
 	    path, tpath("2023-11-14/20231114T221320.123Z_web-1.json.gz"));
 	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert_uint_eq(st.st_mode & 07777, 0644);
+	ck_assert_uint_eq(st.st_mode & 07777, 0640);
 	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 0);
 	ck_assert_int_eq(vitals_epoch_load(path, &e, err, sizeof(err)), 0);
 	check_same(fx("web-1", DAY0 + 80000123456789ull), e);

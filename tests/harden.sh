@@ -7,7 +7,8 @@
 # for a file name, a data dir others may write (as root), a date dir that
 # is a link (not written into, not pruned through; vitalsd exits 1).  A
 # kill -9 while the filters run keeps the epoch that just closed, and the
-# next start recovers a whole epoch left under its temporary name.
+# next start recovers a whole epoch left under its temporary name.  What
+# is stored is readable by the owner and the data dir's group only.
 . "$top_srcdir/tests/lib.sh"
 
 # Each command here takes well under a second: T only guards a hang.
@@ -164,6 +165,25 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	echo "SKIP: a data dir others may write is refused only as root" >&2
 fi
+
+# ---- what is stored is the owner's and the data dir's group's only ----
+# A set-group-ID data dir of group G: epochs are 0640 of group G in 0750
+# (set-group-ID) date dirs; others read nothing.
+G=$(id -gn nobody 2>/dev/null || echo nogroup)
+getent group "$G" >/dev/null || G=$(id -gn)
+mkdir -m 0750 "$TMP/modes-data"
+chgrp "$G" "$TMP/modes-data" && chmod 2750 "$TMP/modes-data" ||
+	fail "cannot make a set-group-ID data dir of group $G"
+C=$(conf modes)
+run modes "$VITALSD" -c "$C" --epochs 1
+[ "$st" -eq 0 ] || { cat "$TMP/modes.err" >&2; fail "modes: vitalsd exit $st"; }
+f=$(find "$TMP/modes-data" -name '*.json.gz' | head -1)
+[ -n "$f" ] || fail "modes: no epoch stored"
+[ "$(stat -c %a:%G "$f")" = "640:$G" ] ||
+	fail "epoch file $(stat -c %a:%G "$f"), expected 640:$G"
+[ "$(stat -c %a:%G "$(dirname "$f")")" = "2750:$G" ] ||
+	fail "date dir $(stat -c %a:%G "$(dirname "$f")"), expected 2750:$G"
+echo "stored files: $(stat -c %A "$f") $(stat -c %G "$f"), date dir $(stat -c %A "$(dirname "$f")")"
 
 # ---- a date dir planted as a link ----
 C=$(conf linked "retention: { max_age: 1d }")

@@ -62,6 +62,11 @@ trap 'dpkg --purge vitals-dev vitals >/dev/null 2>&1; rm -rf "$TMP"' EXIT
 dpkg -i "$deb" "$dev" >"$TMP/install.log" 2>&1 ||
 	{ cat "$TMP/install.log"; fail "dpkg -i failed"; }
 unset VITALS_PLUGIN_PATH
+# The store is root's and the vitals group's, and the unit is hardened.
+getent group vitals >/dev/null || fail "no vitals group after install"
+[ "$(stat -c %a:%U:%G /var/lib/vitals)" = "2750:root:vitals" ] ||
+	fail "/var/lib/vitals is $(stat -c %a:%U:%G /var/lib/vitals), expected 2750:root:vitals"
+assert_grep '^CapabilityBoundingSet=' /usr/lib/systemd/system/vitalsd.service
 /usr/sbin/vitalsd --list-plugins >"$TMP/list.out" 2>&1 || { cat "$TMP/list.out"; fail "--list-plugins"; }
 for p in syscall sched kmem proc ewma rules callmodel store; do
 	assert_grep "^$p +(probe|filter|output) " "$TMP/list.out"
@@ -96,7 +101,8 @@ fi
 
 # ---- purged ----
 dpkg --purge vitals-dev vitals >"$TMP/purge.log" 2>&1 || { cat "$TMP/purge.log"; fail "dpkg --purge failed"; }
-for f in /usr/sbin/vitalsd /etc/vitals/vitals.yaml /usr/include/vitals/vitals.h; do
+for f in /usr/sbin/vitalsd /etc/vitals/vitals.yaml /usr/include/vitals/vitals.h \
+    /var/lib/vitals; do
 	[ ! -e "$f" ] || fail "$f left after purge"
 done
 echo "PASS: the packages build, install, run and purge"

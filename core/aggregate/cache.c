@@ -390,7 +390,7 @@ cache_put_text(struct cache *c, const char *name, const struct cache_key *k,
 		free(head);
 		return dfd;
 	}
-	if ((r = safefile_begin(&f, dfd, base, 0644)) == 0) {
+	if ((r = safefile_begin(&f, dfd, base, SAFEFILE_FILE_MODE)) == 0) {
 		if ((r = cache_write_gz(&f, head, text, len)) == 0)
 			r = safefile_commit(&f, base);
 		else

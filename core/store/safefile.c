@@ -204,7 +204,8 @@ safefile_step(int *cur, const char *comp, const char *sofar, int mode,
 	if (next < 0 && errno == ENOENT && mode == SAFEFILE_DIR_PROBE)
 		return 1;
 	if (next < 0 && errno == ENOENT && mode == SAFEFILE_DIR_CREATE) {
-		if (mkdirat(*cur, comp, 0755) < 0 && errno != EEXIST) {
+		if (mkdirat(*cur, comp, SAFEFILE_DIR_MODE) < 0 &&
+		    errno != EEXIST) {
 			safefile_say(why, whylen, "cannot create %s: %s", sofar,
 			    strerror(errno));
 			return -errno;
@@ -369,7 +370,8 @@ safefile_subdir(
 		next =
 		    openat(cur, comp, O_PATH | O_NOFOLLOW | SAFEFILE_DIR_FLAGS);
 		if (next < 0 && errno == ENOENT && create) {
-			if (mkdirat(cur, comp, 0755) == 0 && made != NULL)
+			if (mkdirat(cur, comp, SAFEFILE_DIR_MODE) == 0 &&
+			    made != NULL)
 				*made = 1;
 			next = openat(cur, comp,
 			    O_PATH | O_NOFOLLOW | SAFEFILE_DIR_FLAGS);
@@ -706,7 +708,8 @@ vitals_file_write(
 
 	if ((dfd = safefile_parent(path, &base, err, errlen)) < 0)
 		return dfd;
-	if ((r = safefile_put(dfd, base, data, len, 0644)) < 0)
+	if ((r = safefile_put(
+	    dfd, base, data, len, SAFEFILE_FILE_MODE)) < 0)
 		safefile_say(err, errlen, "%s: %s", path, strerror(-r));
 	close(dfd);
 	return r;
@@ -721,7 +724,7 @@ vitals_file_check(const char *path, char *err, size_t errlen)
 
 	if ((dfd = safefile_parent(path, &base, err, errlen)) < 0)
 		return dfd;
-	if ((r = safefile_begin(&f, dfd, base, 0644)) < 0)
+	if ((r = safefile_begin(&f, dfd, base, SAFEFILE_FILE_MODE)) < 0)
 		safefile_say(err, errlen, "%s: cannot be written: %s", path,
 		    strerror(-r));
 	else

@@ -16,7 +16,16 @@
 
 /* safefile_dir_open() modes. */
 #define SAFEFILE_DIR_OPEN 0 /* the directory must exist */
-#define SAFEFILE_DIR_CREATE 1 /* create it and its parents (0755) */
+#define SAFEFILE_DIR_CREATE 1 /* create it and its parents (DIR_MODE) */
+
+/*
+ * The modes of what libvitals creates: the owner's and its group's, never
+ * others': epochs hold command names, syscall arguments and kernel
+ * addresses that the kernel itself hides from other users.  The group is
+ * the data dir's when it is set-group-ID (packages make it `vitals`).
+ */
+#define SAFEFILE_FILE_MODE 0640
+#define SAFEFILE_DIR_MODE 0750
 
 /* What a temporary name carries between the target's name and its tag. */
 #define SAFEFILE_TMP_TAG ".tmp."

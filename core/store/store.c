@@ -688,7 +688,8 @@ vitals_epoch_put(const struct vitals_epoch_file *f, const char *data_dir,
 		store_err(err, errlen, "%s/%s", data_dir, why);
 		goto out;
 	}
-	if ((r = safefile_put(dayfd, slash + 1, f->data, f->len, 0644)) < 0) {
+	if ((r = safefile_put(dayfd, slash + 1, f->data, f->len,
+	    SAFEFILE_FILE_MODE)) < 0) {
 		store_err(err, errlen, "%s: %s", final, strerror(-r));
 		goto out;
 	}

@@ -573,7 +573,7 @@ int vitals_series_emit(struct vitals_ctx *ctx, const char *name,
  * new one: written to a new temporary file with an unpredictable name in
  * path's directory (created O_EXCL | O_NOFOLLOW, never through a
  * symbolic link), fsync'd, renamed over path and the directory fsync'd.
- * The file gets mode 0644.  When vitalsd runs as root, a directory on the
+ * The file gets mode 0640.  When vitalsd runs as root, a directory on the
  * way that a user other than root owns, or that group or others may
  * write without the sticky bit, is refused.  Returns 0, or a negative
  * errno with "PATH: reason" in err.
