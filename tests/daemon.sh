@@ -240,4 +240,40 @@ t2=$(t_of h1)
 run_resume other h2 1
 grep -q "t resumed" "$TMP/other.err" && { cat "$TMP/other.err"; fail "resume: h2 took h1's t"; }
 
-echo "PASS: daemon runs, stores, shows, EWMA flags only the burst, t resumes"
+# ---- the service manager's readiness protocol ----
+# With $NOTIFY_SOCKET, vitalsd says READY=1 once it runs, RELOADING=1 then
+# READY=1 around a SIGHUP, and STOPPING=1 at SIGTERM (Type=notify).
+cat >"$TMP/notify.yaml" <<EOC
+epoch: 1s
+data_dir: $TMP/notify-data
+probes:
+  synthetic: { vitals: [cpu], rate: 100 }
+plugins:
+  store: {}
+EOC
+python3 - "$VITALSD" "$TMP/notify.yaml" "$TMP/notify.sock" <<'PY' || fail "readiness notifications"
+import os, signal, socket, subprocess, sys
+vitalsd, conf, path = sys.argv[1:]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(path)
+s.settimeout(60)
+env = dict(os.environ, NOTIFY_SOCKET=path)
+p = subprocess.Popen([vitalsd, "-c", conf], env=env, stderr=subprocess.DEVNULL)
+def expect(want):
+    got = s.recv(4096).decode()
+    assert got == want, "got %r, expected %r" % (got, want)
+try:
+    expect("READY=1")
+    p.send_signal(signal.SIGHUP)
+    expect("RELOADING=1")
+    expect("READY=1")
+    p.send_signal(signal.SIGTERM)
+    expect("STOPPING=1")
+    assert p.wait(60) == 0, "vitalsd exited %d" % p.returncode
+finally:
+    if p.poll() is None:
+        p.kill()
+print("notify: READY=1, RELOADING=1, READY=1, STOPPING=1")
+PY
+
+echo "PASS: daemon runs, stores, shows, EWMA flags only the burst, t resumes, notifies"

@@ -28,6 +28,7 @@
 #include "instance.h"
 #include "log.h"
 #include "metric.h"
+#include "notify.h"
 #include "option.h"
 #include "safefile.h"
 
@@ -628,9 +629,12 @@ host_on_signal(evutil_socket_t sig, short what, void *arg)
 	if (sig == SIGHUP) {
 		log_msg(VITALS_LOG_INFO, "core", "SIGHUP: reloading %s",
 		    h->cfg->file ? h->cfg->file : "(no file)");
+		(void)notify_send("RELOADING=1");
 		host_reload(h);
+		(void)notify_send("READY=1");
 		return;
 	}
+	(void)notify_send("STOPPING=1");
 	log_msg(VITALS_LOG_INFO, "core", "%s: writing the partial epoch",
 	    sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	host_close_epoch(h, host_now_ns(), 1);
@@ -757,6 +761,10 @@ host_run(struct host *h, uint64_t max_epochs)
 	if ((r = host_events_add(h)) != 0)
 		return r;
 	host_arm_epoch(h, 1);
+	/* The probes are attached and the loop is about to run. */
+	if ((r = notify_send("READY=1")) < 0)
+		log_msg(VITALS_LOG_WARN, "core", "NOTIFY_SOCKET: %s",
+		    strerror(-r));
 	if (event_base_dispatch(h->base) < 0)
 		return -EIO;
 	return 0;
