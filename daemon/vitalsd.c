@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "config.h"
 #include "host.h"
 #include "instance.h"
@@ -288,6 +289,14 @@ vitalsd_run(struct config *c, struct loader *l, uint64_t epochs)
 	 */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 #endif
+	/* Before any thread starts: threads take the sets they start with. */
+	if ((r = caps_drop(err, sizeof(err))) != 0) {
+		log_msg(VITALS_LOG_ERR, "core", "%s", err);
+		return 1;
+	}
+	if (geteuid() == 0)
+		log_msg(VITALS_LOG_DEBUG, "core", "capabilities kept: %s",
+		    caps_kept);
 	if ((h = host_new(c, l)) == NULL) {
 		fprintf(stderr, "vitalsd: out of memory\n");
 		return 1;

@@ -4,7 +4,8 @@
 # scores it at most 4.5 (an unhardened unit scores 9.6), and, as root,
 # vitalsd with every kernel probe runs and counts with only the
 # capabilities of the unit's CapabilityBoundingSet, so the set cannot
-# drift from what the probes need.
+# drift from what the probes need; and vitalsd started with all of root's
+# keeps exactly that set (of what it had), in every thread.
 . "$top_srcdir/tests/lib.sh"
 
 UNIT="$top_builddir/conf/vitalsd.service"
@@ -66,3 +67,34 @@ frames = [f for v in e["vitals"] for s in v.get("samples", [])
 assert any(not f.startswith("0x") for f in frames), "no kernel symbol named"
 print("counted with the unit's capabilities:", ", ".join("%s %d" % kv for kv in sorted(got.items())))
 PY
+
+# ---- started as full root, every thread keeps the unit's set only ----
+"$VITALSD" -c "$TMP/v.yaml" --data-dir "$TMP/data2" --epochs 4 2>"$TMP/root.err" &
+pid=$!
+i=0
+until grep -q "started" "$TMP/root.err"; do
+	kill -0 "$pid" 2>/dev/null || { cat "$TMP/root.err" >&2; fail "vitalsd as root exited"; }
+	i=$((i + 1))
+	[ "$i" -lt 600 ] || fail "vitalsd as root did not start in 60 s"
+	sleep 0.1
+done
+python3 - "$UNIT" "$pid" <<'PY' || { kill "$pid"; fail "vitalsd kept other capabilities than the unit's"; }
+import glob, re, sys
+unit, pid = sys.argv[1:]
+num = {}
+for line in open("/usr/include/linux/capability.h"):
+    m = re.match(r"#define (CAP_[A-Z_]+)\s+(\d+)\s*$", line)
+    if m:
+        num[m.group(1)] = int(m.group(2))
+names = re.search(r"^CapabilityBoundingSet=(.*)$", open(unit).read(), re.M).group(1).split()
+# What it started with bounds it (a container may lack some of the set).
+had = int(re.search(r"^CapBnd:\s+([0-9a-f]+)$", open("/proc/self/status").read(), re.M).group(1), 16)
+want = sum(1 << num[n] for n in names) & had
+for st in glob.glob("/proc/%s/task/*/status" % pid):
+    caps = dict(re.findall(r"^(Cap\w+):\s+([0-9a-f]+)$", open(st).read(), re.M))
+    for k in ("CapEff", "CapPrm", "CapBnd"):
+        assert int(caps[k], 16) == want, "%s %s %s, the unit's set is %x" % (st, k, caps[k], want)
+    assert int(caps["CapInh"], 16) == 0, st
+print("every thread of vitalsd keeps %x (%s)" % (want, " ".join(names)))
+PY
+wait "$pid" || { cat "$TMP/root.err" >&2; fail "vitalsd as root failed"; }
