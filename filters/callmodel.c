@@ -715,17 +715,19 @@ callmodel_model_load(
     const char *path, struct callmodel_model **out, char *err, size_t errlen)
 {
 	struct callmodel_rd rd = { .err = err, .errlen = errlen };
+	char *text = NULL;
 	json_error_t je;
 	json_t *j, *x;
-	size_t i;
+	size_t i, len;
 	int r;
 
-	if ((j = json_load_file(path, JSON_REJECT_DUPLICATES, &je)) == NULL) {
-		if (access(path, R_OK) != 0) {
-			r = -errno;
-			snprintf(err, errlen, "%s", strerror(errno));
-			return r;
-		}
+	/* Bounded, and never a FIFO or a device that reads forever. */
+	if ((r = vitals_file_read(path, CALLMODEL_MAX_FILE, &text, &len, err,
+	    errlen)) != 0)
+		return r;
+	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	free(text);
+	if (j == NULL) {
 		snprintf(err, errlen, "line %d: %s", je.line, je.text);
 		return -EBADMSG;
 	}

@@ -19,6 +19,8 @@
 #define CALLMODEL_DEPTH_MAX (2 * VITALS_STACK_MAX) /* frames per path */
 #define CALLMODEL_FORMAT "vitals-callmodel" /* the model file's "format" */
 #define CALLMODEL_VERSION 1 /* the model file's "version" */
+/* Largest model file read (a model of a busy machine is a few MB). */
+#define CALLMODEL_MAX_FILE (256ull << 20)
 
 /*
  * A call tree: node 0 is the root; every other node is a name under a

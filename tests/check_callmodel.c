@@ -1005,6 +1005,17 @@ START_TEST(bad_model_files)
 }
 END_TEST
 
+/* A FIFO named as the model is refused at once, never read forever. */
+START_TEST(fifo_model_file)
+{
+	ck_assert_int_eq(mkfifo(model_path, 0600), 0);
+	ck_assert_int_eq(start_rc(NULL), -EINVAL);
+	ck_assert_ptr_null(st);
+	ck_assert_msg(strstr(mock_last_error(), "not a regular file") != NULL,
+	    "error '%s'", mock_last_error());
+}
+END_TEST
+
 START_TEST(train_needs_writable_path)
 {
 	const char *kv[] = { "mode", "train", NULL };
@@ -1116,6 +1127,7 @@ callmodel_suite(void)
 	tcase_add_test(tc, model_round_trip);
 	tcase_add_test(tc, model_file_by_hand);
 	tcase_add_loop_test(tc, bad_model_files, 0, NCASES(bad_cases));
+	tcase_add_test(tc, fifo_model_file);
 	tcase_add_test(tc, train_needs_writable_path);
 	tcase_add_test(tc, train_save_fails);
 	tcase_add_test(tc, train_nothing_no_file);

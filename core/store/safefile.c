@@ -716,6 +716,13 @@ vitals_file_write(
 }
 
 int
+vitals_file_read(const char *path, uint64_t max, char **out, size_t *len,
+    char *err, size_t errlen)
+{
+	return safefile_read(path, max, out, len, err, errlen);
+}
+
+int
 vitals_file_check(const char *path, char *err, size_t errlen)
 {
 	struct safefile f;

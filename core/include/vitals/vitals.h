@@ -31,7 +31,8 @@ extern "C" {
  * --check-config.
  * Minor 4: the core's event loop (vitals_event_base); the configuration
  * file, timescales and sample bound appended to struct vitals_settings;
- * files written safely (vitals_file_write, vitals_file_check); an output
+ * files written and read safely (vitals_file_write, vitals_file_check,
+ * vitals_file_read); an output
  * built at minor 4 or later gets each closed epoch as soon as it closes,
  * before the filters run, and again once with their findings if they
  * made any (see struct vitals_plugin's write); an output's write that
@@ -588,6 +589,16 @@ int vitals_file_write(
  * reason" in err.
  */
 int vitals_file_check(const char *path, char *err, size_t errlen);
+
+/*
+ * ABI minor 4.  Read all of the regular file at path (a model, a state
+ * file) when it holds at most max bytes, without blocking on a FIFO or
+ * reading a device: 0 with *out (malloc'd, NUL-terminated, the caller's)
+ * and its length in *len, or a negative errno (-EFBIG beyond max, -EINVAL
+ * for what is not a regular file) with the reason in err.
+ */
+int vitals_file_read(const char *path, uint64_t max, char **out, size_t *len,
+    char *err, size_t errlen);
 
 /* Look up a vital by name in an epoch; NULL if absent.  Borrowed. */
 const struct vitals_vital_epoch *vitals_epoch_vital(const struct vitals_epoch *e,
