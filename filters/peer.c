@@ -35,7 +35,7 @@ struct peer_config {
 	int64_t win_size; /* samples per window */
 	int64_t win_shift; /* samples between two windows */
 	int64_t k; /* indicted in k of the last 2k - 1 windows */
-	int64_t bins; /* histogram bins */
+	int64_t bins; /* histogram bins; 0 = sqrt(win_size) */
 	int64_t smooth; /* moving-average points before the histogram */
 	double threshold; /* untrained KL threshold */
 	double min_spread; /* histogram range >= this share of the median */
@@ -67,8 +67,10 @@ static const struct vitals_option peer_options[] = {
 	    .help = "indict a host anomalous in k of the last 2k-1 windows",
 	    .min = 1, .max = PEER_K_MAX },
 	{ .key = "bins", .type = VITALS_OPT_INT, .offset = PEER_OFF(bins),
-	    .def = "16", .help = "histogram bins over the group's range",
-	    .min = 2, .max = PEER_BINS_MAX },
+	    .def = "0",
+	    .help = "histogram bins over the group's range (0: the square "
+		    "root of win_size, 8 for 64)",
+	    .min = 0, .max = PEER_BINS_MAX },
 	{ .key = "smooth", .type = VITALS_OPT_INT, .offset = PEER_OFF(smooth),
 	    .def = "1",
 	    .help = "moving-average points before the histogram (the paper's "
@@ -90,8 +92,8 @@ static const struct vitals_option peer_options[] = {
 	    .min = 0, .max = 1e6 },
 	{ .key = "groups", .type = VITALS_OPT_STRLIST,
 	    .offset = PEER_OFF(groups), .def = NULL,
-	    .help = "peer groups, \"NAME=PATTERN,...\" (fnmatch on host "
-		    "names); other hosts are one group (default: all hosts)" },
+	    .help = "peer groups, \"NAME=PATTERN PATTERN...\" (fnmatch on "
+		    "host names); other hosts are one group (default: all)" },
 	{ .key = "vitals", .type = VITALS_OPT_STRLIST,
 	    .offset = PEER_OFF(vitals), .def = "blocking,lock,sched,diskio",
 	    .help = "vitals whose share by exe is compared (white-box; at "
@@ -232,6 +234,7 @@ struct peer {
 	struct peer_host *hosts;
 	uint32_t *index; /* open addressing on name: host index + 1 */
 	uint32_t index_cap;
+	uint32_t bins; /* histogram bins in force */
 	struct peer_scratch s;
 	double thr[PEER_NM]; /* thresholds in force */
 	double wbthr[PEER_NWB];
@@ -247,18 +250,18 @@ void
 peer_hist(const double *x, uint32_t n, double lo, double hi, uint32_t nbins,
     double *p, double *logp)
 {
-	double w = (hi - lo) / nbins, tot;
+	double w = (hi - lo) / nbins, tot, alpha = PEER_PSEUDO / nbins;
 	uint32_t i;
 	long b;
 
 	for (i = 0; i < nbins; i++)
-		p[i] = PEER_ALPHA;
+		p[i] = alpha;
 	for (i = 0; i < n; i++) {
 		b = w > 0 ? (long)floor((x[i] - lo) / w) : 0;
 		b = b < 0 ? 0 : b >= (long)nbins ? (long)nbins - 1 : b;
 		p[b] += 1;
 	}
-	tot = n + nbins * PEER_ALPHA;
+	tot = n + PEER_PSEUDO;
 	for (i = 0; i < nbins; i++) {
 		p[i] /= tot;
 		logp[i] = log(p[i]);
@@ -588,7 +591,7 @@ static int
 peer_scratch_size(struct peer *p, uint32_t n)
 {
 	struct peer_scratch *s = &p->s;
-	size_t w = (size_t)p->cf->win_size, b = (size_t)p->cf->bins;
+	size_t w = (size_t)p->cf->win_size, b = p->bins;
 
 	if (n <= s->cap)
 		return 0;
@@ -656,7 +659,7 @@ peer_metric_window(struct peer *p, uint32_t k, uint32_t n)
 {
 	const struct peer_config *cf = p->cf;
 	struct peer_scratch *s = &p->s;
-	uint32_t w = (uint32_t)cf->win_size, b = (uint32_t)cf->bins;
+	uint32_t w = (uint32_t)cf->win_size, b = p->bins;
 	uint32_t i, j, t, np, nin = 0, npeers;
 	double lo = INFINITY, hi = -INFINITY, med, spread, x, *xi;
 	struct peer_host *h;
@@ -1024,7 +1027,7 @@ peer_model_write(struct peer *p, char *err, size_t errlen)
 
 	j = json_pack("{s:s, s:i, s:I, s:I, s:I, s:f, s:I}", "filter", "peer",
 	    "version", PEER_MODEL_VERSION, "win_size", (json_int_t)p->cf->win_size,
-	    "bins", (json_int_t)p->cf->bins, "windows", (json_int_t)p->windows,
+	    "bins", (json_int_t)p->bins, "windows", (json_int_t)p->windows,
 	    "train_scale", p->cf->train_scale, "hosts", (json_int_t)p->nhosts);
 	bb = json_object();
 	wb = json_object();
@@ -1133,7 +1136,7 @@ peer_fini(void *state)
 	peer_free(p);
 }
 
-/* Parse "NAME=PAT,PAT" into g; -EINVAL without a name or a pattern. */
+/* Parse "NAME=PAT PAT" (or commas) into g; -EINVAL without a name or a pattern. */
 static int
 peer_group_parse(const char *s, struct peer_group *g)
 {
@@ -1172,7 +1175,7 @@ peer_check(const void *config, char *why, size_t len)
 		    (long long)cf->win_size);
 		return -EINVAL;
 	}
-	if (cf->k < 1 || cf->k > PEER_K_MAX || cf->bins < 2 ||
+	if (cf->k < 1 || cf->k > PEER_K_MAX || cf->bins < 0 || cf->bins == 1 ||
 	    cf->bins > PEER_BINS_MAX || cf->smooth < 1 || cf->max_peers < 0 ||
 	    cf->max_hosts < 3 || !(cf->threshold >= 0) ||
 	    !(cf->wb_threshold >= 0) || !(cf->min_spread >= 0) ||
@@ -1201,7 +1204,7 @@ peer_check(const void *config, char *why, size_t len)
 		free(g.name);
 		if (r != 0) {
 			snprintf(why, len,
-			    "groups: '%s' is not NAME=PATTERN,...",
+			    "groups: '%s' is not NAME=PATTERN PATTERN...",
 			    cf->groups.v[i]);
 			return r;
 		}
@@ -1225,6 +1228,8 @@ peer_init(struct vitals_ctx *ctx, const void *config, void **state)
 	p->ctx = ctx;
 	p->cf = cf;
 	p->train = strcmp(cf->mode, "train") == 0;
+	p->bins = cf->bins > 0 ? (uint32_t)cf->bins
+			       : (uint32_t)lround(sqrt((double)cf->win_size));
 	for (i = 0; i < PEER_NM; i++)
 		p->thr[i] = cf->threshold;
 	for (i = 0; i < PEER_NWB; i++)

@@ -11,13 +11,18 @@
 
 #include <stdint.h>
 
-/* Pseudo-count added to every bin so that no probability is 0. */
-#define PEER_ALPHA 0.5
+/*
+ * Pseudo-samples spread over the bins of a histogram so that no
+ * probability is 0 (each bin gets PEER_PSEUDO / nbins): one sample's
+ * worth, whatever the bins and window, so that thresholds do not depend
+ * on them much.
+ */
+#define PEER_PSEUDO 1.0
 
 /*
  * Histogram of x[0..n) over [lo, hi) in nbins bins (values outside are
  * clamped into the end bins), turned into probabilities p[0..nbins) with
- * PEER_ALPHA added to each count, and their logarithms into logp.
+ * PEER_PSEUDO / nbins added to each count, and their logarithms into logp.
  */
 void peer_hist(const double *x, uint32_t n, double lo, double hi,
     uint32_t nbins, double *p, double *logp);
