@@ -23,10 +23,14 @@
 #include "config.h"
 #include "handrun.h"
 
-/* What the filter said, counted by host. */
+/* What the filter said: findings by host and vital. */
+#define BENCH_SAID 8
 struct bench_said {
 	unsigned findings;
-	char first[128]; /* the first finding's host and vital */
+	unsigned n; /* entries used below */
+	char who[BENCH_SAID][96]; /* "host (vital)" */
+	unsigned count[BENCH_SAID];
+	uint64_t first[BENCH_SAID]; /* slot start of the first, s */
 };
 
 static double
@@ -52,11 +56,19 @@ static void
 bench_finding(void *arg, const struct vitals_finding *f, const char *host)
 {
 	struct bench_said *s = arg;
+	char who[96];
+	unsigned i;
 
-	if (s->findings++ == 0)
-		snprintf(s->first, sizeof(s->first), "%s (%s) at slot start %llu",
-		    host, f->vital ? f->vital : "-",
-		    (unsigned long long)(f->start_ns / 1000000000ull));
+	s->findings++;
+	snprintf(who, sizeof(who), "%s (%s)", host, f->vital ? f->vital : "-");
+	for (i = 0; i < s->n && strcmp(s->who[i], who) != 0; i++)
+		;
+	if (i == s->n && s->n < BENCH_SAID) {
+		snprintf(s->who[s->n], sizeof(s->who[0]), "%s", who);
+		s->first[s->n++] = f->start_ns / 1000000000ull;
+	}
+	if (i < s->n)
+		s->count[i]++;
 }
 
 /* Feed every epoch of the slot v[0..n) with the others as peers. */
@@ -164,8 +176,10 @@ main(int argc, char **argv)
 	    t_read > 0 ? 100 * t_filter / t_read : 0);
 	printf("  peak RSS %.1f MB (%.1f MB at start)\n", bench_rss_mb(), rss0);
 	if (use_filter)
-		printf("  findings %u%s%s\n", said.findings,
-		    said.findings ? ", first: " : "", said.first);
+		printf("  findings %u\n", said.findings);
+	for (i = 0; i < said.n; i++)
+		printf("    %s x%u, first at @%llu\n", said.who[i], said.count[i],
+		    (unsigned long long)said.first[i]);
 	free(v);
 	free(peers);
 	free(extra[0].key);
