@@ -55,8 +55,8 @@ struct peer_config {
 static const struct vitals_option peer_options[] = {
 	{ .key = "win_size", .type = VITALS_OPT_INT,
 	    .offset = PEER_OFF(win_size), .def = "64",
-	    .help = "samples (epochs of the slowest timescale looked at: "
-		    "the base) per histogram window", .min = 4,
+	    .help = "samples per histogram window: epochs of the finest "
+		    "timescale seen (the base)", .min = 4,
 	    .max = PEER_WIN_MAX },
 	{ .key = "win_shift", .type = VITALS_OPT_INT,
 	    .offset = PEER_OFF(win_shift), .def = "32",
@@ -1263,7 +1263,8 @@ const struct vitals_plugin vitals_plugin = {
 	.name = "peer",
 	.version = "0.1.0",
 	.description = "peer comparison across hosts (Kasick FAST'10): "
-		       "indicts the host whose metrics diverge; needs 3 hosts",
+		       "indicts the host whose metrics diverge from its "
+		       "peers'; silent with fewer than 3 hosts in a group",
 	.options = peer_options,
 	.available = NULL,
 	.init = peer_init,
