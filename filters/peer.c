@@ -1237,6 +1237,7 @@ peer_init(struct vitals_ctx *ctx, const void *config, void **state)
 	if (cf->groups.n > 0 &&
 	    (p->groups = calloc(cf->groups.n, sizeof(*p->groups))) == NULL)
 		r = -ENOMEM;
+	/* ngroups counts a half-parsed group too, for peer_free */
 	for (i = 0; i < cf->groups.n && r == 0; i++, p->ngroups++)
 		r = peer_group_parse(cf->groups.v[i], &p->groups[i]);
 	if (r == 0 && p->train)
@@ -1246,8 +1247,6 @@ peer_init(struct vitals_ctx *ctx, const void *config, void **state)
 	if (r != 0) {
 		if (r != -ENOMEM)
 			vitals_error(ctx, "model %s", err);
-		if (p->ngroups < cf->groups.n && p->groups != NULL)
-			p->ngroups++; /* free the half-parsed one */
 		peer_free(p);
 		return r;
 	}
