@@ -359,6 +359,14 @@ mk_noisy(uint64_t *s, double x, double cv)
 	return y > 0 ? y : 0;
 }
 
+/* One observation of a metric, unless an earlier one failed (*r). */
+static void
+mk_put(struct engine *eng, int *r, const char *name, const char *unit, double v)
+{
+	if (*r == 0)
+		*r = engine_metric_put(eng, name, unit, v);
+}
+
 /* The first epoch of the peer faults. */
 static uint64_t
 mk_fault_epoch(const struct mk *m)
@@ -386,34 +394,33 @@ mk_proc_epoch(const struct mk *m, struct engine *eng, uint32_t h, uint64_t i)
 		load = 1 + 0.3 * sin(2 * M_PI * t / 5400) +
 		    0.1 * sin(2 * M_PI * t / 780);
 		util = mk_noisy(&rng, 20 * load * (disk ? 3 : 1), 0.2);
-#define MK_PUT(name, unit, v) \
-	if (r == 0) \
-	r = engine_metric_put(eng, name, unit, v)
-		MK_PUT("proc.cpu.user_pct", "%", mk_noisy(&rng, 30 * load, 0.2));
-		MK_PUT("proc.cpu.system_pct", "%", mk_noisy(&rng, 10 * load, 0.2));
-		MK_PUT("proc.cpu.iowait_pct", "%",
+		mk_put(eng, &r, "proc.cpu.user_pct", "%",
+		    mk_noisy(&rng, 30 * load, 0.2));
+		mk_put(eng, &r, "proc.cpu.system_pct", "%",
+		    mk_noisy(&rng, 10 * load, 0.2));
+		mk_put(eng, &r, "proc.cpu.iowait_pct", "%",
 		    mk_noisy(&rng, disk ? 12 : 2, 0.3));
-		MK_PUT("proc.disk.sda.rd_sec_s", "sectors/s",
+		mk_put(eng, &r, "proc.disk.sda.rd_sec_s", "sectors/s",
 		    mk_noisy(&rng, 2000 * load, 0.3));
-		MK_PUT("proc.disk.sda.wr_sec_s", "sectors/s",
+		mk_put(eng, &r, "proc.disk.sda.wr_sec_s", "sectors/s",
 		    mk_noisy(&rng, 4000 * load, 0.3));
-		MK_PUT("proc.disk.sda.await_ms", "ms",
+		mk_put(eng, &r, "proc.disk.sda.await_ms", "ms",
 		    mk_noisy(&rng, disk ? 40 : 5, 0.3));
-		MK_PUT("proc.disk.sda.avgqu_sz", "requests",
+		mk_put(eng, &r, "proc.disk.sda.avgqu_sz", "requests",
 		    mk_noisy(&rng, 0.5 * load * (disk ? 6 : 1), 0.3));
-		MK_PUT("proc.disk.sda.util_pct", "%", util > 100 ? 100 : util);
-		MK_PUT("proc.net.eth0.rxbyt_s", "bytes/s",
+		mk_put(eng, &r, "proc.disk.sda.util_pct", "%",
+		    util > 100 ? 100 : util);
+		mk_put(eng, &r, "proc.net.eth0.rxbyt_s", "bytes/s",
 		    mk_noisy(&rng, 20e6 * load * (net ? 0.3 : 1), 0.2));
-		MK_PUT("proc.net.eth0.txbyt_s", "bytes/s",
+		mk_put(eng, &r, "proc.net.eth0.txbyt_s", "bytes/s",
 		    mk_noisy(&rng, 20e6 * load * (net ? 0.3 : 1), 0.2));
-		MK_PUT("proc.net.eth0.rxerr_s", "packets/s", 0);
-		MK_PUT("proc.net.eth0.txerr_s", "packets/s", 0);
-		MK_PUT("proc.net.eth0.rxdrop_s", "packets/s",
+		mk_put(eng, &r, "proc.net.eth0.rxerr_s", "packets/s", 0);
+		mk_put(eng, &r, "proc.net.eth0.txerr_s", "packets/s", 0);
+		mk_put(eng, &r, "proc.net.eth0.rxdrop_s", "packets/s",
 		    mk_uniform(&rng) < 0.01 ? 1 : 0);
-		MK_PUT("proc.net.eth0.txdrop_s", "packets/s", 0);
-		MK_PUT("proc.tcp.retrans_s", "segments/s",
+		mk_put(eng, &r, "proc.net.eth0.txdrop_s", "packets/s", 0);
+		mk_put(eng, &r, "proc.tcp.retrans_s", "segments/s",
 		    mk_noisy(&rng, net ? 60 : 2, 0.5));
-#undef MK_PUT
 	}
 	return r;
 }

@@ -158,7 +158,8 @@ main(int argc, char **argv)
 				return 1;
 		}
 		t = bench_now();
-		if (vitals_epoch_load(l.v[i].path, &v[n], err, sizeof(err)) != 0)
+		if (vitals_epoch_load(l.v[i].path, &v[n], err, sizeof(err)) !=
+		    0)
 			continue;
 		t_read += bench_now() - t;
 		n++;
@@ -178,8 +179,8 @@ main(int argc, char **argv)
 	if (use_filter)
 		printf("  findings %u\n", said.findings);
 	for (i = 0; i < said.n; i++)
-		printf("    %s x%u, first at @%llu\n", said.who[i], said.count[i],
-		    (unsigned long long)said.first[i]);
+		printf("    %s x%u, first at @%llu\n", said.who[i],
+		    said.count[i], (unsigned long long)said.first[i]);
 	free(v);
 	free(peers);
 	free(extra[0].key);

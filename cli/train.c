@@ -71,7 +71,8 @@ train_feed_peers(struct train_feed *t)
 		handrun_feed(t->h,
 		    &(struct vitals_queue){ .timescale_s = e->timescale_s,
 			.n = 1,
-			.epochs = (const struct vitals_epoch *const *)&t->slot[i],
+			.epochs =
+			    (const struct vitals_epoch *const *)&t->slot[i],
 			.npeers = (uint32_t)np,
 			.peers = (const struct vitals_epoch *const *)peers },
 		    e->host);
@@ -106,8 +107,8 @@ train_feed_one(
 	if (t->nslot > 0 && t->slot[0]->start_ns != e->start_ns)
 		train_flush(t);
 	if (t->nslot == t->capslot) {
-		v = realloc(t->slot, (t->capslot ? 2 * t->capslot : 8) *
-			sizeof(*v));
+		v = realloc(
+		    t->slot, (t->capslot ? 2 * t->capslot : 8) * sizeof(*v));
 		if (v == NULL) {
 			vitals_epoch_free(e);
 			return;

@@ -140,20 +140,20 @@ static const struct peer_metric {
 	int latency; /* checked first: a storage latency symptom */
 	double floor; /* histogram range at least this (unit of the metric) */
 } peer_metrics[] = {
-	{ "disk.rd_sec", "proc.disk.", "rd_sec_s", NULL, PEER_SUM,
-	    PEER_STORAGE, 0, 64 },
-	{ "disk.wr_sec", "proc.disk.", "wr_sec_s", NULL, PEER_SUM,
-	    PEER_STORAGE, 0, 64 },
-	{ "disk.await", "proc.disk.", "await_ms", NULL, PEER_MAX,
-	    PEER_STORAGE, 1, 2 },
+	{ "disk.rd_sec", "proc.disk.", "rd_sec_s", NULL, PEER_SUM, PEER_STORAGE,
+	    0, 64 },
+	{ "disk.wr_sec", "proc.disk.", "wr_sec_s", NULL, PEER_SUM, PEER_STORAGE,
+	    0, 64 },
+	{ "disk.await", "proc.disk.", "await_ms", NULL, PEER_MAX, PEER_STORAGE,
+	    1, 2 },
 	{ "disk.avgqu_sz", "proc.disk.", "avgqu_sz", NULL, PEER_SUM,
 	    PEER_STORAGE, 1, 0.5 },
 	{ "disk.util", "proc.disk.", "util_pct", NULL, PEER_MAX, PEER_STORAGE,
 	    1, 5 },
-	{ "net.rxbyt", "proc.net.", "rxbyt_s", NULL, PEER_SUM, PEER_NETWORK,
-	    0, 4096 },
-	{ "net.txbyt", "proc.net.", "txbyt_s", NULL, PEER_SUM, PEER_NETWORK,
-	    0, 4096 },
+	{ "net.rxbyt", "proc.net.", "rxbyt_s", NULL, PEER_SUM, PEER_NETWORK, 0,
+	    4096 },
+	{ "net.txbyt", "proc.net.", "txbyt_s", NULL, PEER_SUM, PEER_NETWORK, 0,
+	    4096 },
 	{ "net.errors", "proc.net.", "rxerr_s", "txerr_s", PEER_SUM,
 	    PEER_NETWORK, 0, 1 },
 	{ "net.drops", "proc.net.", "rxdrop_s", "txdrop_s", PEER_SUM,
@@ -689,9 +689,8 @@ peer_metric_window(struct peer *p, uint32_t k, uint32_t n)
 	}
 	if (nin < 3) {
 		for (i = 0; i < n; i++)
-			p->hosts[s->who[i]].hist[k] =
-			    peer_push(p->hosts[s->who[i]].hist[k], 0,
-				(uint32_t)cf->k);
+			p->hosts[s->who[i]].hist[k] = peer_push(
+			    p->hosts[s->who[i]].hist[k], 0, (uint32_t)cf->k);
 		return;
 	}
 	med = peer_median(s->med, nin);
@@ -719,8 +718,8 @@ peer_metric_window(struct peer *p, uint32_t k, uint32_t n)
 		}
 		h->npeers = np;
 		h->div[k] = np >= 2 ? peer_majority(s->d, np) : 0;
-		h->hist[k] = peer_push(
-		    h->hist[k], np >= 2 && h->div[k] > p->thr[k], (uint32_t)cf->k);
+		h->hist[k] = peer_push(h->hist[k],
+		    np >= 2 && h->div[k] > p->thr[k], (uint32_t)cf->k);
 		if (p->train && np >= 2) {
 			p->ntrained[k]++;
 			p->trained[k] = fmax(p->trained[k], h->div[k]);
@@ -819,12 +818,13 @@ peer_wb_slot(struct peer *p, uint32_t g, uint32_t v)
 			continue;
 		an = 0;
 		if (h->sh_at[v] == p->slot) {
-			h->wbdiv[v] = peer_share_div(&h->sh[v], &all, sum, n - 1,
-			    h->wbexe[v], &h->wbmine[v], &h->wbtheirs[v]);
+			h->wbdiv[v] = peer_share_div(&h->sh[v], &all, sum,
+			    n - 1, h->wbexe[v], &h->wbmine[v], &h->wbtheirs[v]);
 			an = h->wbdiv[v] > p->wbthr[v];
 			if (p->train) {
 				p->nwbtrained[v]++;
-				p->wbtrained[v] = fmax(p->wbtrained[v], h->wbdiv[v]);
+				p->wbtrained[v] =
+				    fmax(p->wbtrained[v], h->wbdiv[v]);
 			}
 		}
 		h->wbhist[v] = peer_push(h->wbhist[v], an, (uint32_t)p->cf->k);
@@ -904,9 +904,9 @@ peer_emit_bb(struct peer *p, const struct vitals_epoch *e, struct peer_host *h)
 	size_t left = sizeof(text);
 	int len, first = 1;
 
-	len = snprintf(t, left,
-	    "host %s diverges from its peers (%s): ", h->name,
-	    peer_class_names[cls]);
+	len =
+	    snprintf(t, left, "host %s diverges from its peers (%s): ", h->name,
+		peer_class_names[cls]);
 	for (m = 0; m < PEER_NM && len > 0 && (size_t)len < left; m++) {
 		if (!peer_kofn(h->hist[m], k))
 			continue;
@@ -914,8 +914,7 @@ peer_emit_bb(struct peer *p, const struct vitals_epoch *e, struct peer_host *h)
 		left -= (size_t)len;
 		len = snprintf(t, left,
 		    "%s%s %.3g vs peers' median %.3g (KL %.2f, threshold %.2f)",
-		    first ? "" : ", ",
-		    peer_metrics[m].name, h->mean[m],
+		    first ? "" : ", ", peer_metrics[m].name, h->mean[m],
 		    peer_group_median(p, h, m), h->div[m], p->thr[m]);
 		first = 0;
 		if (p->thr[m] > 0 && h->div[m] / p->thr[m] > f.score) {
@@ -961,7 +960,8 @@ peer_emit_wb(struct peer *p, const struct vitals_epoch *e, struct peer_host *h)
 			.end_ns = e->start_ns + e->length_ns,
 			.timescale_s = p->ts,
 			.severity = VITALS_SEV_WARN,
-			.score = p->wbthr[v] > 0 ? h->wbdiv[v] / p->wbthr[v] : 0,
+			.score =
+			    p->wbthr[v] > 0 ? h->wbdiv[v] / p->wbthr[v] : 0,
 			.value = h->wbdiv[v],
 			.expected = p->wbthr[v],
 			.vital = p->cf->vitals.v[v],
@@ -1026,9 +1026,10 @@ peer_model_write(struct peer *p, char *err, size_t errlen)
 	int r;
 
 	j = json_pack("{s:s, s:i, s:I, s:I, s:I, s:f, s:I}", "filter", "peer",
-	    "version", PEER_MODEL_VERSION, "win_size", (json_int_t)p->cf->win_size,
-	    "bins", (json_int_t)p->bins, "windows", (json_int_t)p->windows,
-	    "train_scale", p->cf->train_scale, "hosts", (json_int_t)p->nhosts);
+	    "version", PEER_MODEL_VERSION, "win_size",
+	    (json_int_t)p->cf->win_size, "bins", (json_int_t)p->bins, "windows",
+	    (json_int_t)p->windows, "train_scale", p->cf->train_scale, "hosts",
+	    (json_int_t)p->nhosts);
 	bb = json_object();
 	wb = json_object();
 	if (j == NULL || bb == NULL || wb == NULL) {
@@ -1083,7 +1084,8 @@ peer_model_read(struct peer *p, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	for (k = 0; k < PEER_NM; k++)
-		if (json_is_number(v = json_object_get(bb, peer_metrics[k].name)))
+		if (json_is_number(
+			v = json_object_get(bb, peer_metrics[k].name)))
 			p->thr[k] = json_number_value(v);
 	for (k = 0; k < p->cf->vitals.n && k < PEER_NWB; k++)
 		if (json_is_number(v = json_object_get(wb, p->cf->vitals.v[k])))
@@ -1184,7 +1186,8 @@ peer_check(const void *config, char *why, size_t len)
 		return -EINVAL;
 	}
 	if (cf->mode == NULL ||
-	    (strcmp(cf->mode, "detect") != 0 && strcmp(cf->mode, "train") != 0)) {
+	    (strcmp(cf->mode, "detect") != 0 &&
+		strcmp(cf->mode, "train") != 0)) {
 		snprintf(why, len, "mode must be detect or train");
 		return -EINVAL;
 	}

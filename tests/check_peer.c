@@ -98,7 +98,8 @@ START_TEST(test_majority)
 	float d[6];
 
 	memcpy(d, maj_cases[_i].d, sizeof(d));
-	ck_assert_float_eq(peer_majority(d, maj_cases[_i].n), maj_cases[_i].want);
+	ck_assert_float_eq(
+	    peer_majority(d, maj_cases[_i].n), maj_cases[_i].want);
 }
 END_TEST
 
@@ -221,16 +222,18 @@ slot(uint32_t n, uint64_t s, int odd, int met, double factor, int noisy)
 			.metrics = hs[h].m };
 		for (j = 0; j < NMET; j++) {
 			v = met_base[j] *
-			    (1 + (noisy ? 0.1 * noise(s * 131 + h * 7 + j) : 0));
+			    (1 +
+				(noisy ? 0.1 * noise(s * 131 + h * 7 + j) : 0));
 			if ((int)h == odd && (int)j == met)
 				v *= factor;
-			hs[h].m[j] = (struct vitals_metric){ .name = met_names[j],
-				.unit = "x",
-				.mean = v,
-				.min = v,
-				.max = v,
-				.last = v,
-				.n = 60 };
+			hs[h].m[j] =
+			    (struct vitals_metric){ .name = met_names[j],
+				    .unit = "x",
+				    .mean = v,
+				    .min = v,
+				    .max = v,
+				    .last = v,
+				    .n = 60 };
 		}
 	}
 	for (h = 0; h < n; h++) {
@@ -262,8 +265,8 @@ first_finding(char *host, char *cls)
 	return (f->start_ns - BASE_NS) / 60000000000ull + 1;
 }
 
-static const char *const small_win[] = { "win_size", "8", "win_shift", "4",
-	"k", "2", NULL };
+static const char *const small_win[] = { "win_size", "8", "win_shift", "4", "k",
+	"2", NULL };
 
 static const struct {
 	const char *what;
@@ -292,12 +295,14 @@ START_TEST(test_slots)
 
 	start(small_win);
 	for (s = 0; s < 40; s++)
-		slot(slot_cases[_i].n, s, slot_cases[_i].odd, slot_cases[_i].met,
-		    slot_cases[_i].factor, slot_cases[_i].noisy);
+		slot(slot_cases[_i].n, s, slot_cases[_i].odd,
+		    slot_cases[_i].met, slot_cases[_i].factor,
+		    slot_cases[_i].noisy);
 	at = first_finding(host, cls);
 	if (slot_cases[_i].host == NULL) {
-		ck_assert_msg(mock_nfindings() == 0, "%s: %u findings, first %s",
-		    slot_cases[_i].what, mock_nfindings(),
+		ck_assert_msg(mock_nfindings() == 0,
+		    "%s: %u findings, first %s", slot_cases[_i].what,
+		    mock_nfindings(),
 		    mock_nfindings() ? mock_finding(0)->text : "");
 		return;
 	}
@@ -309,7 +314,8 @@ START_TEST(test_slots)
 	for (i = 0; i < mock_nfindings(); i++) {
 		ck_assert_str_eq(mock_finding(i)->label, slot_cases[_i].host);
 		ck_assert_int_eq(mock_finding(i)->severity, VITALS_SEV_WARN);
-		ck_assert_ptr_nonnull(strstr(mock_finding(i)->text, "diverges"));
+		ck_assert_ptr_nonnull(
+		    strstr(mock_finding(i)->text, "diverges"));
 	}
 }
 END_TEST
@@ -407,9 +413,8 @@ START_TEST(test_check)
 	void *b = mock_config_new(&vitals_plugin);
 
 	ck_assert_int_eq(mock_check(&vitals_plugin, b), 0);
-	ck_assert_int_eq(
-	    mock_config_set(&vitals_plugin, b, bad_cases[_i].key,
-		bad_cases[_i].value),
+	ck_assert_int_eq(mock_config_set(&vitals_plugin, b, bad_cases[_i].key,
+			     bad_cases[_i].value),
 	    0);
 	ck_assert_int_ne(mock_check(&vitals_plugin, b), 0);
 	mock_config_free(&vitals_plugin, b);
@@ -421,7 +426,8 @@ START_TEST(test_train_needs_model)
 {
 	void *b = mock_config_new(&vitals_plugin);
 
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, b, "mode", "train"), 0);
+	ck_assert_int_eq(
+	    mock_config_set(&vitals_plugin, b, "mode", "train"), 0);
 	ck_assert_int_ne(mock_check(&vitals_plugin, b), 0);
 	mock_config_free(&vitals_plugin, b);
 }
@@ -433,26 +439,26 @@ peer_suite(void)
 	Suite *s = suite_create("peer");
 	TCase *tc = tcase_create("math");
 
-	tcase_add_loop_test(tc, test_skl, 0,
-	    sizeof(kl_cases) / sizeof(kl_cases[0]));
-	tcase_add_loop_test(tc, test_hist, 0,
-	    sizeof(hist_cases) / sizeof(hist_cases[0]));
-	tcase_add_loop_test(tc, test_majority, 0,
-	    sizeof(maj_cases) / sizeof(maj_cases[0]));
-	tcase_add_loop_test(tc, test_kofn, 0,
-	    sizeof(kofn_cases) / sizeof(kofn_cases[0]));
+	tcase_add_loop_test(
+	    tc, test_skl, 0, sizeof(kl_cases) / sizeof(kl_cases[0]));
+	tcase_add_loop_test(
+	    tc, test_hist, 0, sizeof(hist_cases) / sizeof(hist_cases[0]));
+	tcase_add_loop_test(
+	    tc, test_majority, 0, sizeof(maj_cases) / sizeof(maj_cases[0]));
+	tcase_add_loop_test(
+	    tc, test_kofn, 0, sizeof(kofn_cases) / sizeof(kofn_cases[0]));
 	tcase_add_test(tc, test_smooth);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("slots");
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, test_slots, 0,
-	    sizeof(slot_cases) / sizeof(slot_cases[0]));
+	tcase_add_loop_test(
+	    tc, test_slots, 0, sizeof(slot_cases) / sizeof(slot_cases[0]));
 	tcase_add_test(tc, test_late_fault);
 	tcase_add_test(tc, test_groups);
 	tcase_add_test(tc, test_train);
-	tcase_add_loop_test(tc, test_check, 0,
-	    sizeof(bad_cases) / sizeof(bad_cases[0]));
+	tcase_add_loop_test(
+	    tc, test_check, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
 	tcase_add_test(tc, test_train_needs_model);
 	suite_add_tcase(s, tc);
 	return s;
