@@ -156,9 +156,16 @@ struct host_epoch {
 	char name[16];
 	struct vitals_epoch e;
 	struct vitals_metric m[NMET];
+	struct vitals_vital_epoch v; /* sched, for the white-box */
+	struct vitals_sample smp[3];
 };
 
+/* sched's exes; a host with `rogue` has the last one take most of it. */
+static const char *const wb_exes[3] = { "/usr/bin/a", "/usr/bin/b",
+	"/usr/bin/rogue" };
+
 static struct host_epoch hs[MAXH];
+static int wb_rogue = -1; /* host whose sched is mostly rogue's */
 static void *cfg, *st;
 
 /* Deterministic noise in [-1, 1) from a key. */
@@ -198,6 +205,7 @@ teardown(void)
 {
 	stop();
 	mock_reset();
+	wb_rogue = -1;
 }
 
 /*
@@ -218,8 +226,22 @@ slot(uint32_t n, uint64_t s, int odd, int met, double factor, int noisy)
 			.start_ns = BASE_NS + s * 60000000000ull,
 			.length_ns = 60000000000ull,
 			.timescale_s = 60,
+			.nvitals = 1,
+			.vitals = &hs[h].v,
 			.nmetrics = NMET,
 			.metrics = hs[h].m };
+		for (j = 0; j < 3; j++)
+			hs[h].smp[j] = (struct vitals_sample){ .slot = j,
+				.exe = wb_exes[j],
+				.comm = "",
+				.weight = 1,
+				.count = j == 2
+				    ? (wb_rogue == (int)h ? 5000 : 10)
+				    : 1000 + 100 * (uint64_t)j };
+		hs[h].v = (struct vitals_vital_epoch){ .name = "sched",
+			.unit = "ns",
+			.nsamples = 3,
+			.samples = hs[h].smp };
 		for (j = 0; j < NMET; j++) {
 			v = met_base[j] *
 			    (1 +
@@ -398,6 +420,32 @@ START_TEST(test_train)
 }
 END_TEST
 
+/* White-box: the host whose sched is mostly another exe's is reported. */
+START_TEST(test_whitebox)
+{
+	const struct vitals_finding *f;
+	uint64_t s;
+	unsigned i, n = 0;
+
+	start(small_win);
+	for (s = 0; s < 10; s++)
+		slot(6, s, -1, 0, 1, 1);
+	ck_assert_uint_eq(mock_nfindings(), 0);
+	wb_rogue = 4;
+	for (s = 10; s < 12; s++)
+		slot(6, s, -1, 0, 1, 1);
+	for (i = 0; i < mock_nfindings(); i++) {
+		f = mock_finding(i);
+		ck_assert_str_eq(f->vital, "sched");
+		ck_assert_str_eq(f->label, "h4");
+		ck_assert_ptr_nonnull(strstr(f->text, "/usr/bin/rogue"));
+		n++;
+	}
+	/* k = 2: reported from the second slot on */
+	ck_assert_uint_eq(n, 1);
+}
+END_TEST
+
 static const struct {
 	const char *key, *value;
 } bad_cases[] = {
@@ -457,6 +505,7 @@ peer_suite(void)
 	tcase_add_test(tc, test_late_fault);
 	tcase_add_test(tc, test_groups);
 	tcase_add_test(tc, test_train);
+	tcase_add_test(tc, test_whitebox);
 	tcase_add_loop_test(
 	    tc, test_check, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
 	tcase_add_test(tc, test_train_needs_model);
