@@ -5,7 +5,10 @@
  * engine (core/engine/engine.h) at simulated times, each epoch is closed at its
  * simulated end and saved with vitals_epoch_save, and anomalies (or, with
  * --faults, one fault per filter: mkfaults.c) are injected at known
- * times, listed in a JSON manifest.
+ * times, listed in a JSON manifest.  With --proc every host also gets the
+ * proc probe's black-box metrics (one observation per simulated second),
+ * where --disk-fault and --net-fault give one host a slow disk or a cut
+ * network for the peer filter.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -328,6 +331,92 @@ mk_vital_epoch(const struct mk *m, struct vitals_vital *v, int vi, uint32_t h,
 	mk_extras(m, h, v, name, &c, done, n, n, start + len - 1, rng);
 }
 
+/* ---- the proc probe's metrics (--proc) ---- */
+
+/* A normal deviate from the generator (Box-Muller). */
+static double
+mk_gauss(uint64_t *s)
+{
+	double u = mk_uniform(s), v = mk_uniform(s);
+
+	return sqrt(-2 * log(u > 0 ? u : 1e-300)) * cos(2 * M_PI * v);
+}
+
+/* x times a factor of noise cv (never below 0). */
+static double
+mk_noisy(uint64_t *s, double x, double cv)
+{
+	double y = x * (1 + cv * mk_gauss(s));
+
+	return y > 0 ? y : 0;
+}
+
+/* One observation of a metric, unless an earlier one failed (*r). */
+static void
+mk_put(struct engine *eng, int *r, const char *name, const char *unit, double v)
+{
+	if (*r == 0)
+		*r = engine_metric_put(eng, name, unit, v);
+}
+
+/* The first epoch of the peer faults. */
+static uint64_t
+mk_fault_epoch(const struct mk *m)
+{
+	return (uint64_t)(m->o.fault_at * (double)m->nepochs);
+}
+
+/*
+ * Host h's proc metrics in epoch i, one observation a second: a load
+ * that all hosts share (slow waves, as a job that runs on all of them),
+ * noise of each host's own, and the faults from their epoch on.
+ */
+static int
+mk_proc_epoch(const struct mk *m, struct engine *eng, uint32_t h, uint64_t i)
+{
+	uint64_t s, secs = m->o.epoch_ns / MK_NS, rng;
+	int disk = (int32_t)h == m->o.disk_fault && i >= mk_fault_epoch(m);
+	int net = (int32_t)h == m->o.net_fault && i >= mk_fault_epoch(m);
+	double load, t, util;
+	int r = 0;
+
+	rng = mk_mix(m->o.seed ^ ((uint64_t)mk_fnv(m->o.hosts[h]) << 20) ^ i);
+	for (s = 0; s < (secs ? secs : 1) && r == 0; s++) {
+		t = (double)(i * secs + s);
+		load = 1 + 0.3 * sin(2 * M_PI * t / 5400) +
+		    0.1 * sin(2 * M_PI * t / 780);
+		util = mk_noisy(&rng, 20 * load * (disk ? 3 : 1), 0.2);
+		mk_put(eng, &r, "proc.cpu.user_pct", "%",
+		    mk_noisy(&rng, 30 * load, 0.2));
+		mk_put(eng, &r, "proc.cpu.system_pct", "%",
+		    mk_noisy(&rng, 10 * load, 0.2));
+		mk_put(eng, &r, "proc.cpu.iowait_pct", "%",
+		    mk_noisy(&rng, disk ? 12 : 2, 0.3));
+		mk_put(eng, &r, "proc.disk.sda.rd_sec_s", "sectors/s",
+		    mk_noisy(&rng, 2000 * load, 0.3));
+		mk_put(eng, &r, "proc.disk.sda.wr_sec_s", "sectors/s",
+		    mk_noisy(&rng, 4000 * load, 0.3));
+		mk_put(eng, &r, "proc.disk.sda.await_ms", "ms",
+		    mk_noisy(&rng, disk ? 40 : 5, 0.3));
+		mk_put(eng, &r, "proc.disk.sda.avgqu_sz", "requests",
+		    mk_noisy(&rng, 0.5 * load * (disk ? 6 : 1), 0.3));
+		mk_put(eng, &r, "proc.disk.sda.util_pct", "%",
+		    util > 100 ? 100 : util);
+		mk_put(eng, &r, "proc.net.eth0.rxbyt_s", "bytes/s",
+		    mk_noisy(&rng, 20e6 * load * (net ? 0.3 : 1), 0.2));
+		mk_put(eng, &r, "proc.net.eth0.txbyt_s", "bytes/s",
+		    mk_noisy(&rng, 20e6 * load * (net ? 0.3 : 1), 0.2));
+		mk_put(eng, &r, "proc.net.eth0.rxerr_s", "packets/s", 0);
+		mk_put(eng, &r, "proc.net.eth0.txerr_s", "packets/s", 0);
+		mk_put(eng, &r, "proc.net.eth0.rxdrop_s", "packets/s",
+		    mk_uniform(&rng) < 0.01 ? 1 : 0);
+		mk_put(eng, &r, "proc.net.eth0.txdrop_s", "packets/s", 0);
+		mk_put(eng, &r, "proc.tcp.retrans_s", "segments/s",
+		    mk_noisy(&rng, net ? 60 : 2, 0.5));
+	}
+	return r;
+}
+
 /* All epochs of host h. */
 static int
 mk_host(struct mk *m, uint32_t h)
@@ -353,6 +442,11 @@ mk_host(struct mk *m, uint32_t h)
 		start = m->o.start_ns + i * m->o.epoch_ns;
 		for (k = 0; k < m->o.nvitals; k++)
 			mk_vital_epoch(m, v[k], (int)k, h, i, start, &rng[k]);
+		if (m->o.proc && (r = mk_proc_epoch(m, eng, h, i)) != 0) {
+			fprintf(stderr, "mkstore: proc metrics: %s\n",
+			    strerror(-r));
+			break;
+		}
 		e = engine_close(eng, start + m->o.epoch_ns, 0);
 		if ((r = vitals_epoch_save(
 			 e, m->o.out, NULL, 0, err, sizeof(err))) != 0)
@@ -448,6 +542,27 @@ mk_anomaly_json(const struct mk *m, const struct mk_anomaly *a)
 	return o;
 }
 
+/* The peer faults of --disk-fault and --net-fault in anomalies a. */
+static void
+mk_peer_manifest(const struct mk *m, json_t *a)
+{
+	static const char *const kind[2] = { "slow_disk", "cut_network" };
+	static const char *const cls[2] = { "storage", "network" };
+	int32_t host[2] = { m->o.disk_fault, m->o.net_fault };
+	uint64_t at = m->o.start_ns + mk_fault_epoch(m) * m->o.epoch_ns;
+	int k;
+
+	for (k = 0; k < 2; k++)
+		if (host[k] >= 0 && (uint32_t)host[k] < m->o.nhosts)
+			json_array_append_new(a,
+			    json_pack("{s:s, s:s, s:s, s:s, s:I, s:I}", "kind",
+				kind[k], "filter", "peer", "host",
+				m->o.hosts[host[k]], "class", cls[k],
+				"start_ns", (json_int_t)at, "end_ns",
+				(json_int_t)(m->o.start_ns +
+				    m->nepochs * m->o.epoch_ns)));
+}
+
 static int
 mk_manifest(const struct mk *m)
 {
@@ -480,6 +595,7 @@ mk_manifest(const struct mk *m)
 		json_array_append_new(vitals, json_string(m->o.vitals[k]));
 	for (k = 0; k < (uint32_t)m->nan; k++)
 		json_array_append_new(an, mk_anomaly_json(m, &m->an[k]));
+	mk_peer_manifest(m, an);
 	if ((r = m->faults ? mkf_manifest(m, an) : 0) != 0) {
 		json_decref(j);
 		return r;
@@ -592,6 +708,8 @@ mk_usage(FILE *f)
 	    "N]\n"
 	    "               [--zipf S] [--seed S] [--max-samples N] [--clean]\n"
 	    "               [--faults] [--manifest FILE] [--quiet]\n"
+	    "               [--proc [--disk-fault I] [--net-fault I] "
+	    "[--fault-at SHARE]]\n"
 	    "\n"
 	    "Writes simulated epochs (default 1 day of 60s epochs, one host\n"
 	    "'node-1', cpu/sched/diskio at 200 events/s each over 200 Zipf\n"
@@ -601,7 +719,11 @@ mk_usage(FILE *f)
 	    "DIR/manifest.json saying where they are.  --faults injects\n"
 	    "instead one fault for each filter (ewma, threshold, rules #2,\n"
 	    "#3, #8, #10, affinity, diff, callmodel), by default into\n"
-	    "" MKF_VITALS "; the store needs at least 3 hours.\n");
+	    "" MKF_VITALS "; the store needs at least 3 hours.  --proc adds\n"
+	    "the proc probe's metrics to every host, and --disk-fault I\n"
+	    "(--net-fault I) gives host I (1 = the first) a slow disk (a cut\n"
+	    "network) from SHARE of the store on (default 0.5), for the\n"
+	    "peer filter.\n");
 }
 
 /* Split a comma list into v (strdup'd), at most max items. */
@@ -710,6 +832,18 @@ mk_opt(struct mk_opts *o, int c, const char *arg)
 		return 0;
 	case 'z':
 		return mk_number("--zipf", arg, 0, 4, &o->zipf);
+	case 'P':
+		o->proc = 1;
+		return 0;
+	case 'D':
+	case 'N':
+		if (mk_number(c == 'D' ? "--disk-fault" : "--net-fault", arg, 1,
+			MK_MAX_HOSTS, &d) != 0)
+			return -EINVAL;
+		*(c == 'D' ? &o->disk_fault : &o->net_fault) = (int32_t)d - 1;
+		return 0;
+	case 'A':
+		return mk_number("--fault-at", arg, 0, 1, &o->fault_at);
 	case 'M':
 		if (mk_number("--max-samples", arg, 1, 1e6, &d) != 0)
 			return -EINVAL;
@@ -741,6 +875,10 @@ mk_args(int argc, char **argv, struct mk_opts *o)
 		{ "clean", no_argument, NULL, 'C' },
 		{ "faults", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "proc", no_argument, NULL, 'P' },
+		{ "disk-fault", required_argument, NULL, 'D' },
+		{ "net-fault", required_argument, NULL, 'N' },
+		{ "fault-at", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, '?' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -783,6 +921,8 @@ main(int argc, char **argv)
 	m.o.labels = 200;
 	m.o.zipf = 1.0;
 	m.o.max_samples = 128;
+	m.o.disk_fault = m.o.net_fault = -1;
+	m.o.fault_at = 0.5;
 	if ((r = mk_args(argc, argv, &m.o)) != 0)
 		return r;
 	/* Refuse a bad plan (e.g. --faults in too short a span) before mkdir. */

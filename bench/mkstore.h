@@ -15,7 +15,7 @@
 
 #define MK_NS 1000000000ull
 #define MK_MAX_VITALS 16
-#define MK_MAX_HOSTS 64
+#define MK_MAX_HOSTS 4096
 #define MK_EXES 8
 #define MK_UBASE 0x400000ull
 #define MK_KBASE 0xffffffff81000000ull
@@ -43,6 +43,10 @@ struct mk_opts {
 	int clean; /* no anomalies */
 	int faults; /* inject one fault per filter instead (mkfaults.c) */
 	int quiet;
+	int proc; /* --proc: the proc probe's metrics, each second */
+	int32_t disk_fault; /* host index with a slow disk, -1 = none */
+	int32_t net_fault; /* host index with a cut network, -1 = none */
+	double fault_at; /* share of the epochs before the faults start */
 };
 
 /* A simulated executable. */

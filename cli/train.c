@@ -19,37 +19,104 @@
 #include "handrun.h"
 #include "range.h"
 
-/* The filter in training and the queue it is fed. */
+/*
+ * The filter in training and the queue it is fed.  The epochs of one slot
+ * (one start time, several hosts) are held until the slot is complete:
+ * alone, an epoch goes to the queue; with others, each is fed with the
+ * others as its peers (the peer filter trains on those).
+ */
 struct train_feed {
 	struct handrun *h;
 	struct vitals_epoch **q; /* the last n epochs read, oldest first */
 	uint32_t n, cap;
+	struct vitals_epoch **slot; /* the epochs of the slot being read */
+	size_t nslot, capslot;
 	size_t fed; /* epochs fed */
 };
 
-/* Feed the epoch of entry, the oldest of a full queue making way. */
+/* Feed e with the queue, the oldest of a full queue making way. */
 static void
-train_feed_one(
-    struct range *c, const struct vitals_store_entry *entry, void *arg)
+train_feed_queue(struct train_feed *t, struct vitals_epoch *e)
 {
-	struct train_feed *t = arg;
-	struct vitals_epoch *e;
-
-	(void)c;
 	if (t->n == t->cap) {
 		vitals_epoch_free(t->q[0]);
 		memmove(t->q, t->q + 1, (t->cap - 1) * sizeof(*t->q));
 		t->n--;
 	}
-	if (range_load(entry, &t->q[t->n]) != 0)
-		return;
-	e = t->q[t->n++];
+	t->q[t->n++] = e;
 	t->fed++;
 	handrun_feed(t->h,
 	    &(struct vitals_queue){ .timescale_s = e->timescale_s,
 		.n = t->n,
 		.epochs = (const struct vitals_epoch *const *)t->q },
 	    e->host);
+}
+
+/* Feed the epochs of a slot of several hosts, each with the others. */
+static void
+train_feed_peers(struct train_feed *t)
+{
+	const struct vitals_epoch **peers;
+	struct vitals_epoch *e;
+	size_t i, j, np;
+
+	if ((peers = calloc(t->nslot, sizeof(*peers))) == NULL)
+		return;
+	for (i = 0; i < t->nslot; i++) {
+		e = t->slot[i];
+		for (np = 0, j = 0; j < t->nslot; j++)
+			if (j != i)
+				peers[np++] = t->slot[j];
+		t->fed++;
+		handrun_feed(t->h,
+		    &(struct vitals_queue){ .timescale_s = e->timescale_s,
+			.n = 1,
+			.epochs =
+			    (const struct vitals_epoch *const *)&t->slot[i],
+			.npeers = (uint32_t)np,
+			.peers = (const struct vitals_epoch *const *)peers },
+		    e->host);
+	}
+	free(peers);
+	for (i = 0; i < t->nslot; i++)
+		vitals_epoch_free(t->slot[i]);
+}
+
+/* Feed the slot held, alone or with peers, and empty it. */
+static void
+train_flush(struct train_feed *t)
+{
+	if (t->nslot == 1)
+		train_feed_queue(t, t->slot[0]);
+	else if (t->nslot > 1)
+		train_feed_peers(t);
+	t->nslot = 0;
+}
+
+/* Hold the epoch of entry, feeding the slot before when it starts another. */
+static void
+train_feed_one(
+    struct range *c, const struct vitals_store_entry *entry, void *arg)
+{
+	struct train_feed *t = arg;
+	struct vitals_epoch *e, **v;
+
+	(void)c;
+	if (range_load(entry, &e) != 0)
+		return;
+	if (t->nslot > 0 && t->slot[0]->start_ns != e->start_ns)
+		train_flush(t);
+	if (t->nslot == t->capslot) {
+		v = realloc(
+		    t->slot, (t->capslot ? 2 * t->capslot : 8) * sizeof(*v));
+		if (v == NULL) {
+			vitals_epoch_free(e);
+			return;
+		}
+		t->slot = v;
+		t->capslot = t->capslot ? 2 * t->capslot : 8;
+	}
+	t->slot[t->nslot++] = e;
 }
 
 /* Feed the stored epochs of [from, to) to h in order; *fed counts them. */
@@ -62,8 +129,13 @@ train_feed(
 
 	if (range_list(c, &l) != CLI_EXIT_OK)
 		return CLI_EXIT_RUNTIME;
-	if ((t.q = calloc(t.cap, sizeof(*t.q))) != NULL)
+	if ((t.q = calloc(t.cap, sizeof(*t.q))) != NULL) {
 		range_each(c, &l, from, to, 1, train_feed_one, &t);
+		train_flush(&t);
+	}
+	while (t.nslot > 0)
+		vitals_epoch_free(t.slot[--t.nslot]);
+	free(t.slot);
 	while (t.q != NULL && t.n > 0)
 		vitals_epoch_free(t.q[--t.n]);
 	free(t.q);
@@ -139,8 +211,8 @@ train_run(struct cli *cli, struct cli_args *a)
 const struct cli_cmd train_cmd = {
 	.name = "train",
 	.usage = "  train NAME --normal RANGE --model PATH\n"
-		 "      train filter NAME (e.g. callmodel) on RANGE, writing "
-		 "PATH\n",
+		 "      train filter NAME (e.g. callmodel, peer) on RANGE, "
+		 "writing PATH\n",
 	.flag = CLI_TRAIN,
 	.run = train_run,
 };
