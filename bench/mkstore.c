@@ -380,7 +380,7 @@ mk_proc_epoch(const struct mk *m, struct engine *eng, uint32_t h, uint64_t i)
 	double load, t, util;
 	int r = 0;
 
-	rng = mk_mix(m->o.seed ^ ((uint64_t)mk_fnv(m->o.hosts[h]) << 20) ^ i);
+	rng = vitals_hash_mix64(m->o.seed ^ ((uint64_t)mk_fnv(m->o.hosts[h]) << 20) ^ i);
 	for (s = 0; s < (secs ? secs : 1) && r == 0; s++) {
 		t = (double)(i * secs + s);
 		load = 1 + 0.3 * sin(2 * M_PI * t / 5400) +
