@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # Install missing Debian packages, build, run the whole test suite, check
 # that the distribution tarball builds and passes its tests (make
-# distcheck), then run the suite once more while stress-ng loads every CPU:
-# no test may depend on how fast the machine is.
+# distcheck), run each fuzz target briefly, then run the suite once more
+# while stress-ng loads every CPU: no test may depend on how fast the
+# machine is.
 #   scripts/test.sh            all of the above
 #   scripts/test.sh --quick    build and make check only
 set -eu
@@ -31,6 +32,19 @@ for f in tests/*.log; do
 done
 [ "$quick" -eq 1 ] && exit 0
 make -j"$(nproc)" distcheck
+
+# The fuzz targets, a few seconds each (a smoke run), built with clang
+# from the distributed tree: this tree's in-place build cannot take a
+# second configuration.
+if command -v clang >/dev/null 2>&1; then
+	echo "==> make fuzz (10 s per target)"
+	fz=$(mktemp -d)
+	tar -xzf "$(ls -t vitals-*.tar.gz | head -1)" -C "$fz"
+	(cd "$fz"/vitals-* && ./configure -q CC=clang --enable-fuzz \
+		--prefix=/usr/local --sysconfdir=/etc --localstatedir=/var &&
+		make -j"$(nproc)" fuzz FUZZ_SECONDS=10)
+	rm -rf "$fz"
+fi
 
 # The suite again under load, one CPU hog per CPU (a busy laptop);
 # stress-ng also stops by itself after 30 minutes.
