@@ -340,9 +340,6 @@ remote_node_new(struct remote *rm, const char *s, struct vitals_node_list *l)
 		goto fail;
 	evhttp_connection_set_timeout(nd->conn,
 	    (int)((rm->cfg->timeout + REMOTE_NS - 1) / REMOTE_NS));
-	evhttp_connection_set_max_body_size(nd->conn,
-	    (ev_ssize_t)(rm->cfg->max_file > REMOTE_MAX_LISTING ?
-		rm->cfg->max_file : REMOTE_MAX_LISTING));
 	return nd;
 fail:
 	remote_node_free(nd);
@@ -506,6 +503,9 @@ remote_get(struct remote_node *nd, enum remote_phase phase, const char *path)
 		snprintf(auth, sizeof(auth), "Bearer %s", cfg->token);
 		evhttp_add_header(h, "Authorization", auth);
 	}
+	/* One request at a time on the connection: its bound is this one's. */
+	evhttp_connection_set_max_body_size(nd->conn, (ev_ssize_t)(phase ==
+	    REMOTE_FILE ? cfg->max_file : REMOTE_MAX_LISTING));
 	if (evhttp_make_request(nd->conn, req, EVHTTP_REQ_GET, uri) != 0) {
 		remote_fail(nd, 0, "cannot send a request");
 		return -1;
@@ -681,7 +681,7 @@ remote_req_error(int err)
 	case EVREQ_HTTP_BUFFER_ERROR:
 		return "connection failed";
 	case EVREQ_HTTP_DATA_TOO_LONG:
-		return "answer larger than max_file";
+		return "answer larger than max_file (or, for a listing, 4 MiB)";
 	default:
 		return "cannot connect";
 	}
