@@ -207,6 +207,13 @@ START_TEST(test_node_state)
 	ck_assert_ptr_nonnull(f = fopen(path, "w"));
 	fputs("{\"key\": \"j\", \"url\": \"u\", \"cursor\": \"../x\"}", f);
 	fclose(f);
+	/* What a killed writer left behind is removed, the state kept. */
+	snprintf(path, sizeof(path), "%s/nodes/.k.json.tmp.0123456789abcdef",
+	    tdir);
+	ck_assert_ptr_nonnull(f = fopen(path, "w"));
+	fclose(f);
+	ck_assert_int_eq(vitals_nodes_recover(tdir), 1);
+	ck_assert_int_eq(access(path, F_OK), -1);
 	ck_assert_int_eq(vitals_nodes_load(tdir, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_str_eq(l.v[0].host, "web1");

@@ -228,7 +228,6 @@ for i in 1 2 3 4; do
 	done <"$TMP/got$i"
 	echo "node$i: $(wc -l <"$TMP/got$i") epochs, each once"
 done
-[ "$(find "$TMP/central" -name '.*tmp*' | wc -l)" -eq 0 ] || fail "temporary files left in the central store"
 
 # 7. The nodes' state in the API, /metrics and `vitals hosts`; range
 # commands over the central store per host.
@@ -257,4 +256,8 @@ assert_grep "node3" "$TMP/epochs3.txt"
 	fail "vitals query --host node2 over the central store"
 api "/api/v1/epochs?host=node4&from=-1h" | grep -q '"host":"node4"' || fail "API epochs of node4"
 kill -0 "$CENTRAL" || fail "the central died"
+kill -TERM "$CENTRAL"
+wait "$CENTRAL" || fail "the central exited with $?"
+left=$(find "$TMP/central" -name '.*tmp*')
+[ -z "$left" ] || fail "temporary files left in the central store: $left"
 echo "ok: $(grep -c . "$TMP/central.log") log lines, $(grep -c 'refused' "$TMP/central.log") refusals logged"

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -268,4 +269,39 @@ vitals_node_save(const char *data_dir, const struct vitals_node *n,
 	close(dfd);
 	free(text);
 	return r;
+}
+
+int
+vitals_nodes_recover(const char *data_dir)
+{
+	char path[PATH_MAX], target[256];
+	struct dirent *de;
+	int fd, tfd, n = 0;
+	DIR *d;
+
+	if (snprintf(path, sizeof(path), "%s/nodes", data_dir) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+		 O_CLOEXEC)) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (safefile_tmp_target(de->d_name, target, sizeof(target)) != 0)
+			continue;
+		tfd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW |
+		    O_NONBLOCK | O_CLOEXEC);
+		if (tfd < 0)
+			continue;
+		/* A live writer holds its temporary file locked. */
+		if (flock(tfd, LOCK_EX | LOCK_NB) == 0 &&
+		    unlinkat(dirfd(d), de->d_name, 0) == 0)
+			n++;
+		close(tfd);
+	}
+	closedir(d);
+	return n;
 }

@@ -835,6 +835,7 @@ remote_init(struct vitals_ctx *ctx, const void *config, void **state)
 		free(rm);
 		return -ENOTSUP;
 	}
+	vitals_nodes_recover(vitals_settings(ctx)->data_dir);
 	/* Names of nodes resolve on the loop; addresses need no resolver. */
 	rm->dns = evdns_base_new(rm->base, EVDNS_BASE_INITIALIZE_NAMESERVERS);
 	if ((r = remote_nodes_set(rm)) != 0)

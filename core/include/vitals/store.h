@@ -238,6 +238,14 @@ int vitals_nodes_load(const char *data_dir, struct vitals_node_list *out);
 int vitals_node_save(const char *data_dir, const struct vitals_node *n,
     char *err, size_t errlen);
 
+/*
+ * Remove what a writer killed while it kept a node's state left in
+ * data_dir/nodes/: temporary files no live writer holds (the state file
+ * itself is whole, the old or the new).  Returns the number removed, or
+ * a negative errno.
+ */
+int vitals_nodes_recover(const char *data_dir);
+
 /* Free a node's strings and zero it; accepts NULL. */
 void vitals_node_clear(struct vitals_node *n);
 
