@@ -22,7 +22,7 @@
 
 /* One host of the store. */
 struct hosts_row {
-	const char *host;  /* borrowed from the listing */
+	const char *host; /* borrowed from the listing */
 	uint64_t epochs, first_ns, last_ns;
 	const struct vitals_node *node; /* pulled from, or NULL */
 };
@@ -66,12 +66,16 @@ hosts_json_row(const struct hosts_row *r, uint64_t now)
 
 	if (o == NULL || n == NULL)
 		return o;
-	json_object_set_new(o, "node", json_pack("{s:s, s:I, s:I, s:I, s:f, "
-	    "s:s?}", "url", n->url, "pulled", (json_int_t)n->pulled, "errors",
-	    (json_int_t)n->errors, "refused", (json_int_t)n->refused, "lag_s",
-	    n->last_end_ns && now > n->last_end_ns ?
-		(double)(now - n->last_end_ns) / HOSTS_NS : 0.0,
-	    "last_error", n->last_error));
+	json_object_set_new(o, "node",
+	    json_pack("{s:s, s:I, s:I, s:I, s:f, "
+		      "s:s?}",
+		"url", n->url, "pulled", (json_int_t)n->pulled, "errors",
+		(json_int_t)n->errors, "refused", (json_int_t)n->refused,
+		"lag_s",
+		n->last_end_ns && now > n->last_end_ns
+		    ? (double)(now - n->last_end_ns) / HOSTS_NS
+		    : 0.0,
+		"last_error", n->last_error));
 	return o;
 }
 
@@ -85,10 +89,12 @@ hosts_print_row(const struct hosts_row *r, uint64_t now)
 	cli_fmt_time(r->last_ns, 0, last, sizeof(last));
 	printf("%-20s %8" PRIu64 "  %s .. %s", r->host, r->epochs, first, last);
 	if (n != NULL)
-		printf("  from %s  lag %.0fs  pulled %" PRIu64 "  errors %"
-		    PRIu64 "  refused %" PRIu64 "%s%s", n->url,
-		    n->last_end_ns && now > n->last_end_ns ?
-			(double)(now - n->last_end_ns) / HOSTS_NS : 0.0,
+		printf("  from %s  lag %.0fs  pulled %" PRIu64
+		       "  errors %" PRIu64 "  refused %" PRIu64 "%s%s",
+		    n->url,
+		    n->last_end_ns && now > n->last_end_ns
+			? (double)(now - n->last_end_ns) / HOSTS_NS
+			: 0.0,
 		    n->pulled, n->errors, n->refused,
 		    n->last_error != NULL ? "  last error: " : "",
 		    n->last_error != NULL ? n->last_error : "");
@@ -100,8 +106,8 @@ static void
 hosts_print_pending(const struct vitals_node *n)
 {
 	printf("%-20s %8d  (nothing pulled yet from %s)  errors %" PRIu64
-	    "  refused %" PRIu64 "%s%s\n", n->host != NULL ? n->host : "?", 0,
-	    n->url, n->errors, n->refused,
+	       "  refused %" PRIu64 "%s%s\n",
+	    n->host != NULL ? n->host : "?", 0, n->url, n->errors, n->refused,
 	    n->last_error != NULL ? "  last error: " : "",
 	    n->last_error != NULL ? n->last_error : "");
 }
@@ -145,8 +151,9 @@ hosts_list(const char *data_dir, const struct hosts_opts *o)
 			hosts_print_row(&v[i], now);
 	}
 	for (k = 0; arr == NULL && k < nl.n; k++)
-		if (nl.v[k].pulled == 0 && (o->host == NULL || (nl.v[k].host &&
-		    strcmp(nl.v[k].host, o->host) == 0)))
+		if (nl.v[k].pulled == 0 &&
+		    (o->host == NULL ||
+			(nl.v[k].host && strcmp(nl.v[k].host, o->host) == 0)))
 			hosts_print_pending(&nl.v[k]);
 	if (arr != NULL)
 		cli_print_json(arr);
@@ -166,13 +173,15 @@ hosts_run(struct cli *cli, struct cli_args *a)
 	const char *val;
 	int done = 0, id, rc = CLI_EXIT_OK;
 
-	while (rc == CLI_EXIT_OK && !done &&
-	    (id = cli_next(a, &val)) != CLI_END) {
+	while (
+	    rc == CLI_EXIT_OK && !done && (id = cli_next(a, &val)) != CLI_END) {
 		if (id == CLI_ERR)
 			return cli_usage_error(cli, "hosts: %s", a->err);
 		if (id == CLI_POS)
-			return cli_usage_error(cli, "hosts: unexpected "
-			    "argument %s", val);
+			return cli_usage_error(cli,
+			    "hosts: unexpected "
+			    "argument %s",
+			    val);
 		if (id == CO_JSON)
 			o.json = 1;
 		else if (id == CO_HOST)

@@ -46,8 +46,7 @@ teardown(void)
 
 /* An epoch of host starting at start, len long. */
 static void
-fx_epoch(struct vitals_epoch *e, const char *host, uint64_t start,
-    uint64_t len)
+fx_epoch(struct vitals_epoch *e, const char *host, uint64_t start, uint64_t len)
 {
 	memset(e, 0, sizeof(*e));
 	e->host = host;
@@ -58,8 +57,8 @@ fx_epoch(struct vitals_epoch *e, const char *host, uint64_t start,
 
 /* Its file bytes (the caller frees f). */
 static void
-fx_encode(const char *host, uint64_t start, uint64_t len,
-    struct vitals_epoch_file *f)
+fx_encode(
+    const char *host, uint64_t start, uint64_t len, struct vitals_epoch_file *f)
 {
 	struct vitals_epoch e;
 	char err[256];
@@ -75,8 +74,8 @@ fx_store(const char *host, uint64_t start)
 	char err[256];
 
 	fx_encode(host, start, NS, &f);
-	ck_assert_int_eq(vitals_epoch_put(&f, tdir, NULL, 0, err, sizeof(err)),
-	    0);
+	ck_assert_int_eq(
+	    vitals_epoch_put(&f, tdir, NULL, 0, err, sizeof(err)), 0);
 	vitals_epoch_file_free(&f);
 }
 
@@ -108,8 +107,8 @@ START_TEST(test_name_parse)
 {
 	uint64_t start = 0;
 
-	ck_assert_int_eq(vitals_store_name_parse(names[_i].s, &start) == 0,
-	    names[_i].ok);
+	ck_assert_int_eq(
+	    vitals_store_name_parse(names[_i].s, &start) == 0, names[_i].ok);
 	if (names[_i].ok)
 		ck_assert_uint_ge(start, T0);
 }
@@ -122,8 +121,12 @@ START_TEST(test_list_after)
 		const char *host;
 		uint64_t start;
 	} files[] = {
-		{ "a", T0 }, { "b", T0 }, { "a", T0 + NS }, { "a", T0 + 86400 * NS },
-		{ "a", T0 + 86401 * NS }, { "b", T0 + 86401 * NS },
+		{ "a", T0 },
+		{ "b", T0 },
+		{ "a", T0 + NS },
+		{ "a", T0 + 86400 * NS },
+		{ "a", T0 + 86401 * NS },
+		{ "b", T0 + 86401 * NS },
 	};
 	struct vitals_store_list l;
 	char cursor[VITALS_CURSOR_MAX] = "";
@@ -133,15 +136,16 @@ START_TEST(test_list_after)
 		fx_store(files[i].host, files[i].start);
 	/* Host a, two at a time, resuming from the last name each time. */
 	for (;;) {
-		ck_assert_int_eq(vitals_store_list_after(tdir, cursor, "a", 2,
-		    &l), 0);
+		ck_assert_int_eq(
+		    vitals_store_list_after(tdir, cursor, "a", 2, &l), 0);
 		if (l.n == 0)
 			break;
 		ck_assert_uint_le(l.n, 2);
 		for (i = 0; i < l.n; i++) {
 			ck_assert_str_eq(l.v[i].host, "a");
 			ck_assert_int_gt(strcmp(base(l.v[i].path), cursor), 0);
-			snprintf(cursor, sizeof(cursor), "%s", base(l.v[i].path));
+			snprintf(
+			    cursor, sizeof(cursor), "%s", base(l.v[i].path));
 			seen++;
 		}
 		vitals_store_list_free(&l);
@@ -152,11 +156,11 @@ START_TEST(test_list_after)
 	ck_assert_int_eq(vitals_store_list_after(tdir, NULL, NULL, 0, &l), 0);
 	ck_assert_uint_eq(l.n, 6);
 	for (i = 1; i < l.n; i++)
-		ck_assert_int_lt(strcmp(base(l.v[i - 1].path),
-		    base(l.v[i].path)), 0);
+		ck_assert_int_lt(
+		    strcmp(base(l.v[i - 1].path), base(l.v[i].path)), 0);
 	vitals_store_list_free(&l);
-	ck_assert_int_eq(vitals_store_list_after(tdir, "x/../y", NULL, 0, &l),
-	    -EINVAL);
+	ck_assert_int_eq(
+	    vitals_store_list_after(tdir, "x/../y", NULL, 0, &l), -EINVAL);
 }
 END_TEST
 
@@ -171,16 +175,18 @@ START_TEST(test_file_load_decode)
 	fx_store("web1", T0 + 5 * NS);
 	ck_assert_int_eq(vitals_store_list_after(tdir, NULL, NULL, 0, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
-	ck_assert_int_eq(vitals_epoch_file_load(l.v[0].path, 1 << 20, &f, err,
-	    sizeof(err)), 0);
+	ck_assert_int_eq(
+	    vitals_epoch_file_load(l.v[0].path, 1 << 20, &f, err, sizeof(err)),
+	    0);
 	ck_assert_str_eq(f.rel, "2023-11-14/20231114T000005.000Z_web1.json.gz");
-	ck_assert_int_eq(vitals_epoch_decode(f.data, f.len, &e, err,
-	    sizeof(err)), 0);
+	ck_assert_int_eq(
+	    vitals_epoch_decode(f.data, f.len, &e, err, sizeof(err)), 0);
 	ck_assert_str_eq(e->host, "web1");
 	ck_assert_uint_eq(e->start_ns, T0 + 5 * NS);
 	vitals_epoch_free(e);
-	ck_assert_int_eq(vitals_epoch_file_load(l.v[0].path, 8, &f, err,
-	    sizeof(err)) == -EFBIG, 1);
+	ck_assert_int_eq(vitals_epoch_file_load(
+			     l.v[0].path, 8, &f, err, sizeof(err)) == -EFBIG,
+	    1);
 	vitals_epoch_file_free(&f);
 	vitals_store_list_free(&l);
 }
@@ -194,8 +200,8 @@ START_TEST(test_node_state)
 	char key[128], err[256], path[512];
 	FILE *f;
 
-	ck_assert_int_eq(vitals_node_key("http://10.0.0.2:9977", key,
-	    sizeof(key)), 0);
+	ck_assert_int_eq(
+	    vitals_node_key("http://10.0.0.2:9977", key, sizeof(key)), 0);
 	ck_assert_int_eq(strncmp(key, "10.0.0.2_9977-", 14), 0);
 	n.key = key;
 	n.url = "http://10.0.0.2:9977";
@@ -208,8 +214,8 @@ START_TEST(test_node_state)
 	fputs("{\"key\": \"j\", \"url\": \"u\", \"cursor\": \"../x\"}", f);
 	fclose(f);
 	/* What a killed writer left behind is removed, the state kept. */
-	snprintf(path, sizeof(path), "%s/nodes/.k.json.tmp.0123456789abcdef",
-	    tdir);
+	snprintf(
+	    path, sizeof(path), "%s/nodes/.k.json.tmp.0123456789abcdef", tdir);
 	ck_assert_ptr_nonnull(f = fopen(path, "w"));
 	fclose(f);
 	ck_assert_int_eq(vitals_nodes_recover(tdir), 1);
@@ -249,8 +255,9 @@ START_TEST(test_spec)
 	struct remote_spec sp;
 	char why[256];
 
-	ck_assert_int_eq(remote_spec_parse(specs[_i].s, &sp, why,
-	    sizeof(why)) == 0, specs[_i].ok);
+	ck_assert_int_eq(
+	    remote_spec_parse(specs[_i].s, &sp, why, sizeof(why)) == 0,
+	    specs[_i].ok);
 	if (!specs[_i].ok)
 		return;
 	ck_assert_str_eq(sp.name, specs[_i].name);
@@ -268,31 +275,35 @@ static const struct {
 	int more;
 } listings[] = {
 	{ "{\"files\":[],\"more\":false}", NULL, 0, 0, 0 },
-	{ "{\"files\":[" F("20231114T000000.000Z_a.json.gz") ","
-	  F("20231114T000001.000Z_a.json.gz") "],\"more\":true}", NULL, 0, 2,
-	    1 },
+	{ "{\"files\":[" F("20231114T000000.000Z_a.json.gz") "," F(
+	      "20231114T000001.000Z_a.json.gz") "],\"more\":true}",
+	    NULL, 0, 2, 1 },
 	/* not after the cursor */
-	{ "{\"files\":[" F("20231114T000000.000Z_a.json.gz") "],\"more\":false}",
+	{ "{\"files\":[" F(
+	      "20231114T000000.000Z_a.json.gz") "],\"more\":false}",
 	    "20231114T000000.000Z_a.json.gz", -EBADMSG, 0, 0 },
 	/* out of order */
-	{ "{\"files\":[" F("20231114T000001.000Z_a.json.gz") ","
-	  F("20231114T000000.000Z_a.json.gz") "],\"more\":false}", NULL,
-	    -EBADMSG, 0, 0 },
+	{ "{\"files\":[" F("20231114T000001.000Z_a.json.gz") "," F(
+	      "20231114T000000.000Z_a.json.gz") "],\"more\":false}",
+	    NULL, -EBADMSG, 0, 0 },
 	/* another host's file */
 	{ "{\"files\":[{\"name\":\"20231114T000000.000Z_b.json.gz\",\"host\":"
-	  "\"b\",\"start_ns\":0,\"bytes\":1}],\"more\":false}", NULL, -EBADMSG,
-	    0, 0 },
+	  "\"b\",\"start_ns\":0,\"bytes\":1}],\"more\":false}",
+	    NULL, -EBADMSG, 0, 0 },
 	/* a path, not a name */
 	{ "{\"files\":[{\"name\":\"../../etc/passwd\",\"host\":\"a\","
-	  "\"start_ns\":0,\"bytes\":1}],\"more\":false}", NULL, -EBADMSG, 0, 0 },
+	  "\"start_ns\":0,\"bytes\":1}],\"more\":false}",
+	    NULL, -EBADMSG, 0, 0 },
 	/* larger than max_file */
 	{ "{\"files\":[{\"name\":\"20231114T000000.000Z_a.json.gz\",\"host\":"
-	  "\"a\",\"start_ns\":0,\"bytes\":999999}],\"more\":false}", NULL,
-	    -EFBIG, 0, 0 },
+	  "\"a\",\"start_ns\":0,\"bytes\":999999}],\"more\":false}",
+	    NULL, -EFBIG, 0, 0 },
 	/* more than asked */
-	{ "{\"files\":[" F("20231114T000000.000Z_a.json.gz") ","
-	  F("20231114T000001.000Z_a.json.gz") "," F("20231114T000002.000Z_a."
-	  "json.gz") "],\"more\":false}", NULL, -EBADMSG, 0, 0 },
+	{ "{\"files\":[" F("20231114T000000.000Z_a.json.gz") "," F(
+	      "20231114T000001.000Z_a.json.gz") "," F("20231114T000002.000Z_a."
+						      "json.gz") "],\"more\":"
+								 "false}",
+	    NULL, -EBADMSG, 0, 0 },
 	{ "not json", NULL, -EBADMSG, 0, 0 },
 	{ "{\"files\":{}}", NULL, -EBADMSG, 0, 0 },
 };
@@ -304,9 +315,11 @@ START_TEST(test_listing)
 	int more = -1;
 	char why[256];
 
-	ck_assert_int_eq(remote_listing_parse(listings[_i].body,
-	    strlen(listings[_i].body), "a", listings[_i].cursor, 2, 1000, &v,
-	    &n, &more, why, sizeof(why)), listings[_i].r);
+	ck_assert_int_eq(
+	    remote_listing_parse(listings[_i].body, strlen(listings[_i].body),
+		"a", listings[_i].cursor, 2, 1000, &v, &n, &more, why,
+		sizeof(why)),
+	    listings[_i].r);
 	if (listings[_i].r == 0) {
 		ck_assert_uint_eq(n, listings[_i].n);
 		ck_assert_int_eq(more, listings[_i].more);
@@ -331,8 +344,9 @@ START_TEST(test_local)
 {
 	char host[256], why[256];
 
-	ck_assert_int_eq(remote_local_parse(locals[_i].body,
-	    strlen(locals[_i].body), host, sizeof(host), why, sizeof(why)),
+	ck_assert_int_eq(
+	    remote_local_parse(locals[_i].body, strlen(locals[_i].body), host,
+		sizeof(host), why, sizeof(why)),
 	    locals[_i].r);
 	if (locals[_i].r == 0)
 		ck_assert_str_eq(host, locals[_i].host);
@@ -340,15 +354,31 @@ START_TEST(test_local)
 END_TEST
 
 /* What a node sends for a file listed as name. */
-enum { V_GOOD, V_HOST, V_FUTURE, V_OLD, V_LONG, V_NAME, V_CORRUPT, V_TRUNC,
-	V_BIG, V_EMPTY };
+enum {
+	V_GOOD,
+	V_HOST,
+	V_FUTURE,
+	V_OLD,
+	V_LONG,
+	V_NAME,
+	V_CORRUPT,
+	V_TRUNC,
+	V_BIG,
+	V_EMPTY
+};
 static const struct {
 	int what;
 	int r;
 } verifies[] = {
-	{ V_GOOD, 0 }, { V_HOST, -EPERM }, { V_FUTURE, -ERANGE },
-	{ V_OLD, -ERANGE }, { V_LONG, -ERANGE }, { V_NAME, -EINVAL },
-	{ V_CORRUPT, -EBADMSG }, { V_TRUNC, -EBADMSG }, { V_BIG, -EFBIG },
+	{ V_GOOD, 0 },
+	{ V_HOST, -EPERM },
+	{ V_FUTURE, -ERANGE },
+	{ V_OLD, -ERANGE },
+	{ V_LONG, -ERANGE },
+	{ V_NAME, -EINVAL },
+	{ V_CORRUPT, -EBADMSG },
+	{ V_TRUNC, -EBADMSG },
+	{ V_BIG, -EFBIG },
 	{ V_EMPTY, -EFBIG },
 };
 
@@ -388,8 +418,9 @@ START_TEST(test_verify)
 		lim.max_file = f.len - 1;
 	if (verifies[_i].what == V_EMPTY)
 		n = 0;
-	ck_assert_int_eq(remote_verify("web1", name, f.data, n, &lim, &e, why,
-	    sizeof(why)), verifies[_i].r);
+	ck_assert_int_eq(
+	    remote_verify("web1", name, f.data, n, &lim, &e, why, sizeof(why)),
+	    verifies[_i].r);
 	if (verifies[_i].r == 0) {
 		ck_assert_str_eq(e->host, "web1");
 		ck_assert_uint_eq(e->start_ns, T0);

@@ -25,6 +25,7 @@
 /* Most nodes read from one data dir. */
 #define NODES_MAX 100000
 
+/* Free a node's strings and zero it; accepts NULL. */
 void
 vitals_node_clear(struct vitals_node *n)
 {
@@ -38,6 +39,7 @@ vitals_node_clear(struct vitals_node *n)
 	memset(n, 0, sizeof(*n));
 }
 
+/* Free a list's nodes and zero it; accepts a zeroed list. */
 void
 vitals_node_list_free(struct vitals_node_list *l)
 {
@@ -63,6 +65,7 @@ nodes_hash(const char *s)
 	return h;
 }
 
+/* "HOST_PORT-HASH" of url into buf: a file name, one per URL. */
 int
 vitals_node_key(const char *url, char *buf, size_t len)
 {
@@ -73,9 +76,11 @@ vitals_node_key(const char *url, char *buf, size_t len)
 
 	p = p != NULL ? p + 3 : url;
 	for (; *p != '\0' && *p != '/' && i + 1 < sizeof(part); p++)
-		part[i++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-			(*p >= '0' && *p <= '9') || *p == '-' || *p == '.' ?
-		    *p : '_';
+		part[i++] = (*p >= 'a' && *p <= 'z') ||
+			(*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+			*p == '-' || *p == '.'
+		    ? *p
+		    : '_';
 	part[i] = '\0';
 	n = snprintf(buf, len, "%s-%08x", part, nodes_hash(url));
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
@@ -124,7 +129,8 @@ nodes_parse(const char *text, size_t len, struct vitals_node *n)
 	n->last_error_ns = nodes_u64(o, "last_error_ns");
 	json_decref(o);
 	/* A cursor that is not a file name would resume from nowhere. */
-	if (n->cursor != NULL && vitals_store_name_parse(n->cursor, NULL) != 0) {
+	if (n->cursor != NULL &&
+	    vitals_store_name_parse(n->cursor, NULL) != 0) {
 		vitals_node_clear(n);
 		return -EBADMSG;
 	}
@@ -151,8 +157,8 @@ nodes_add(int dirfd, const char *name, struct vitals_node_list *l, size_t *cap)
 
 	if (name[0] == '.' || nl < 6 || strcmp(name + nl - 5, ".json") != 0)
 		return 0;
-	if ((fd = safefile_open_read(dirfd, name, 1, NODES_FILE_MAX, NULL, why,
-		 sizeof(why))) < 0)
+	if ((fd = safefile_open_read(
+		 dirfd, name, 1, NODES_FILE_MAX, NULL, why, sizeof(why))) < 0)
 		return 0;
 	if ((text = malloc(NODES_FILE_MAX + 1)) == NULL) {
 		close(fd);
@@ -179,6 +185,7 @@ nodes_add(int dirfd, const char *name, struct vitals_node_list *l, size_t *cap)
 	return 0;
 }
 
+/* Every state file of data_dir/nodes/ into *out (the caller's). */
 int
 vitals_nodes_load(const char *data_dir, struct vitals_node_list *out)
 {
@@ -192,8 +199,8 @@ vitals_nodes_load(const char *data_dir, struct vitals_node_list *out)
 	if (snprintf(path, sizeof(path), "%s/nodes", data_dir) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		 O_CLOEXEC)) < 0) {
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
+	    0) {
 		if (errno != ENOENT)
 			return -errno;
 		*out = l;
@@ -224,16 +231,17 @@ nodes_set_str(json_t *o, const char *key, const char *s)
 		json_object_set_new(o, key, json_string(s));
 }
 
+/* Replace n's state file in data_dir/nodes/ atomically. */
 int
-vitals_node_save(const char *data_dir, const struct vitals_node *n,
-    char *err, size_t errlen)
+vitals_node_save(
+    const char *data_dir, const struct vitals_node *n, char *err, size_t errlen)
 {
 	char path[PATH_MAX], name[256], *text;
 	json_t *o;
 	int dfd, r;
 
-	if (n->key == NULL || strchr(n->key, '/') != NULL ||
-	    n->key[0] == '.' || n->url == NULL) {
+	if (n->key == NULL || strchr(n->key, '/') != NULL || n->key[0] == '.' ||
+	    n->url == NULL) {
 		snprintf(err, errlen, "%s: bad node key", data_dir);
 		return -EINVAL;
 	}
@@ -245,11 +253,12 @@ vitals_node_save(const char *data_dir, const struct vitals_node *n,
 	}
 	snprintf(name, sizeof(name), "%s.json", n->key);
 	o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "key",
-	    n->key, "url", n->url, "last_start_ns", (json_int_t)n->last_start_ns,
-	    "last_end_ns", (json_int_t)n->last_end_ns, "last_ok_ns",
-	    (json_int_t)n->last_ok_ns, "pulled", (json_int_t)n->pulled,
-	    "errors", (json_int_t)n->errors, "refused", (json_int_t)n->refused,
-	    "last_error_ns", (json_int_t)n->last_error_ns);
+	    n->key, "url", n->url, "last_start_ns",
+	    (json_int_t)n->last_start_ns, "last_end_ns",
+	    (json_int_t)n->last_end_ns, "last_ok_ns", (json_int_t)n->last_ok_ns,
+	    "pulled", (json_int_t)n->pulled, "errors", (json_int_t)n->errors,
+	    "refused", (json_int_t)n->refused, "last_error_ns",
+	    (json_int_t)n->last_error_ns);
 	if (o == NULL)
 		return -ENOMEM;
 	nodes_set_str(o, "host", n->host);
@@ -259,8 +268,8 @@ vitals_node_save(const char *data_dir, const struct vitals_node *n,
 	json_decref(o);
 	if (text == NULL)
 		return -ENOMEM;
-	if ((dfd = safefile_dir_open(path, SAFEFILE_DIR_CREATE, err,
-		 errlen)) < 0) {
+	if ((dfd = safefile_dir_open(path, SAFEFILE_DIR_CREATE, err, errlen)) <
+	    0) {
 		free(text);
 		return dfd;
 	}
@@ -271,6 +280,7 @@ vitals_node_save(const char *data_dir, const struct vitals_node *n,
 	return r;
 }
 
+/* Remove the temporary files of data_dir/nodes/ no live writer holds. */
 int
 vitals_nodes_recover(const char *data_dir)
 {
@@ -282,18 +292,19 @@ vitals_nodes_recover(const char *data_dir)
 	if (snprintf(path, sizeof(path), "%s/nodes", data_dir) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		 O_CLOEXEC)) < 0)
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) <
+	    0)
 		return errno == ENOENT ? 0 : -errno;
 	if ((d = fdopendir(fd)) == NULL) {
 		close(fd);
 		return -errno;
 	}
 	while ((de = readdir(d)) != NULL) {
-		if (safefile_tmp_target(de->d_name, target, sizeof(target)) != 0)
+		if (safefile_tmp_target(de->d_name, target, sizeof(target)) !=
+		    0)
 			continue;
-		tfd = openat(dirfd(d), de->d_name, O_RDONLY | O_NOFOLLOW |
-		    O_NONBLOCK | O_CLOEXEC);
+		tfd = openat(dirfd(d), de->d_name,
+		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (tfd < 0)
 			continue;
 		/* A live writer holds its temporary file locked. */

@@ -979,6 +979,7 @@ vitals_store_recover(const char *data_dir, unsigned *recovered,
 
 /* ---- central collection: cursors, raw files, decoding (doc/fleet.md) ---- */
 
+/* Whether s is an epoch file name (a cursor); its start in *start_ns. */
 int
 vitals_store_name_parse(const char *s, uint64_t *start_ns)
 {
@@ -1048,6 +1049,10 @@ vitals_store_list_after(const char *data_dir, const char *cursor,
 	return 0;
 }
 
+/*
+ * The bytes of the stored file at path (a listing's), at most max of
+ * them, into *out (the caller's), with rel rebuilt from its name.
+ */
 int
 vitals_epoch_file_load(const char *path, uint64_t max,
     struct vitals_epoch_file *out, char *err, size_t errlen)
@@ -1150,6 +1155,7 @@ store_inflate_mem(const unsigned char *in, size_t n, char **out, size_t *len,
 	return -EBADMSG;
 }
 
+/* Decode a file's bytes that came from elsewhere; *out is the caller's. */
 int
 vitals_epoch_decode(const void *data, size_t len, struct vitals_epoch **out,
     char *err, size_t errlen)
@@ -1165,6 +1171,7 @@ vitals_epoch_decode(const void *data, size_t len, struct vitals_epoch **out,
 	return r;
 }
 
+/* codec_epoch_relpath() for plugins: "YYYY-MM-DD/NAME" into buf. */
 int
 vitals_epoch_relpath(uint64_t start_ns, const char *host, char *buf,
     size_t len)

@@ -39,15 +39,15 @@
 /* The config block the core fills from the YAML. */
 struct remote_config {
 	struct vitals_strlist nodes; /* "URL" or "NAME=URL" */
-	char *nodes_file;       /* more of them, one a line; re-read on SIGHUP */
-	char *token;            /* bearer token the nodes want, or NULL */
-	uint64_t interval;      /* ns between two rounds of a node */
-	uint64_t timeout;       /* ns a request may take, all of it */
-	uint64_t backoff_max;   /* ns, longest wait after failures */
-	uint64_t max_file;      /* bytes, largest epoch file taken */
-	uint64_t max_skew;      /* ns an epoch may end past the central's now */
+	char *nodes_file; /* more of them, one a line; re-read on SIGHUP */
+	char *token; /* bearer token the nodes want, or NULL */
+	uint64_t interval; /* ns between two rounds of a node */
+	uint64_t timeout; /* ns a request may take, all of it */
+	uint64_t backoff_max; /* ns, longest wait after failures */
+	uint64_t max_file; /* bytes, largest epoch file taken */
+	uint64_t max_skew; /* ns an epoch may end past the central's now */
 	int64_t max_concurrency; /* nodes pulled from at once */
-	int64_t batch;          /* files per round of a node */
+	int64_t batch; /* files per round of a node */
 };
 
 /* What a node's round is waiting for. */
@@ -55,47 +55,47 @@ enum remote_phase { REMOTE_IDLE, REMOTE_HOSTS, REMOTE_LIST, REMOTE_FILE };
 
 /* One node pulled from. */
 struct remote_node {
-	struct remote *rm;            /* the instance, borrowed */
-	char *line;                   /* the node as configured */
+	struct remote *rm; /* the instance, borrowed */
+	char *line; /* the node as configured */
 	struct remote_spec spec;
-	struct vitals_node st;        /* kept in DATA_DIR/nodes/KEY.json */
+	struct vitals_node st; /* kept in DATA_DIR/nodes/KEY.json */
 	struct evhttp_connection *conn;
-	struct evhttp_request *req;   /* in flight, or NULL */
-	struct event *deadline;       /* req's deadline */
+	struct evhttp_request *req; /* in flight, or NULL */
+	struct event *deadline; /* req's deadline */
 	enum remote_phase phase;
-	int req_err;                  /* evhttp's reason for a failed req */
-	int checked;                  /* its host name checked since the
-					 last failure */
-	uint64_t next_ns;             /* monotonic: no round before */
-	uint64_t started_ns;          /* monotonic: when the last round began */
-	uint64_t backoff_ns;          /* wait after the last failure */
-	struct remote_file *files;    /* this round's listing */
+	int req_err; /* evhttp's reason for a failed req */
+	int checked; /* its host name checked since the last failure */
+	uint64_t next_ns; /* monotonic: no round before */
+	uint64_t started_ns; /* monotonic: when the last round began */
+	uint64_t backoff_ns; /* wait after the last failure */
+	struct remote_file *files; /* this round's listing */
 	size_t nfiles, ifile;
-	int more;                     /* the node has more after them */
-	char logged[512];             /* the error logged last */
+	int more; /* the node has more after them */
+	char logged[512]; /* the error logged last */
 	uint64_t logged_ns;
 };
 
 /* One instance. */
 struct remote {
-	struct vitals_ctx *ctx;             /* the core's handle, borrowed */
-	const struct remote_config *cfg;    /* owned by the core */
-	struct event_base *base;            /* the core's loop, borrowed */
-	struct evdns_base *dns;             /* names of nodes, resolved on it */
+	struct vitals_ctx *ctx; /* the core's handle, borrowed */
+	const struct remote_config *cfg; /* owned by the core */
+	struct event_base *base; /* the core's loop, borrowed */
+	struct evdns_base *dns; /* names of nodes, resolved on it */
 	struct vitals_timer *timer;
 	struct event *hup;
 	struct remote_node **v;
 	size_t n;
-	uint32_t active;                    /* rounds under way */
+	uint32_t active; /* rounds under way */
 };
 
 static const struct vitals_option remote_options[] = {
 	{ .key = "nodes",
 	    .type = VITALS_OPT_STRLIST,
 	    .offset = offsetof(struct remote_config, nodes),
-	    .help = "nodes to pull epochs from: http://ADDR:PORT of their "
-		    "http output, or NAME=http://ADDR:PORT to require host "
-		    "NAME (else the name a node has at first contact is kept)" },
+	    .help =
+		"nodes to pull epochs from: http://ADDR:PORT of their "
+		"http output, or NAME=http://ADDR:PORT to require host "
+		"NAME (else the name a node has at first contact is kept)" },
 	{ .key = "nodes_file",
 	    .type = VITALS_OPT_STRING,
 	    .offset = offsetof(struct remote_config, nodes_file),
@@ -184,7 +184,8 @@ remote_check(const void *config, char *why, size_t len)
 	int r;
 
 	for (i = 0; i < cfg->nodes.n; i++)
-		if ((r = remote_spec_parse(cfg->nodes.v[i], &sp, why, len)) != 0)
+		if ((r = remote_spec_parse(cfg->nodes.v[i], &sp, why, len)) !=
+		    0)
 			return r;
 	if (cfg->nodes.n == 0 && cfg->nodes_file == NULL) {
 		snprintf(why, len, "no nodes: set nodes or nodes_file");
@@ -235,10 +236,11 @@ remote_lines(struct remote *rm, char ***out, size_t *nout)
 	if (r == 0 && cfg->nodes_file != NULL) {
 		if ((f = fopen(cfg->nodes_file, "re")) == NULL) {
 			r = -errno;
-			vitals_error(rm->ctx, "nodes_file %s: %s", cfg->nodes_file,
-			    strerror(errno));
+			vitals_error(rm->ctx, "nodes_file %s: %s",
+			    cfg->nodes_file, strerror(errno));
 		}
-		while (r == 0 && f != NULL && fgets(buf, sizeof(buf), f) != NULL) {
+		while (
+		    r == 0 && f != NULL && fgets(buf, sizeof(buf), f) != NULL) {
 			if ((e = strchr(buf, '#')) != NULL)
 				*e = '\0';
 			for (s = buf; *s == ' ' || *s == '\t'; s++)
@@ -249,8 +251,10 @@ remote_lines(struct remote *rm, char ***out, size_t *nout)
 			if (k == 0)
 				continue;
 			if (remote_spec_parse(s, &sp, why, sizeof(why)) != 0) {
-				vitals_log(rm->ctx, VITALS_LOG_WARN, "%s: %s "
-				    "(skipped)", cfg->nodes_file, why);
+				vitals_log(rm->ctx, VITALS_LOG_WARN,
+				    "%s: %s "
+				    "(skipped)",
+				    cfg->nodes_file, why);
 				continue;
 			}
 			r = remote_lines_add(&v, &n, s);
@@ -327,19 +331,19 @@ remote_node_new(struct remote *rm, const char *s, struct vitals_node_list *l)
 	free(nd->st.url);
 	if ((nd->st.url = strdup(nd->spec.url)) == NULL)
 		goto fail;
-	if (nd->spec.name[0] != '\0' && (nd->st.host == NULL ||
-	    strcmp(nd->st.host, nd->spec.name) != 0)) {
+	if (nd->spec.name[0] != '\0' &&
+	    (nd->st.host == NULL || strcmp(nd->st.host, nd->spec.name) != 0)) {
 		free(nd->st.host);
 		if ((nd->st.host = strdup(nd->spec.name)) == NULL)
 			goto fail;
 	}
-	nd->conn = evhttp_connection_base_new(rm->base, rm->dns,
-	    nd->spec.addr, nd->spec.port);
+	nd->conn = evhttp_connection_base_new(
+	    rm->base, rm->dns, nd->spec.addr, nd->spec.port);
 	nd->deadline = evtimer_new(rm->base, remote_on_deadline, nd);
 	if (nd->conn == NULL || nd->deadline == NULL)
 		goto fail;
-	evhttp_connection_set_timeout(nd->conn,
-	    (int)((rm->cfg->timeout + REMOTE_NS - 1) / REMOTE_NS));
+	evhttp_connection_set_timeout(
+	    nd->conn, (int)((rm->cfg->timeout + REMOTE_NS - 1) / REMOTE_NS));
 	return nd;
 fail:
 	remote_node_free(nd);
@@ -369,14 +373,14 @@ remote_nodes_set(struct remote *rm)
 	vitals_nodes_load(vitals_settings(rm->ctx)->data_dir, &l);
 	for (i = 0; i < n; i++) {
 		for (k = 0; k < rm->n; k++)
-			if (rm->v[k] != NULL && strcmp(rm->v[k]->line,
-			    lines[i]) == 0) {
+			if (rm->v[k] != NULL &&
+			    strcmp(rm->v[k]->line, lines[i]) == 0) {
 				v[i] = rm->v[k];
 				rm->v[k] = NULL;
 				break;
 			}
-		if (v[i] == NULL && (v[i] = remote_node_new(rm, lines[i],
-		    &l)) == NULL)
+		if (v[i] == NULL &&
+		    (v[i] = remote_node_new(rm, lines[i], &l)) == NULL)
 			r = -ENOMEM;
 	}
 	vitals_node_list_free(&l);
@@ -391,7 +395,8 @@ remote_nodes_set(struct remote *rm)
 	rm->v = v;
 	rm->n = k;
 	if (r != 0)
-		vitals_log(rm->ctx, VITALS_LOG_ERR, "out of memory: some "
+		vitals_log(rm->ctx, VITALS_LOG_ERR,
+		    "out of memory: some "
 		    "nodes are not pulled from");
 	return 0;
 }
@@ -405,9 +410,11 @@ remote_save(struct remote_node *nd)
 	char err[512];
 
 	if (vitals_node_save(vitals_settings(nd->rm->ctx)->data_dir, &nd->st,
-	    err, sizeof(err)) != 0)
-		vitals_log(nd->rm->ctx, VITALS_LOG_ERR, "node %s: state not "
-		    "kept: %s", nd->spec.url, err);
+		err, sizeof(err)) != 0)
+		vitals_log(nd->rm->ctx, VITALS_LOG_ERR,
+		    "node %s: state not "
+		    "kept: %s",
+		    nd->spec.url, err);
 }
 
 /* End nd's round; the next is due after wait_ns. */
@@ -430,9 +437,8 @@ remote_end(struct remote_node *nd, uint64_t wait_ns)
  * kept, logged unless the same was logged lately, and the node waits
  * twice as long as last time.
  */
-static void
-remote_fail(struct remote_node *nd, int refused, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+static void remote_fail(struct remote_node *nd, int refused, const char *fmt,
+    ...) __attribute__((format(printf, 3, 4)));
 
 static void
 remote_fail(struct remote_node *nd, int refused, const char *fmt, ...)
@@ -455,14 +461,14 @@ remote_fail(struct remote_node *nd, int refused, const char *fmt, ...)
 	remote_save(nd);
 	if (strcmp(msg, nd->logged) != 0 ||
 	    now - nd->logged_ns >= REMOTE_LOG_EVERY_NS) {
-		vitals_log(nd->rm->ctx, refused ? VITALS_LOG_ERR :
-		    VITALS_LOG_WARN, "node %s: %s%s", nd->spec.url,
-		    refused ? "refused: " : "", msg);
+		vitals_log(nd->rm->ctx,
+		    refused ? VITALS_LOG_ERR : VITALS_LOG_WARN, "node %s: %s%s",
+		    nd->spec.url, refused ? "refused: " : "", msg);
 		snprintf(nd->logged, sizeof(nd->logged), "%s", msg);
 		nd->logged_ns = now;
 	}
-	nd->backoff_ns = nd->backoff_ns == 0 ? cfg->interval :
-	    nd->backoff_ns * 2;
+	nd->backoff_ns =
+	    nd->backoff_ns == 0 ? cfg->interval : nd->backoff_ns * 2;
 	if (nd->backoff_ns > cfg->backoff_max)
 		nd->backoff_ns = cfg->backoff_max;
 	nd->checked = 0;
@@ -510,8 +516,9 @@ remote_get(struct remote_node *nd, enum remote_phase phase, const char *path)
 		evhttp_add_header(h, "Authorization", auth);
 	}
 	/* One request at a time on the connection: its bound is this one's. */
-	evhttp_connection_set_max_body_size(nd->conn, (ev_ssize_t)(phase ==
-	    REMOTE_FILE ? cfg->max_file : REMOTE_MAX_LISTING));
+	evhttp_connection_set_max_body_size(nd->conn,
+	    (ev_ssize_t)(phase == REMOTE_FILE ? cfg->max_file
+					      : REMOTE_MAX_LISTING));
 	if (evhttp_make_request(nd->conn, req, EVHTTP_REQ_GET, uri) != 0) {
 		remote_fail(nd, 0, "cannot send a request");
 		return -1;
@@ -549,9 +556,10 @@ remote_list(struct remote_node *nd)
 		remote_fail(nd, 0, "out of memory");
 		return;
 	}
-	snprintf(path, sizeof(path), "/api/v1/files?host=%s&limit=%" PRId64
-	    "%s%s", h, nd->rm->cfg->batch, nd->st.cursor != NULL ? "&since=" :
-	    "", nd->st.cursor != NULL ? nd->st.cursor : "");
+	snprintf(path, sizeof(path),
+	    "/api/v1/files?host=%s&limit=%" PRId64 "%s%s", h,
+	    nd->rm->cfg->batch, nd->st.cursor != NULL ? "&since=" : "",
+	    nd->st.cursor != NULL ? nd->st.cursor : "");
 	free(h);
 	remote_get(nd, REMOTE_LIST, path);
 }
@@ -563,8 +571,8 @@ remote_on_hosts(struct remote_node *nd, const char *body, size_t len)
 	const char *self = vitals_settings(nd->rm->ctx)->host;
 	char host[256], why[512];
 
-	if (remote_local_parse(body, len, host, sizeof(host), why,
-	    sizeof(why)) != 0) {
+	if (remote_local_parse(
+		body, len, host, sizeof(host), why, sizeof(why)) != 0) {
 		/*
 		 * `vitals serve` has no host of its own: a node configured
 		 * as NAME=URL is taken to be NAME (each file is checked).
@@ -581,8 +589,8 @@ remote_on_hosts(struct remote_node *nd, const char *body, size_t len)
 		return;
 	}
 	if (self != NULL && strcmp(host, self) == 0) {
-		remote_fail(nd, 1, "it has this central's host name '%s'",
-		    host);
+		remote_fail(
+		    nd, 1, "it has this central's host name '%s'", host);
 		return;
 	}
 	if (nd->st.host == NULL) {
@@ -633,7 +641,7 @@ remote_on_file(struct remote_node *nd, const char *body, size_t len)
 	lim.max_length_ns = 86400ull * REMOTE_NS;
 	lim.max_file = nd->rm->cfg->max_file;
 	if ((r = remote_verify(nd->st.host, rf->name, body, len, &lim, &e, why,
-	    sizeof(why))) != 0) {
+		 sizeof(why))) != 0) {
 		remote_fail(nd, r != -ENOMEM, "%s", why);
 		return;
 	}
@@ -721,8 +729,8 @@ remote_on_answer(struct evhttp_request *req, void *arg)
 		return;
 	}
 	if (code != 200) {
-		remote_fail(nd, 0, "HTTP %d%s", code, code == 401 ?
-		    " (is token right?)" : "");
+		remote_fail(nd, 0, "HTTP %d%s", code,
+		    code == 401 ? " (is token right?)" : "");
 		return;
 	}
 	in = evhttp_request_get_input_buffer(req);
@@ -767,8 +775,9 @@ remote_schedule(struct remote *rm)
 		best = NULL;
 		for (i = 0; i < rm->n; i++)
 			if (rm->v[i]->phase == REMOTE_IDLE &&
-			    rm->v[i]->next_ns <= now && (best == NULL ||
-			    rm->v[i]->started_ns < best->started_ns))
+			    rm->v[i]->next_ns <= now &&
+			    (best == NULL ||
+				rm->v[i]->started_ns < best->started_ns))
 				best = rm->v[i];
 		if (best == NULL)
 			return;
@@ -842,9 +851,9 @@ remote_init(struct vitals_ctx *ctx, const void *config, void **state)
 		goto fail;
 	rm->hup = evsignal_new(rm->base, SIGHUP, remote_on_hup, rm);
 	if (rm->hup == NULL || evsignal_add(rm->hup, NULL) != 0 ||
-	    (r = vitals_timer_add(ctx, cfg->interval < REMOTE_NS ?
-		cfg->interval : REMOTE_NS, remote_on_tick, rm,
-		&rm->timer)) != 0) {
+	    (r = vitals_timer_add(ctx,
+		 cfg->interval < REMOTE_NS ? cfg->interval : REMOTE_NS,
+		 remote_on_tick, rm, &rm->timer)) != 0) {
 		r = r != 0 ? r : -ENOMEM;
 		goto fail;
 	}

@@ -33,8 +33,8 @@ verify_host_ok(const char *s)
 }
 
 int
-remote_spec_parse(const char *s, struct remote_spec *out, char *why,
-    size_t whylen)
+remote_spec_parse(
+    const char *s, struct remote_spec *out, char *why, size_t whylen)
 {
 	struct remote_spec sp;
 	const char *eq = strchr(s, '='), *u, *a, *colon, *slash;
@@ -54,8 +54,10 @@ remote_spec_parse(const char *s, struct remote_spec *out, char *why,
 		u = eq + 1;
 	}
 	if (strncmp(u, "http://", 7) != 0 || strlen(u) >= sizeof(sp.url)) {
-		snprintf(why, whylen, "node '%.200s': expected http://ADDR:PORT "
-		    "or NAME=http://ADDR:PORT", s);
+		snprintf(why, whylen,
+		    "node '%.200s': expected http://ADDR:PORT "
+		    "or NAME=http://ADDR:PORT",
+		    s);
 		return -EINVAL;
 	}
 	strcpy(sp.url, u);
@@ -78,8 +80,8 @@ remote_spec_parse(const char *s, struct remote_spec *out, char *why,
 		    colon + 1 == end)
 			goto bad;
 	}
-	if (sp.addr[0] == '\0' || (slash != NULL &&
-	    strlen(slash) >= sizeof(sp.prefix)))
+	if (sp.addr[0] == '\0' ||
+	    (slash != NULL && strlen(slash) >= sizeof(sp.prefix)))
 		goto bad;
 	if (slash != NULL)
 		strcpy(sp.prefix, slash);
@@ -92,8 +94,10 @@ remote_spec_parse(const char *s, struct remote_spec *out, char *why,
 	*out = sp;
 	return 0;
 bad:
-	snprintf(why, whylen, "node '%.200s': bad URL (http://ADDR[:PORT]"
-	    "[/PATH])", s);
+	snprintf(why, whylen,
+	    "node '%.200s': bad URL (http://ADDR[:PORT]"
+	    "[/PATH])",
+	    s);
 	return -EINVAL;
 }
 
@@ -106,10 +110,12 @@ remote_local_parse(const char *body, size_t len, char *host, size_t hostlen,
 	int r = -EBADMSG;
 
 	if (s == NULL)
-		snprintf(why, whylen, "its /api/v1/hosts says no local host "
+		snprintf(why, whylen,
+		    "its /api/v1/hosts says no local host "
 		    "(is it a vitalsd with the http output?)");
 	else if (!verify_host_ok(s) || strlen(s) >= hostlen)
-		snprintf(why, whylen, "its host name is not one epoch files "
+		snprintf(why, whylen,
+		    "its host name is not one epoch files "
 		    "can be named after");
 	else {
 		strcpy(host, s);
@@ -121,8 +127,8 @@ remote_local_parse(const char *body, size_t len, char *host, size_t hostlen,
 
 /* Check one listed file j, after prev, into *f. */
 static int
-verify_listed(json_t *j, const char *host, const char *prev,
-    uint64_t max_file, struct remote_file *f, char *why, size_t whylen)
+verify_listed(json_t *j, const char *host, const char *prev, uint64_t max_file,
+    struct remote_file *f, char *why, size_t whylen)
 {
 	const char *name = json_string_value(json_object_get(j, "name"));
 	const char *h = json_string_value(json_object_get(j, "host"));
@@ -136,10 +142,13 @@ verify_listed(json_t *j, const char *host, const char *prev,
 		snprintf(why, whylen, "a listed file is malformed");
 		return -EBADMSG;
 	}
-	if (strcmp(h, host) != 0 || vitals_epoch_relpath(start, host, rel,
-	    sizeof(rel)) < 0 || strcmp(strchr(rel, '/') + 1, name) != 0) {
-		snprintf(why, whylen, "it lists %.200s of host '%.100s', not "
-		    "of '%s'", name, h, host);
+	if (strcmp(h, host) != 0 ||
+	    vitals_epoch_relpath(start, host, rel, sizeof(rel)) < 0 ||
+	    strcmp(strchr(rel, '/') + 1, name) != 0) {
+		snprintf(why, whylen,
+		    "it lists %.200s of host '%.100s', not "
+		    "of '%s'",
+		    name, h, host);
 		return -EBADMSG;
 	}
 	if (prev != NULL && strcmp(name, prev) <= 0) {
@@ -147,9 +156,10 @@ verify_listed(json_t *j, const char *host, const char *prev,
 		return -EBADMSG;
 	}
 	if ((uint64_t)json_integer_value(b) > max_file) {
-		snprintf(why, whylen, "%s: %" PRIu64 " bytes, more than "
-		    "max_file (%" PRIu64 ")", name,
-		    (uint64_t)json_integer_value(b), max_file);
+		snprintf(why, whylen,
+		    "%s: %" PRIu64 " bytes, more than "
+		    "max_file (%" PRIu64 ")",
+		    name, (uint64_t)json_integer_value(b), max_file);
 		return -EFBIG;
 	}
 	snprintf(f->name, sizeof(f->name), "%s", name);
@@ -160,11 +170,11 @@ verify_listed(json_t *j, const char *host, const char *prev,
 int
 remote_listing_parse(const char *body, size_t len, const char *host,
     const char *cursor, size_t max, uint64_t max_file,
-    struct remote_file **files, size_t *n, int *more, char *why,
-    size_t whylen)
+    struct remote_file **files, size_t *n, int *more, char *why, size_t whylen)
 {
 	json_t *j = json_loadb(body, len, 0, NULL);
-	json_t *a = json_object_get(j, "files"), *m = json_object_get(j, "more");
+	json_t *a = json_object_get(j, "files"),
+	       *m = json_object_get(j, "more");
 	struct remote_file *v = NULL;
 	const char *prev = cursor;
 	size_t i, k;
@@ -204,25 +214,28 @@ verify_times(const struct vitals_epoch *e, const struct remote_limits *lim,
 	    e->length_ns > lim->max_length_ns ||
 	    e->start_ns > UINT64_MAX - e->length_ns ||
 	    e->start_ns + e->length_ns > lim->now_ns + lim->max_future_ns) {
-		snprintf(why, whylen, "its times are not sane (start %" PRIu64
-		    " ns, length %" PRIu64 " ns)", e->start_ns, e->length_ns);
+		snprintf(why, whylen,
+		    "its times are not sane (start %" PRIu64
+		    " ns, length %" PRIu64 " ns)",
+		    e->start_ns, e->length_ns);
 		return -ERANGE;
 	}
 	return 0;
 }
 
 int
-remote_verify(const char *host, const char *name, const void *data,
-    size_t len, const struct remote_limits *lim, struct vitals_epoch **out,
-    char *why, size_t whylen)
+remote_verify(const char *host, const char *name, const void *data, size_t len,
+    const struct remote_limits *lim, struct vitals_epoch **out, char *why,
+    size_t whylen)
 {
 	struct vitals_epoch *e = NULL;
 	char rel[VITALS_CURSOR_MAX + 16], err[512];
 	int r;
 
 	if (len == 0 || len > lim->max_file) {
-		snprintf(why, whylen, "%s: %zu bytes, not 1 to max_file (%"
-		    PRIu64 ")", name, len, lim->max_file);
+		snprintf(why, whylen,
+		    "%s: %zu bytes, not 1 to max_file (%" PRIu64 ")", name, len,
+		    lim->max_file);
 		return -EFBIG;
 	}
 	if ((r = vitals_epoch_decode(data, len, &e, err, sizeof(err))) != 0) {
@@ -230,13 +243,16 @@ remote_verify(const char *host, const char *name, const void *data,
 		return r == -ENOMEM ? r : r == -EFBIG ? -EFBIG : -EBADMSG;
 	}
 	if (e->host == NULL || strcmp(e->host, host) != 0) {
-		snprintf(why, whylen, "%s: an epoch of host '%.100s', not of "
-		    "'%s'", name, e->host != NULL ? e->host : "", host);
+		snprintf(why, whylen,
+		    "%s: an epoch of host '%.100s', not of "
+		    "'%s'",
+		    name, e->host != NULL ? e->host : "", host);
 		r = -EPERM;
 	} else if ((r = verify_times(e, lim, why, whylen)) != 0)
 		;
-	else if (vitals_epoch_relpath(e->start_ns, e->host, rel,
-	    sizeof(rel)) < 0 || strcmp(strchr(rel, '/') + 1, name) != 0) {
+	else if (vitals_epoch_relpath(e->start_ns, e->host, rel, sizeof(rel)) <
+		0 ||
+	    strcmp(strchr(rel, '/') + 1, name) != 0) {
 		snprintf(why, whylen, "%s: holds the epoch of %s", name,
 		    strchr(rel, '/') != NULL ? strchr(rel, '/') + 1 : "?");
 		r = -EINVAL;

@@ -20,10 +20,10 @@
 
 /* A node as configured: "URL" or "NAME=URL". */
 struct remote_spec {
-	char name[256];   /* the host name it must have, "" if not given */
-	char url[1024];   /* http://ADDR[:PORT][/PREFIX] */
+	char name[256]; /* the host name it must have, "" if not given */
+	char url[1024]; /* http://ADDR[:PORT][/PREFIX] */
 	char addr[REMOTE_ADDR_MAX]; /* address or name to connect to */
-	uint16_t port;    /* 80 when not given */
+	uint16_t port; /* 80 when not given */
 	char prefix[REMOTE_PREFIX_MAX]; /* path before /api/v1/, "" or "/x" */
 };
 
@@ -32,21 +32,21 @@ struct remote_spec {
  * "NAME=http://...".  Returns 0 with *out filled, or -EINVAL with the
  * reason in why.
  */
-int remote_spec_parse(const char *s, struct remote_spec *out, char *why,
-    size_t whylen);
+int remote_spec_parse(
+    const char *s, struct remote_spec *out, char *why, size_t whylen);
 
 /*
  * The node's own host name from its /api/v1/hosts answer ("local"),
  * checked to name epoch files, into host.  Returns 0, or -EBADMSG with
  * the reason in why.
  */
-int remote_local_parse(const char *body, size_t len, char *host,
-    size_t hostlen, char *why, size_t whylen);
+int remote_local_parse(const char *body, size_t len, char *host, size_t hostlen,
+    char *why, size_t whylen);
 
 /* One file of a node's listing. */
 struct remote_file {
 	char name[VITALS_CURSOR_MAX]; /* its name, the next cursor */
-	uint64_t bytes;               /* its size, as the node says */
+	uint64_t bytes; /* its size, as the node says */
 };
 
 /*
@@ -60,15 +60,14 @@ struct remote_file {
  */
 int remote_listing_parse(const char *body, size_t len, const char *host,
     const char *cursor, size_t max, uint64_t max_file,
-    struct remote_file **files, size_t *n, int *more, char *why,
-    size_t whylen);
+    struct remote_file **files, size_t *n, int *more, char *why, size_t whylen);
 
 /* Bounds an epoch file from a node must stay within. */
 struct remote_limits {
-	uint64_t now_ns;        /* the central's clock */
+	uint64_t now_ns; /* the central's clock */
 	uint64_t max_future_ns; /* how far past now an epoch may end */
 	uint64_t max_length_ns; /* longest epoch */
-	uint64_t max_file;      /* largest file, bytes */
+	uint64_t max_file; /* largest file, bytes */
 };
 
 /*
