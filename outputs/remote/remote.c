@@ -342,12 +342,35 @@ remote_node_new(struct remote *rm, const char *s, struct vitals_node_list *l)
 	nd->deadline = evtimer_new(rm->base, remote_on_deadline, nd);
 	if (nd->conn == NULL || nd->deadline == NULL)
 		goto fail;
-	evhttp_connection_set_timeout(
-	    nd->conn, (int)((rm->cfg->timeout + REMOTE_NS - 1) / REMOTE_NS));
+	/* evhttp's own timeout is a backstop: the deadline comes first. */
+	evhttp_connection_set_timeout(nd->conn,
+	    (int)((rm->cfg->timeout + REMOTE_NS - 1) / REMOTE_NS) + 1);
 	return nd;
 fail:
 	remote_node_free(nd);
 	return NULL;
+}
+
+/*
+ * Whether the URL of line s is already one of v[0..n) (listed twice,
+ * perhaps once with a NAME=): the first is kept, logged once per reload.
+ */
+static int
+remote_dup(struct remote_node **v, size_t n, const char *s)
+{
+	struct remote_spec sp;
+	char why[512];
+	size_t i;
+
+	if (remote_spec_parse(s, &sp, why, sizeof(why)) != 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (v[i] != NULL && strcmp(v[i]->spec.url, sp.url) == 0) {
+			vitals_log(v[i]->rm->ctx, VITALS_LOG_WARN,
+			    "node %s listed twice: the first is kept", sp.url);
+			return 1;
+		}
+	return 0;
 }
 
 /*
@@ -379,6 +402,8 @@ remote_nodes_set(struct remote *rm)
 				rm->v[k] = NULL;
 				break;
 			}
+		if (v[i] == NULL && remote_dup(v, i, lines[i]))
+			continue;
 		if (v[i] == NULL &&
 		    (v[i] = remote_node_new(rm, lines[i], &l)) == NULL)
 			r = -ENOMEM;
@@ -801,6 +826,10 @@ remote_on_hup(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (remote_nodes_set(rm) == 0)
 		vitals_log(rm->ctx, VITALS_LOG_INFO, "%zu nodes", rm->n);
+	else
+		vitals_log(rm->ctx, VITALS_LOG_WARN,
+		    "nodes_file %s cannot be read: keeping the %zu nodes",
+		    rm->cfg->nodes_file, rm->n);
 	remote_schedule(rm);
 }
 
