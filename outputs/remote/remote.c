@@ -711,8 +711,13 @@ remote_next(struct remote_node *nd)
 		return;
 	}
 	nd->st.last_ok_ns = remote_now();
+	/*
+	 * Kept when it moved (or the node recovers): a round that found
+	 * nothing new costs no write, however many nodes there are.
+	 */
+	if (nd->nfiles > 0 || nd->backoff_ns != 0 || nd->st.pulled == 0)
+		remote_save(nd);
 	nd->backoff_ns = 0;
-	remote_save(nd);
 	/* A node behind goes on at once, a batch at a time. */
 	remote_end(nd, nd->more ? 0 : nd->rm->cfg->interval);
 }
