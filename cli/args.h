@@ -23,8 +23,9 @@ enum {
 	CLI_TRAIN = 1u << 7,
 	CLI_SERVE = 1u << 8,
 	CLI_PPROF = 1u << 9,
+	CLI_HOSTS = 1u << 10,
 };
-#define CLI_ALL 0x3ffu
+#define CLI_ALL 0x7ffu
 
 /* Option ids, as cli_next() returns them. */
 enum cli_opt_id {

@@ -60,6 +60,7 @@ struct cli_cmd {
 
 /* The commands, one file each, listed by cli/main.c. */
 extern const struct cli_cmd epochs_cmd;
+extern const struct cli_cmd hosts_cmd;
 extern const struct cli_cmd show_cmd;
 extern const struct cli_cmd query_cmd;
 extern const struct cli_cmd findings_cmd;

@@ -23,6 +23,7 @@ static const struct cli_cmd main_help_cmd = {
 /* The commands, in the order the usage lists them. */
 static const struct cli_cmd *const main_cmds[] = {
 	&epochs_cmd,
+	&hosts_cmd,
 	&show_cmd,
 	&query_cmd,
 	&findings_cmd,

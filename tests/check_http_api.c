@@ -11,7 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+
 #include <jansson.h>
+#include <vitals/store.h>
 
 #include "api.h"
 
@@ -126,6 +131,19 @@ static const struct {
 	{ "/api/v1/time", NULL, 400, "t" },
 	{ "/api/v1/time", "t=", 400, "t" },
 	{ "/api/v1/time", "t=2600-01-01", 400, "t" },
+	/* central collection */
+	{ "/api/v1/files", NULL, 200, NULL },
+	{ "/api/v1/files", "since=20261122T100000.000Z_a.json.gz&limit=5",
+	    200, NULL },
+	{ "/api/v1/files", "since=../x", 400, "since" },
+	{ "/api/v1/files", "since=2026-11-22/20261122T100000.000Z_a.json.gz",
+	    400, "since" },
+	{ "/api/v1/files", "limit=1001", 400, "limit" },
+	{ "/api/v1/files", "host=a/b", 400, "host" },
+	{ "/api/v1/file/", NULL, 400, "name" },
+	{ "/api/v1/file/..%2Fetc%2Fpasswd", NULL, 400, "name" },
+	{ "/api/v1/file/20261122T100000.000Z_a.json.gz", NULL, 404, NULL },
+	{ "/api/v1/nodes", NULL, 200, NULL },
 };
 
 START_TEST(test_cases)
@@ -206,6 +224,73 @@ START_TEST(test_hosts)
 }
 END_TEST
 
+/* An epoch of host at start, its file's mtime set to mtime. */
+static void
+put_epoch(const char *host, uint64_t start, uint64_t mtime, char *path,
+    size_t len)
+{
+	struct vitals_epoch e = { 0 };
+	struct timespec ts[2];
+	char err[256];
+
+	e.host = host;
+	e.start_ns = start;
+	e.length_ns = 60 * NS;
+	e.timescale_s = 60;
+	ck_assert_int_eq(vitals_epoch_save(&e, tdir, path, len, err,
+	    sizeof(err)), 0);
+	ts[0].tv_sec = ts[1].tv_sec = (time_t)(mtime / NS);
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/*
+ * files lists the settled files after the cursor, stops at one written
+ * less than 2 s ago; file/NAME sends a listed file's bytes as stored.
+ */
+START_TEST(test_files)
+{
+	char p1[512], p2[512], p3[512], *disk = NULL;
+	struct api_answer a;
+	size_t len = 0;
+	json_t *j, *f;
+	FILE *fh;
+
+	put_epoch("a", NOW - 180 * NS, NOW - 100 * NS, p1, sizeof(p1));
+	put_epoch("b", NOW - 180 * NS, NOW - 100 * NS, p2, sizeof(p2));
+	put_epoch("a", NOW - 120 * NS, NOW - NS, p3, sizeof(p3));
+	ck_assert_int_eq(ask("/api/v1/files", "host=a", &j), 200);
+	f = json_object_get(j, "files");
+	ck_assert_uint_eq(json_array_size(f), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(f,
+	    0), "name")), strrchr(p1, '/') + 1);
+	ck_assert(json_is_true(json_object_get(j, "more")));
+	json_decref(j);
+	ck_assert_int_eq(ask("/api/v1/files", "limit=1&since="
+	    "20261122T095700.000Z_a.json.gz", &j), 200);
+	f = json_object_get(j, "files");
+	ck_assert_uint_eq(json_array_size(f), 1);
+	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(f,
+	    0), "host")), "b");
+	json_decref(j);
+	api_answer(&env, "/api/v1/file/20261122T095700.000Z_a.json.gz", NULL,
+	    NOW, &a);
+	ck_assert_int_eq(a.status, 200);
+	ck_assert_str_eq(a.type, "application/gzip");
+	ck_assert_ptr_nonnull(fh = fopen(p1, "rb"));
+	disk = malloc(a.len + 1);
+	len = fread(disk, 1, a.len + 1, fh);
+	fclose(fh);
+	ck_assert_uint_eq(len, a.len);
+	ck_assert_int_eq(memcmp(disk, a.body, len), 0);
+	free(disk);
+	api_answer_free(&a);
+	/* teardown removes the (then empty) data dir. */
+	snprintf(p1, sizeof(p1), "rm -rf '%s'/2026-*", tdir);
+	ck_assert_int_eq(system(p1), 0);
+}
+END_TEST
+
 /* Only /api/ is the API; only /api/v1/time is answered without a worker. */
 START_TEST(test_paths)
 {
@@ -232,6 +317,7 @@ api_suite(void)
 	tcase_add_test(tc, test_time);
 	tcase_add_test(tc, test_hosts);
 	tcase_add_test(tc, test_paths);
+	tcase_add_test(tc, test_files);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -977,3 +977,205 @@ vitals_store_recover(const char *data_dir, unsigned *recovered,
 		*removed = w.removed;
 	return 0;
 }
+
+/* ---- central collection: cursors, raw files, decoding (doc/fleet.md) ---- */
+
+/* Whether s is an epoch file name (a cursor); its start in *start_ns. */
+int
+vitals_store_name_parse(const char *s, uint64_t *start_ns)
+{
+	char host[256];
+	uint64_t start;
+
+	if (s == NULL || strlen(s) >= VITALS_CURSOR_MAX ||
+	    codec_parse_name(s, &start, host, sizeof(host)) != 0)
+		return -EINVAL;
+	if (start_ns != NULL)
+		*start_ns = start;
+	return 0;
+}
+
+/* The last part of a listed path. */
+static const char *
+store_base(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash != NULL ? slash + 1 : path;
+}
+
+static int
+store_name_cmp(const void *a, const void *b)
+{
+	const struct vitals_store_entry *x = a, *y = b;
+
+	return strcmp(store_base(x->path), store_base(y->path));
+}
+
+/*
+ * Only the date dirs from the cursor's day on are read; the entries kept
+ * are moved to the front of the listing, in name order, and the rest
+ * freed.
+ */
+int
+vitals_store_list_after(const char *data_dir, const char *cursor,
+    const char *host, size_t max, struct vitals_store_list *out)
+{
+	struct vitals_store_list l;
+	uint64_t since = 0;
+	size_t i, k = 0;
+	int r;
+
+	if (cursor != NULL && cursor[0] == '\0')
+		cursor = NULL;
+	if (cursor != NULL && vitals_store_name_parse(cursor, &since) != 0)
+		return -EINVAL;
+	if ((r = vitals_store_list_since(data_dir, since, &l)) != 0)
+		return r;
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof(*l.v), store_name_cmp);
+	for (i = 0; i < l.n; i++) {
+		if ((cursor == NULL ||
+			strcmp(store_base(l.v[i].path), cursor) > 0) &&
+		    (host == NULL || strcmp(l.v[i].host, host) == 0) &&
+		    (max == 0 || k < max)) {
+			l.v[k++] = l.v[i];
+			continue;
+		}
+		free(l.v[i].path);
+		free(l.v[i].host);
+	}
+	l.n = k;
+	*out = l;
+	return 0;
+}
+
+/*
+ * The bytes of the stored file at path (a listing's), at most max of
+ * them, into *out (the caller's), with rel rebuilt from its name.
+ */
+int
+vitals_epoch_file_load(const char *path, uint64_t max,
+    struct vitals_epoch_file *out, char *err, size_t errlen)
+{
+	struct vitals_epoch_file f = { 0 };
+	const char *base = store_base(path);
+	char why[256], day[16];
+	struct stat st;
+	size_t n = 0;
+	ssize_t k;
+	int fd, r;
+
+	if (vitals_store_name_parse(base, &f.start_ns) != 0) {
+		store_err(err, errlen, "%s: not an epoch file name", path);
+		return -EINVAL;
+	}
+	if ((fd = safefile_open_read(
+		 AT_FDCWD, path, 1, max, &st, why, sizeof(why))) < 0) {
+		store_err(err, errlen, "%s: %s", path, why);
+		return fd;
+	}
+	snprintf(day, sizeof(day), "%.4s-%.2s-%.2s", base, base + 4, base + 6);
+	f.len = (size_t)st.st_size;
+	if ((f.rel = malloc(strlen(day) + strlen(base) + 2)) == NULL ||
+	    (f.data = malloc(f.len ? f.len : 1)) == NULL) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	sprintf(f.rel, "%s/%s", day, base);
+	while (n < f.len && (k = read(fd, f.data + n, f.len - n)) > 0)
+		n += (size_t)k;
+	if (n != f.len) {
+		r = -EIO; /* it shrank under us, or read failed */
+		goto fail;
+	}
+	close(fd);
+	*out = f;
+	return 0;
+fail:
+	store_err(err, errlen, "%s: %s", path, strerror(-r));
+	close(fd);
+	vitals_epoch_file_free(&f);
+	return r;
+}
+
+/*
+ * Inflate one gzip member in[0..n) that must end the input, into at most
+ * STORE_MAX_EPOCH bytes.
+ */
+static int
+store_inflate_mem(const unsigned char *in, size_t n, char **out, size_t *len,
+    char *why, size_t whylen)
+{
+	size_t cap = STORE_READ_CHUNK;
+	char *buf = NULL, *p;
+	z_stream z;
+	int r = Z_OK;
+
+	if (store_inflate_once(in, n, out, len) == 0)
+		return 0;
+	memset(&z, 0, sizeof(z));
+	if (n > UINT_MAX || inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+		store_err(why, whylen, "cannot inflate");
+		return -EBADMSG;
+	}
+	z.next_in = (unsigned char *)(uintptr_t)in;
+	z.avail_in = (uInt)n;
+	while (r == Z_OK) {
+		if (z.total_out > STORE_MAX_EPOCH) {
+			r = -EFBIG;
+			break;
+		}
+		if ((p = realloc(buf, cap + 1)) == NULL) {
+			r = -ENOMEM;
+			break;
+		}
+		buf = p;
+		z.next_out = (unsigned char *)buf + z.total_out;
+		z.avail_out = (uInt)(cap - z.total_out);
+		r = inflate(&z, Z_NO_FLUSH);
+		if (r == Z_BUF_ERROR && z.avail_out == 0)
+			r = Z_OK;
+		cap *= 2;
+	}
+	*len = z.total_out;
+	inflateEnd(&z);
+	if (r == Z_STREAM_END && z.avail_in == 0) {
+		*out = buf;
+		return 0;
+	}
+	free(buf);
+	if (r == -EFBIG)
+		return store_too_big(why, whylen);
+	if (r == -ENOMEM) {
+		store_err(why, whylen, "out of memory");
+		return -ENOMEM;
+	}
+	store_err(why, whylen, "%s", r == Z_STREAM_END ?
+	    "bytes after the gzip stream" : "gzip: truncated or corrupt");
+	return -EBADMSG;
+}
+
+/* Decode a file's bytes that came from elsewhere; *out is the caller's. */
+int
+vitals_epoch_decode(const void *data, size_t len, struct vitals_epoch **out,
+    char *err, size_t errlen)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	int r;
+
+	if ((r = store_inflate_mem(data, len, &buf, &n, err, errlen)) != 0)
+		return r;
+	r = codec_epoch_parse(buf, n, out, err, errlen);
+	free(buf);
+	return r;
+}
+
+/* codec_epoch_relpath() for plugins: "YYYY-MM-DD/NAME" into buf. */
+int
+vitals_epoch_relpath(uint64_t start_ns, const char *host, char *buf,
+    size_t len)
+{
+	return codec_epoch_relpath(start_ns, host, buf, len);
+}

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 #include <vitals/aggregate.h>
@@ -1646,6 +1647,174 @@ out:
 	return rc;
 }
 
+/* ---- central collection: the files a central pulls (doc/fleet.md) ---- */
+
+/* Files in one /files answer, by default and at most. */
+#define API_FILES_DEFAULT 100
+#define API_FILES_MAX 1000
+/*
+ * A file changed this recently is not listed yet (nor any after it):
+ * vitalsd rewrites an epoch's file once its filters added findings, just
+ * after the epoch closed, and a central should take the final one.
+ */
+#define API_FILES_SETTLE_NS (2 * API_NS)
+
+/* Whether the file at path is settled (stat fails: it is listed anyway). */
+static int
+api_settled(const char *path, uint64_t now, uint64_t *bytes)
+{
+	struct stat st;
+	uint64_t m;
+
+	*bytes = 0;
+	if (stat(path, &st) != 0)
+		return 1;
+	*bytes = (uint64_t)st.st_size;
+	m = (uint64_t)st.st_mtim.tv_sec * API_NS + (uint64_t)st.st_mtim.tv_nsec;
+	return m + API_FILES_SETTLE_NS <= now;
+}
+
+/* GET /api/v1/files?since=CURSOR&host=&limit= */
+static int
+api_ep_files(struct api_call *c, json_t **out)
+{
+	const char *since = api_get(c, "since"), *host = api_get(c, "host");
+	struct vitals_store_list l;
+	const char *name;
+	json_t *files;
+	uint64_t limit, bytes;
+	size_t i;
+	int r, more = 0;
+
+	if (host != NULL && !api_word(host))
+		return api_fail(c, 400, "host", "host: one host name");
+	if (since != NULL && vitals_store_name_parse(since, NULL) != 0)
+		return api_fail(c, 400, "since", "since: expected the name of "
+		    "an epoch file, as a listing gives it");
+	if (api_count(c, "limit", API_FILES_DEFAULT, 1, API_FILES_MAX,
+	    &limit) != 0)
+		return -1;
+	/* One more than asked says whether more follow. */
+	r = vitals_store_list_after(c->env->data_dir, since, host,
+	    (size_t)limit + 1, &l);
+	if (r == -ENOENT || r == -ENOTDIR)
+		memset(&l, 0, sizeof(l));
+	else if (r != 0)
+		return api_fail(c, 500, NULL, "cannot list %s: %s",
+		    c->env->data_dir, strerror(-r));
+	if ((*out = json_pack("{s:[]}", "files")) == NULL) {
+		vitals_store_list_free(&l);
+		return api_fail(c, 500, NULL, "out of memory");
+	}
+	files = json_object_get(*out, "files");
+	for (i = 0; i < l.n; i++) {
+		if (i == limit || !api_settled(l.v[i].path, c->now, &bytes)) {
+			more = 1;
+			break;
+		}
+		name = strrchr(l.v[i].path, '/') + 1;
+		json_array_append_new(files, json_pack("{s:s, s:s, s:I, s:I}",
+		    "name", name, "host", l.v[i].host, "start_ns",
+		    (json_int_t)l.v[i].start_ns, "bytes", (json_int_t)bytes));
+	}
+	json_object_set_new(*out, "more", json_boolean(more));
+	vitals_store_list_free(&l);
+	return 0;
+}
+
+/* GET /api/v1/file/NAME: the epoch file's bytes as stored (gzip'd JSON). */
+static int
+api_ep_file(struct api_call *c, json_t **out)
+{
+	struct vitals_store_list l;
+	struct vitals_epoch_file f;
+	const char *path = NULL;
+	char err[512];
+	uint64_t start;
+	size_t i;
+	int r;
+
+	(void)out;
+	if (vitals_store_name_parse(c->arg, &start) != 0)
+		return api_fail(c, 400, "name", "name: expected the name of an "
+		    "epoch file, as /api/v1/files lists it");
+	/* The file opened is one the store lists, never the request's path. */
+	r = vitals_store_list_since(c->env->data_dir, start, &l);
+	if (r != 0 && r != -ENOENT && r != -ENOTDIR)
+		return api_fail(c, 500, NULL, "cannot list %s: %s",
+		    c->env->data_dir, strerror(-r));
+	for (i = 0; r == 0 && i < l.n && path == NULL; i++)
+		if (strcmp(strrchr(l.v[i].path, '/') + 1, c->arg) == 0)
+			path = l.v[i].path;
+	if (path == NULL) {
+		vitals_store_list_free(&l);
+		return api_fail(c, 404, NULL, "no such epoch file");
+	}
+	r = vitals_epoch_file_load(path, c->env->max_response, &f, err,
+	    sizeof(err));
+	vitals_store_list_free(&l);
+	if (r == -EFBIG)
+		return api_too_large(c->ans, NULL, c->env->max_response,
+		    "the file is larger than max_response");
+	if (r != 0)
+		return api_fail(c, r == -ENOENT ? 404 : 500, NULL,
+		    "the epoch file cannot be read");
+	c->ans->status = 200;
+	c->ans->type = "application/gzip";
+	c->ans->body = (char *)f.data;
+	c->ans->len = f.len;
+	f.data = NULL;
+	vitals_epoch_file_free(&f);
+	return 1;
+}
+
+/* GET /api/v1/nodes: the nodes a central pulls from (the remote output). */
+static int
+api_ep_nodes(struct api_call *c, json_t **out)
+{
+	struct vitals_node_list l;
+	const struct vitals_node *n;
+	json_t *a, *o;
+	size_t i;
+
+	if (vitals_nodes_load(c->env->data_dir, &l) != 0)
+		return api_fail(c, 500, NULL, "cannot read the nodes' state");
+	if ((*out = json_pack("{s:[]}", "nodes")) == NULL) {
+		vitals_node_list_free(&l);
+		return api_fail(c, 500, NULL, "out of memory");
+	}
+	a = json_object_get(*out, "nodes");
+	for (i = 0; i < l.n; i++) {
+		n = &l.v[i];
+		o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I}", "key",
+		    n->key, "url", n->url, "last_start_ns",
+		    (json_int_t)n->last_start_ns, "last_end_ns",
+		    (json_int_t)n->last_end_ns, "last_ok_ns",
+		    (json_int_t)n->last_ok_ns, "pulled", (json_int_t)n->pulled,
+		    "errors", (json_int_t)n->errors, "refused",
+		    (json_int_t)n->refused);
+		if (o == NULL)
+			continue;
+		json_object_set_new(o, "host", n->host != NULL ?
+		    json_string(n->host) : json_null());
+		json_object_set_new(o, "cursor", n->cursor != NULL ?
+		    json_string(n->cursor) : json_null());
+		if (n->last_end_ns != 0)
+			json_object_set_new(o, "lag_s", json_real(c->now >
+			    n->last_end_ns ? (double)(c->now - n->last_end_ns) /
+			    API_NS : 0.0));
+		if (n->last_error != NULL) {
+			json_object_set_new(o, "last_error",
+			    json_string(n->last_error));
+			json_object_set_new(o, "last_error_ns",
+			    json_integer((json_int_t)n->last_error_ns));
+		}
+		json_array_append_new(a, o);
+	}
+	vitals_node_list_free(&l);
+	return 0;
+}
+
 /* ---- routing ---- */
 
 static const struct api_route api_routes[] = {
@@ -1668,6 +1837,9 @@ static const struct api_route api_routes[] = {
 	{ "diff", api_ep_diff, { "a", "b", "vital", "host", NULL }, "a" },
 	{ "pprof", api_ep_pprof, { "vital", "from", "to", "host", "exe", NULL },
 	    "from" },
+	{ "files", api_ep_files, { "since", "host", "limit", NULL }, "limit" },
+	{ "file/", api_ep_file, { NULL }, NULL },
+	{ "nodes", api_ep_nodes, { NULL }, NULL },
 };
 
 #define API_PREFIX "/api/v1/"

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <vitals/store.h>
 #include <vitals/vitals.h>
 
 #include "metrics.h"
@@ -145,12 +146,40 @@ http_log(void *arg, int level, const char *msg)
 	vitals_log(st->ctx, level, "%s", msg);
 }
 
+static uint64_t
+http_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static int
 http_metrics(void *arg, char **out, size_t *len)
 {
 	struct http_state *st = arg;
+	struct vitals_node_list l = { 0, NULL };
+	char *text = NULL, *p;
+	size_t n = 0;
+	int r;
 
-	return metrics_render(st->metrics, out, len);
+	if ((r = metrics_render(st->metrics, out, len)) != 0)
+		return r;
+	/* On a central, the nodes the remote output pulls from. */
+	if (vitals_nodes_load(vitals_settings(st->ctx)->data_dir, &l) != 0 ||
+	    l.n == 0 || metrics_nodes(&l, http_now(), &text, &n) != 0 ||
+	    (p = realloc(*out, *len + n + 1)) == NULL) {
+		vitals_node_list_free(&l);
+		free(text);
+		return 0;
+	}
+	memcpy(p + *len, text, n + 1);
+	*out = p;
+	*len += n;
+	free(text);
+	vitals_node_list_free(&l);
+	return 0;
 }
 
 /* /metrics says when the daemon (this instance) started. */

@@ -80,4 +80,14 @@ void metrics_daemon(struct metrics *m, const struct metrics_daemon *d);
  */
 int metrics_render(const struct metrics *m, char **out, size_t *len);
 
+struct vitals_node_list;
+
+/*
+ * The state of the nodes a central pulls from (the remote output's, in
+ * the store: vitals_nodes_load) as the vitals_remote_* families, labelled
+ * by node URL, into a malloc'd text (the caller's).  Returns 0 or -ENOMEM.
+ */
+int metrics_nodes(const struct vitals_node_list *l, uint64_t now_ns,
+    char **out, size_t *len);
+
 #endif /* VITALS_OUTPUTS_HTTP_METRICS_H */

@@ -140,6 +140,125 @@ int vitals_store_prune(const char *data_dir, uint64_t max_age_ns,
 int vitals_store_recover(const char *data_dir, unsigned *recovered,
     unsigned *removed, char *err, size_t errlen);
 
+
+/* ---- central collection (doc/fleet.md) ---- */
+
+/*
+ * A node's cursor is the name of the last epoch file taken from it: the
+ * last part of its path ("20261127T001500.000Z_web1.json.gz").  File
+ * names sort as their epochs' starts (then hosts), so "every file whose
+ * name sorts after the cursor" resumes a pull without a gap or a
+ * duplicate, across restarts of either side.
+ */
+#define VITALS_CURSOR_MAX 256
+
+/*
+ * Whether s is an epoch file name (and so a cursor): 0, or -EINVAL.  On
+ * success *start_ns (if not NULL) gets the start the name holds, to the
+ * millisecond.
+ */
+int vitals_store_name_parse(const char *s, uint64_t *start_ns);
+
+/*
+ * The epoch files of data_dir whose names sort after cursor (NULL or ""
+ * for all), of host only when host is not NULL, in name order, at most
+ * max of them (0: no limit).  Entries are as vitals_store_list() gives
+ * them.  Returns 0 and fills *out (free with vitals_store_list_free),
+ * -EINVAL for a cursor that is not a file name, -ENOENT when data_dir
+ * is missing, or another negative errno.
+ */
+int vitals_store_list_after(const char *data_dir, const char *cursor,
+    const char *host, size_t max, struct vitals_store_list *out);
+
+/*
+ * Read a stored epoch file's bytes as they are (gzip'd JSON), without
+ * decoding them: a regular file, never through a symbolic link, of at
+ * most max bytes (-EFBIG beyond).  path comes from a listing, never from
+ * a request.  Returns 0 and fills *out (start_ns and rel taken from the
+ * name; free with vitals_epoch_file_free), or a negative errno with a
+ * reason in err.
+ */
+int vitals_epoch_file_load(const char *path, uint64_t max,
+    struct vitals_epoch_file *out, char *err, size_t errlen);
+
+/*
+ * Decode len bytes of an epoch file (gzip'd JSON, as stored) that came
+ * from elsewhere: inflated to at most the store's limit.  Returns 0 and
+ * sets *out (free with vitals_epoch_free), or -EBADMSG (corrupt), -EFBIG
+ * (too large) or -ENOMEM with the reason in err.
+ */
+int vitals_epoch_decode(const void *data, size_t len,
+    struct vitals_epoch **out, char *err, size_t errlen);
+
+/*
+ * The path under a data dir an epoch of start_ns on host is stored at
+ * ("YYYY-MM-DD/NAME").  Returns its length, or a negative errno.
+ */
+int vitals_epoch_relpath(uint64_t start_ns, const char *host, char *buf,
+    size_t len);
+
+/*
+ * What a central vitalsd knows of one node it pulls from (the remote
+ * output), kept in DATA_DIR/nodes/KEY.json: the cursor it resumes from
+ * and the state shown by /metrics, /api/v1/nodes and `vitals hosts`.
+ */
+struct vitals_node {
+	char *key;           /* file name part, from the URL */
+	char *url;           /* the node's base URL */
+	char *host;          /* its host name, pinned at first contact; or NULL */
+	char *cursor;        /* name of the last epoch file stored, or NULL */
+	uint64_t last_start_ns;  /* start of that epoch */
+	uint64_t last_end_ns;    /* its end (start + length) */
+	uint64_t last_ok_ns;     /* wall time of the last successful round */
+	uint64_t pulled;     /* epochs stored, ever */
+	uint64_t errors;     /* failed requests (network, timeouts, HTTP) */
+	uint64_t refused;    /* epochs or answers refused by verification */
+	uint64_t last_error_ns;  /* when the last error or refusal happened */
+	char *last_error;    /* what it was, or NULL */
+};
+
+/* The nodes of a data dir, sorted by key. */
+struct vitals_node_list {
+	size_t n;
+	struct vitals_node *v;  /* n nodes, owned by the list */
+};
+
+/*
+ * Read every node state under data_dir/nodes/ (a missing directory is an
+ * empty list; an unreadable or malformed file is skipped).  Returns 0 and
+ * fills *out (free with vitals_node_list_free), or a negative errno.
+ */
+int vitals_nodes_load(const char *data_dir, struct vitals_node_list *out);
+
+/*
+ * Store n (n->key names the file) under data_dir/nodes/ as
+ * vitals_file_write() writes, so a crash keeps the old state or the new.
+ * Returns 0 or a negative errno with the reason in err.
+ */
+int vitals_node_save(const char *data_dir, const struct vitals_node *n,
+    char *err, size_t errlen);
+
+/*
+ * Remove what a writer killed while it kept a node's state left in
+ * data_dir/nodes/: temporary files no live writer holds (the state file
+ * itself is whole, the old or the new).  Returns the number removed, or
+ * a negative errno.
+ */
+int vitals_nodes_recover(const char *data_dir);
+
+/* Free a node's strings and zero it; accepts NULL. */
+void vitals_node_clear(struct vitals_node *n);
+
+/* Free a node list's contents; accepts a zeroed list. */
+void vitals_node_list_free(struct vitals_node_list *l);
+
+/*
+ * The key a node's state is kept under, from its URL: the characters of
+ * host and port that can name a file, then a hash of the whole URL
+ * ("10.0.0.2_9977-1a2b3c4d").  Returns 0 or -ENAMETOOLONG.
+ */
+int vitals_node_key(const char *url, char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif
