@@ -110,6 +110,7 @@ export async function render(st, el, vitals) {
 	    h('div', {class: 'fleet-grid'},
 		h('div', {id: 'fleet-rows'}),
 		h('div', {class: 'fleet-map-box'}, h('canvas', {id: 'fleet-map'}))));
+	delete el.dataset.findings;
 	el.classList.add('loading');
 	let series;
 	try {
