@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The fleet view: every host over the chart's range, one row each, for one
-// vital (api/v1/series of all hosts in one call): a heat map on one canvas
+// vital (api/v1/fleet: all hosts in one call): a heat map on one canvas
 // (columns are slots), each host's total, its ratio to the fleet's median and
 // its findings, the most divergent hosts first.  A click on a cell opens that
 // host's epoch of that slot in the epoch view.
@@ -44,22 +44,22 @@ function median(xs) {
 // Slots of every host into columns of the timescale's step (epochs of hosts
 // whose clocks start them a few seconds apart share a column), the medians,
 // and one row per host with its cells, total, ratio and divergence.
-function model(series, vital) {
-	const step = series.timescale_s * 1e9;
+function model(fleet) {
+	const step = fleet.timescale_s * 1e9;
 	const hosts = new Map(), buckets = new Set();
-	for (const s of series.slots) {
-		const b = Math.floor(s.start_ns / step), x = s.vitals[vital];
-		const v = x ? x.wsum : 0, end = s.start_ns + s.length_ns;
-		buckets.add(b);
-		if (!hosts.has(s.host))
-			hosts.set(s.host, new Map());
-		const m = hosts.get(s.host), c = m.get(b);
-		if (c) {
-			c.v += v;
-			c.end = Math.max(c.end, end);
-		} else {
-			m.set(b, {v, start: s.start_ns, end});
-		}
+	for (const f of fleet.hosts) {
+		const m = new Map();
+		hosts.set(f.host, m);
+		f.start_ns.forEach((start, j) => {
+			const b = Math.floor(start / step), v = f.wsum[j], c = m.get(b);
+			buckets.add(b);
+			if (c) {
+				c.v += v;
+				c.end = Math.max(c.end, start + step);
+			} else {
+				m.set(b, {v, start, end: start + step});
+			}
+		});
 	}
 	const cols = [...buckets].sort((a, b) => a - b);
 	const grid = [...hosts].map(([host, m]) => ({host, cells: cols.map((b) => m.get(b) || null)}));
@@ -67,12 +67,12 @@ function model(series, vital) {
 	// a floor under the ratios, so that 0 against 0 is 1 and 5 against 0 finite
 	const eps = Math.max(1e-9, 1e-3 * (median(med.filter((x) => x != null)) || 0));
 	const totals = grid.map((r) => r.cells.reduce((a, c) => a + (c ? c.v : 0), 0));
-	const fleet = median(totals);
+	const mid = median(totals);
 	const rows = grid.map((r, k) => {
 		const rel = r.cells.map((c, i) => c ? Math.log2((c.v + eps) / (med[i] + eps)) : null);
 		const dev = rel.reduce((a, x) => a + (x == null ? MISSING : Math.min(CLAMP, Math.abs(x))), 0);
 		return {host: r.host, cells: r.cells, rel, total: totals[k],
-		    ratio: fleet ? totals[k] / fleet : totals[k] ? Infinity : 1,
+		    ratio: mid ? totals[k] / mid : totals[k] ? Infinity : 1,
 		    missing: rel.filter((x) => x == null).length,
 		    score: cols.length ? dev / cols.length : 0, findings: []};
 	});
@@ -112,9 +112,9 @@ export async function render(st, el, vitals) {
 		h('div', {class: 'fleet-map-box'}, h('canvas', {id: 'fleet-map'}))));
 	delete el.dataset.findings;
 	el.classList.add('loading');
-	let series;
+	let fleet;
 	try {
-		series = await api.get('series', {...q, vital, top: 0});
+		fleet = await api.get('fleet', {...q, vital});
 	} catch (e) {
 		if (my !== gen)
 			return;
@@ -128,8 +128,7 @@ export async function render(st, el, vitals) {
 	report('fleet', null);
 	el.classList.remove('loading');
 	const t0 = performance.now();
-	const unit = (series.vitals.find((v) => v.name === vital) || {}).unit;
-	map = {...model(series, vital), unit, vital, host: st.host};
+	map = {...model(fleet), unit: fleet.unit, vital, host: st.host};
 	draw(el);
 	el.dataset.drawMs = (performance.now() - t0).toFixed(1);
 	el.dataset.loads = +(el.dataset.loads || 0) + 1;
