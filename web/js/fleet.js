@@ -155,8 +155,11 @@ function draw(el) {
 	    `${map.step / 60e9 >= 1 ? `${map.step / 60e9} min` : `${map.step / 1e9} s`} · ${map.vital}` :
 	    'No epochs stored in this range.';
 	const list = el.querySelector('#fleet-rows');
-	list.style.paddingTop = `${AXIS}px`;
-	list.replaceChildren(...rows.map((r, i) => h('div', {class: 'frow' + (r.host === map.host ? ' on' : ''),
+	list.replaceChildren(h('div', {class: 'fhead dim', style: `height:${AXIS}px`},
+	    h('span', {}, 'host'), h('span', {class: 'num'}, 'total'),
+	    h('span', {class: 'num', title: 'its total against the median of the hosts\' totals'}, '/median'),
+	    h('span', {title: `its findings of ${map.vital}`}, 'found')),
+	    ...rows.map((r, i) => h('div', {class: 'frow' + (r.host === map.host ? ' on' : ''),
 	    dataset: {host: r.host, row: i},
 	    title: `divergence ${r.score.toFixed(2)}: the mean |log2| of its slots against the fleet's ` +
 		`median${r.missing ? `; ${r.missing} slots without an epoch` : ''}`},
