@@ -1139,7 +1139,7 @@ api_fleet_host(json_t *hosts, json_t *idx, const char *host)
 	if (h != NULL)
 		return h;
 	if ((h = json_pack("{s:s, s:[], s:[]}", "host", host, "start_ns",
-	    "wsum")) == NULL)
+		 "wsum")) == NULL)
 		return NULL;
 	if (json_object_set(idx, host, h) != 0) {
 		json_decref(h);
@@ -1165,15 +1165,17 @@ static json_t *
 api_fleet_hosts(const struct vitals_agg_result *r, const char *vital)
 {
 	json_t *hosts = json_array(), *idx = json_object(), *h;
+	const struct vitals_agg_slot *s;
 	size_t i;
 
 	for (i = 0; hosts != NULL && idx != NULL && i < r->nslots; i++) {
-		if ((h = api_fleet_host(hosts, idx, r->slots[i].host)) == NULL)
+		s = &r->slots[i];
+		if ((h = api_fleet_host(hosts, idx, s->host)) == NULL)
 			break;
 		json_array_append_new(json_object_get(h, "start_ns"),
-		    json_integer((json_int_t)r->slots[i].start_ns));
-		json_array_append_new(json_object_get(h, "wsum"), json_integer(
-		    (json_int_t)api_fleet_wsum(&r->slots[i], vital)));
+		    json_integer((json_int_t)s->start_ns));
+		json_array_append_new(json_object_get(h, "wsum"),
+		    json_integer((json_int_t)api_fleet_wsum(s, vital)));
 	}
 	json_decref(idx);
 	return hosts;
@@ -1208,10 +1210,13 @@ api_ep_fleet(struct api_call *c, json_t **out)
 	for (k = 0; k < vs.n; k++)
 		if (strcmp(vs.v[k].name, vital) == 0)
 			unit = vs.v[k].unit;
+	/* base: the slots' own length, as series says it */
+	if (ts == 0)
+		ts = r->nslots ? r->slots[0].timescale_s
+			       : (uint32_t)(c->env->epoch_ns / API_NS);
 	*out = json_pack("{s:I, s:I, s:I, s:s, s:s, s:o}", "from_ns",
 	    (json_int_t)from, "to_ns", (json_int_t)to, "timescale_s",
-	    (json_int_t)(ts ? ts : r->nslots ? r->slots[0].timescale_s :
-	    c->env->epoch_ns / API_NS), "vital", vital, "unit", unit, "hosts",
+	    (json_int_t)ts, "vital", vital, "unit", unit, "hosts",
 	    api_fleet_hosts(r, vital));
 	rc = 0;
 out:
