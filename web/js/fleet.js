@@ -14,7 +14,7 @@ const AXIS = 22;        // CSS px of the time axis above the rows
 const CLAMP = 2;        // |log2(value / median)| at full colour: 4x or 1/4
 const MISSING = 1;      // the divergence a slot without an epoch counts for
 let gen = 0;
-let map = null;         // what is drawn: {rows, cols, med, unit, vital, findings}
+let map = null;         // what is drawn: {rows, cols, med, step, unit, vital, host, found}
 let resizing = null;
 
 // Colour: the host's value against the fleet's median of the same slot, on a
