@@ -219,7 +219,7 @@ mk_emit(const struct mk *m, uint32_t h, struct vitals_vital *v,
 
 /* ---- one vital's epoch ---- */
 
-/* The anomaly of kind active at epoch i on host 0, or NULL. */
+/* The anomaly of kind active at epoch i on host, or NULL. */
 static const struct mk_anomaly *
 mk_active(const struct mk *m, int kind, uint64_t i, uint32_t host)
 {
@@ -228,7 +228,7 @@ mk_active(const struct mk *m, int kind, uint64_t i, uint32_t host)
 
 	for (k = 0; k < m->nan; k++) {
 		a = &m->an[k];
-		if (a->kind == kind && host == 0 && i >= a->first &&
+		if (a->kind == kind && host == m->odd && i >= a->first &&
 		    (kind == MK_VANISH || i < a->first + a->n))
 			return a;
 	}
@@ -312,6 +312,8 @@ mk_vital_epoch(const struct mk *m, struct vitals_vital *v, int vi, uint32_t h,
 	c.scale = 1;
 	c.boost = 1;
 	n = m->o.rate * len / MK_NS;
+	if (m->o.odd != NULL && h == m->odd)
+		n = (uint64_t)((double)n * m->o.odd_scale);
 	mk_anomaly_changes(m, h, vi, i, n, &c);
 	if (m->faults != NULL)
 		mkf_changes(m, h, vi, i, n, &c);
@@ -518,7 +520,7 @@ mk_anomaly_json(const struct mk *m, const struct mk_anomaly *a)
 	json_t *o;
 
 	o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f}", "kind",
-	    mk_kind_names[a->kind], "filter", "ewma", "host", m->o.hosts[0],
+	    mk_kind_names[a->kind], "filter", "ewma", "host", m->o.hosts[m->odd],
 	    "start_ns", (json_int_t)start, "end_ns",
 	    (json_int_t)(start + a->n * m->o.epoch_ns), "first_epoch",
 	    (json_int_t)a->first, "epochs", (json_int_t)a->n, "factor",
@@ -586,6 +588,10 @@ mk_manifest(const struct mk *m)
 	    "anomalies");
 	if (j == NULL)
 		return -ENOMEM;
+	if (m->o.odd != NULL)
+		json_object_set_new(j, "odd",
+		    json_pack("{s:s, s:f}", "host", m->o.odd, "scale",
+			m->o.odd_scale));
 	hosts = json_object_get(j, "hosts");
 	vitals = json_object_get(j, "vitals");
 	an = json_object_get(j, "anomalies");
@@ -692,6 +698,17 @@ mk_setup(struct mk *m)
 		    m->nepochs * m->o.epoch_ns;
 	}
 	m->o.start_ns -= m->o.start_ns % m->o.epoch_ns;
+	if (m->o.odd != NULL) {
+		for (i = 0; i < m->o.nhosts; i++)
+			if (strcmp(m->o.hosts[i], m->o.odd) == 0)
+				break;
+		if (i == m->o.nhosts) {
+			fprintf(stderr, "mkstore: --odd: no host %s\n",
+			    m->o.odd);
+			return -EINVAL;
+		}
+		m->odd = i;
+	}
 	mk_plan(m);
 	return m->o.faults ? mkf_plan(m) : 0;
 }
@@ -707,8 +724,8 @@ mk_usage(FILE *f)
 	    "               [--vitals cpu,sched,diskio] [--rate R] [--labels "
 	    "N]\n"
 	    "               [--zipf S] [--seed S] [--max-samples N] [--clean]\n"
-	    "               [--faults] [--manifest FILE] [--quiet]\n"
-	    "               [--proc [--disk-fault I] [--net-fault I] "
+	    "               [--faults] [--odd NAME[=FACTOR]] [--manifest FILE]\n"
+	    "               [--quiet] [--proc [--disk-fault I] [--net-fault I] "
 	    "[--fault-at SHARE]]\n"
 	    "\n"
 	    "Writes simulated epochs (default 1 day of 60s epochs, one host\n"
@@ -723,7 +740,9 @@ mk_usage(FILE *f)
 	    "the proc probe's metrics to every host, and --disk-fault I\n"
 	    "(--net-fault I) gives host I (1 = the first) a slow disk (a cut\n"
 	    "network) from SHARE of the store on (default 0.5), for the\n"
-	    "peer filter.\n");
+	    "peer filter.  --odd puts the anomalies on host NAME instead of\n"
+	    "the first and multiplies its event rates by FACTOR (default 1)\n"
+	    "over the whole span: the odd one of a fleet.\n");
 }
 
 /* Split a comma list into v (strdup'd), at most max items. */
@@ -764,6 +783,20 @@ mk_duration(const char *opt, const char *s, uint64_t *out)
 		    "mkstore: %s: expected a duration, got \"%s\"\n", opt, s);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+/* --odd NAME[=FACTOR]: the host, and its rates' factor (default 1). */
+static int
+mk_odd(struct mk_opts *o, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	o->odd_scale = 1;
+	if (eq != NULL &&
+	    mk_number("--odd", eq + 1, 0.01, 100, &o->odd_scale) != 0)
+		return -EINVAL;
+	o->odd = eq != NULL ? strndup(arg, (size_t)(eq - arg)) : strdup(arg);
 	return 0;
 }
 
@@ -844,6 +877,8 @@ mk_opt(struct mk_opts *o, int c, const char *arg)
 		return 0;
 	case 'A':
 		return mk_number("--fault-at", arg, 0, 1, &o->fault_at);
+	case 'O':
+		return mk_odd(o, arg);
 	case 'M':
 		if (mk_number("--max-samples", arg, 1, 1e6, &d) != 0)
 			return -EINVAL;
@@ -872,6 +907,7 @@ mk_args(int argc, char **argv, struct mk_opts *o)
 		{ "labels", required_argument, NULL, 'l' },
 		{ "zipf", required_argument, NULL, 'z' },
 		{ "max-samples", required_argument, NULL, 'M' },
+		{ "odd", required_argument, NULL, 'O' },
 		{ "clean", no_argument, NULL, 'C' },
 		{ "faults", no_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -945,6 +981,7 @@ main(int argc, char **argv)
 	config_free(m.cfg);
 	mkf_free(m.faults);
 	free(m.cdf);
+	free(m.o.odd);
 	for (h = 0; h < m.o.nhosts; h++)
 		free(m.o.hosts[h]);
 	for (h = 0; h < m.o.nvitals; h++)

@@ -40,6 +40,8 @@ struct mk_opts {
 	uint32_t labels;
 	double zipf;
 	uint32_t max_samples;
+	char *odd; /* --odd: the host that differs, else NULL */
+	double odd_scale; /* its regular rates times this */
 	int clean; /* no anomalies */
 	int faults; /* inject one fault per filter instead (mkfaults.c) */
 	int quiet;
@@ -110,6 +112,7 @@ struct mk {
 	struct mk_exe exes[MK_EXES], rogue;
 	struct mk_anomaly an[MK_NKINDS];
 	int nan;
+	uint32_t odd; /* the host with the default anomalies (--odd; 0) */
 	uint64_t rogue_label; /* the cpu burst's label */
 	uint64_t new_label; /* the new dominating label */
 	struct config *cfg;

@@ -130,7 +130,8 @@ print("ID=%s FROM=%d MID=%d TO=%d" % (e[1]["id"], e[1]["start_ns"],
 # What the daemon answers over it, for `vitals serve` to answer the same.
 FIXED="epochs?from=$FROM&to=$TO series?from=$FROM&to=$TO&top=2 epoch/$ID
 samples?epoch=$ID&limit=5 findings?from=$FROM&to=$TO vitals?from=$FROM&to=$TO
-top?from=$FROM&to=$TO&k=3 flame?from=$FROM&to=$TO"
+top?from=$FROM&to=$TO&k=3 flame?from=$FROM&to=$TO
+fleet?from=$FROM&to=$TO&vital=sched"
 n=0
 for q in $FIXED; do
 	n=$((n + 1))
@@ -143,6 +144,18 @@ python3 -c 'import json,sys; assert json.load(open(sys.argv[1])) == json.load(op
 	"$TMP/epoch.out" "$TMP/show.out" || fail "epoch/ID is not what vitals show --json prints"
 expect 200 series "$U/series?from=$FROM&to=$TO&top=2"
 check series "d['timescale_s'] == 1 and len(d['slots']) == 3 and d['slots'][0]['start_ns'] == $ID and d['slots'][1]['epochs'] == 1 and d['slots'][1]['length_ns'] == 10**9 and d['slots'][1]['vitals']['cpu']['events'] > 0 and len(d['slots'][1]['vitals']['cpu']['top']) == 2 and 0 < d['slots'][1]['vitals']['cpu']['top'][0]['share'] <= 1 and d['slots'][1]['vitals']['cpu']['top'][0]['exe'].startswith('/usr/bin/synth-')"
+# The fleet: per host, the starts of its slots and one vital's sums, the
+# same as series has them.
+expect 200 fleet "$U/fleet?from=$FROM&to=$TO&vital=cpu"
+python3 -c 'import json, sys
+f, s = (json.load(open(p)) for p in sys.argv[1:3])
+assert (f["vital"], f["unit"], f["timescale_s"], f["from_ns"]) == ("cpu", "samples", 1, s["from_ns"]), f
+assert [h["host"] for h in f["hosts"]] == [sys.argv[3]], f
+assert f["hosts"][0]["start_ns"] == [x["start_ns"] for x in s["slots"]], f
+assert f["hosts"][0]["wsum"] == [x["vitals"]["cpu"]["wsum"] for x in s["slots"]], f' \
+	"$TMP/fleet.out" "$TMP/series.out" "$HOST" || fail "fleet is not series per host"
+expect 200 fleet5m "$U/fleet?timescale=5m"
+check fleet5m "d['timescale_s'] == 300 and d['vital'] == 'cpu' and len(d['hosts']) == 1 and len(d['hosts'][0]['start_ns']) == len(d['hosts'][0]['wsum']) >= 1"
 expect 200 series5m "$U/series?vital=cpu,sched&timescale=5m"
 check series5m "d['timescale_s'] == 300 and [v['name'] for v in d['vitals']] == ['cpu', 'sched'] and set(d['slots'][0]['vitals']) == {'cpu', 'sched'} and sum(s['epochs'] for s in d['slots']) >= 4"
 expect 200 top "$U/top?vital=cpu&k=3"
@@ -186,6 +199,8 @@ bad from badtime "$U/series?from=yesterday"
 bad to badto "$U/epochs?to=2026-13-45"
 bad to backwards "$U/series?from=-1m&to=-2m"
 bad vital badvital "$U/series?vital=nosuch"
+bad vital fleetvital "$U/fleet?vital=nosuch"
+bad vital fleetvitals "$U/fleet?vital=cpu,sched"
 bad vital badvital2 "$U/top?vital=cpu,nosuch"
 bad timescale ts7m "$U/series?timescale=7m"
 bad a diffa "$U/diff?a=-1h&b=-2h..-1h"

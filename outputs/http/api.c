@@ -832,6 +832,7 @@ api_range_vitals(struct api_call *c, uint64_t from, uint64_t to, uint32_t ts,
 	if (api_listing(c, (*r)->nslots ? api_ms((*r)->slots[0].start_ns) : to,
 	    l)) {
 		vitals_agg_result_free(*r);
+		*r = NULL;
 		return -1;
 	}
 	api_vitals_names(*r, vs);
@@ -1119,6 +1120,105 @@ api_ep_series(struct api_call *c, json_t **out)
 	for (i = 0; slots != NULL && i < r->nslots; i++)
 		json_array_append_new(slots, api_series_slot(c, &l,
 		    &r->slots[i], &wanted, top));
+	rc = 0;
+out:
+	vitals_agg_result_free(r);
+	vitals_store_list_free(&l);
+	free(hosts.buf);
+	free(wanted.buf);
+	return rc;
+}
+
+/* ---- the fleet: one vital of every host, slot by slot ---- */
+
+/* The entry of host in hosts, found by name in idx; added when new. */
+static json_t *
+api_fleet_host(json_t *hosts, json_t *idx, const char *host)
+{
+	json_t *h = json_object_get(idx, host);
+
+	if (h != NULL)
+		return h;
+	if ((h = json_pack("{s:s, s:[], s:[]}", "host", host, "start_ns",
+		 "wsum")) == NULL)
+		return NULL;
+	if (json_object_set(idx, host, h) != 0) {
+		json_decref(h);
+		return NULL;
+	}
+	return json_array_append_new(hosts, h) == 0 ? h : NULL;
+}
+
+/* The weighted sum of vital in slot s (0 when the slot lacks it). */
+static uint64_t
+api_fleet_wsum(const struct vitals_agg_slot *s, const char *vital)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nvitals; i++)
+		if (strcmp(s->vitals[i].name, vital) == 0)
+			return s->vitals[i].wsum;
+	return 0;
+}
+
+/* Per host of r, its slots' starts and vital's sums, in r's order. */
+static json_t *
+api_fleet_hosts(const struct vitals_agg_result *r, const char *vital)
+{
+	json_t *hosts = json_array(), *idx = json_object(), *h;
+	const struct vitals_agg_slot *s;
+	size_t i;
+
+	for (i = 0; hosts != NULL && idx != NULL && i < r->nslots; i++) {
+		s = &r->slots[i];
+		if ((h = api_fleet_host(hosts, idx, s->host)) == NULL)
+			break;
+		json_array_append_new(json_object_get(h, "start_ns"),
+		    json_integer((json_int_t)s->start_ns));
+		json_array_append_new(json_object_get(h, "wsum"),
+		    json_integer((json_int_t)api_fleet_wsum(s, vital)));
+	}
+	json_decref(idx);
+	return hosts;
+}
+
+/* GET /api/v1/fleet?vital=&from=&to=&timescale=&host= */
+static int
+api_ep_fleet(struct api_call *c, json_t **out)
+{
+	struct vitals_agg_result *r = NULL;
+	struct vitals_store_list l = { 0, NULL };
+	struct api_list hosts = { 0 }, wanted = { 0 };
+	struct api_vitals vs;
+	const char *vital, *unit = "";
+	uint64_t from, to;
+	uint32_t ts, k;
+	int rc = -1;
+
+	if (api_list(c, "host", &hosts) != 0 || api_list(c, "vital", &wanted) ||
+	    api_range(c, &from, &to) != 0 || api_timescale(c, &ts) != 0)
+		goto out;
+	if (wanted.n > 1) {
+		api_fail(c, 400, "vital", "vital: one vital name");
+		goto out;
+	}
+	vital = wanted.n ? wanted.v[0] : "cpu";
+	wanted.v[0] = vital;
+	wanted.n = 1;
+	if (api_range_vitals(c, from, to, ts, &hosts, &r, &l, &vs) != 0 ||
+	    api_vitals_check(c, &wanted, &vs) != 0)
+		goto out;
+	for (k = 0; k < vs.n; k++)
+		if (strcmp(vs.v[k].name, vital) == 0)
+			unit = vs.v[k].unit;
+	/* base: the slots' own length, as series says it */
+	if (ts == 0)
+		ts = r->nslots ? r->slots[0].timescale_s
+			       : (uint32_t)(c->env->epoch_ns / API_NS);
+	*out = json_pack("{s:I, s:I, s:I, s:s, s:s, s:o}", "from_ns",
+	    (json_int_t)from, "to_ns", (json_int_t)to, "timescale_s",
+	    (json_int_t)ts, "vital", vital, "unit", unit, "hosts",
+	    api_fleet_hosts(r, vital));
 	rc = 0;
 out:
 	vitals_agg_result_free(r);
@@ -1827,6 +1927,8 @@ static const struct api_route api_routes[] = {
 	    { "vital", "from", "to", "timescale", "host", "top", NULL },
 	    "from" },
 	{ "top", api_ep_top, { "vital", "from", "to", "host", "k", NULL }, "k" },
+	{ "fleet", api_ep_fleet, { "vital", "from", "to", "timescale", "host",
+	    NULL }, "from" },
 	{ "samples", api_ep_samples,
 	    { "epoch", "vital", "host", "slot", "limit", NULL }, "limit" },
 	{ "findings", api_ep_findings,

@@ -10,6 +10,7 @@ import * as chart from './chart.js';
 import * as epoch from './epoch.js';
 import * as flame from './flame.js';
 import * as compare from './compare.js';
+import * as fleet from './fleet.js';
 
 const $ = (s) => document.querySelector(s);
 const MIN = 60e9;
@@ -145,6 +146,8 @@ async function render(ch) {
 	if (state.view === 'compare' && (range || any('a', 'b', 'cv')))
 		compare.render(state, $('#compare'), vitals, {pick: startPick,
 		    bands: (b) => state.view === 'compare' && chart.setBands(b)});
+	if (state.view === 'fleet' && (range || any('hv')))
+		fleet.render(state, $('#fleet'), vitals);
 }
 
 $('#range-form').addEventListener('submit', (e) => {

@@ -9,13 +9,14 @@ const DEFAULTS = {
 	vitals: '',              // the vitals shown, comma list; '' is all
 	ts: 'base',              // timescale
 	mode: 'overlay',         // overlay (normalized) or stacked
-	view: 'flame',           // the panel under the chart: epoch, flame, compare
+	view: 'flame',           // the panel under the chart: epoch, flame, compare, fleet
 	sel: '',                 // the slot clicked on: '@START..@END'
 	eid: '', ehost: '',      // the epoch of that slot shown (default: the heaviest)
 	ev: '',                  // the vital whose samples the epoch view lists
 	fv: 'cpu', exe: '',      // flame graph: vital and exe filter
 	a: '', b: '', cv: 'cpu', // comparison: ranges 'FROM..TO' and vital
 	at: '',                  // the time asked in the time box
+	hv: 'cpu',               // the fleet's heat map: vital
 };
 
 export const state = read();
