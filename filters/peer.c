@@ -1273,4 +1273,5 @@ const struct vitals_plugin vitals_plugin = {
 	.fini = peer_fini,
 	.epoch = peer_epoch,
 	.check = peer_check,
+	.scope = VITALS_SCOPE_FLEET,
 };

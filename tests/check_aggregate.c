@@ -658,7 +658,7 @@ rec_ctx(void)
 START_TEST(test_queue_order)
 {
 	struct aggregate_params p = { .queue_len = 4 };
-	struct aggregate_filter f;
+	struct aggregate_filter f = { NULL, 0, NULL };
 	struct aggregate *a;
 	struct vitals_epoch *e;
 	struct fx *x;
@@ -700,7 +700,7 @@ START_TEST(test_peers)
 {
 	static const char *const hosts[3] = { "a", "b", "c" };
 	struct aggregate_params p = { .queue_len = 8 };
-	struct aggregate_filter f = { rec_ctx(), AGGREGATE_ALL };
+	struct aggregate_filter f = { rec_ctx(), AGGREGATE_ALL, NULL };
 	struct vitals_epoch *v[3];
 	struct aggregate *a;
 	struct fx *x;
@@ -730,6 +730,85 @@ START_TEST(test_peers)
 	}
 	aggregate_free(a);
 	instance_free(f.ctx);
+}
+END_TEST
+
+/* What one instance of hrec saw: the hosts it was called for, in order. */
+struct hrec {
+	char hosts[8][32];
+	uint32_t n, npeers;
+};
+
+static int
+hrec_epoch(void *state, const struct vitals_queue *q)
+{
+	struct hrec *r = state;
+
+	if (r->n < 8)
+		snprintf(r->hosts[r->n++], sizeof(r->hosts[0]), "%s",
+		    q->epochs[q->n - 1]->host);
+	r->npeers += q->npeers;
+	return 0;
+}
+
+static const struct vitals_plugin hrec_plugin = {
+	.abi_major = VITALS_ABI_MAJOR,
+	.abi_minor = VITALS_ABI_MINOR,
+	.kind = VITALS_PLUGIN_FILTER,
+	.name = "hrec",
+	.description = "records the hosts it is called for",
+	.epoch = hrec_epoch,
+};
+
+/*
+ * An instance for one host runs for that host's epochs only (with the
+ * others still as peers); one for every host (NULL) runs for each.
+ * Without lanes, and on 1 and 2 lanes.
+ */
+START_TEST(test_host_instances)
+{
+	static const char *const hosts[3] = { "a", "b", "c" };
+	static const char *const for_host[3] = { "a", "b", NULL };
+	struct config_plugin cp = { .name = "hrec",
+		.kind = VITALS_PLUGIN_FILTER, .enabled = 1 };
+	struct aggregate_params p = { .queue_len = 4, .lanes = (uint32_t)_i };
+	struct aggregate_filter f[3];
+	static struct vitals_settings st;
+	struct vitals_epoch *v[3];
+	struct hrec out[3];
+	struct aggregate *a;
+	struct fx *x;
+	char err[256];
+	uint32_t i, k;
+
+	for (i = 0; i < 3; i++) {
+		ck_assert_int_eq(instance_new(&hrec_plugin, &cp, "test", &st,
+		    NULL, &f[i].ctx, err, sizeof(err)), 0);
+		memset(&out[i], 0, sizeof(out[i]));
+		f[i].ctx->state = &out[i];
+		f[i].timescale_s = AGGREGATE_ALL;
+		f[i].host = for_host[i];
+	}
+	ck_assert_ptr_nonnull(a = aggregate_new(&p));
+	ck_assert_int_eq(aggregate_filters(a, f, 3), 0);
+	for (i = 0; i < 3; i++) {
+		x = fx_new(hosts[i], T0, 60, 64, 1, i);
+		v[i] = rollup_copy(&x->e);
+		free(x);
+	}
+	ck_assert_int_eq(aggregate_run(a, 0, v, 3), 0);
+	ck_assert_int_eq(aggregate_drain(a), 0);
+	for (k = 0; k < 2; k++) {
+		ck_assert_uint_eq(out[k].n, 1);
+		ck_assert_str_eq(out[k].hosts[0], hosts[k]);
+		ck_assert_uint_eq(out[k].npeers, 2);
+	}
+	ck_assert_uint_eq(out[2].n, 3);
+	for (k = 0; k < 3; k++)
+		ck_assert_str_eq(out[2].hosts[k], hosts[k]);
+	aggregate_free(a);
+	for (i = 0; i < 3; i++)
+		instance_free(f[i].ctx);
 }
 END_TEST
 
@@ -822,6 +901,7 @@ lrec_scenario(uint32_t lanes, struct lrec *out)
 		memset(&out[i], 0, sizeof(out[i]));
 		f[i].ctx->state = &out[i];
 		f[i].timescale_s = at[i];
+		f[i].host = NULL;
 	}
 	ck_assert_ptr_nonnull(a = aggregate_new(&p));
 	ck_assert_int_eq(aggregate_filters(a, f, LREC_INSTS), 0);
@@ -1357,6 +1437,7 @@ aggregate_suite(void)
 	suite_add_tcase(s, ro);
 	tcase_add_test(ag, test_queue_order);
 	tcase_add_test(ag, test_peers);
+	tcase_add_loop_test(ag, test_host_instances, 0, 3);
 	tcase_add_test(ag, test_live);
 	tcase_add_loop_test(ag, test_lanes_same, 0, 3);
 	tcase_add_test(ag, test_lanes_free_busy);

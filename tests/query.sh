@@ -305,4 +305,40 @@ two = [f for f in j if f['timescale_s'] == 2]
 assert all(f['start_ns'] % (2 * 10**9) == 0 and not f['base'] for f in two), two
 assert any(f['end_ns'] - f['start_ns'] == 2 * 10**9 for f in two), two" "rollup findings stored by vitalsd"
 
-echo "PASS: vitals query, findings, top, diff, train"
+# ---- several hosts: each host's filters see that host's history only ----
+# A filter keeps state from epoch to epoch (ewma's averages): over a store
+# of four hosts, a host's findings must be the same whether the query
+# asks for every host or for that one alone (one instance per host; only
+# a filter that compares hosts, such as peer, sees them all at once).
+"$MKSTORE" --out "$TMP/multi" --span 2h --epoch 60s --hosts 4 \
+	--odd node-3=1.6 --start 1700000000 --quiet >"$TMP/mk4.out" 2>&1 ||
+	{ cat "$TMP/mk4.out" >&2; fail "mkstore --hosts 4"; }
+cat >"$TMP/multi.yaml" <<EOC
+epoch: 60s
+data_dir: $TMP/multi
+filters:
+  ewma: {}
+  diff: {}
+EOC
+R="--from @1700000000 --to @1700007200 --no-cache --json"
+# shellcheck disable=SC2086
+"$VITALS" -c "$TMP/multi.yaml" findings $R >"$TMP/multi-all.json" ||
+	fail "findings over four hosts"
+for h in node-1 node-3; do
+	# shellcheck disable=SC2086
+	"$VITALS" -c "$TMP/multi.yaml" findings $R --host "$h" >"$TMP/multi-$h.json" ||
+		fail "findings --host $h"
+done
+python3 - "$TMP" <<'PY' || fail "a host's findings depend on the other hosts in the query"
+import json, sys
+d = sys.argv[1]
+every = json.load(open(d + "/multi-all.json"))
+key = lambda f: (f["filter"], f["vital"], f["start_ns"], f["timescale_s"], f["text"])
+for h in ("node-1", "node-3"):
+    alone = sorted(map(key, json.load(open("%s/multi-%s.json" % (d, h)))))
+    among = sorted(key(f) for f in every if f["host"] == h)
+    assert alone == among, "%s: %d findings alone, %d among four hosts" % (h, len(alone), len(among))
+    print("%s: %d findings, alone or among four hosts" % (h, len(alone)))
+PY
+
+echo "PASS: vitals query, findings, top, diff, train, several hosts"

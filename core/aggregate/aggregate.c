@@ -270,6 +270,13 @@ aggregate_wants(const struct aggregate_filter *f, uint32_t ts)
 	return f->timescale_s == AGGREGATE_ALL || f->timescale_s == ts;
 }
 
+/* Whether f runs for host's epochs: its own host's, or every host's. */
+static int
+aggregate_for(const struct aggregate_filter *f, const char *host)
+{
+	return f->host == NULL || strcmp(f->host, host) == 0;
+}
+
 /* The last work every lane is done with (under mu). */
 static uint64_t
 aggregate_safe(const struct aggregate *a)
@@ -310,7 +317,8 @@ aggregate_lane_run(
 	for (i = 0; i < w->n; i++)
 		for (k = 0; k < a->nfilters; k++) {
 			if (a->lane_of[k] != l ||
-			    !aggregate_wants(&a->filters[k], w->ts))
+			    !aggregate_wants(&a->filters[k], w->ts) ||
+			    !aggregate_for(&a->filters[k], w->hosts[i]))
 				continue;
 			r = instance_filter(
 			    a->filters[k].ctx, &w->q[i], w->hosts[i]);
@@ -485,7 +493,8 @@ aggregate_filters_run(struct aggregate *a, uint32_t ts,
 	q.npeers = (uint32_t)np;
 	q.peers = np ? (const struct vitals_epoch *const *)peers : NULL;
 	for (i = 0; i < a->nfilters; i++) {
-		if (!aggregate_wants(&a->filters[i], ts))
+		if (!aggregate_wants(&a->filters[i], ts) ||
+		    !aggregate_for(&a->filters[i], qu->host))
 			continue;
 		r = instance_filter(a->filters[i].ctx, &q, qu->host);
 		if (r != 0 && rc == 0)

@@ -29,10 +29,13 @@ struct aggregate_params {
 	                          ("lanes"), see aggregate_run */
 };
 
-/* A filter instance and the timescale it runs at. */
+/* A filter instance, the timescale it runs at, and the host it is for. */
 struct aggregate_filter {
 	struct vitals_ctx *ctx;  /* borrowed; its sink gets the findings */
 	uint32_t timescale_s;    /* 0 = base only, AGGREGATE_ALL, or one */
+	const char *host;        /* runs for this host's epochs only (one
+				    instance per host: VITALS_SCOPE_HOST),
+				    borrowed; NULL: every host's */
 };
 
 struct aggregate;

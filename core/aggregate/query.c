@@ -201,6 +201,18 @@ query_ts_key(struct query *q, struct query_ts *t)
 		cache_key_key(&t->key, &q->ents[i].fp);
 }
 
+/* Note host among the range's hosts (q->hosts has room for all). */
+static void
+query_host_add(struct query *q, const char *host)
+{
+	size_t i;
+
+	for (i = q->nhosts; i-- > 0;)
+		if (strcmp(q->hosts[i], host) == 0)
+			return;
+	q->hosts[q->nhosts++] = host;
+}
+
 static int
 query_select(struct query *q)
 {
@@ -216,7 +228,8 @@ query_select(struct query *q)
 	if ((r = vitals_store_list(q->data_dir, &q->list)) != 0)
 		return query_fail(q, r, "%s: %s", q->data_dir,
 		    r == -ENOENT ? "no such data directory" : strerror(-r));
-	if ((q->ents = calloc(q->list.n + 1, sizeof(*q->ents))) == NULL)
+	if ((q->ents = calloc(q->list.n + 1, sizeof(*q->ents))) == NULL ||
+	    (q->hosts = calloc(q->list.n + 1, sizeof(*q->hosts))) == NULL)
 		return query_fail(q, -ENOMEM, "out of memory");
 	for (i = 0; i < q->list.n; i++) {
 		se = &q->list.v[i];
@@ -225,8 +238,10 @@ query_select(struct query *q)
 			continue;
 		q->ents[q->nents].se = se;
 		/* A file pruned meanwhile is no longer part of the range. */
-		if (query_fingerprint(se, &q->ents[q->nents].fp) == 0)
-			q->nents++;
+		if (query_fingerprint(se, &q->ents[q->nents].fp) != 0)
+			continue;
+		q->nents++;
+		query_host_add(q, se->host);
 	}
 	for (i = 0; i < q->nts; i++)
 		query_ts_key(q, &q->ts[i]);
@@ -420,6 +435,7 @@ query_inst_key(struct query *q, struct query_inst *qi,
 	query_options_key(&qi->key, lp->desc, qi->ctx->config);
 	cache_key_u64(&qi->key, q->cfg->queue_len);
 	cache_key_u64(&qi->key, q->cfg->sketch.max_samples);
+	cache_key_str(&qi->key, qi->host != NULL ? qi->host : "*");
 	cache_key_key(&qi->key, &t->key);
 	return 0;
 }
@@ -442,10 +458,13 @@ query_inst_cached(struct query *q, struct query_inst *qi)
 	json_decref(v);
 }
 
-/* An instance of cp at timescale t: from the cache, or started. */
+/*
+ * An instance of cp at timescale t for host (NULL: every host): from the
+ * cache, or started.
+ */
 static int
 query_inst_add(struct query *q, const struct config_plugin *cp,
-    const struct loader_plugin *lp, struct query_ts *t)
+    const struct loader_plugin *lp, struct query_ts *t, const char *host)
 {
 	struct query_inst *qi = &q->insts[q->ninsts];
 	char err[1024];
@@ -453,6 +472,7 @@ query_inst_add(struct query *q, const struct config_plugin *cp,
 
 	memset(qi, 0, sizeof(*qi));
 	qi->ts = t->ts;
+	qi->host = host;
 	qi->findings = json_array();
 	qi->points = json_array();
 	r = instance_new(lp->desc, cp,
@@ -499,13 +519,16 @@ query_filter_conf(
 	return tmp;
 }
 
-/* Instances of one filter at every timescale. */
+/*
+ * Instances of one filter at every timescale: one for every host, or, for
+ * a filter that compares hosts (VITALS_SCOPE_FLEET), one for all.
+ */
 static int
 query_filter(struct query *q, const struct config_plugin *cp)
 {
 	const struct loader_plugin *lp;
 	char why[1024];
-	size_t i;
+	size_t i, h;
 	int r;
 
 	if ((r = loader_open(q->ldr, cp->name, &lp, why, sizeof(why))) != 0)
@@ -513,9 +536,18 @@ query_filter(struct query *q, const struct config_plugin *cp)
 	if (lp->desc->kind != VITALS_PLUGIN_FILTER)
 		return query_fail(
 		    q, -EINVAL, "plugin '%s' is not a filter", cp->name);
-	for (i = 0; i < q->nts; i++)
-		if ((r = query_inst_add(q, cp, lp, &q->ts[i])) != 0)
-			return r;
+	for (i = 0; i < q->nts; i++) {
+		if (loader_scope(lp->desc) == VITALS_SCOPE_FLEET ||
+		    q->nhosts <= 1) {
+			if ((r = query_inst_add(q, cp, lp, &q->ts[i], NULL)) != 0)
+				return r;
+			continue;
+		}
+		for (h = 0; h < q->nhosts; h++)
+			if ((r = query_inst_add(q, cp, lp, &q->ts[i],
+			    q->hosts[h])) != 0)
+				return r;
+	}
 	return 0;
 }
 
@@ -527,7 +559,8 @@ query_filters(struct query *q)
 	size_t i, n = q->p->nfilters ? q->p->nfilters : c->nplugins;
 	int r;
 
-	q->insts = calloc(n * q->nts + 1, sizeof(*q->insts));
+	q->insts = calloc(n * q->nts * (q->nhosts > 1 ? q->nhosts : 1) + 1,
+	    sizeof(*q->insts));
 	if (q->insts == NULL)
 		return query_fail(q, -ENOMEM, "out of memory");
 	for (i = 0; i < q->p->nfilters; i++)
@@ -592,7 +625,7 @@ query_aggregate(struct query *q)
 	for (i = 0; i < q->ninsts; i++)
 		if (q->insts[i].started)
 			f[n++] = (struct aggregate_filter){ q->insts[i].ctx,
-				q->insts[i].ts };
+				q->insts[i].ts, q->insts[i].host };
 	r = aggregate_filters(q->agg, f, n);
 	free(f);
 	return r == 0 ? 0 : query_fail(q, r, "out of memory");
@@ -654,6 +687,7 @@ query_free(struct query *q)
 	}
 	cache_close(q->cache);
 	free(q->ents);
+	free(q->hosts);
 	vitals_store_list_free(&q->list);
 	loader_free(q->ldr);
 	config_free(q->cfg);

@@ -70,6 +70,7 @@ struct query_ts {
 struct query_inst {
 	struct vitals_ctx *ctx;
 	uint32_t ts;
+	const char *host; /* its host (borrowed from list), or NULL: all */
 	int started; /* init ran */
 	int cached; /* results came from the cache */
 	struct cache_key key;
@@ -89,6 +90,8 @@ struct query {
 	struct vitals_store_list list;
 	size_t nents;
 	struct query_ent *ents;
+	const char **hosts; /* the files' hosts, once each (borrowed) */
+	size_t nhosts;
 	size_t nts;
 	struct query_ts ts[1 + VITALS_AGG_MAX_TIMESCALES];
 	struct query_ts *base; /* ts[0] when the base is asked */

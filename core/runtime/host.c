@@ -476,7 +476,8 @@ host_agg_update(struct host *h, const struct config *c)
 	n = 0;
 	TAILQ_FOREACH(ctx, &h->insts, link)
 		if (ctx->desc->kind == VITALS_PLUGIN_FILTER)
-			f[n++] = (struct aggregate_filter){ ctx, AGGREGATE_ALL };
+			f[n++] = (struct aggregate_filter){ ctx, AGGREGATE_ALL,
+				NULL };
 	r = aggregate_filters(h->agg, f, n);
 	free(f);
 	return r;

@@ -62,6 +62,8 @@ static const char *const loader_exts[] = { ".la", ".so" };
 
 /* First ABI minor whose descriptor has the check member. */
 #define LOADER_MINOR_CHECK 3
+/* The first ABI minor with a filter's scope. */
+#define LOADER_MINOR_SCOPE 5
 
 /* Storage the core writes for each option type, 0 for an unknown type. */
 static size_t
@@ -923,4 +925,13 @@ loader_file_id(const struct loader_plugin *p, char *buf, size_t len)
 	    (long long)st.st_size, (long long)st.st_mtim.tv_sec,
 	    st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
 	return (n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0);
+}
+
+uint32_t
+loader_scope(const struct vitals_plugin *d)
+{
+	return d->kind == VITALS_PLUGIN_FILTER &&
+		d->abi_minor >= LOADER_MINOR_SCOPE
+	    ? d->scope
+	    : VITALS_SCOPE_HOST;
 }

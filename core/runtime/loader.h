@@ -71,6 +71,12 @@ char *loader_known_names(struct loader *l);
  * minor has one) on a config block filled from d's options.  Returns 0
  * or check's negative errno with the reason in why.
  */
+/*
+ * The scope of plugin d (VITALS_SCOPE_*): its scope member for a filter
+ * built at ABI minor 5 or later, else VITALS_SCOPE_HOST.
+ */
+uint32_t loader_scope(const struct vitals_plugin *d);
+
 int loader_check_config(const struct vitals_plugin *d, const void *config,
     char *why, size_t len);
 

@@ -37,9 +37,22 @@ extern "C" {
  * before the filters run, and again once with their findings if they
  * made any (see struct vitals_plugin's write); an output's write that
  * fails loses the epoch and fails vitalsd's exit status.
+ * Minor 5: a filter's scope (the scope member appended to struct
+ * vitals_plugin): by default every host gets its own instance.
  */
 #define VITALS_ABI_MAJOR 1
-#define VITALS_ABI_MINOR 4
+#define VITALS_ABI_MINOR 5
+
+/*
+ * A filter's scope (struct vitals_plugin.scope, ABI minor 5).  HOST: the
+ * core gives each host its own instance, so what a filter keeps from
+ * epoch to epoch is one host's history (filters built before minor 5
+ * are this).  FLEET: one instance sees every host, called for each host
+ * of a slot with that host's queue and the others' epochs as peers, for
+ * methods that compare hosts (peer); its state must be keyed by host.
+ */
+#define VITALS_SCOPE_HOST  0u
+#define VITALS_SCOPE_FLEET 1u
 
 /* Plugin kinds (struct vitals_plugin.kind). */
 #define VITALS_PLUGIN_PROBE  1u /* emits events into sketches */
@@ -402,6 +415,9 @@ struct vitals_plugin {
 	 * beyond the table's bounds.
 	 */
 	int (*check)(const void *config, char *why, size_t len);
+
+	/* ABI minor 5: */
+	uint32_t scope; /* a filter's VITALS_SCOPE_*; 0 (HOST) otherwise */
 };
 
 /* Global settings, read-only, as the core parsed them. */
