@@ -22,6 +22,7 @@
 #include "aggregate.h"
 #include "cache.h"
 #include "codec.h"
+#include "epoch_json.h"
 #include "config.h"
 #include "instance.h"
 #include "rollup.h"
@@ -447,8 +448,8 @@ START_TEST(test_copy)
 	a = fx_new("a", T0, 60, 64, 3, 9);
 	a->e.findings = &fi;
 	a->e.nfindings = 1;
-	ja = codec_epoch_to_json(&a->e);
-	jc = codec_epoch_to_json(c);
+	ja = epoch_json(&a->e);
+	jc = epoch_json(c);
 	ck_assert(json_equal(ja, jc));
 	json_decref(ja);
 	json_decref(jc);

@@ -15,6 +15,7 @@
 #include <vitals/store.h>
 
 #include "codec.h"
+#include "epoch_json.h"
 
 #define NS 1000000000ull
 
@@ -335,7 +336,7 @@ roundtrip(const struct vitals_epoch *e)
 	char *s;
 	int r;
 
-	j = codec_epoch_to_json(e);
+	j = epoch_json(e);
 	ck_assert_ptr_nonnull(j);
 	s = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
@@ -435,7 +436,7 @@ END_TEST
 START_TEST(test_u64_bit_pattern)
 {
 	struct vitals_epoch *e = fx_build();
-	json_t *j = codec_epoch_to_json(e);
+	json_t *j = epoch_json(e);
 
 	/* Stored as the int64 with the same bits: 2^63 reads as INT64_MIN. */
 	ck_assert_int_eq(
@@ -448,7 +449,7 @@ END_TEST
 START_TEST(test_hca_sparse)
 {
 	struct vitals_epoch *e = fx_build(), *d;
-	json_t *j = codec_epoch_to_json(e), *hca, *nz;
+	json_t *j = epoch_json(e), *hca, *nz;
 
 	hca = json_object_get(
 	    json_array_get(json_object_get(j, "vitals"), 1), "hca");
@@ -510,7 +511,7 @@ END_TEST
 START_TEST(test_metrics_absent)
 {
 	struct vitals_epoch *e = fx_build(), *d = NULL;
-	json_t *j = codec_epoch_to_json(e);
+	json_t *j = epoch_json(e);
 	char err[256] = "";
 
 	ck_assert(json_is_object(json_object_get(j, "metrics")));
@@ -530,7 +531,7 @@ END_TEST
 START_TEST(test_metrics_sorted)
 {
 	struct vitals_epoch *e = fx_build(), *d = NULL;
-	json_t *j = codec_epoch_to_json(e), *m, *rev;
+	json_t *j = epoch_json(e), *m, *rev;
 	char err[256] = "";
 	int i;
 
@@ -699,7 +700,7 @@ START_TEST(test_bad_document)
 {
 	const struct bad_case *c = &bad_cases[_i];
 	struct vitals_epoch *out = NULL;
-	json_t *j = codec_epoch_to_json(fx_build()), *at;
+	json_t *j = epoch_json(fx_build()), *at;
 	char err[256] = "";
 	int r;
 
@@ -731,7 +732,7 @@ END_TEST
 START_TEST(test_too_many_frames)
 {
 	struct vitals_epoch *out = NULL;
-	json_t *j = codec_epoch_to_json(fx_build()), *k;
+	json_t *j = epoch_json(fx_build()), *k;
 	char err[256] = "";
 
 	k = json_at(j, "vitals.0.samples.0.kstack");
