@@ -101,14 +101,14 @@ rnd_sample(struct vitals_epoch *e, struct vitals_sample *s, uint32_t m)
 	s->nkstack = (uint32_t)(rnd() % 4 == 0 ? 0 : rnd() % VITALS_STACK_MAX);
 	s->nustack = (uint32_t)(rnd() % 3 == 0 ? 0 : rnd() % 8);
 	n = s->nkstack + s->nustack;
-	st = codec_epoch_alloc(e, (n + 1) * sizeof(*st));
+	st = epoch_alloc(e, (n + 1) * sizeof(*st));
 	for (i = 0; i < n; i++)
 		st[i] = rnd_u64();
 	s->kstack = s->nkstack ? st : NULL;
 	s->ustack = s->nustack ? st + s->nkstack : NULL;
 	if (rnd() % 2 == 0)
 		return;
-	names = codec_epoch_alloc(e, (n + 1) * sizeof(*names));
+	names = epoch_alloc(e, (n + 1) * sizeof(*names));
 	for (i = 0; i < n; i++)
 		names[i] = rnd_str(0);
 	s->ksyms = names;
@@ -134,13 +134,13 @@ rnd_vital(struct vitals_epoch *e, struct vitals_vital_epoch *v, uint32_t k)
 	v->samples_dropped = rnd_u64();
 	v->hca_size = rnd() % 5 == 0 ? 0 : 32u << (rnd() % 4);
 	if (v->hca_size > 0) {
-		hca = codec_epoch_alloc(e, v->hca_size * sizeof(*hca));
+		hca = epoch_alloc(e, v->hca_size * sizeof(*hca));
 		for (i = 0; i < v->hca_size; i++)
 			hca[i] = rnd() % 3 == 0 ? rnd_u64() : 0;
 		v->hca = hca;
 	}
 	v->nsamples = (uint32_t)(rnd() % 12);
-	s = codec_epoch_alloc(e, (v->nsamples + 1) * sizeof(*s));
+	s = epoch_alloc(e, (v->nsamples + 1) * sizeof(*s));
 	for (i = 0; i < v->nsamples; i++)
 		rnd_sample(e, &s[i], v->hca_size);
 	v->samples = v->nsamples ? s : NULL;
@@ -153,7 +153,7 @@ rnd_findings(struct vitals_epoch *e)
 	uint32_t i;
 
 	e->nfindings = (uint32_t)(rnd() % 4);
-	f = codec_epoch_alloc(e, (e->nfindings + 1) * sizeof(*f));
+	f = epoch_alloc(e, (e->nfindings + 1) * sizeof(*f));
 	for (i = 0; i < e->nfindings; i++) {
 		f[i].start_ns = rnd_u64();
 		f[i].end_ns = rnd_u64();
@@ -178,7 +178,7 @@ rnd_metrics(struct vitals_epoch *e)
 	struct vitals_metric *m;
 	uint32_t i, n = 0;
 
-	m = codec_epoch_alloc(e, 5 * sizeof(*m));
+	m = epoch_alloc(e, 5 * sizeof(*m));
 	for (i = 0; i < 4; i++) {
 		if (rnd() % 2)
 			continue;
@@ -202,7 +202,7 @@ rnd_modules(struct vitals_epoch *e)
 	struct vitals_module *m;
 	uint32_t i, n = (uint32_t)(rnd() % 4), id = 0;
 
-	m = codec_epoch_alloc(e, 4 * sizeof(*m));
+	m = epoch_alloc(e, 4 * sizeof(*m));
 	for (i = 0; i < n; i++) {
 		id += 1 + (uint32_t)(rnd() % 1000);
 		m[i].id = id;
@@ -217,7 +217,7 @@ rnd_modules(struct vitals_epoch *e)
 static struct vitals_epoch *
 rnd_epoch(uint64_t seed)
 {
-	struct vitals_epoch *e = codec_epoch_new();
+	struct vitals_epoch *e = epoch_new();
 	struct vitals_vital_epoch *v;
 	uint32_t i;
 
@@ -231,7 +231,7 @@ rnd_epoch(uint64_t seed)
 	e->dropped = rnd_u64();
 	e->cpu_ns = rnd_u64();
 	e->nvitals = (uint32_t)(rnd() % 7);
-	v = codec_epoch_alloc(e, (e->nvitals + 1) * sizeof(*v));
+	v = epoch_alloc(e, (e->nvitals + 1) * sizeof(*v));
 	for (i = 0; i < e->nvitals; i++)
 		rnd_vital(e, &v[i], i);
 	e->vitals = e->nvitals ? v : NULL;
@@ -267,7 +267,7 @@ static const double shape_reals[] = { 0.0, -0.0, 1.0, -1.0, 0.1, 1e-5,
 static void *
 shape_alloc(struct vitals_epoch *e, size_t n, size_t size)
 {
-	void *p = codec_epoch_alloc(e, n * size + 1);
+	void *p = epoch_alloc(e, n * size + 1);
 
 	ck_assert_ptr_nonnull(p);
 	return p;
@@ -422,7 +422,7 @@ shape_modules(struct vitals_epoch *e)
 static struct vitals_epoch *
 shape_epoch(int k)
 {
-	struct vitals_epoch *e = codec_epoch_new();
+	struct vitals_epoch *e = epoch_new();
 
 	ck_assert_ptr_nonnull(e);
 	if (k == 0)

@@ -156,7 +156,7 @@ query_part_store(struct query *q, const struct query_ts *t,
 
 	if (q->cache == NULL ||
 	    query_rollup_name(t, sl, pa, name, sizeof(name), &stem) != 0 ||
-	    (copy = rollup_copy(e)) == NULL)
+	    (copy = epoch_copy(e)) == NULL)
 		return;
 	/* Encoding and compressing is slow: a thread does it on a copy. */
 	cache_put_async(q->cache, name, &pa->key, stem, copy,

@@ -17,8 +17,6 @@
 #include "codec.h"
 
 #define CODEC_NS 1000000000ull
-/* Arena chunk size; larger requests get a chunk of their own. */
-#define CODEC_CHUNK (64 * 1024)
 /*
  * Longest host part of a file name: the temporary name
  * ".NAME.tmp.XXXXXXXXXXXXXXXX" (safefile.c) must still fit in NAME_MAX
@@ -109,46 +107,9 @@ const struct codec_field codec_module_fields[] = {
 	{ NULL, 0, 0 },
 };
 
-/* A block of the arena a decoded epoch lives in. */
-struct codec_chunk {
-	struct codec_chunk *next;
-	size_t used;
-	size_t size;
-	max_align_t data[];
-};
-
-/*
- * A decoded epoch and everything it points to: the epoch comes first so
- * codec_epoch_free can get back from it to the chunks.
- */
-/*
- * A string or byte array of the arena, in the owner's table of them; len
- * has CODEC_BYTES set for a byte array, which has no NUL after it.
- */
-struct codec_str {
-	const char *s;
-	uint32_t len;
-	uint32_t hash;
-};
-
-#define CODEC_BYTES 0x80000000u
-
-struct codec_owner {
-	struct vitals_epoch epoch;
-	struct codec_chunk *chunks;
-	/*
-	 * The arena's strings and stack arrays, each stored once (open
-	 * addressing, size a power of two or 0): a thousand samples name the
-	 * same few hundred functions, exes and threads, and many share their
-	 * frames or their frames' names.  Freed by codec_epoch_seal.
-	 */
-	struct codec_str *strs;
-	uint32_t nstrs, strs_size;
-};
-
-/* Decoding state: the arena, and the JSON path of the member being read. */
+/* Decoding state: the epoch, and the JSON path of the member being read. */
 struct codec_dec {
-	struct codec_owner *own;
+	struct vitals_epoch *e; /* the arena everything goes into */
 	char *err;
 	size_t errlen;
 	size_t plen;
@@ -157,219 +118,6 @@ struct codec_dec {
 
 typedef int (*codec_dec_fn)(
     struct codec_dec *d, json_t *o, void *item, const void *arg);
-
-/* ---- the arena of a decoded epoch ---- */
-
-/* n zeroed bytes owned by o's arena; NULL for n == 0 or out of memory. */
-static void *
-codec_alloc(struct codec_owner *o, size_t n)
-{
-	const size_t align = _Alignof(max_align_t);
-	struct codec_chunk *c = o->chunks;
-	size_t size;
-	void *p;
-
-	if (n == 0)
-		return NULL;
-	n = (n + align - 1) / align * align;
-	if (c == NULL || c->size - c->used < n) {
-		size = n > CODEC_CHUNK ? n : CODEC_CHUNK;
-		if ((c = malloc(sizeof(*c) + size)) == NULL)
-			return NULL;
-		c->used = 0;
-		c->size = size;
-		c->next = o->chunks;
-		o->chunks = c;
-	}
-	p = (char *)c->data + c->used;
-	c->used += n;
-	return memset(p, 0, n);
-}
-
-/* Double o's string table (256 entries first); 0 or -ENOMEM. */
-static int
-codec_strs_grow(struct codec_owner *o)
-{
-	uint32_t size = o->strs_size ? o->strs_size * 2 : 256, i, j;
-	struct codec_str *v;
-
-	if ((v = calloc(size, sizeof(*v))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < o->strs_size; i++) {
-		if (o->strs[i].s == NULL)
-			continue;
-		for (j = o->strs[i].hash & (size - 1); v[j].s != NULL;
-		    j = (j + 1) & (size - 1))
-			;
-		v[j] = o->strs[i];
-	}
-	free(o->strs);
-	o->strs = v;
-	o->strs_size = size;
-	return 0;
-}
-
-/*
- * The arena's copy of p[0..n), shared with every equal one stored before:
- * with a NUL after it for a string (bytes 0), without for a byte array
- * (bytes CODEC_BYTES).  A string with a NUL inside is copied alone.  NULL
- * when out of memory.
- */
-static void *
-codec_intern_as(struct codec_owner *o, const void *p, size_t n, uint32_t bytes)
-{
-	const unsigned char *b = p;
-	uint32_t h = 2166136261u ^ bytes, i, len = (uint32_t)n | bytes;
-	char *d;
-
-	if (n >= CODEC_BYTES || (!bytes && memchr(p, '\0', n) != NULL))
-		goto alone;
-	for (i = 0; i < n; i++)
-		h = (h ^ b[i]) * 16777619u;
-	/* Found, it costs nothing: only a new entry may grow the table. */
-	for (i = h & (o->strs_size - 1);
-	    o->strs_size > 0 && o->strs[i].s != NULL;
-	    i = (i + 1) & (o->strs_size - 1))
-		if (o->strs[i].hash == h && o->strs[i].len == len &&
-		    memcmp(o->strs[i].s, p, n) == 0)
-			return (void *)(uintptr_t)o->strs[i].s;
-	if (o->nstrs >= o->strs_size / 2) {
-		if (codec_strs_grow(o) != 0)
-			goto alone;
-		for (i = h & (o->strs_size - 1); o->strs[i].s != NULL;
-		    i = (i + 1) & (o->strs_size - 1))
-			;
-	}
-	if ((d = codec_alloc(o, n + !bytes)) == NULL)
-		return NULL;
-	memcpy(d, p, n);
-	o->strs[i] = (struct codec_str){ d, len, h };
-	o->nstrs++;
-	return d;
-alone:
-	if ((d = codec_alloc(o, n + !bytes)) != NULL)
-		memcpy(d, p, n);
-	return d;
-}
-
-/* codec_intern_as() of the string s[0..n). */
-static const char *
-codec_intern(struct codec_owner *o, const char *s, size_t n)
-{
-	return codec_intern_as(o, s, n, 0);
-}
-
-/* The owner of an epoch from codec_epoch_new or codec_epoch_from_json. */
-static struct codec_owner *
-codec_owner_of(const struct vitals_epoch *e)
-{
-	return (struct codec_owner *)(uintptr_t)((const char *)e -
-	    offsetof(struct codec_owner, epoch));
-}
-
-/*
- * Free an epoch made by codec_epoch_from_json, and all it points to, in
- * one go; accepts NULL.  Only for decoded epochs (vitals_epoch_free calls
- * it): the engine's epochs are allocated differently.
- */
-void
-codec_epoch_free(struct vitals_epoch *e)
-{
-	struct codec_owner *o;
-	struct codec_chunk *c, *next;
-
-	if (e == NULL)
-		return;
-	o = codec_owner_of(e);
-	for (c = o->chunks; c != NULL; c = next) {
-		next = c->next;
-		free(c);
-	}
-	free(o->strs);
-	free(o);
-}
-
-/*
- * A new, zeroed epoch in an arena of its own, to be filled with
- * codec_epoch_alloc (rollups and copies are built this way, so that
- * vitals_epoch_free frees them like loaded epochs).  NULL when out of
- * memory.
- */
-struct vitals_epoch *
-codec_epoch_new(void)
-{
-	struct codec_owner *o;
-
-	if ((o = calloc(1, sizeof(*o))) == NULL)
-		return NULL;
-	return &o->epoch;
-}
-
-/*
- * n zeroed bytes owned by e, which came from codec_epoch_new or
- * codec_epoch_from_json; freed with it.  NULL for n == 0 or out of memory.
- */
-void *
-codec_epoch_alloc(struct vitals_epoch *e, size_t n)
-{
-	struct codec_owner *o;
-
-	o = codec_owner_of(e);
-	return codec_alloc(o, n);
-}
-
-/*
- * s (NULL reads as "") in e's arena, stored once however many times it is
- * asked for; e as for codec_epoch_alloc.  NULL when out of memory.
- */
-const char *
-codec_epoch_intern(struct vitals_epoch *e, const char *s)
-{
-	struct codec_owner *o;
-
-	o = codec_owner_of(e);
-	if (s == NULL)
-		s = "";
-	return codec_intern(o, s, strlen(s));
-}
-
-/*
- * p[0..n) (n > 0) in e's arena, stored once however many times it is
- * asked for; e as for codec_epoch_alloc.  NULL when out of memory.
- */
-const void *
-codec_epoch_intern_bytes(struct vitals_epoch *e, const void *p, size_t n)
-{
-	struct codec_owner *o;
-
-	o = codec_owner_of(e);
-	return n > 0 ? codec_intern_as(o, p, n, CODEC_BYTES) : NULL;
-}
-
-/* Strings and arrays in e's interning table: 0 once sealed. */
-uint32_t
-codec_epoch_interned(const struct vitals_epoch *e)
-{
-	return codec_owner_of(e)->nstrs;
-}
-
-/*
- * Free the table that makes e's strings and arrays shared, once e is
- * built: it is as large as a tenth of a queued epoch.  Interning again
- * starts a new one (sharing only from then on).
- */
-void
-codec_epoch_seal(struct vitals_epoch *e)
-{
-	struct codec_owner *o;
-
-	if (e == NULL)
-		return;
-	o = codec_owner_of(e);
-	free(o->strs);
-	o->strs = NULL;
-	o->nstrs = o->strs_size = 0;
-}
 
 /* ---- decoding ---- */
 
@@ -490,7 +238,7 @@ codec_string_from(
 		return codec_fail(
 		    d, NULL, "expected a string%s", nullable ? " or null" : "");
 	n = json_string_length(v);
-	if ((s = codec_intern(d->own, json_string_value(v), n)) == NULL)
+	if ((s = epoch_intern_n(d->e, json_string_value(v), n)) == NULL)
 		return codec_nomem(d);
 	*out = s;
 	return 0;
@@ -568,7 +316,7 @@ codec_u64s_from(struct codec_dec *d, json_t *o, const char *key, size_t min,
 		    min == max ? "expected %zu numbers"
 			       : "more than %zu frames",
 		    max);
-	if ((f = codec_alloc(d->own, n * sizeof(*f))) == NULL && n > 0)
+	if ((f = epoch_alloc(d->e, n * sizeof(*f))) == NULL && n > 0)
 		return codec_nomem(d);
 	for (i = 0; i < n; i++) {
 		m = codec_enter(d, NULL, i);
@@ -623,7 +371,7 @@ codec_ksyms_from(struct codec_dec *d, json_t *o, struct vitals_sample *s)
 	if (!hk && !hu)
 		return 0;
 	/* + 1: empty stacks still give a non-NULL array. */
-	names = codec_alloc(d->own,
+	names = epoch_alloc(d->e,
 	    (s->nkstack + s->nustack) * sizeof(*names) + 1);
 	if (names == NULL)
 		return codec_nomem(d);
@@ -705,7 +453,7 @@ codec_hca_from(struct codec_dec *d, json_t *o, struct vitals_vital_epoch *v)
 		    d, "n", "expected hca_size (%u)", v->hca_size);
 	if ((nz = codec_get_array(d, h, "nz")) == NULL)
 		return -EBADMSG;
-	hca = codec_alloc(d->own, (size_t)v->hca_size * sizeof(*hca));
+	hca = epoch_alloc(d->e, (size_t)v->hca_size * sizeof(*hca));
 	if (hca == NULL && v->hca_size > 0)
 		return codec_nomem(d);
 	codec_enter(d, "nz", 0);
@@ -738,7 +486,7 @@ codec_array_from(struct codec_dec *d, json_t *o, const char *key, size_t size,
 	mark = codec_enter(d, key, 0);
 	if ((n = json_array_size(a)) > UINT32_MAX)
 		return codec_fail(d, NULL, "too many entries");
-	if ((v = codec_alloc(d->own, n * size)) == NULL && n > 0)
+	if ((v = epoch_alloc(d->e, n * size)) == NULL && n > 0)
 		return codec_nomem(d);
 	for (i = 0; i < n; i++) {
 		m = codec_enter(d, NULL, i);
@@ -836,7 +584,7 @@ codec_metric_from(
 		return r;
 	if (m->n == 0)
 		return codec_fail(d, "n", "no observations");
-	if ((name = codec_alloc(d->own, n + 1)) == NULL)
+	if ((name = epoch_alloc(d->e, n + 1)) == NULL)
 		return codec_nomem(d);
 	memcpy(name, key, n);
 	m->name = name;
@@ -863,7 +611,7 @@ codec_metrics_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 		return codec_fail(d, "metrics", "expected an object");
 	if ((n = json_object_size(o)) > UINT32_MAX)
 		return codec_fail(d, "metrics", "too many entries");
-	if ((m = codec_alloc(d->own, n * sizeof(*m))) == NULL && n > 0)
+	if ((m = epoch_alloc(d->e, n * sizeof(*m))) == NULL && n > 0)
 		return codec_nomem(d);
 	mark = codec_enter(d, "metrics", 0);
 	for (it = json_object_iter(o); it != NULL;
@@ -968,7 +716,7 @@ codec_epoch_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 /*
  * Decode an epoch from j (borrowed).  The epoch and everything it points
  * to live in one arena owned by the result: free it with vitals_epoch_free
- * (or codec_epoch_free).  Returns 0 and sets *out; -EBADMSG with the JSON
+ * (or epoch_free).  Returns 0 and sets *out; -EBADMSG with the JSON
  * path of the first bad member in err; -ENOMEM.
  */
 int
@@ -978,14 +726,14 @@ codec_epoch_from_json(
 	struct codec_dec d = { .err = err, .errlen = errlen };
 	int r;
 
-	if ((d.own = calloc(1, sizeof(*d.own))) == NULL)
+	if ((d.e = epoch_new()) == NULL)
 		return codec_nomem(&d);
-	if ((r = codec_epoch_from(&d, j, &d.own->epoch)) < 0) {
-		codec_epoch_free(&d.own->epoch);
+	if ((r = codec_epoch_from(&d, j, d.e)) < 0) {
+		epoch_free(d.e);
 		return r;
 	}
-	codec_epoch_seal(&d.own->epoch);
-	*out = &d.own->epoch;
+	epoch_seal(d.e);
+	*out = d.e;
 	return 0;
 }
 

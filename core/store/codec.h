@@ -9,6 +9,8 @@
 #include <jansson.h>
 #include <vitals/vitals.h>
 
+#include "epoch.h"
+
 /* Format version written into every epoch file ("format": N). */
 #define CODEC_FORMAT 1
 /*
@@ -101,44 +103,6 @@ int codec_text_write(const struct vitals_epoch *e, codec_sink_fn sink,
  * *out (the caller's) and its length in *len, or -ENOMEM.
  */
 int codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len);
-
-/*
- * Free an epoch made by codec_epoch_from_json (one arena holds it and all
- * it points to); accepts NULL.  vitals_epoch_free is this.
- */
-void codec_epoch_free(struct vitals_epoch *e);
-
-/*
- * A new zeroed epoch in its own arena (free with codec_epoch_free), and
- * zeroed memory in the arena of such an epoch or of a decoded one.  Both
- * return NULL when out of memory (codec_epoch_alloc also for n == 0).
- */
-struct vitals_epoch *codec_epoch_new(void);
-void *codec_epoch_alloc(struct vitals_epoch *e, size_t n);
-
-/*
- * s (NULL reads as "") in the arena of such an epoch, stored once however
- * often it is asked for: the strings of its samples (symbols, exes,
- * threads) repeat.  NULL when out of memory.
- */
-const char *codec_epoch_intern(struct vitals_epoch *e, const char *s);
-
-/*
- * p[0..n) in the arena likewise (samples share frame arrays and their
- * names' arrays), aligned as codec_epoch_alloc's; NULL for n == 0 or out
- * of memory.  Not to be written through.
- */
-const void *codec_epoch_intern_bytes(struct vitals_epoch *e, const void *p,
-    size_t n);
-
-/*
- * Free what interning keeps once the epoch is built (its table); the
- * epoch is untouched and may still intern.  Accepts NULL.
- */
-void codec_epoch_seal(struct vitals_epoch *e);
-
-/* How many distinct strings and arrays e's table holds (0 once sealed). */
-uint32_t codec_epoch_interned(const struct vitals_epoch *e);
 
 /*
  * Whether host (len bytes, which may hold a NUL) can name epoch files: no

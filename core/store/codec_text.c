@@ -133,7 +133,7 @@ ct_string(struct ct_dec *d, const char **out)
 
 	if ((r = ct_raw_string(d, &s, &n, &esc)) != 0)
 		return r;
-	if ((copy = codec_epoch_alloc(d->e, n + 1)) == NULL)
+	if ((copy = epoch_alloc(d->e, n + 1)) == NULL)
 		return -ENOMEM;
 	if (!esc) {
 		memcpy(copy, s, n);
@@ -413,7 +413,7 @@ ct_vec_keep(struct ct_dec *d, const struct ct_vec *vec, void **out, uint32_t *n)
 	if (vec->n > UINT32_MAX)
 		return CT_DECLINE;
 	if (vec->n > 0 &&
-	    (p = codec_epoch_alloc(d->e, vec->n * vec->size)) == NULL)
+	    (p = epoch_alloc(d->e, vec->n * vec->size)) == NULL)
 		return -ENOMEM;
 	if (p != NULL)
 		memcpy(p, vec->v, vec->n * vec->size);
@@ -603,7 +603,7 @@ ct_u64s(struct ct_dec *d, struct ct_sample *cs, uint32_t max,
 	if ((r = ct_array(d, ct_u64_item, cs)) != 0)
 		return r;
 	if (cs->got > 0 &&
-	    (v = codec_epoch_alloc(d->e, cs->got * sizeof(*v))) == NULL)
+	    (v = epoch_alloc(d->e, cs->got * sizeof(*v))) == NULL)
 		return -ENOMEM;
 	if (v != NULL)
 		memcpy(v, cs->list, cs->got * sizeof(*v));
@@ -643,7 +643,7 @@ ct_syms(struct ct_dec *d, struct ct_sample *cs, int user)
 		return CT_DECLINE;
 	if (cs->names == NULL) {
 		/* + 1: empty stacks still give a non-NULL array. */
-		if ((cs->names = codec_epoch_alloc(
+		if ((cs->names = epoch_alloc(
 			 d->e, n * sizeof(*cs->names) + 1)) == NULL)
 			return -ENOMEM;
 		s->ksyms = cs->names;
@@ -796,7 +796,7 @@ ct_hca(struct ct_dec *d, struct ct_vital *cv)
 	    m > CODEC_HCA_MAX)
 		return CT_DECLINE;
 	if (m > 0 &&
-	    (cv->hca = codec_epoch_alloc(d->e, (size_t)m * sizeof(*cv->hca))) ==
+	    (cv->hca = epoch_alloc(d->e, (size_t)m * sizeof(*cv->hca))) ==
 		NULL)
 		return -ENOMEM;
 	cv->prev = -1;
@@ -938,7 +938,7 @@ ct_metric_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 
 	if (klen == 0 || (m = ct_vec_push(arg)) == NULL)
 		return klen == 0 ? CT_DECLINE : -ENOMEM;
-	if ((name = codec_epoch_alloc(d->e, klen + 1)) == NULL)
+	if ((name = epoch_alloc(d->e, klen + 1)) == NULL)
 		return -ENOMEM;
 	memcpy(name, key, klen);
 	ct_obj_init(&o, codec_metric_fields, m);
@@ -1043,7 +1043,7 @@ codec_text_decode(const char *buf, size_t len, struct vitals_epoch **out)
 	struct ct_obj o;
 	int r;
 
-	if ((d.e = codec_epoch_new()) == NULL)
+	if ((d.e = epoch_new()) == NULL)
 		return -ENOMEM;
 	ct_obj_init(&o, codec_epoch_fields, d.e);
 	if ((r = ct_object(&d, ct_epoch_member, &o)) == 0 &&
@@ -1054,7 +1054,7 @@ codec_text_decode(const char *buf, size_t len, struct vitals_epoch **out)
 		r = d.p == d.end ? 0 : CT_DECLINE;
 	}
 	if (r != 0) {
-		codec_epoch_free(d.e);
+		epoch_free(d.e);
 		return r;
 	}
 	*out = d.e;

@@ -512,7 +512,7 @@ vitals_epoch_load(
 void
 vitals_epoch_free(struct vitals_epoch *e)
 {
-	codec_epoch_free(e);
+	epoch_free(e);
 }
 
 int
