@@ -364,8 +364,10 @@ shape_findings(struct vitals_epoch *e)
 		f[i].value = -shape_reals[(i + 1) % NSHAPE_REALS];
 		f[i].expected = shape_reals[(i + 2) % NSHAPE_REALS] * 7;
 		f[i].filter = i % 5 == 0 ? NULL : shape_strs[i % NSHAPE_STRS];
-		f[i].vital = i % 3 == 0 ? NULL : shape_strs[(i + 1) % NSHAPE_STRS];
-		f[i].label = i % 4 == 0 ? NULL : shape_strs[(i + 2) % NSHAPE_STRS];
+		f[i].vital =
+		    i % 3 == 0 ? NULL : shape_strs[(i + 1) % NSHAPE_STRS];
+		f[i].label =
+		    i % 4 == 0 ? NULL : shape_strs[(i + 2) % NSHAPE_STRS];
 		f[i].text = shape_strs[(i + 3) % NSHAPE_STRS];
 	}
 	e->findings = f;

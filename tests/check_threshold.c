@@ -364,7 +364,8 @@ START_TEST(empty_rule)
 	ck_assert_int_eq(
 	    vitals_plugin.init(mock_ctx("threshold"), cfg, &st), -EINVAL);
 	ck_assert_ptr_null(st);
-	ck_assert_ptr_nonnull(strstr(mock_last_error(), "rule 2 '': empty rule"));
+	ck_assert_ptr_nonnull(
+	    strstr(mock_last_error(), "rule 2 '': empty rule"));
 }
 END_TEST
 

@@ -134,8 +134,8 @@ mock_config_new(const struct vitals_plugin *p)
 
 	if ((block = calloc(1, p->config_size ? p->config_size : 1)) == NULL)
 		return NULL;
-	if (option_fill(p->options, block, NULL, 0, "mock", err,
-		sizeof(err)) != 0) {
+	if (option_fill(p->options, block, NULL, 0, "mock", err, sizeof(err)) !=
+	    0) {
 		fprintf(stderr, "mock: %s\n", err);
 		mock_config_free(p, block);
 		return NULL;

@@ -18,7 +18,6 @@
 /* Arena chunk size; larger requests get a chunk of their own. */
 #define EPOCH_CHUNK (64 * 1024)
 
-
 /* A block of the arena a decoded epoch lives in. */
 struct epoch_chunk {
 	struct epoch_chunk *next;
@@ -97,7 +96,7 @@ epoch_strs_grow(struct epoch_owner *o)
 		if (o->strs[i].s == NULL)
 			continue;
 		for (j = o->strs[i].hash & (size - 1); v[j].s != NULL;
-		    j = (j + 1) & (size - 1))
+		     j = (j + 1) & (size - 1))
 			;
 		v[j] = o->strs[i];
 	}
@@ -126,8 +125,8 @@ epoch_intern_as(struct epoch_owner *o, const void *p, size_t n, uint32_t bytes)
 		h = (h ^ b[i]) * 16777619u;
 	/* Found, it costs nothing: only a new entry may grow the table. */
 	for (i = h & (o->strs_size - 1);
-	    o->strs_size > 0 && o->strs[i].s != NULL;
-	    i = (i + 1) & (o->strs_size - 1))
+	     o->strs_size > 0 && o->strs[i].s != NULL;
+	     i = (i + 1) & (o->strs_size - 1))
 		if (o->strs[i].hash == h && o->strs[i].len == len &&
 		    memcmp(o->strs[i].s, p, n) == 0)
 			return (void *)(uintptr_t)o->strs[i].s;
@@ -135,7 +134,7 @@ epoch_intern_as(struct epoch_owner *o, const void *p, size_t n, uint32_t bytes)
 		if (epoch_strs_grow(o) != 0)
 			goto alone;
 		for (i = h & (o->strs_size - 1); o->strs[i].s != NULL;
-		    i = (i + 1) & (o->strs_size - 1))
+		     i = (i + 1) & (o->strs_size - 1))
 			;
 	}
 	if ((d = epoch_arena_alloc(o, n + !bytes)) == NULL)
@@ -343,8 +342,7 @@ epoch_copy_sample(struct vitals_epoch *e, struct vitals_sample *d,
 	else if (deep)
 		d->ksyms = syms;
 	else
-		d->ksyms =
-		    epoch_intern_bytes(e, syms, nf * sizeof(*syms));
+		d->ksyms = epoch_intern_bytes(e, syms, nf * sizeof(*syms));
 	return d->ksyms != NULL ? 0 : -ENOMEM;
 }
 
@@ -471,9 +469,9 @@ epoch_copy_modules(struct vitals_epoch *e, const struct vitals_epoch *s)
 		return -ENOMEM;
 	for (i = 0; i < s->nmodules; i++) {
 		m[i].id = s->modules[i].id;
-		if ((m[i].path = epoch_intern(e, s->modules[i].path)) ==
-		    NULL || (m[i].build_id = epoch_intern(e,
-		    s->modules[i].build_id)) == NULL)
+		if ((m[i].path = epoch_intern(e, s->modules[i].path)) == NULL ||
+		    (m[i].build_id = epoch_intern(e, s->modules[i].build_id)) ==
+			NULL)
 			return -ENOMEM;
 	}
 	e->modules = m;

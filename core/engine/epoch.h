@@ -39,8 +39,7 @@ const char *epoch_intern(struct vitals_epoch *e, const char *s);
  * names' arrays), aligned as epoch_alloc's; NULL for n == 0 or out
  * of memory.  Not to be written through.
  */
-const void *epoch_intern_bytes(struct vitals_epoch *e, const void *p,
-    size_t n);
+const void *epoch_intern_bytes(struct vitals_epoch *e, const void *p, size_t n);
 
 /*
  * Free what interning keeps once the epoch is built (its table); the

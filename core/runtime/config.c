@@ -60,8 +60,10 @@ struct cfg_key {
 #define CFG_POW2 0x4u /* a power of two */
 
 /* A setting declared as an option: default text def, no help line. */
+/* clang-format off */
 #define CFG_OPT_DEF(key, type, off, def, min, max) \
 	{ key, type, (uint32_t)(off), def, NULL, min, max }
+/* clang-format on */
 #define CFG_OPT(key, type, off, min, max) \
 	CFG_OPT_DEF(key, type, off, NULL, min, max)
 /* No upper bound (option_set checks bounds only when min < max). */
@@ -358,7 +360,8 @@ cfg_log_level(
 		return r;
 	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
 		if (strcmp(s, levels[i].name) == 0) {
-			*(int *)((char *)base + k->opt.offset) = levels[i].level;
+			*(int *)((char *)base + k->opt.offset) =
+			    levels[i].level;
 			return 0;
 		}
 	}
@@ -707,12 +710,11 @@ enum {
 #define SK(key, type, m, def, min, max) \
 	CFG_OPT_DEF(key, type, offsetof(struct config_sketch, m), def, min, max)
 static const struct cfg_key cfg_sketch_keys[SK_NKEYS] = {
-	[SK_HCA] = { SK("hca_size", OPTION_UINT32, hca_size, "1024", 32,
-			 65536),
+	[SK_HCA] = { SK("hca_size", OPTION_UINT32, hca_size, "1024", 32, 65536),
 	    cfg_value, CFG_SKETCH | CFG_POW2, 0,
 	    "a power of two from 32 to 65536" },
-	[SK_SAMPLES] = { SK("max_samples", OPTION_UINT32, max_samples, "2048", 1,
-			     1000000),
+	[SK_SAMPLES] = { SK("max_samples", OPTION_UINT32, max_samples, "2048",
+			     1, 1000000),
 	    cfg_value, CFG_SKETCH, 0, "an integer from 1 to 1000000" },
 	[SK_STACK] = { SK("stack_depth", OPTION_UINT32, stack_depth, "16", 0,
 			   VITALS_STACK_MAX),
@@ -724,11 +726,10 @@ static const struct cfg_key cfg_sketch_keys[SK_NKEYS] = {
 	    "a power of two from 1024 to 16777216" },
 	[SK_FLOOR] = { SK("floor", OPTION_UINT64, floor, "1", 1, CFG_NOMAX),
 	    cfg_value, CFG_SKETCH, 0, "an integer >= 1" },
-	[SK_T] = { SK("threshold", OPTION_UINT64, threshold, "2", 2,
-			  CFG_NOMAX),
+	[SK_T] = { SK("threshold", OPTION_UINT64, threshold, "2", 2, CFG_NOMAX),
 	    cfg_value, CFG_SKETCH | CFG_POW2, 0, "a power of two >= 2" },
-	[SK_TMAX] = { SK("threshold_max", OPTION_UINT64, threshold_max, "65536", 2,
-			  CFG_NOMAX),
+	[SK_TMAX] = { SK("threshold_max", OPTION_UINT64, threshold_max, "65536",
+			  2, CFG_NOMAX),
 	    cfg_value, CFG_SKETCH | CFG_POW2, 0,
 	    "a power of two >= threshold" },
 	[SK_CPU_HIGH] = { CFG_OPT_DEF("cpu_high", VITALS_OPT_DOUBLE,
@@ -1042,8 +1043,7 @@ static const struct cfg_key cfg_top_keys[] = {
 	{ C("host", VITALS_OPT_STRING, host, NULL, 0, 0), cfg_host, 0, 0,
 	    "a host name" },
 	{ C("data_dir", VITALS_OPT_STRING, data_dir, CONFIG_DATA_DIR, 0, 0),
-	    cfg_data_dir, 0,
-	    0, "an absolute path" },
+	    cfg_data_dir, 0, 0, "an absolute path" },
 	{ C("epoch", VITALS_OPT_DURATION, epoch_ns, "60s", 0.1, CFG_NOMAX),
 	    cfg_value, 0, 0,
 	    "a duration of at least 100ms (e.g. 250ms, 5s, 2m)" },
@@ -1054,9 +1054,8 @@ static const struct cfg_key cfg_top_keys[] = {
 	    "stderr or syslog" },
 	{ C("log_level", 0, log_level, NULL, 0, 0), cfg_log_level, 0, 0,
 	    "error, warn, info or debug" },
-	{ C("filter_queue", OPTION_UINT32, queue_len, "16", 2, 1024),
-	    cfg_value, 0,
-	    0, "an integer from 2 to 1024" },
+	{ C("filter_queue", OPTION_UINT32, queue_len, "16", 2, 1024), cfg_value,
+	    0, 0, "an integer from 2 to 1024" },
 	{ CFG_NONE("sketch"), cfg_sketch, 0, 0, "a mapping" },
 	{ CFG_NONE("probes"), cfg_section, 0, VITALS_PLUGIN_PROBE,
 	    "a mapping of plugin names to options" },

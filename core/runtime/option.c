@@ -403,8 +403,8 @@ option_set(const struct vitals_option *o, void *block, const char *text)
  * list, or -ENOMEM.
  */
 int
-option_set_list(const struct vitals_option *o, void *block,
-    char *const *items, uint32_t n)
+option_set_list(
+    const struct vitals_option *o, void *block, char *const *items, uint32_t n)
 {
 	struct vitals_strlist *l = (void *)((char *)block + o->offset);
 

@@ -1242,7 +1242,8 @@ ct_utf8_valid(const unsigned char *s)
 				return 0;
 			v = v << 6 | (s[i] & 0x3f);
 		}
-		if (v < least[n] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		if (v < least[n] || v > 0x10ffff ||
+		    (v >= 0xd800 && v <= 0xdfff))
 			return 0;
 	}
 	return 1;
