@@ -43,6 +43,9 @@ struct cfg {
 
 struct cfg_key;
 typedef int cfg_fn(struct cfg *, const struct cfg_key *, yaml_node_t *, void *);
+/* What cfg_value checks of a scalar s (node v) before option_set reads it. */
+typedef int cfg_check_fn(
+    struct cfg *, const struct cfg_key *, yaml_node_t *, const char *);
 
 /*
  * A setting: declared as a plugin's option is (key, type, offset in
@@ -55,6 +58,7 @@ struct cfg_key {
 	unsigned flags; /* CFG_* */
 	uint32_t kind; /* VITALS_PLUGIN_* for the plugin sections */
 	const char *expect; /* what a bad value message says was expected */
+	cfg_check_fn *check; /* for cfg_value: what the type cannot say */
 };
 #define CFG_SKETCH 0x1u /* member of struct config_sketch, not struct config */
 #define CFG_POW2 0x4u /* a power of two */
@@ -247,8 +251,9 @@ cfg_scalar(struct cfg *x, const struct cfg_key *k, const yaml_node_t *v,
 }
 
 /*
- * A setting of a plain type, read by option_set as a plugin's option is;
- * a string must not be empty.
+ * A setting of a plain type, read by option_set as a plugin's option is,
+ * after its own check (k->check) if it has one; a string must not be
+ * empty.
  */
 static int
 cfg_value(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
@@ -259,6 +264,8 @@ cfg_value(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
 	int r;
 
 	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
+		return r;
+	if (k->check != NULL && (r = k->check(x, k, v, s)) != 0)
 		return r;
 	if (k->opt.type == VITALS_OPT_STRING && *s == '\0')
 		return cfg_bad(x, k, v);
@@ -281,17 +288,13 @@ cfg_value(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
  * than at every epoch.
  */
 static int
-cfg_host(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
+cfg_host(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, const char *s)
 {
 	char why[160];
-	const char *s = NULL;
-	int r;
 
-	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
-		return r;
 	if (codec_host_check(s, v->data.scalar.length, why, sizeof(why)) != 0)
 		return cfg_error(x, v, "setting '%s': %s", k->opt.key, why);
-	return cfg_value(x, k, v, base);
+	return 0;
 }
 
 /*
@@ -299,13 +302,9 @@ cfg_host(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
  * place to look for it) with room for the date dirs and file names.
  */
 static int
-cfg_data_dir(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
+cfg_data_dir(
+    struct cfg *x, const struct cfg_key *k, yaml_node_t *v, const char *s)
 {
-	const char *s = NULL;
-	int r;
-
-	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
-		return r;
 	if (memchr(s, '\0', v->data.scalar.length) != NULL)
 		return cfg_error(x, v,
 		    "setting '%s': a NUL byte cannot be in "
@@ -323,20 +322,15 @@ cfg_data_dir(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
 		    k->opt.key, strlen(s), CONFIG_DATA_DIR_MAX);
 	x->c->data_dir_line = (uint32_t)v->start_mark.line + 1;
 	x->c->data_dir_col = (uint32_t)v->start_mark.column + 1;
-	return cfg_value(x, k, v, base);
+	return 0;
 }
 
 static int
-cfg_log(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
+cfg_log(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, const char *s)
 {
-	const char *s = NULL;
-	int r;
-
-	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
-		return r;
 	if (strcmp(s, "stderr") != 0 && strcmp(s, "syslog") != 0)
 		return cfg_bad(x, k, v);
-	return cfg_value(x, k, v, base);
+	return 0;
 }
 
 static int
@@ -673,10 +667,10 @@ static const struct cfg_key cfg_retention_keys[] = {
 	{ CFG_OPT_DEF("max_age", VITALS_OPT_DURATION,
 	      offsetof(struct config, retention_ns), "30d", 0, 0),
 	    cfg_value, 0, 0,
-	    "a duration (e.g. 12h, 30d; 0 keeps epochs forever)" },
+	    "a duration (e.g. 12h, 30d; 0 keeps epochs forever)", NULL },
 	{ CFG_OPT_DEF("max_size", VITALS_OPT_SIZE,
 	      offsetof(struct config, retention_bytes), "1G", 0, 0),
-	    cfg_value, 0, 0, "a size (e.g. 512M, 10G; 0 for no limit)" },
+	    cfg_value, 0, 0, "a size (e.g. 512M, 10G; 0 for no limit)", NULL },
 };
 #define CFG_NRETENTION \
 	(sizeof(cfg_retention_keys) / sizeof(cfg_retention_keys[0]))
@@ -1040,32 +1034,32 @@ cfg_section(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
 /* Settings read by a function of their own have type 0 (none). */
 #define CFG_NONE(key) CFG_OPT(key, 0, 0, 0, 0)
 static const struct cfg_key cfg_top_keys[] = {
-	{ C("host", VITALS_OPT_STRING, host, NULL, 0, 0), cfg_host, 0, 0,
-	    "a host name" },
+	{ C("host", VITALS_OPT_STRING, host, NULL, 0, 0), cfg_value, 0, 0,
+	    "a host name", cfg_host },
 	{ C("data_dir", VITALS_OPT_STRING, data_dir, CONFIG_DATA_DIR, 0, 0),
-	    cfg_data_dir, 0, 0, "an absolute path" },
+	    cfg_value, 0, 0, "an absolute path", cfg_data_dir },
 	{ C("epoch", VITALS_OPT_DURATION, epoch_ns, "60s", 0.1, CFG_NOMAX),
 	    cfg_value, 0, 0,
-	    "a duration of at least 100ms (e.g. 250ms, 5s, 2m)" },
-	{ CFG_NONE("retention"), cfg_retention, 0, 0, "a mapping" },
+	    "a duration of at least 100ms (e.g. 250ms, 5s, 2m)", NULL },
+	{ CFG_NONE("retention"), cfg_retention, 0, 0, "a mapping", NULL },
 	{ C("plugin_path", VITALS_OPT_STRLIST, plugin_path, NULL, 0, 0),
-	    cfg_plugin_path, 0, 0, "a list of directories" },
-	{ C("log", VITALS_OPT_STRING, log, "stderr", 0, 0), cfg_log, 0, 0,
-	    "stderr or syslog" },
+	    cfg_plugin_path, 0, 0, "a list of directories", NULL },
+	{ C("log", VITALS_OPT_STRING, log, "stderr", 0, 0), cfg_value, 0, 0,
+	    "stderr or syslog", cfg_log },
 	{ C("log_level", 0, log_level, NULL, 0, 0), cfg_log_level, 0, 0,
-	    "error, warn, info or debug" },
+	    "error, warn, info or debug", NULL },
 	{ C("filter_queue", OPTION_UINT32, queue_len, "16", 2, 1024), cfg_value,
-	    0, 0, "an integer from 2 to 1024" },
-	{ CFG_NONE("sketch"), cfg_sketch, 0, 0, "a mapping" },
+	    0, 0, "an integer from 2 to 1024", NULL },
+	{ CFG_NONE("sketch"), cfg_sketch, 0, 0, "a mapping", NULL },
 	{ CFG_NONE("probes"), cfg_section, 0, VITALS_PLUGIN_PROBE,
-	    "a mapping of plugin names to options" },
+	    "a mapping of plugin names to options", NULL },
 	{ CFG_NONE("filters"), cfg_section, 0, VITALS_PLUGIN_FILTER,
-	    "a mapping of plugin names to options" },
+	    "a mapping of plugin names to options", NULL },
 	{ CFG_NONE("plugins"), cfg_section, 0, VITALS_PLUGIN_OUTPUT,
-	    "a mapping of plugin names to options" },
+	    "a mapping of plugin names to options", NULL },
 	/* Last: read after `epoch`, which it must be a multiple of. */
 	{ CFG_NONE("timescales"), cfg_timescales, 0, 0,
-	    "a list of durations (e.g. [5m, 1h, 1d])" },
+	    "a list of durations (e.g. [5m, 1h, 1d])", NULL },
 };
 #undef CFG_NONE
 #undef C
