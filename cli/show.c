@@ -426,9 +426,16 @@ static int
 show_json(const struct vitals_epoch *e)
 {
 	json_t *j;
+	char *text;
+	size_t len;
 	int rc;
 
-	if ((j = codec_epoch_to_json(e)) == NULL)
+	if ((rc = codec_text_encode(e, &text, &len)) != 0)
+		return rc;
+	/* Read back to be printed indented, as cli_print_json prints. */
+	j = json_loadb(text, len, 0, NULL);
+	free(text);
+	if (j == NULL)
 		return -ENOMEM;
 	rc = cli_print_json(j);
 	json_decref(j);

@@ -22,6 +22,7 @@
 #include "aggregate.h"
 #include "cache.h"
 #include "codec.h"
+#include "epoch_json.h"
 #include "config.h"
 #include "instance.h"
 #include "rollup.h"
@@ -429,7 +430,7 @@ START_TEST(test_copy)
 	a->e.nmetrics = 1;
 	a->e.modules = &mo;
 	a->e.nmodules = 1;
-	ck_assert_ptr_nonnull(c = rollup_copy(&a->e));
+	ck_assert_ptr_nonnull(c = epoch_copy(&a->e));
 	free(a); /* the copy owns all it points to */
 	free((char *)me.name);
 	free((char *)mo.path);
@@ -447,8 +448,8 @@ START_TEST(test_copy)
 	a = fx_new("a", T0, 60, 64, 3, 9);
 	a->e.findings = &fi;
 	a->e.nfindings = 1;
-	ja = codec_epoch_to_json(&a->e);
-	jc = codec_epoch_to_json(c);
+	ja = epoch_json(&a->e);
+	jc = epoch_json(c);
 	ck_assert(json_equal(ja, jc));
 	json_decref(ja);
 	json_decref(jc);
@@ -493,7 +494,7 @@ START_TEST(test_copy_shares_stacks)
 	a->s[0][3].ksyms = deepsyms;
 	a->s[1][0].nkstack = a->s[1][0].nustack = 0;
 	a->s[1][0].ksyms = names;
-	ck_assert_ptr_nonnull(c = rollup_copy(&a->e));
+	ck_assert_ptr_nonnull(c = epoch_copy(&a->e));
 	c0 = c->vitals[0].samples;
 	ck_assert_ptr_eq(c0[1].kstack, c0[0].kstack);
 	ck_assert_ptr_eq(c0[1].ustack, c0[0].ustack);
@@ -670,7 +671,7 @@ START_TEST(test_queue_order)
 	ck_assert_int_eq(aggregate_filters(a, &f, 1), 0);
 	for (i = 0; i < 10; i++) {
 		x = fx_new("h", T0 + i * 60 * NS, 60, 64, 1, i);
-		e = rollup_copy(&x->e);
+		e = epoch_copy(&x->e);
 		free(x);
 		ck_assert_int_eq(aggregate_run(a, 0, &e, 1), 0);
 	}
@@ -678,7 +679,7 @@ START_TEST(test_queue_order)
 	f.timescale_s = 300;
 	aggregate_filters(a, &f, 1);
 	x = fx_new("h", T0 + 10 * 60 * NS, 60, 64, 1, 10);
-	e = rollup_copy(&x->e);
+	e = epoch_copy(&x->e);
 	free(x);
 	aggregate_run(a, 0, &e, 1);
 	ck_assert_uint_eq(nseen, 10);
@@ -711,7 +712,7 @@ START_TEST(test_peers)
 	for (slot = 0; slot < 2; slot++) {
 		for (i = 0; i < 3; i++) {
 			x = fx_new(hosts[i], T0 + slot * 60 * NS, 60, 64, 1, i);
-			v[i] = rollup_copy(&x->e);
+			v[i] = epoch_copy(&x->e);
 			free(x);
 		}
 		ck_assert_int_eq(aggregate_run(a, 0, v, 3), 0);
@@ -909,7 +910,7 @@ lrec_scenario(uint32_t lanes, struct lrec *out)
 		for (i = 0; i < 3; i++) {
 			x = fx_new(hosts[i], T0 + slot * 60 * NS, 60, 32, 2,
 			    slot * 3 + i);
-			v[i] = rollup_copy(&x->e);
+			v[i] = epoch_copy(&x->e);
 			free(x);
 		}
 		/* Host c misses every seventh slot: fewer peers there. */
@@ -921,7 +922,7 @@ lrec_scenario(uint32_t lanes, struct lrec *out)
 		for (i = 0; i < 2; i++) {
 			x = fx_new(hosts[i], T0 + (slot - 4) * 60 * NS, 300, 32,
 			    2, 1000 + slot * 3 + i);
-			v[i] = rollup_copy(&x->e);
+			v[i] = epoch_copy(&x->e);
 			free(x);
 		}
 		ck_assert_int_eq(aggregate_run(a, 300, v, 2), 0);
@@ -985,7 +986,7 @@ START_TEST(test_lanes_free_busy)
 	ck_assert_int_eq(aggregate_filters(a, &f, 1), 0);
 	for (i = 0; i < 100; i++) {
 		x = fx_new("h", T0 + i * 60 * NS, 60, 32, 2, i);
-		e = rollup_copy(&x->e);
+		e = epoch_copy(&x->e);
 		free(x);
 		ck_assert_int_eq(aggregate_run(a, 0, &e, 1), 0);
 	}

@@ -15,6 +15,7 @@
 #include <vitals/store.h>
 
 #include "codec.h"
+#include "epoch_json.h"
 
 #define NS 1000000000ull
 
@@ -335,7 +336,7 @@ roundtrip(const struct vitals_epoch *e)
 	char *s;
 	int r;
 
-	j = codec_epoch_to_json(e);
+	j = epoch_json(e);
 	ck_assert_ptr_nonnull(j);
 	s = json_dumps(j, JSON_COMPACT);
 	json_decref(j);
@@ -370,28 +371,28 @@ END_TEST
 
 START_TEST(test_intern)
 {
-	struct vitals_epoch *e = codec_epoch_new();
+	struct vitals_epoch *e = epoch_new();
 	const char *a, *first[600];
 	char buf[32];
 	int i;
 
 	ck_assert_ptr_nonnull(e);
-	a = codec_epoch_intern(e, "do_syscall_64+0x10");
+	a = epoch_intern(e, "do_syscall_64+0x10");
 	ck_assert_str_eq(a, "do_syscall_64+0x10");
-	ck_assert_ptr_eq(codec_epoch_intern(e, "do_syscall_64+0x10"), a);
-	ck_assert_ptr_ne(codec_epoch_intern(e, "do_syscall_64+0x1"), a);
-	ck_assert_str_eq(codec_epoch_intern(e, NULL), "");
-	ck_assert_ptr_eq(codec_epoch_intern(e, NULL), codec_epoch_intern(e, ""));
+	ck_assert_ptr_eq(epoch_intern(e, "do_syscall_64+0x10"), a);
+	ck_assert_ptr_ne(epoch_intern(e, "do_syscall_64+0x1"), a);
+	ck_assert_str_eq(epoch_intern(e, NULL), "");
+	ck_assert_ptr_eq(epoch_intern(e, NULL), epoch_intern(e, ""));
 	/* Past the table's first size: it grows and still finds them all. */
 	for (i = 0; i < 600; i++) {
 		snprintf(buf, sizeof(buf), "f%d", i);
-		first[i] = codec_epoch_intern(e, buf);
+		first[i] = epoch_intern(e, buf);
 	}
 	for (i = 0; i < 600; i++) {
 		snprintf(buf, sizeof(buf), "f%d", i);
-		ck_assert_ptr_eq(codec_epoch_intern(e, buf), first[i]);
+		ck_assert_ptr_eq(epoch_intern(e, buf), first[i]);
 	}
-	ck_assert_ptr_eq(codec_epoch_intern(e, "do_syscall_64+0x10"), a);
+	ck_assert_ptr_eq(epoch_intern(e, "do_syscall_64+0x10"), a);
 	vitals_epoch_free(e);
 }
 END_TEST
@@ -399,35 +400,35 @@ END_TEST
 /* Byte arrays are stored once too, apart from strings; sealing keeps them. */
 START_TEST(test_intern_bytes)
 {
-	struct vitals_epoch *e = codec_epoch_new();
+	struct vitals_epoch *e = epoch_new();
 	const uint64_t f[3] = { 1, 2, 0xffffffff81000000ull }, g[3] = { 1, 2, 3 };
 	const uint64_t *a, *b;
 	const char *s;
 
 	ck_assert_ptr_nonnull(e);
-	a = codec_epoch_intern_bytes(e, f, sizeof(f));
+	a = epoch_intern_bytes(e, f, sizeof(f));
 	ck_assert_ptr_nonnull(a);
 	ck_assert_ptr_ne(a, f);
 	ck_assert_mem_eq(a, f, sizeof(f));
-	ck_assert_ptr_eq(codec_epoch_intern_bytes(e, f, sizeof(f)), a);
-	b = codec_epoch_intern_bytes(e, g, sizeof(g));
+	ck_assert_ptr_eq(epoch_intern_bytes(e, f, sizeof(f)), a);
+	b = epoch_intern_bytes(e, g, sizeof(g));
 	ck_assert_ptr_ne(b, a);
 	ck_assert_mem_eq(b, g, sizeof(g));
 	/* A prefix is another array. */
-	ck_assert_ptr_ne(codec_epoch_intern_bytes(e, f, 2 * sizeof(*f)), a);
-	ck_assert_ptr_null(codec_epoch_intern_bytes(e, f, 0));
+	ck_assert_ptr_ne(epoch_intern_bytes(e, f, 2 * sizeof(*f)), a);
+	ck_assert_ptr_null(epoch_intern_bytes(e, f, 0));
 	/* The bytes "ab" and the string "ab" are kept apart. */
-	s = codec_epoch_intern(e, "ab");
-	ck_assert_ptr_ne(codec_epoch_intern_bytes(e, "ab", 2), s);
-	codec_epoch_seal(e);
-	codec_epoch_seal(e);
+	s = epoch_intern(e, "ab");
+	ck_assert_ptr_ne(epoch_intern_bytes(e, "ab", 2), s);
+	epoch_seal(e);
+	epoch_seal(e);
 	ck_assert_mem_eq(a, f, sizeof(f));
 	ck_assert_str_eq(s, "ab");
 	/* Sealed, it still interns, into a new table. */
-	ck_assert_str_eq(codec_epoch_intern(e, "ab"), "ab");
-	ck_assert_ptr_eq(codec_epoch_intern(e, "cd"), codec_epoch_intern(e, "cd"));
-	ck_assert_mem_eq(codec_epoch_intern_bytes(e, f, sizeof(f)), f, sizeof(f));
-	codec_epoch_seal(NULL);
+	ck_assert_str_eq(epoch_intern(e, "ab"), "ab");
+	ck_assert_ptr_eq(epoch_intern(e, "cd"), epoch_intern(e, "cd"));
+	ck_assert_mem_eq(epoch_intern_bytes(e, f, sizeof(f)), f, sizeof(f));
+	epoch_seal(NULL);
 	vitals_epoch_free(e);
 }
 END_TEST
@@ -435,7 +436,7 @@ END_TEST
 START_TEST(test_u64_bit_pattern)
 {
 	struct vitals_epoch *e = fx_build();
-	json_t *j = codec_epoch_to_json(e);
+	json_t *j = epoch_json(e);
 
 	/* Stored as the int64 with the same bits: 2^63 reads as INT64_MIN. */
 	ck_assert_int_eq(
@@ -448,7 +449,7 @@ END_TEST
 START_TEST(test_hca_sparse)
 {
 	struct vitals_epoch *e = fx_build(), *d;
-	json_t *j = codec_epoch_to_json(e), *hca, *nz;
+	json_t *j = epoch_json(e), *hca, *nz;
 
 	hca = json_object_get(
 	    json_array_get(json_object_get(j, "vitals"), 1), "hca");
@@ -510,7 +511,7 @@ END_TEST
 START_TEST(test_metrics_absent)
 {
 	struct vitals_epoch *e = fx_build(), *d = NULL;
-	json_t *j = codec_epoch_to_json(e);
+	json_t *j = epoch_json(e);
 	char err[256] = "";
 
 	ck_assert(json_is_object(json_object_get(j, "metrics")));
@@ -530,7 +531,7 @@ END_TEST
 START_TEST(test_metrics_sorted)
 {
 	struct vitals_epoch *e = fx_build(), *d = NULL;
-	json_t *j = codec_epoch_to_json(e), *m, *rev;
+	json_t *j = epoch_json(e), *m, *rev;
 	char err[256] = "";
 	int i;
 
@@ -699,7 +700,7 @@ START_TEST(test_bad_document)
 {
 	const struct bad_case *c = &bad_cases[_i];
 	struct vitals_epoch *out = NULL;
-	json_t *j = codec_epoch_to_json(fx_build()), *at;
+	json_t *j = epoch_json(fx_build()), *at;
 	char err[256] = "";
 	int r;
 
@@ -731,7 +732,7 @@ END_TEST
 START_TEST(test_too_many_frames)
 {
 	struct vitals_epoch *out = NULL;
-	json_t *j = codec_epoch_to_json(fx_build()), *k;
+	json_t *j = epoch_json(fx_build()), *k;
 	char err[256] = "";
 
 	k = json_at(j, "vitals.0.samples.0.kstack");

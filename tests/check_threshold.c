@@ -348,8 +348,26 @@ static const struct {
 	{ "cpu.wsum@ > 5", "empty exe after '@'" },
 	{ "cpu.wsum > 5, sched.wsum >< 1",
 	    "rule 2 'sched.wsum >< 1': bad operator '><'" },
-	{ "cpu.wsum > 5, , x", "rule 2 '': empty rule" },
+	/* A comma list drops empty items (a YAML sequence keeps them). */
+	{ "cpu.wsum > 5, , x", "rule 2 'x': bad subject 'x'" },
 };
+
+/* An empty item of a YAML sequence is an empty rule. */
+START_TEST(empty_rule)
+{
+	char *items[] = { "cpu.wsum > 5", "", "x" };
+
+	cfg = mock_config_new(&vitals_plugin);
+	ck_assert_ptr_nonnull(cfg);
+	ck_assert_int_eq(
+	    mock_config_set_list(&vitals_plugin, cfg, "rules", items, 3), 0);
+	ck_assert_int_eq(
+	    vitals_plugin.init(mock_ctx("threshold"), cfg, &st), -EINVAL);
+	ck_assert_ptr_null(st);
+	ck_assert_ptr_nonnull(
+	    strstr(mock_last_error(), "rule 2 '': empty rule"));
+}
+END_TEST
 
 START_TEST(bad_rules)
 {
@@ -419,6 +437,7 @@ threshold_suite(void)
 	tcase_add_loop_test(tc, partial_epoch_scaled, 0, NCASES(partial_cases));
 	tcase_add_test(tc, rollup_scaled);
 	tcase_add_loop_test(tc, bad_rules, 0, NCASES(bad_cases));
+	tcase_add_test(tc, empty_rule);
 	tcase_add_loop_test(tc, bad_options, 0, NCASES(bad_option_cases));
 	tcase_add_test(tc, descriptor);
 	suite_add_tcase(s, tc);

@@ -42,20 +42,30 @@ struct vitals_ctx *mock_ctx(const char *name);
 void mock_reset(void);
 
 /*
- * Config blocks: a calloc'd block of p->config_size bytes with every
- * option's default applied, as the core would before reading YAML.
+ * Config blocks, filled by the core's own option.c: a calloc'd block of
+ * p->config_size bytes with every option's default applied, as the core
+ * does before reading YAML.
  * Returns NULL if memory runs out or a default does not parse.  The
  * caller owns it and frees it with mock_config_free.
  */
 void *mock_config_new(const struct vitals_plugin *p);
 
 /*
- * Set option `key` from its YAML scalar text (lists comma separated).
- * Bounds are not checked, so a test can hand the plugin values the core
- * would refuse.  Returns 0, or -EINVAL for an unknown key or bad text.
+ * Set option `key` from its YAML scalar text (lists comma separated), as
+ * option.c parses it.  Bounds are not checked, so a test can hand the
+ * plugin values the core would refuse.  Returns 0, -EINVAL for an
+ * unknown key or bad text, or -ENOMEM.
  */
 int mock_config_set(const struct vitals_plugin *p, void *block, const char *key,
     const char *value);
+
+/*
+ * Set list option `key` to items[0..n), as the core reads a YAML sequence
+ * (empty items kept).  Returns 0, -EINVAL for an unknown key or one that
+ * is not a list, or -ENOMEM.
+ */
+int mock_config_set_list(const struct vitals_plugin *p, void *block,
+    const char *key, char *const *items, uint32_t n);
 
 /* Free a block from mock_config_new and the strings in it; NULL is fine. */
 void mock_config_free(const struct vitals_plugin *p, void *block);

@@ -14,6 +14,7 @@
 #include <vitals/store.h>
 
 #include "aggregate.h"
+#include "epoch.h"
 #include "instance.h"
 #include "log.h"
 #include "rollup.h"
@@ -741,7 +742,7 @@ aggregate_live(struct aggregate *a, const struct vitals_epoch *e)
 		    (r = aggregate_open_close(a, o)) != 0 && rc == 0)
 			rc = r;
 	}
-	if ((copy = rollup_copy(e)) == NULL)
+	if ((copy = epoch_copy(e)) == NULL)
 		return -ENOMEM;
 	if ((r = aggregate_run(a, 0, &copy, 1)) != 0 && rc == 0)
 		rc = r;

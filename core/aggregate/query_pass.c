@@ -131,23 +131,11 @@ query_part_cached(struct query *q, const struct query_ts *t,
 	return e;
 }
 
-/* The JSON text of a rollup, without a jansson tree where it can. */
+/* The JSON text of a rollup. */
 static int
 query_epoch_encode(void *e, char **text, size_t *len)
 {
-	json_t *j;
-	int r;
-
-	if ((r = codec_text_encode(e, text, len)) != -ENOTSUP)
-		return r;
-	if ((j = codec_epoch_to_json(e)) == NULL)
-		return -ENOMEM;
-	*text = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	if (*text == NULL)
-		return -ENOMEM;
-	*len = strlen(*text);
-	return 0;
+	return codec_text_encode(e, text, len);
 }
 
 static void
@@ -168,7 +156,7 @@ query_part_store(struct query *q, const struct query_ts *t,
 
 	if (q->cache == NULL ||
 	    query_rollup_name(t, sl, pa, name, sizeof(name), &stem) != 0 ||
-	    (copy = rollup_copy(e)) == NULL)
+	    (copy = epoch_copy(e)) == NULL)
 		return;
 	/* Encoding and compressing is slow: a thread does it on a copy. */
 	cache_put_async(q->cache, name, &pa->key, stem, copy,

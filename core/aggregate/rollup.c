@@ -14,6 +14,7 @@
 #include <vitals/store.h>
 
 #include "codec.h"
+#include "epoch.h"
 #include "rollup.h"
 #include "sketch.h"
 
@@ -144,24 +145,6 @@ rollup_sample_size(const struct vitals_sample *s)
 }
 
 /*
- * d's exe and thread, and its frames' names into syms (if s has names),
- * as s's interned in e; d may be s.  0 or -ENOMEM.
- */
-static int
-rollup_intern_names(struct vitals_epoch *e, struct vitals_sample *d,
-    const struct vitals_sample *s, const char **syms)
-{
-	uint32_t i;
-
-	for (i = 0; s->ksyms != NULL && i < s->nkstack + s->nustack; i++)
-		if ((syms[i] = codec_epoch_intern(e, s->ksyms[i])) == NULL)
-			return -ENOMEM;
-	d->exe = codec_epoch_intern(e, s->exe);
-	d->comm = codec_epoch_intern(e, s->comm);
-	return d->exe != NULL && d->comm != NULL ? 0 : -ENOMEM;
-}
-
-/*
  * Copy s into d with mem (of rollup_sample_size(s) bytes, pointer-aligned)
  * for the frames, then the name pointers; the strings into r's pool.
  * 0 or -ENOMEM.
@@ -173,7 +156,7 @@ rollup_sample_fill(struct rollup *r, struct vitals_sample *d,
 	uint64_t *f = (uint64_t *)(void *)mem;
 	const char **syms = (const char **)(f + s->nkstack + s->nustack);
 
-	if (r->pool == NULL && (r->pool = codec_epoch_new()) == NULL)
+	if (r->pool == NULL && (r->pool = epoch_new()) == NULL)
 		return -ENOMEM;
 	*d = *s;
 	memcpy(f, s->kstack, s->nkstack * sizeof(*f));
@@ -181,7 +164,7 @@ rollup_sample_fill(struct rollup *r, struct vitals_sample *d,
 	d->kstack = s->nkstack ? f : NULL;
 	d->ustack = s->nustack ? f + s->nkstack : NULL;
 	d->ksyms = s->ksyms != NULL ? syms : NULL;
-	return rollup_intern_names(r->pool, d, s, syms);
+	return epoch_intern_names(r->pool, d, s, syms);
 }
 
 /*
@@ -531,7 +514,7 @@ rollup_free(struct rollup *r)
 	free(r->in_ids);
 	free(r->vitals);
 	free(r->host);
-	codec_epoch_free(r->pool);
+	epoch_free(r->pool);
 	free(r);
 }
 
@@ -576,18 +559,18 @@ rollup_pool_compact(struct rollup *r)
 	struct vitals_sample *s;
 	uint32_t i, j, k;
 
-	if ((p = codec_epoch_new()) == NULL)
+	if ((p = epoch_new()) == NULL)
 		return;
 	/* First intern everything: the samples change only if all fit. */
 	for (i = 0; i < r->nvitals; i++)
 		for (j = 0; j < r->vitals[i].nsamples; j++) {
 			s = &r->vitals[i].samples[j]->s;
-			if (codec_epoch_intern(p, s->exe) == NULL ||
-			    codec_epoch_intern(p, s->comm) == NULL)
+			if (epoch_intern(p, s->exe) == NULL ||
+			    epoch_intern(p, s->comm) == NULL)
 				goto fail;
 			for (k = 0; s->ksyms != NULL &&
 			    k < s->nkstack + s->nustack; k++)
-				if (codec_epoch_intern(p, s->ksyms[k]) == NULL)
+				if (epoch_intern(p, s->ksyms[k]) == NULL)
 					goto fail;
 		}
 	/*
@@ -597,20 +580,20 @@ rollup_pool_compact(struct rollup *r)
 	for (i = 0; i < r->nvitals; i++)
 		for (j = 0; j < r->vitals[i].nsamples; j++) {
 			s = &r->vitals[i].samples[j]->s;
-			(void)rollup_intern_names(p, s, s,
+			(void)epoch_intern_names(p, s, s,
 			    (const char **)(uintptr_t)s->ksyms);
 		}
-	codec_epoch_free(r->pool);
+	epoch_free(r->pool);
 	r->pool = p;
 	return;
 fail:
-	codec_epoch_free(p);
+	epoch_free(p);
 }
 
 uint32_t
 rollup_strings(const struct rollup *r)
 {
-	return r->pool != NULL ? codec_epoch_interned(r->pool) : 0;
+	return r->pool != NULL ? epoch_interned(r->pool) : 0;
 }
 
 int
@@ -655,101 +638,6 @@ rollup_start(const struct rollup *r)
 
 /* ---- building epochs in an arena ---- */
 
-/* s (NULL reads as "") in e's arena, stored once per epoch. */
-static const char *
-rollup_arena_str(struct vitals_epoch *e, const char *s)
-{
-	return codec_epoch_intern(e, s);
-}
-
-/*
- * Copy s into d, its frames, symbol pointers and strings into e's arena,
- * each stored once there: samples of one site share their frames, and
- * samples of one function their frames' names.
- */
-static int
-rollup_arena_sample(struct vitals_epoch *e, struct vitals_sample *d,
-    const struct vitals_sample *s)
-{
-	uint64_t buf[2 * VITALS_STACK_MAX], *f = buf;
-	const char *sbuf[2 * VITALS_STACK_MAX], **syms = sbuf;
-	const uint64_t *fa = NULL;
-	uint32_t nk = s->nkstack, nf = nk + s->nustack;
-	/* Deeper than stored stacks (cut on writing): copied, not shared. */
-	int deep = nf > 2 * VITALS_STACK_MAX;
-
-	*d = *s;
-	if (deep) {
-		f = codec_epoch_alloc(e, nf * sizeof(*f));
-		if (s->ksyms != NULL)
-			syms = codec_epoch_alloc(e, nf * sizeof(*syms));
-		if (f == NULL || syms == NULL)
-			return -ENOMEM;
-	}
-	if (nf > 0) {
-		memcpy(f, s->kstack, nk * sizeof(*f));
-		memcpy(f + nk, s->ustack, s->nustack * sizeof(*f));
-		fa = deep ? f : codec_epoch_intern_bytes(e, f, nf * sizeof(*f));
-		if (fa == NULL)
-			return -ENOMEM;
-	}
-	d->kstack = nk ? fa : NULL;
-	d->ustack = s->nustack ? fa + nk : NULL;
-	d->ksyms = NULL;
-	if (rollup_intern_names(e, d, s, syms) != 0)
-		return -ENOMEM;
-	if (s->ksyms == NULL)
-		return 0;
-	/* Empty stacks still give a non-NULL array. */
-	if (nf == 0)
-		d->ksyms = codec_epoch_alloc(e, 1);
-	else if (deep)
-		d->ksyms = syms;
-	else
-		d->ksyms =
-		    codec_epoch_intern_bytes(e, syms, nf * sizeof(*syms));
-	return d->ksyms != NULL ? 0 : -ENOMEM;
-}
-
-/* Copy samples src[0..n) into e's arena; their slots masked to m. */
-static const struct vitals_sample *
-rollup_arena_samples(struct vitals_epoch *e,
-    const struct vitals_sample *const *src, uint32_t n, uint32_t m)
-{
-	struct vitals_sample *d;
-	uint32_t i;
-
-	if (n == 0)
-		return NULL;
-	if ((d = codec_epoch_alloc(e, n * sizeof(*d))) == NULL)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		if (rollup_arena_sample(e, &d[i], src[i]) != 0)
-			return NULL;
-		if (m != 0)
-			d[i].slot &= m - 1;
-	}
-	return d;
-}
-
-static int
-rollup_arena_hca(struct vitals_epoch *e, struct vitals_vital_epoch *d,
-    const uint64_t *hca, uint32_t m)
-{
-	uint64_t *h;
-
-	d->hca_size = m;
-	d->hca = NULL;
-	if (m == 0)
-		return 0;
-	if ((h = codec_epoch_alloc(e, m * sizeof(*h))) == NULL)
-		return -ENOMEM;
-	if (hca != NULL)
-		memcpy(h, hca, m * sizeof(*h));
-	d->hca = h;
-	return 0;
-}
-
 /* How many of v's samples the rolled-up epoch keeps. */
 static uint32_t
 rollup_kept(const struct rollup *r, const struct rollup_vital *v)
@@ -767,8 +655,8 @@ rollup_finish_vital(const struct rollup *r, const struct rollup_vital *v,
 	uint32_t i, n = rollup_kept(r, v);
 	uint64_t lc;
 
-	d->name = rollup_arena_str(e, v->name);
-	d->unit = rollup_arena_str(e, v->unit);
+	d->name = epoch_intern(e, v->name);
+	d->unit = epoch_intern(e, v->unit);
 	d->threshold = v->threshold;
 	d->floor = v->floor;
 	d->events = v->events;
@@ -778,13 +666,13 @@ rollup_finish_vital(const struct rollup *r, const struct rollup_vital *v,
 	lc = v->hca_size ? sketch_unique(v->hca, v->hca_size) : 0;
 	d->unique = lc > v->unique ? lc : v->unique;
 	if (d->name == NULL || d->unit == NULL ||
-	    rollup_arena_hca(e, d, v->hca, v->hca_size) != 0)
+	    epoch_copy_hca(e, d, v->hca, v->hca_size) != 0)
 		return -ENOMEM;
 	if ((src = calloc((size_t)n + 1, sizeof(*src))) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
 		src[i] = &v->samples[i]->s;
-	d->samples = rollup_arena_samples(e, src, n, 0);
+	d->samples = epoch_copy_samples(e, src, n, 0);
 	free(src);
 	d->nsamples = n;
 	return n > 0 && d->samples == NULL ? -ENOMEM : 0;
@@ -824,14 +712,14 @@ rollup_finish_modules(const struct rollup *r, struct vitals_epoch *e)
 		    rollup_kept(r, &r->vitals[i]), used);
 	for (i = 0; i < r->nmodules; i++)
 		n += used[i];
-	if (n > 0 && (m = codec_epoch_alloc(e, n * sizeof(*m))) == NULL)
+	if (n > 0 && (m = epoch_alloc(e, n * sizeof(*m))) == NULL)
 		goto out;
 	for (i = 0, n = 0; i < r->nmodules; i++) {
 		if (!used[i])
 			continue;
 		m[n].id = i;
-		m[n].path = rollup_arena_str(e, r->modules[i].path);
-		m[n].build_id = rollup_arena_str(e, r->modules[i].build_id);
+		m[n].path = epoch_intern(e, r->modules[i].path);
+		m[n].build_id = epoch_intern(e, r->modules[i].build_id);
 		if (m[n].path == NULL || m[n].build_id == NULL)
 			goto out;
 		n++;
@@ -854,9 +742,9 @@ rollup_finish(const struct rollup *r, struct vitals_epoch **out)
 
 	if (r->nepochs == 0)
 		return -EINVAL;
-	if ((e = codec_epoch_new()) == NULL)
+	if ((e = epoch_new()) == NULL)
 		return -ENOMEM;
-	e->host = rollup_arena_str(e, r->host);
+	e->host = epoch_intern(e, r->host);
 	e->start_ns = r->start_ns;
 	e->length_ns = r->length_ns;
 	e->timescale_s = r->timescale_s;
@@ -866,7 +754,7 @@ rollup_finish(const struct rollup *r, struct vitals_epoch **out)
 	e->dropped = r->dropped;
 	e->cpu_ns = r->cpu_ns;
 	if (r->nvitals > 0 &&
-	    (vv = codec_epoch_alloc(e, r->nvitals * sizeof(*vv))) == NULL)
+	    (vv = epoch_alloc(e, r->nvitals * sizeof(*vv))) == NULL)
 		goto fail;
 	for (i = 0; i < r->nvitals; i++)
 		if ((rc = rollup_finish_vital(r, &r->vitals[i], e, &vv[i])) !=
@@ -876,11 +764,11 @@ rollup_finish(const struct rollup *r, struct vitals_epoch **out)
 		goto fail;
 	e->vitals = vv;
 	e->nvitals = r->nvitals;
-	codec_epoch_seal(e);
+	epoch_seal(e);
 	*out = e;
 	return 0;
 fail:
-	codec_epoch_free(e);
+	epoch_free(e);
 	return rc;
 }
 
@@ -958,133 +846,4 @@ vitals_range_rollup(const char *data_dir, uint64_t from_ns, uint64_t to_ns,
 	else if (r != 0)
 		snprintf(err, errlen, "%s", strerror(-r));
 	return r;
-}
-
-/* ---- deep copies ---- */
-
-static int
-rollup_copy_vital(struct vitals_epoch *e, struct vitals_vital_epoch *d,
-    const struct vitals_vital_epoch *s)
-{
-	const struct vitals_sample **src;
-	uint32_t i;
-
-	*d = *s;
-	d->name = rollup_arena_str(e, s->name);
-	d->unit = rollup_arena_str(e, s->unit);
-	if (d->name == NULL || d->unit == NULL ||
-	    rollup_arena_hca(e, d, s->hca, s->hca_size) != 0)
-		return -ENOMEM;
-	d->samples = NULL;
-	if (s->nsamples == 0 || s->samples == NULL) {
-		d->nsamples = 0;
-		return 0;
-	}
-	if ((src = calloc(s->nsamples, sizeof(*src))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < s->nsamples; i++)
-		src[i] = &s->samples[i];
-	d->samples = rollup_arena_samples(e, src, s->nsamples, 0);
-	free(src);
-	return d->samples == NULL ? -ENOMEM : 0;
-}
-
-static int
-rollup_copy_finding(struct vitals_epoch *e, struct vitals_finding *d,
-    const struct vitals_finding *s)
-{
-	*d = *s;
-	d->filter = rollup_arena_str(e, s->filter);
-	d->vital = s->vital ? rollup_arena_str(e, s->vital) : NULL;
-	d->label = s->label ? rollup_arena_str(e, s->label) : NULL;
-	d->text = rollup_arena_str(e, s->text);
-	if (!d->filter || !d->text || (s->vital && !d->vital) ||
-	    (s->label && !d->label))
-		return -ENOMEM;
-	return 0;
-}
-
-/* The named metrics of s into e's arena (the pointers s holds are not e's). */
-static int
-rollup_copy_metrics(struct vitals_epoch *e, const struct vitals_epoch *s)
-{
-	struct vitals_metric *m;
-	uint32_t i;
-
-	e->metrics = NULL;
-	e->nmetrics = 0;
-	if (s->nmetrics == 0 || s->metrics == NULL)
-		return 0;
-	if ((m = codec_epoch_alloc(e, s->nmetrics * sizeof(*m))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < s->nmetrics; i++) {
-		m[i] = s->metrics[i];
-		if ((m[i].name = rollup_arena_str(e, s->metrics[i].name)) == NULL ||
-		    (m[i].unit = rollup_arena_str(e, s->metrics[i].unit)) == NULL)
-			return -ENOMEM;
-	}
-	e->metrics = m;
-	e->nmetrics = s->nmetrics;
-	return 0;
-}
-
-/* The modules table of s into e's arena. */
-static int
-rollup_copy_modules(struct vitals_epoch *e, const struct vitals_epoch *s)
-{
-	struct vitals_module *m;
-	uint32_t i;
-
-	e->modules = NULL;
-	e->nmodules = 0;
-	if (s->nmodules == 0 || s->modules == NULL)
-		return 0;
-	if ((m = codec_epoch_alloc(e, s->nmodules * sizeof(*m))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < s->nmodules; i++) {
-		m[i].id = s->modules[i].id;
-		if ((m[i].path = rollup_arena_str(e, s->modules[i].path)) ==
-		    NULL || (m[i].build_id = rollup_arena_str(e,
-		    s->modules[i].build_id)) == NULL)
-			return -ENOMEM;
-	}
-	e->modules = m;
-	e->nmodules = s->nmodules;
-	return 0;
-}
-
-struct vitals_epoch *
-rollup_copy(const struct vitals_epoch *s)
-{
-	struct vitals_vital_epoch *vv = NULL;
-	struct vitals_finding *ff = NULL;
-	struct vitals_epoch *e;
-	uint32_t i;
-
-	if ((e = codec_epoch_new()) == NULL)
-		return NULL;
-	*e = *s;
-	e->host = rollup_arena_str(e, s->host);
-	if (s->nvitals > 0 &&
-	    (vv = codec_epoch_alloc(e, s->nvitals * sizeof(*vv))) == NULL)
-		goto fail;
-	if (s->nfindings > 0 &&
-	    (ff = codec_epoch_alloc(e, s->nfindings * sizeof(*ff))) == NULL)
-		goto fail;
-	for (i = 0; i < s->nvitals; i++)
-		if (rollup_copy_vital(e, &vv[i], &s->vitals[i]) != 0)
-			goto fail;
-	for (i = 0; i < s->nfindings; i++)
-		if (rollup_copy_finding(e, &ff[i], &s->findings[i]) != 0)
-			goto fail;
-	if (e->host == NULL || rollup_copy_metrics(e, s) != 0 ||
-	    rollup_copy_modules(e, s) != 0)
-		goto fail;
-	e->vitals = vv;
-	e->findings = ff;
-	codec_epoch_seal(e);
-	return e;
-fail:
-	codec_epoch_free(e);
-	return NULL;
 }

@@ -53,10 +53,4 @@ uint32_t rollup_strings(const struct rollup *r);
  */
 int rollup_finish(const struct rollup *r, struct vitals_epoch **out);
 
-/*
- * A deep copy of e (borrowed) with its vitals, samples and findings, in
- * one arena: free with vitals_epoch_free.  NULL when out of memory.
- */
-struct vitals_epoch *rollup_copy(const struct vitals_epoch *e);
-
 #endif /* VITALS_ROLLUP_H */

@@ -6,6 +6,7 @@
  * option_fill, which knows each plugin's table.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -42,21 +43,35 @@ struct cfg {
 
 struct cfg_key;
 typedef int cfg_fn(struct cfg *, const struct cfg_key *, yaml_node_t *, void *);
+/* What cfg_value checks of a scalar s (node v) before option_set reads it. */
+typedef int cfg_check_fn(
+    struct cfg *, const struct cfg_key *, yaml_node_t *, const char *);
 
-/* A setting: its key, how to read it and where it goes. */
+/*
+ * A setting: declared as a plugin's option is (key, type, offset in
+ * struct config or struct config_sketch, bounds), read by option.c's
+ * option_set, plus what only the core's settings have.
+ */
 struct cfg_key {
-	const char *name; /* YAML key */
-	cfg_fn *fn; /* reads the value node into base + off */
-	size_t off; /* offset in struct config or struct config_sketch */
-	double min; /* inclusive lower bound for numbers */
-	double max; /* inclusive upper bound, when max > min */
+	struct vitals_option opt; /* key, type and where it goes; the bounds */
+	cfg_fn *fn; /* reads the value node: cfg_value, or the setting's own */
 	unsigned flags; /* CFG_* */
 	uint32_t kind; /* VITALS_PLUGIN_* for the plugin sections */
 	const char *expect; /* what a bad value message says was expected */
+	cfg_check_fn *check; /* for cfg_value: what the type cannot say */
 };
 #define CFG_SKETCH 0x1u /* member of struct config_sketch, not struct config */
-#define CFG_U32 0x2u /* uint32_t member, else uint64_t */
 #define CFG_POW2 0x4u /* a power of two */
+
+/* A setting declared as an option: default text def, no help line. */
+/* clang-format off */
+#define CFG_OPT_DEF(key, type, off, def, min, max) \
+	{ key, type, (uint32_t)(off), def, NULL, min, max }
+/* clang-format on */
+#define CFG_OPT(key, type, off, min, max) \
+	CFG_OPT_DEF(key, type, off, NULL, min, max)
+/* No upper bound (option_set checks bounds only when min < max). */
+#define CFG_NOMAX HUGE_VAL
 
 /* A key found in a mapping and its value. */
 struct cfg_seen {
@@ -219,7 +234,7 @@ cfg_bad(struct cfg *x, const struct cfg_key *k, const yaml_node_t *v)
 	char got[160];
 
 	return cfg_error(x, v, "setting '%s%s': expected %s, got %s", x->path,
-	    k->name, k->expect, cfg_got(v, got, sizeof(got)));
+	    k->opt.key, k->expect, cfg_got(v, got, sizeof(got)));
 }
 
 /* 1 and *s if v is a scalar, 0 if it is null (the default stays), or error. */
@@ -235,28 +250,35 @@ cfg_scalar(struct cfg *x, const struct cfg_key *k, const yaml_node_t *v,
 	return 1;
 }
 
+/*
+ * A setting of a plain type, read by option_set as a plugin's option is,
+ * after its own check (k->check) if it has one; a string must not be
+ * empty.
+ */
 static int
-cfg_in_range(const struct cfg_key *k, double v)
+cfg_value(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
 {
-	return v >= k->min && (k->max <= k->min || v <= k->max);
-}
-
-static int
-cfg_string(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
-{
-	char **dst = (char **)((char *)base + k->off);
-	const char *s;
-	char *dup;
+	const char *p = (const char *)base + k->opt.offset;
+	uint64_t n;
+	const char *s = NULL;
 	int r;
 
 	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
 		return r;
-	if (*s == '\0')
+	if (k->check != NULL && (r = k->check(x, k, v, s)) != 0)
+		return r;
+	if (k->opt.type == VITALS_OPT_STRING && *s == '\0')
 		return cfg_bad(x, k, v);
-	if ((dup = strdup(s)) == NULL)
+	if ((r = option_set(&k->opt, base, s)) == -ENOMEM)
 		return cfg_nomem(x);
-	free(*dst);
-	*dst = dup;
+	if (r != 0)
+		return cfg_bad(x, k, v);
+	if (k->flags & CFG_POW2) {
+		n = k->opt.type == OPTION_UINT32 ? *(const uint32_t *)p
+						 : *(const uint64_t *)p;
+		if ((n & (n - 1)) != 0)
+			return cfg_bad(x, k, v);
+	}
 	return 0;
 }
 
@@ -266,17 +288,13 @@ cfg_string(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
  * than at every epoch.
  */
 static int
-cfg_host(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
+cfg_host(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, const char *s)
 {
 	char why[160];
-	const char *s;
-	int r;
 
-	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
-		return r;
 	if (codec_host_check(s, v->data.scalar.length, why, sizeof(why)) != 0)
-		return cfg_error(x, v, "setting '%s': %s", k->name, why);
-	return cfg_string(x, k, v, base);
+		return cfg_error(x, v, "setting '%s': %s", k->opt.key, why);
+	return 0;
 }
 
 /*
@@ -284,112 +302,35 @@ cfg_host(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
  * place to look for it) with room for the date dirs and file names.
  */
 static int
-cfg_data_dir(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
+cfg_data_dir(
+    struct cfg *x, const struct cfg_key *k, yaml_node_t *v, const char *s)
 {
-	const char *s;
-	int r;
-
-	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
-		return r;
 	if (memchr(s, '\0', v->data.scalar.length) != NULL)
 		return cfg_error(x, v,
 		    "setting '%s': a NUL byte cannot be in "
 		    "a path",
-		    k->name);
+		    k->opt.key);
 	if (s[0] != '/')
 		return cfg_error(x, v,
 		    "setting '%s': expected an absolute "
 		    "path, got '%s'",
-		    k->name, s);
+		    k->opt.key, s);
 	if (strlen(s) > CONFIG_DATA_DIR_MAX)
 		return cfg_error(x, v,
 		    "setting '%s': %zu bytes, more than "
 		    "the %d a data dir may have",
-		    k->name, strlen(s), CONFIG_DATA_DIR_MAX);
+		    k->opt.key, strlen(s), CONFIG_DATA_DIR_MAX);
 	x->c->data_dir_line = (uint32_t)v->start_mark.line + 1;
 	x->c->data_dir_col = (uint32_t)v->start_mark.column + 1;
-	return cfg_string(x, k, v, base);
-}
-
-static int
-cfg_duration(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
-{
-	const char *s;
-	uint64_t ns;
-	int r;
-
-	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
-		return r;
-	if (option_parse_duration(s, &ns) != 0 ||
-	    !cfg_in_range(k, (double)ns / (double)NS_PER_S))
-		return cfg_bad(x, k, v);
-	*(uint64_t *)((char *)base + k->off) = ns;
 	return 0;
 }
 
 static int
-cfg_size(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
+cfg_log(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, const char *s)
 {
-	const char *s;
-	uint64_t bytes;
-	int r;
-
-	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
-		return r;
-	if (option_parse_size(s, &bytes) != 0 ||
-	    !cfg_in_range(k, (double)bytes))
-		return cfg_bad(x, k, v);
-	*(uint64_t *)((char *)base + k->off) = bytes;
-	return 0;
-}
-
-static int
-cfg_uint(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
-{
-	void *dst = (char *)base + k->off;
-	const char *s;
-	int64_t n;
-	int r;
-
-	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
-		return r;
-	if (option_parse_int(s, &n) != 0 || n < 0 ||
-	    !cfg_in_range(k, (double)n) ||
-	    ((k->flags & CFG_POW2) && (n & (n - 1)) != 0))
-		return cfg_bad(x, k, v);
-	if (k->flags & CFG_U32)
-		*(uint32_t *)dst = (uint32_t)n;
-	else
-		*(uint64_t *)dst = (uint64_t)n;
-	return 0;
-}
-
-static int
-cfg_double(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
-{
-	const char *s;
-	double d;
-	int r;
-
-	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
-		return r;
-	if (option_parse_double(s, &d) != 0 || !cfg_in_range(k, d))
-		return cfg_bad(x, k, v);
-	*(double *)((char *)base + k->off) = d;
-	return 0;
-}
-
-static int
-cfg_log(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
-{
-	const char *s;
-	int r;
-
-	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
-		return r;
 	if (strcmp(s, "stderr") != 0 && strcmp(s, "syslog") != 0)
 		return cfg_bad(x, k, v);
-	return cfg_string(x, k, v, base);
+	return 0;
 }
 
 static int
@@ -405,7 +346,7 @@ cfg_log_level(
 		{ "info", VITALS_LOG_INFO },
 		{ "debug", VITALS_LOG_DEBUG },
 	};
-	const char *s;
+	const char *s = NULL;
 	size_t i;
 	int r;
 
@@ -413,7 +354,8 @@ cfg_log_level(
 		return r;
 	for (i = 0; i < sizeof(levels) / sizeof(levels[0]); i++) {
 		if (strcmp(s, levels[i].name) == 0) {
-			*(int *)((char *)base + k->off) = levels[i].level;
+			*(int *)((char *)base + k->opt.offset) =
+			    levels[i].level;
 			return 0;
 		}
 	}
@@ -442,7 +384,7 @@ cfg_entry_items(
 	yaml_node_item_t *it = v->data.sequence.items.start;
 	size_t n = (size_t)(v->data.sequence.items.top - it);
 	yaml_node_t *item;
-	const char *s;
+	const char *s = NULL;
 
 	e->is_seq = 1;
 	if ((e->items = calloc(n ? n : 1, sizeof(*e->items))) == NULL)
@@ -496,18 +438,15 @@ static int
 cfg_plugin_path(
     struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
 {
-	static const struct vitals_option table[] = {
-		{ "plugin_path", VITALS_OPT_STRLIST,
-		    offsetof(struct config, plugin_path), NULL, NULL, 0, 0 },
-		{ NULL, 0, 0, NULL, NULL, 0, 0 },
-	};
+	const struct vitals_option table[] = { k->opt,
+		{ NULL, 0, 0, NULL, NULL, 0, 0 } };
 	struct config_entry e;
 	char what[300];
 	int r;
 
 	memset(&e, 0, sizeof(e));
-	snprintf(what, sizeof(what), "setting '%s%s'", x->path, k->name);
-	if ((r = cfg_entry(x, &e, k->name, &v->start_mark, v, what)) == 0)
+	snprintf(what, sizeof(what), "setting '%s%s'", x->path, k->opt.key);
+	if ((r = cfg_entry(x, &e, k->opt.key, &v->start_mark, v, what)) == 0)
 		r = option_fill(table, base, &e, 1, x->file, x->err, x->errlen);
 	cfg_entry_free(&e);
 	return r;
@@ -639,7 +578,7 @@ cfg_unknown(struct cfg *x, const yaml_node_t *k, const char *name,
 
 	cfg_error(x, k, "unknown setting '%s%s' (valid: ", x->path, name);
 	for (i = 0; i < n && x->err != NULL && x->errlen > 0; i++) {
-		cfg_append(x->err, x->errlen, keys[i].name);
+		cfg_append(x->err, x->errlen, keys[i].opt.key);
 		cfg_append(x->err, x->errlen, i + 1 < n ? ", " : ")");
 	}
 	return -EINVAL;
@@ -665,7 +604,7 @@ cfg_collect(struct cfg *x, yaml_node_t *map, const struct cfg_key *keys,
 		k = cfg_node(x, p->key);
 		if ((r = cfg_keyname(x, k, &name)) != 0)
 			return r;
-		for (i = 0; i < n && strcmp(keys[i].name, name) != 0; i++)
+		for (i = 0; i < n && strcmp(keys[i].opt.key, name) != 0; i++)
 			;
 		if (i == n)
 			return cfg_unknown(x, k, name, keys, n);
@@ -713,9 +652,9 @@ cfg_submap(struct cfg *x, const struct cfg_key *k, yaml_node_t *v,
 	size_t len;
 	int r;
 
-	if ((r = cfg_mapping(x, k->name, v, k->expect)) <= 0)
+	if ((r = cfg_mapping(x, k->opt.key, v, k->expect)) <= 0)
 		return r;
-	len = cfg_push(x, k->name);
+	len = cfg_push(x, k->opt.key);
 	if ((r = cfg_collect(x, v, keys, n, seen)) == 0)
 		r = cfg_apply(x, keys, 0, n, seen, NULL);
 	cfg_pop(x, len);
@@ -725,14 +664,13 @@ cfg_submap(struct cfg *x, const struct cfg_key *k, yaml_node_t *v,
 /* ---- retention and sketch ---- */
 
 static const struct cfg_key cfg_retention_keys[] = {
-	{ .name = "max_age",
-	    .fn = cfg_duration,
-	    .off = offsetof(struct config, retention_ns),
-	    .expect = "a duration (e.g. 12h, 30d; 0 keeps epochs forever)" },
-	{ .name = "max_size",
-	    .fn = cfg_size,
-	    .off = offsetof(struct config, retention_bytes),
-	    .expect = "a size (e.g. 512M, 10G; 0 for no limit)" },
+	{ CFG_OPT_DEF("max_age", VITALS_OPT_DURATION,
+	      offsetof(struct config, retention_ns), "30d", 0, 0),
+	    cfg_value, 0, 0,
+	    "a duration (e.g. 12h, 30d; 0 keeps epochs forever)", NULL },
+	{ CFG_OPT_DEF("max_size", VITALS_OPT_SIZE,
+	      offsetof(struct config, retention_bytes), "1G", 0, 0),
+	    cfg_value, 0, 0, "a size (e.g. 512M, 10G; 0 for no limit)", NULL },
 };
 #define CFG_NRETENTION \
 	(sizeof(cfg_retention_keys) / sizeof(cfg_retention_keys[0]))
@@ -763,32 +701,39 @@ enum {
 	SK_NKEYS
 };
 
-#define SK(m) offsetof(struct config_sketch, m)
+#define SK(key, type, m, def, min, max) \
+	CFG_OPT_DEF(key, type, offsetof(struct config_sketch, m), def, min, max)
 static const struct cfg_key cfg_sketch_keys[SK_NKEYS] = {
-	[SK_HCA] = { "hca_size", cfg_uint, SK(hca_size), 32, 65536,
-	    CFG_SKETCH | CFG_U32 | CFG_POW2, 0,
+	[SK_HCA] = { SK("hca_size", OPTION_UINT32, hca_size, "1024", 32, 65536),
+	    cfg_value, CFG_SKETCH | CFG_POW2, 0,
 	    "a power of two from 32 to 65536" },
-	[SK_SAMPLES] = { "max_samples", cfg_uint, SK(max_samples), 1, 1000000,
-	    CFG_SKETCH | CFG_U32, 0, "an integer from 1 to 1000000" },
-	[SK_STACK] = { "stack_depth", cfg_uint, SK(stack_depth), 0,
-	    VITALS_STACK_MAX, CFG_SKETCH | CFG_U32, 0,
+	[SK_SAMPLES] = { SK("max_samples", OPTION_UINT32, max_samples, "2048",
+			     1, 1000000),
+	    cfg_value, CFG_SKETCH, 0, "an integer from 1 to 1000000" },
+	[SK_STACK] = { SK("stack_depth", OPTION_UINT32, stack_depth, "16", 0,
+			   VITALS_STACK_MAX),
+	    cfg_value, CFG_SKETCH, 0,
 	    "an integer from 0 to " CFG_XSTR(VITALS_STACK_MAX) },
-	[SK_SEEN] = { "seen_bits", cfg_uint, SK(seen_bits), 1024, 16777216,
-	    CFG_SKETCH | CFG_U32 | CFG_POW2, 0,
+	[SK_SEEN] = { SK("seen_bits", OPTION_UINT32, seen_bits, "65536", 1024,
+			  16777216),
+	    cfg_value, CFG_SKETCH | CFG_POW2, 0,
 	    "a power of two from 1024 to 16777216" },
-	[SK_FLOOR] = { "floor", cfg_uint, SK(floor), 1, 0, CFG_SKETCH, 0,
-	    "an integer >= 1" },
-	[SK_T] = { "threshold", cfg_uint, SK(threshold), 2, 0,
-	    CFG_SKETCH | CFG_POW2, 0, "a power of two >= 2" },
-	[SK_TMAX] = { "threshold_max", cfg_uint, SK(threshold_max), 2, 0,
-	    CFG_SKETCH | CFG_POW2, 0, "a power of two >= threshold" },
-	[SK_CPU_HIGH] = { "cpu_high", cfg_double,
-	    offsetof(struct config, cpu_high), 0, 1, 0, 0,
-	    "a share of one CPU from 0 to 1 (e.g. 0.01)" },
-	[SK_CPU_LOW] = { "cpu_low", cfg_double,
-	    offsetof(struct config, cpu_low), 0, 1, 0, 0,
+	[SK_FLOOR] = { SK("floor", OPTION_UINT64, floor, "1", 1, CFG_NOMAX),
+	    cfg_value, CFG_SKETCH, 0, "an integer >= 1" },
+	[SK_T] = { SK("threshold", OPTION_UINT64, threshold, "2", 2, CFG_NOMAX),
+	    cfg_value, CFG_SKETCH | CFG_POW2, 0, "a power of two >= 2" },
+	[SK_TMAX] = { SK("threshold_max", OPTION_UINT64, threshold_max, "65536",
+			  2, CFG_NOMAX),
+	    cfg_value, CFG_SKETCH | CFG_POW2, 0,
+	    "a power of two >= threshold" },
+	[SK_CPU_HIGH] = { CFG_OPT_DEF("cpu_high", VITALS_OPT_DOUBLE,
+			      offsetof(struct config, cpu_high), "0.01", 0, 1),
+	    cfg_value, 0, 0, "a share of one CPU from 0 to 1 (e.g. 0.01)" },
+	[SK_CPU_LOW] = { CFG_OPT_DEF("cpu_low", VITALS_OPT_DOUBLE,
+			     offsetof(struct config, cpu_low), "0.0025", 0, 1),
+	    cfg_value, 0, 0,
 	    "a share of one CPU from 0 to cpu_high (e.g. 0.0025)" },
-	[SK_VITALS] = { "vitals", cfg_vitals, 0, 0, 0, 0, 0,
+	[SK_VITALS] = { CFG_OPT("vitals", 0, 0, 0, 0), cfg_vitals, 0, 0,
 	    "a mapping of vital names to sketch sizes" },
 };
 #undef SK
@@ -840,9 +785,9 @@ cfg_sketch(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
 	int r;
 
 	(void)base;
-	if ((r = cfg_mapping(x, k->name, v, k->expect)) <= 0)
+	if ((r = cfg_mapping(x, k->opt.key, v, k->expect)) <= 0)
 		return r;
-	len = cfg_push(x, k->name);
+	len = cfg_push(x, k->opt.key);
 	if ((r = cfg_collect(x, v, cfg_sketch_keys, SK_NKEYS, seen)) == 0 &&
 	    (r = cfg_apply(
 		 x, cfg_sketch_keys, 0, SK_VITALS, seen, &x->c->sketch)) == 0 &&
@@ -911,9 +856,9 @@ cfg_vitals(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
 	int r;
 
 	(void)base;
-	if ((r = cfg_mapping(x, k->name, v, k->expect)) <= 0)
+	if ((r = cfg_mapping(x, k->opt.key, v, k->expect)) <= 0)
 		return r;
-	len = cfg_push(x, k->name);
+	len = cfg_push(x, k->opt.key);
 	for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
 	     p++)
 		if ((r = cfg_vital(x, v, p)) != 0)
@@ -1073,7 +1018,7 @@ cfg_section(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
 	int r;
 
 	(void)base;
-	if ((r = cfg_mapping(x, k->name, v, k->expect)) <= 0)
+	if ((r = cfg_mapping(x, k->opt.key, v, k->expect)) <= 0)
 		return r;
 	for (p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top;
 	     p++)
@@ -1084,32 +1029,39 @@ cfg_section(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
 
 /* ---- the file ---- */
 
-#define C(m) offsetof(struct config, m)
+#define C(key, type, m, def, min, max) \
+	CFG_OPT_DEF(key, type, offsetof(struct config, m), def, min, max)
+/* Settings read by a function of their own have type 0 (none). */
+#define CFG_NONE(key) CFG_OPT(key, 0, 0, 0, 0)
 static const struct cfg_key cfg_top_keys[] = {
-	{ "host", cfg_host, C(host), 0, 0, 0, 0, "a host name" },
-	{ "data_dir", cfg_data_dir, C(data_dir), 0, 0, 0, 0,
-	    "an absolute path" },
-	{ "epoch", cfg_duration, C(epoch_ns), 0.1, 0, 0, 0,
-	    "a duration of at least 100ms (e.g. 250ms, 5s, 2m)" },
-	{ "retention", cfg_retention, 0, 0, 0, 0, 0, "a mapping" },
-	{ "plugin_path", cfg_plugin_path, 0, 0, 0, 0, 0,
-	    "a list of directories" },
-	{ "log", cfg_log, C(log), 0, 0, 0, 0, "stderr or syslog" },
-	{ "log_level", cfg_log_level, C(log_level), 0, 0, 0, 0,
-	    "error, warn, info or debug" },
-	{ "filter_queue", cfg_uint, C(queue_len), 2, 1024, CFG_U32, 0,
-	    "an integer from 2 to 1024" },
-	{ "sketch", cfg_sketch, 0, 0, 0, 0, 0, "a mapping" },
-	{ "probes", cfg_section, 0, 0, 0, 0, VITALS_PLUGIN_PROBE,
-	    "a mapping of plugin names to options" },
-	{ "filters", cfg_section, 0, 0, 0, 0, VITALS_PLUGIN_FILTER,
-	    "a mapping of plugin names to options" },
-	{ "plugins", cfg_section, 0, 0, 0, 0, VITALS_PLUGIN_OUTPUT,
-	    "a mapping of plugin names to options" },
+	{ C("host", VITALS_OPT_STRING, host, NULL, 0, 0), cfg_value, 0, 0,
+	    "a host name", cfg_host },
+	{ C("data_dir", VITALS_OPT_STRING, data_dir, CONFIG_DATA_DIR, 0, 0),
+	    cfg_value, 0, 0, "an absolute path", cfg_data_dir },
+	{ C("epoch", VITALS_OPT_DURATION, epoch_ns, "60s", 0.1, CFG_NOMAX),
+	    cfg_value, 0, 0,
+	    "a duration of at least 100ms (e.g. 250ms, 5s, 2m)", NULL },
+	{ CFG_NONE("retention"), cfg_retention, 0, 0, "a mapping", NULL },
+	{ C("plugin_path", VITALS_OPT_STRLIST, plugin_path, NULL, 0, 0),
+	    cfg_plugin_path, 0, 0, "a list of directories", NULL },
+	{ C("log", VITALS_OPT_STRING, log, "stderr", 0, 0), cfg_value, 0, 0,
+	    "stderr or syslog", cfg_log },
+	{ C("log_level", 0, log_level, NULL, 0, 0), cfg_log_level, 0, 0,
+	    "error, warn, info or debug", NULL },
+	{ C("filter_queue", OPTION_UINT32, queue_len, "16", 2, 1024), cfg_value,
+	    0, 0, "an integer from 2 to 1024", NULL },
+	{ CFG_NONE("sketch"), cfg_sketch, 0, 0, "a mapping", NULL },
+	{ CFG_NONE("probes"), cfg_section, 0, VITALS_PLUGIN_PROBE,
+	    "a mapping of plugin names to options", NULL },
+	{ CFG_NONE("filters"), cfg_section, 0, VITALS_PLUGIN_FILTER,
+	    "a mapping of plugin names to options", NULL },
+	{ CFG_NONE("plugins"), cfg_section, 0, VITALS_PLUGIN_OUTPUT,
+	    "a mapping of plugin names to options", NULL },
 	/* Last: read after `epoch`, which it must be a multiple of. */
-	{ "timescales", cfg_timescales, 0, 0, 0, 0, 0,
-	    "a list of durations (e.g. [5m, 1h, 1d])" },
+	{ CFG_NONE("timescales"), cfg_timescales, 0, 0,
+	    "a list of durations (e.g. [5m, 1h, 1d])", NULL },
 };
+#undef CFG_NONE
 #undef C
 #define CFG_NTOP (sizeof(cfg_top_keys) / sizeof(cfg_top_keys[0]))
 #define CFG_TIMESCALES (CFG_NTOP - 1) /* "timescales", the last key */
@@ -1196,6 +1148,28 @@ cfg_parse(struct cfg *x, const char *buf, size_t len, yaml_document_t *doc)
 	return r;
 }
 
+/*
+ * The defaults the tables keys[0..n) declare, into c (or its sketch).
+ * Returns 0, or -ENOMEM (a default that does not parse is a bug the
+ * tests catch: it reads as out of memory).
+ */
+static int
+cfg_table_defaults(struct config *c, const struct cfg_key *keys, size_t n)
+{
+	void *base;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (keys[i].opt.def == NULL)
+			continue;
+		base = (keys[i].flags & CFG_SKETCH) ? (void *)&c->sketch
+						    : (void *)c;
+		if (option_set(&keys[i].opt, base, keys[i].opt.def) != 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 /* Set every default; returns 0 or -ENOMEM (c then half-built). */
 static int
 cfg_defaults(struct config *c)
@@ -1205,26 +1179,14 @@ cfg_defaults(struct config *c)
 	if (gethostname(host, sizeof(host)) != 0 || host[0] == '\0')
 		snprintf(host, sizeof(host), "localhost");
 	host[sizeof(host) - 1] = '\0';
-	c->host = strdup(host);
-	c->data_dir = strdup(CONFIG_DATA_DIR);
-	c->log = strdup("stderr");
-	c->epoch_ns = 60 * NS_PER_S;
-	c->retention_ns = 30 * 86400 * NS_PER_S;
-	c->retention_bytes = 1ULL << 30;
+	if ((c->host = strdup(host)) == NULL ||
+	    cfg_table_defaults(c, cfg_top_keys, CFG_NTOP) != 0 ||
+	    cfg_table_defaults(c, cfg_retention_keys, CFG_NRETENTION) != 0 ||
+	    cfg_table_defaults(c, cfg_sketch_keys, SK_NKEYS) != 0)
+		return -ENOMEM;
 	c->log_level = VITALS_LOG_INFO;
-	c->cpu_high = 0.01;
-	c->cpu_low = 0.0025;
-	c->queue_len = 16;
-	cfg_timescales_default(c);
-	c->sketch = (struct config_sketch){ .vital = NULL,
-		.hca_size = 1024,
-		.max_samples = 2048,
-		.stack_depth = 16,
-		.seen_bits = 65536,
-		.floor = 1,
-		.threshold = 2,
-		.threshold_max = 65536 };
-	return c->host && c->data_dir && c->log ? 0 : -ENOMEM;
+	cfg_timescales_default(c); /* those that fit the default epoch */
+	return 0;
 }
 
 /*

@@ -8,9 +8,6 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <limits.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -545,13 +542,6 @@ host_close_epoch(struct host *h, uint64_t at_ns, int partial)
 		    "out of memory keeping the filter queues");
 	host_write(h, e, HOST_AFTER_FILTERS, e->nfindings != nfindings);
 	h->closed++;
-#ifdef __GLIBC__
-	/*
-	 * Writing an epoch builds its whole JSON tree (several MB) and frees
-	 * it; give the free pages back rather than keep the peak resident.
-	 */
-	malloc_trim(0);
-#endif
 	log_msg(VITALS_LOG_DEBUG, "core",
 	    "epoch %llu closed: %u vitals, %u findings%s",
 	    (unsigned long long)e->seq, e->nvitals, e->nfindings,

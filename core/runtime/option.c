@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Option tables: the scalar forms every option type accepts (bool, integer,
- * number, duration, size, comma list) and the filling of a plugin's config
- * block from the raw entries config.c kept, with their YAML positions.
+ * number, duration, size, comma list), the typed setter that reads one
+ * into a block for plugins' options and the core's settings alike, and
+ * the filling of a plugin's config block from the raw entries config.c
+ * kept, with their YAML positions.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -304,12 +306,30 @@ option_out_of_range(const struct vitals_option *o, double v)
 	return o->min < o->max && (v < o->min || v > o->max);
 }
 
+/* An OPTION_UINT32 or OPTION_UINT64 value of o into p. */
+static int
+option_set_uint(const struct vitals_option *o, void *p, const char *text)
+{
+	int64_t v;
+
+	if (option_parse_int(text, &v) != 0 || v < 0 ||
+	    (o->type == OPTION_UINT32 && v > UINT32_MAX))
+		return -EINVAL;
+	if (option_out_of_range(o, (double)v))
+		return -ERANGE;
+	if (o->type == OPTION_UINT32)
+		*(uint32_t *)p = (uint32_t)v;
+	else
+		*(uint64_t *)p = (uint64_t)v;
+	return 0;
+}
+
 /*
  * Parse text as o's type into its member of block, replacing (and
  * freeing) what was there.  Returns 0, -EINVAL if text does not parse,
  * -ERANGE if it is out of bounds, or -ENOMEM.
  */
-static int
+int
 option_set(const struct vitals_option *o, void *block, const char *text)
 {
 	void *p = (char *)block + o->offset;
@@ -370,8 +390,28 @@ option_set(const struct vitals_option *o, void *block, const char *text)
 		option_list_free(p);
 		*(struct vitals_strlist *)p = l;
 		return 0;
+	case OPTION_UINT32:
+	case OPTION_UINT64:
+		return option_set_uint(o, p, text);
 	}
 	return -EINVAL;
+}
+
+/*
+ * Set STRLIST option o of block to a copy of items[0..n) (a YAML
+ * sequence), replacing what was there.  Returns 0, -EINVAL if o is not a
+ * list, or -ENOMEM.
+ */
+int
+option_set_list(
+    const struct vitals_option *o, void *block, char *const *items, uint32_t n)
+{
+	struct vitals_strlist *l = (void *)((char *)block + o->offset);
+
+	if (o->type != VITALS_OPT_STRLIST)
+		return -EINVAL;
+	option_list_free(l);
+	return option_list_copy(items, n, l);
 }
 
 /* Write "FILE:LINE:COL: message" (no position when line is 0). */
@@ -454,12 +494,10 @@ static int
 option_value(struct option_ctx *x, const struct vitals_option *o,
     const struct config_entry *e)
 {
-	struct vitals_strlist *l = (void *)((char *)x->block + o->offset);
 	int r;
 
 	if (e->is_seq && o->type == VITALS_OPT_STRLIST) {
-		option_list_free(l);
-		r = option_list_copy(e->items, e->nitems, l);
+		r = option_set_list(o, x->block, e->items, e->nitems);
 	} else if (e->is_seq) {
 		return option_error(x, e->vline, e->vcol,
 		    "option '%s': expected %s, got a sequence", o->key,
@@ -514,7 +552,8 @@ option_unknown(struct option_ctx *x, const struct vitals_option *table,
 	return -EINVAL;
 }
 
-static const struct vitals_option *
+/* The option called key in table, or NULL. */
+const struct vitals_option *
 option_find(const struct vitals_option *table, const char *key)
 {
 	const struct vitals_option *o;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Option tables: fill a plugin's config block from its YAML entries, free
- * it, and parse the scalar forms (bool, integer, duration, size) that the
- * global settings use too.
+ * Option tables: the one mechanism that reads typed values into a block
+ * from a declarative table (struct vitals_option): a plugin's config
+ * block from its YAML entries, the core's own settings (config.c) and the
+ * mock core of the unit tests.
  */
 #ifndef VITALS_OPTION_H
 #define VITALS_OPTION_H
@@ -12,6 +13,14 @@
 #include <vitals/vitals.h>
 
 struct config_entry;
+
+/*
+ * Types of the core's own settings beyond the VITALS_OPT_* a plugin may
+ * declare (option_fill refuses them in a plugin's table): a non-negative
+ * integer stored in a uint32_t or a uint64_t member.
+ */
+#define OPTION_UINT32 0x101u
+#define OPTION_UINT64 0x102u
 
 /*
  * Fill block from table: every option first takes its default, then the
@@ -24,6 +33,25 @@ struct config_entry;
 int option_fill(const struct vitals_option *table, void *block,
     const struct config_entry *entries, size_t n, const char *file,
     char *err, size_t errlen);
+
+/*
+ * Parse text as o's type into its member of block, replacing (and
+ * freeing) what was there.  Returns 0, -EINVAL if text does not parse,
+ * -ERANGE if it is outside [min, max] (when min < max), or -ENOMEM.
+ */
+int option_set(const struct vitals_option *o, void *block, const char *text);
+
+/*
+ * Set STRLIST option o of block to a copy of items[0..n) (a YAML
+ * sequence), replacing what was there.  Returns 0, -EINVAL if o is not a
+ * list, or -ENOMEM.
+ */
+int option_set_list(const struct vitals_option *o, void *block,
+    char *const *items, uint32_t n);
+
+/* The option called key in table (which may be NULL), borrowed, or NULL. */
+const struct vitals_option *option_find(const struct vitals_option *table,
+    const char *key);
 
 /* Free the strings and lists option_fill put in block; accepts NULL table. */
 void option_free(const struct vitals_option *table, void *block);

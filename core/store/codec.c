@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Epochs to and from JSON, the form they take on disk, and the names of
- * the store's files.  Scalar members are described once in field tables
- * that drive both directions; a decoded epoch lives in one arena.
+ * Epochs from JSON through jansson (the reader that explains what is
+ * wrong with a bad file), and the names of the store's files.  Scalar
+ * members are described once in field tables that drive the writer
+ * (codec_text.c) and both readers; a decoded epoch lives in one arena.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,8 +17,6 @@
 #include "codec.h"
 
 #define CODEC_NS 1000000000ull
-/* Arena chunk size; larger requests get a chunk of their own. */
-#define CODEC_CHUNK (64 * 1024)
 /*
  * Longest host part of a file name: the temporary name
  * ".NAME.tmp.XXXXXXXXXXXXXXXX" (safefile.c) must still fit in NAME_MAX
@@ -108,603 +107,17 @@ const struct codec_field codec_module_fields[] = {
 	{ NULL, 0, 0 },
 };
 
-/* A block of the arena a decoded epoch lives in. */
-struct codec_chunk {
-	struct codec_chunk *next;
-	size_t used;
-	size_t size;
-	max_align_t data[];
-};
-
-/*
- * A decoded epoch and everything it points to: the epoch comes first so
- * codec_epoch_free can get back from it to the chunks.
- */
-/*
- * A string or byte array of the arena, in the owner's table of them; len
- * has CODEC_BYTES set for a byte array, which has no NUL after it.
- */
-struct codec_str {
-	const char *s;
-	uint32_t len;
-	uint32_t hash;
-};
-
-#define CODEC_BYTES 0x80000000u
-
-struct codec_owner {
-	struct vitals_epoch epoch;
-	struct codec_chunk *chunks;
-	/*
-	 * The arena's strings and stack arrays, each stored once (open
-	 * addressing, size a power of two or 0): a thousand samples name the
-	 * same few hundred functions, exes and threads, and many share their
-	 * frames or their frames' names.  Freed by codec_epoch_seal.
-	 */
-	struct codec_str *strs;
-	uint32_t nstrs, strs_size;
-};
-
-/* Decoding state: the arena, and the JSON path of the member being read. */
+/* Decoding state: the epoch, and the JSON path of the member being read. */
 struct codec_dec {
-	struct codec_owner *own;
+	struct vitals_epoch *e; /* the arena everything goes into */
 	char *err;
 	size_t errlen;
 	size_t plen;
 	char path[128];
 };
 
-typedef json_t *(*codec_enc_fn)(const void *item);
 typedef int (*codec_dec_fn)(
     struct codec_dec *d, json_t *o, void *item, const void *arg);
-
-/* ---- encoding ---- */
-
-/*
- * jansson integers are signed 64-bit, so a uint64_t (counters, addresses
- * >= 2^63 such as kernel frames) is stored as the int64 with the same bit
- * pattern and cast back when read: exact, at the price of negative numbers
- * in the file for values >= 2^63.
- */
-static json_t *
-codec_u64(uint64_t v)
-{
-	return json_integer((json_int_t)v);
-}
-
-/* JSON has no NaN or infinity (json_real refuses them): write null. */
-static json_t *
-codec_double(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
-/*
- * json_string refuses invalid UTF-8, and a comm or an exe path may hold
- * any bytes: replace the non-ASCII bytes of such a string by '?'.
- */
-static json_t *
-codec_string(const char *s)
-{
-	json_t *j;
-	char *copy, *p;
-
-	if (s == NULL)
-		s = "";
-	if ((j = json_string(s)) != NULL)
-		return j;
-	if ((copy = strdup(s)) == NULL)
-		return NULL;
-	for (p = copy; *p != '\0'; p++)
-		if ((unsigned char)*p >= 0x80)
-			*p = '?';
-	j = json_string(copy);
-	free(copy);
-	return j;
-}
-
-/* Set o[key] = v, stealing v; fails (-1) when v is NULL (out of memory). */
-static int
-codec_set(json_t *o, const char *key, json_t *v)
-{
-	return json_object_set_new(o, key, v);
-}
-
-static json_t *
-codec_field_to_json(const struct codec_field *f, const void *base)
-{
-	const char *p = (const char *)base + f->off;
-	const char *s;
-
-	switch (f->type) {
-	case CODEC_U64:
-		return codec_u64(*(const uint64_t *)p);
-	case CODEC_U32:
-		return json_integer(*(const uint32_t *)p);
-	case CODEC_DBL:
-		return codec_double(*(const double *)p);
-	case CODEC_STR:
-		return codec_string(*(const char *const *)p);
-	default:
-		s = *(const char *const *)p;
-		return s != NULL ? codec_string(s) : json_null();
-	}
-}
-
-static int
-codec_fields_to_json(json_t *o, const struct codec_field *f, const void *base)
-{
-	for (; f->key != NULL; f++)
-		if (codec_set(o, f->key, codec_field_to_json(f, base)) < 0)
-			return -1;
-	return 0;
-}
-
-static json_t *
-codec_u64_array(const uint64_t *v, uint32_t n)
-{
-	json_t *a;
-	uint32_t i;
-
-	if ((a = json_array()) == NULL || v == NULL)
-		return a;
-	for (i = 0; i < n; i++) {
-		if (json_array_append_new(a, codec_u64(v[i])) < 0) {
-			json_decref(a);
-			return NULL;
-		}
-	}
-	return a;
-}
-
-static json_t *
-codec_array_to_json(const void *base, size_t n, size_t size, codec_enc_fn fn)
-{
-	json_t *a, *item;
-	size_t i;
-
-	if ((a = json_array()) == NULL || base == NULL)
-		return a;
-	for (i = 0; i < n; i++) {
-		item = fn((const char *)base + i * size);
-		if (json_array_append_new(a, item) < 0) {
-			json_decref(a);
-			return NULL;
-		}
-	}
-	return a;
-}
-
-static json_t *
-codec_ksyms_to_json(const char *const *ksyms, uint32_t n)
-{
-	json_t *a;
-	uint32_t i;
-
-	if ((a = json_array()) == NULL)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		if (json_array_append_new(a, codec_string(ksyms[i])) < 0) {
-			json_decref(a);
-			return NULL;
-		}
-	}
-	return a;
-}
-
-/*
- * A sample.  Stacks deeper than VITALS_STACK_MAX are cut there, so that
- * what is written can always be read back.
- */
-static json_t *
-codec_sample_to_json(const void *item)
-{
-	const struct vitals_sample *s = item;
-	uint32_t nk = s->kstack != NULL ? s->nkstack : 0;
-	uint32_t nu = s->ustack != NULL ? s->nustack : 0;
-	json_t *o;
-
-	nk = nk > VITALS_STACK_MAX ? VITALS_STACK_MAX : nk;
-	nu = nu > VITALS_STACK_MAX ? VITALS_STACK_MAX : nu;
-	if ((o = json_object()) == NULL)
-		return NULL;
-	if (codec_fields_to_json(o, codec_sample_fields, s) < 0 ||
-	    codec_set(o, "kstack", codec_u64_array(s->kstack, nk)) < 0 ||
-	    codec_set(o, "ustack", codec_u64_array(s->ustack, nu)) < 0 ||
-	    (s->ksyms != NULL && nk > 0 &&
-		codec_set(o, "ksyms", codec_ksyms_to_json(s->ksyms, nk)) < 0) ||
-	    (s->ksyms != NULL && nu > 0 && codec_set(o, "usyms",
-		codec_ksyms_to_json(s->ksyms + s->nkstack, nu)) < 0) ||
-	    codec_set(o, "args", codec_u64_array(s->args, VITALS_NARGS)) < 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-/*
- * The HCA, sparsely: {"n": hca_size, "nz": [[index, value], ...]} with
- * the non-zero counters in index order.  In a one-minute epoch most of a
- * vital's counters are zero (few labels are hot), and a dense array would
- * make the zeros the bulk of every file before compression and of the
- * memory jansson needs to read it.
- */
-static json_t *
-codec_hca_to_json(const struct vitals_vital_epoch *v)
-{
-	json_t *o, *nz, *pair;
-	uint32_t i;
-
-	if ((o = json_object()) == NULL)
-		return NULL;
-	if (codec_set(o, "n", json_integer(v->hca_size)) < 0 ||
-	    codec_set(o, "nz", nz = json_array()) < 0)
-		goto fail;
-	for (i = 0; v->hca != NULL && i < v->hca_size; i++) {
-		if (v->hca[i] == 0)
-			continue;
-		pair = json_pack("[Io]", (json_int_t)i, codec_u64(v->hca[i]));
-		if (json_array_append_new(nz, pair) < 0)
-			goto fail;
-	}
-	return o;
-fail:
-	json_decref(o);
-	return NULL;
-}
-
-static json_t *
-codec_vital_to_json(const void *item)
-{
-	const struct vitals_vital_epoch *v = item;
-	json_t *o;
-
-	if ((o = json_object()) == NULL)
-		return NULL;
-	if (codec_fields_to_json(o, codec_vital_fields, v) < 0 ||
-	    codec_set(o, "hca", codec_hca_to_json(v)) < 0 ||
-	    codec_set(o, "samples",
-		codec_array_to_json(v->samples, v->nsamples,
-		    sizeof(*v->samples), codec_sample_to_json)) < 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-static json_t *
-codec_finding_to_json(const void *item)
-{
-	json_t *o;
-
-	if ((o = json_object()) == NULL)
-		return NULL;
-	if (codec_fields_to_json(o, codec_finding_fields, item) < 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-/*
- * Set o[key] = v, stealing v, with the bytes >= 0x80 of key made '?' as
- * codec_string does (jansson refuses keys that are not UTF-8).
- */
-static int
-codec_set_key(json_t *o, const char *key, json_t *v)
-{
-	const char *k;
-	char *copy, *p;
-	int r;
-
-	for (k = key; *k != '\0' && (unsigned char)*k < 0x80; k++)
-		;
-	if (*k == '\0')
-		return json_object_set_new(o, key, v);
-	if ((copy = strdup(key)) == NULL) {
-		json_decref(v);
-		return -1;
-	}
-	for (p = copy; *p != '\0'; p++)
-		if ((unsigned char)*p >= 0x80)
-			*p = '?';
-	r = json_object_set_new(o, copy, v);
-	free(copy);
-	return r;
-}
-
-/*
- * The metrics as {"NAME": {"unit": ..., "mean": ..., ...}, ...}: an
- * object, since names are unique, in the epoch's (name) order.  A metric
- * without a name is left out.
- */
-static json_t *
-codec_metrics_to_json(const struct vitals_epoch *e)
-{
-	const struct vitals_metric *m;
-	json_t *o, *mo;
-	uint32_t i;
-
-	if ((o = json_object()) == NULL)
-		return NULL;
-	for (i = 0; e->metrics != NULL && i < e->nmetrics; i++) {
-		m = &e->metrics[i];
-		if (m->name == NULL || m->name[0] == '\0')
-			continue;
-		if ((mo = json_object()) == NULL ||
-		    codec_fields_to_json(mo, codec_metric_fields, m) < 0) {
-			json_decref(mo);
-			json_decref(o);
-			return NULL;
-		}
-		if (codec_set_key(o, m->name, mo) < 0) {
-			json_decref(o);
-			return NULL;
-		}
-	}
-	return o;
-}
-
-/* The modules table as [{"id": N, "path": "...", "build_id": "..."}]. */
-static json_t *
-codec_modules_to_json(const struct vitals_epoch *e)
-{
-	json_t *a, *mo;
-	uint32_t i;
-
-	if ((a = json_array()) == NULL)
-		return NULL;
-	for (i = 0; e->modules != NULL && i < e->nmodules; i++) {
-		/* The array owns mo from the append on, even if it fails. */
-		if (json_array_append_new(a, mo = json_object()) < 0 ||
-		    codec_fields_to_json(mo, codec_module_fields,
-			&e->modules[i]) < 0) {
-			json_decref(a);
-			return NULL;
-		}
-	}
-	return a;
-}
-
-/*
- * Encode an epoch (borrowed) as a new JSON object, the caller's
- * reference.  Returns NULL only when memory runs out.
- */
-json_t *
-codec_epoch_to_json(const struct vitals_epoch *e)
-{
-	json_t *o;
-
-	if ((o = json_object()) == NULL)
-		return NULL;
-	if (codec_set(o, "format", json_integer(CODEC_FORMAT)) < 0 ||
-	    codec_fields_to_json(o, codec_epoch_fields, e) < 0 ||
-	    codec_set(o, "vitals",
-		codec_array_to_json(e->vitals, e->nvitals, sizeof(*e->vitals),
-		    codec_vital_to_json)) < 0 ||
-	    codec_set(o, "findings",
-		codec_array_to_json(e->findings, e->nfindings,
-		    sizeof(*e->findings), codec_finding_to_json)) < 0 ||
-	    codec_set(o, "metrics", codec_metrics_to_json(e)) < 0 ||
-	    codec_set(o, "modules", codec_modules_to_json(e)) < 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
-}
-
-/* ---- the arena of a decoded epoch ---- */
-
-/* n zeroed bytes owned by o's arena; NULL for n == 0 or out of memory. */
-static void *
-codec_alloc(struct codec_owner *o, size_t n)
-{
-	const size_t align = _Alignof(max_align_t);
-	struct codec_chunk *c = o->chunks;
-	size_t size;
-	void *p;
-
-	if (n == 0)
-		return NULL;
-	n = (n + align - 1) / align * align;
-	if (c == NULL || c->size - c->used < n) {
-		size = n > CODEC_CHUNK ? n : CODEC_CHUNK;
-		if ((c = malloc(sizeof(*c) + size)) == NULL)
-			return NULL;
-		c->used = 0;
-		c->size = size;
-		c->next = o->chunks;
-		o->chunks = c;
-	}
-	p = (char *)c->data + c->used;
-	c->used += n;
-	return memset(p, 0, n);
-}
-
-/* Double o's string table (256 entries first); 0 or -ENOMEM. */
-static int
-codec_strs_grow(struct codec_owner *o)
-{
-	uint32_t size = o->strs_size ? o->strs_size * 2 : 256, i, j;
-	struct codec_str *v;
-
-	if ((v = calloc(size, sizeof(*v))) == NULL)
-		return -ENOMEM;
-	for (i = 0; i < o->strs_size; i++) {
-		if (o->strs[i].s == NULL)
-			continue;
-		for (j = o->strs[i].hash & (size - 1); v[j].s != NULL;
-		    j = (j + 1) & (size - 1))
-			;
-		v[j] = o->strs[i];
-	}
-	free(o->strs);
-	o->strs = v;
-	o->strs_size = size;
-	return 0;
-}
-
-/*
- * The arena's copy of p[0..n), shared with every equal one stored before:
- * with a NUL after it for a string (bytes 0), without for a byte array
- * (bytes CODEC_BYTES).  A string with a NUL inside is copied alone.  NULL
- * when out of memory.
- */
-static void *
-codec_intern_as(struct codec_owner *o, const void *p, size_t n, uint32_t bytes)
-{
-	const unsigned char *b = p;
-	uint32_t h = 2166136261u ^ bytes, i, len = (uint32_t)n | bytes;
-	char *d;
-
-	if (n >= CODEC_BYTES || (!bytes && memchr(p, '\0', n) != NULL))
-		goto alone;
-	for (i = 0; i < n; i++)
-		h = (h ^ b[i]) * 16777619u;
-	/* Found, it costs nothing: only a new entry may grow the table. */
-	for (i = h & (o->strs_size - 1);
-	    o->strs_size > 0 && o->strs[i].s != NULL;
-	    i = (i + 1) & (o->strs_size - 1))
-		if (o->strs[i].hash == h && o->strs[i].len == len &&
-		    memcmp(o->strs[i].s, p, n) == 0)
-			return (void *)(uintptr_t)o->strs[i].s;
-	if (o->nstrs >= o->strs_size / 2) {
-		if (codec_strs_grow(o) != 0)
-			goto alone;
-		for (i = h & (o->strs_size - 1); o->strs[i].s != NULL;
-		    i = (i + 1) & (o->strs_size - 1))
-			;
-	}
-	if ((d = codec_alloc(o, n + !bytes)) == NULL)
-		return NULL;
-	memcpy(d, p, n);
-	o->strs[i] = (struct codec_str){ d, len, h };
-	o->nstrs++;
-	return d;
-alone:
-	if ((d = codec_alloc(o, n + !bytes)) != NULL)
-		memcpy(d, p, n);
-	return d;
-}
-
-/* codec_intern_as() of the string s[0..n). */
-static const char *
-codec_intern(struct codec_owner *o, const char *s, size_t n)
-{
-	return codec_intern_as(o, s, n, 0);
-}
-
-/* The owner of an epoch from codec_epoch_new or codec_epoch_from_json. */
-static struct codec_owner *
-codec_owner_of(const struct vitals_epoch *e)
-{
-	return (struct codec_owner *)(uintptr_t)((const char *)e -
-	    offsetof(struct codec_owner, epoch));
-}
-
-/*
- * Free an epoch made by codec_epoch_from_json, and all it points to, in
- * one go; accepts NULL.  Only for decoded epochs (vitals_epoch_free calls
- * it): the engine's epochs are allocated differently.
- */
-void
-codec_epoch_free(struct vitals_epoch *e)
-{
-	struct codec_owner *o;
-	struct codec_chunk *c, *next;
-
-	if (e == NULL)
-		return;
-	o = codec_owner_of(e);
-	for (c = o->chunks; c != NULL; c = next) {
-		next = c->next;
-		free(c);
-	}
-	free(o->strs);
-	free(o);
-}
-
-/*
- * A new, zeroed epoch in an arena of its own, to be filled with
- * codec_epoch_alloc (rollups and copies are built this way, so that
- * vitals_epoch_free frees them like loaded epochs).  NULL when out of
- * memory.
- */
-struct vitals_epoch *
-codec_epoch_new(void)
-{
-	struct codec_owner *o;
-
-	if ((o = calloc(1, sizeof(*o))) == NULL)
-		return NULL;
-	return &o->epoch;
-}
-
-/*
- * n zeroed bytes owned by e, which came from codec_epoch_new or
- * codec_epoch_from_json; freed with it.  NULL for n == 0 or out of memory.
- */
-void *
-codec_epoch_alloc(struct vitals_epoch *e, size_t n)
-{
-	struct codec_owner *o;
-
-	o = codec_owner_of(e);
-	return codec_alloc(o, n);
-}
-
-/*
- * s (NULL reads as "") in e's arena, stored once however many times it is
- * asked for; e as for codec_epoch_alloc.  NULL when out of memory.
- */
-const char *
-codec_epoch_intern(struct vitals_epoch *e, const char *s)
-{
-	struct codec_owner *o;
-
-	o = codec_owner_of(e);
-	if (s == NULL)
-		s = "";
-	return codec_intern(o, s, strlen(s));
-}
-
-/*
- * p[0..n) (n > 0) in e's arena, stored once however many times it is
- * asked for; e as for codec_epoch_alloc.  NULL when out of memory.
- */
-const void *
-codec_epoch_intern_bytes(struct vitals_epoch *e, const void *p, size_t n)
-{
-	struct codec_owner *o;
-
-	o = codec_owner_of(e);
-	return n > 0 ? codec_intern_as(o, p, n, CODEC_BYTES) : NULL;
-}
-
-/* Strings and arrays in e's interning table: 0 once sealed. */
-uint32_t
-codec_epoch_interned(const struct vitals_epoch *e)
-{
-	return codec_owner_of(e)->nstrs;
-}
-
-/*
- * Free the table that makes e's strings and arrays shared, once e is
- * built: it is as large as a tenth of a queued epoch.  Interning again
- * starts a new one (sharing only from then on).
- */
-void
-codec_epoch_seal(struct vitals_epoch *e)
-{
-	struct codec_owner *o;
-
-	if (e == NULL)
-		return;
-	o = codec_owner_of(e);
-	free(o->strs);
-	o->strs = NULL;
-	o->nstrs = o->strs_size = 0;
-}
 
 /* ---- decoding ---- */
 
@@ -825,7 +238,7 @@ codec_string_from(
 		return codec_fail(
 		    d, NULL, "expected a string%s", nullable ? " or null" : "");
 	n = json_string_length(v);
-	if ((s = codec_intern(d->own, json_string_value(v), n)) == NULL)
+	if ((s = epoch_intern_n(d->e, json_string_value(v), n)) == NULL)
 		return codec_nomem(d);
 	*out = s;
 	return 0;
@@ -903,7 +316,7 @@ codec_u64s_from(struct codec_dec *d, json_t *o, const char *key, size_t min,
 		    min == max ? "expected %zu numbers"
 			       : "more than %zu frames",
 		    max);
-	if ((f = codec_alloc(d->own, n * sizeof(*f))) == NULL && n > 0)
+	if ((f = epoch_alloc(d->e, n * sizeof(*f))) == NULL && n > 0)
 		return codec_nomem(d);
 	for (i = 0; i < n; i++) {
 		m = codec_enter(d, NULL, i);
@@ -958,7 +371,7 @@ codec_ksyms_from(struct codec_dec *d, json_t *o, struct vitals_sample *s)
 	if (!hk && !hu)
 		return 0;
 	/* + 1: empty stacks still give a non-NULL array. */
-	names = codec_alloc(d->own,
+	names = epoch_alloc(d->e,
 	    (s->nkstack + s->nustack) * sizeof(*names) + 1);
 	if (names == NULL)
 		return codec_nomem(d);
@@ -1040,7 +453,7 @@ codec_hca_from(struct codec_dec *d, json_t *o, struct vitals_vital_epoch *v)
 		    d, "n", "expected hca_size (%u)", v->hca_size);
 	if ((nz = codec_get_array(d, h, "nz")) == NULL)
 		return -EBADMSG;
-	hca = codec_alloc(d->own, (size_t)v->hca_size * sizeof(*hca));
+	hca = epoch_alloc(d->e, (size_t)v->hca_size * sizeof(*hca));
 	if (hca == NULL && v->hca_size > 0)
 		return codec_nomem(d);
 	codec_enter(d, "nz", 0);
@@ -1073,7 +486,7 @@ codec_array_from(struct codec_dec *d, json_t *o, const char *key, size_t size,
 	mark = codec_enter(d, key, 0);
 	if ((n = json_array_size(a)) > UINT32_MAX)
 		return codec_fail(d, NULL, "too many entries");
-	if ((v = codec_alloc(d->own, n * size)) == NULL && n > 0)
+	if ((v = epoch_alloc(d->e, n * size)) == NULL && n > 0)
 		return codec_nomem(d);
 	for (i = 0; i < n; i++) {
 		m = codec_enter(d, NULL, i);
@@ -1171,7 +584,7 @@ codec_metric_from(
 		return r;
 	if (m->n == 0)
 		return codec_fail(d, "n", "no observations");
-	if ((name = codec_alloc(d->own, n + 1)) == NULL)
+	if ((name = epoch_alloc(d->e, n + 1)) == NULL)
 		return codec_nomem(d);
 	memcpy(name, key, n);
 	m->name = name;
@@ -1198,7 +611,7 @@ codec_metrics_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 		return codec_fail(d, "metrics", "expected an object");
 	if ((n = json_object_size(o)) > UINT32_MAX)
 		return codec_fail(d, "metrics", "too many entries");
-	if ((m = codec_alloc(d->own, n * sizeof(*m))) == NULL && n > 0)
+	if ((m = epoch_alloc(d->e, n * sizeof(*m))) == NULL && n > 0)
 		return codec_nomem(d);
 	mark = codec_enter(d, "metrics", 0);
 	for (it = json_object_iter(o); it != NULL;
@@ -1303,7 +716,7 @@ codec_epoch_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 /*
  * Decode an epoch from j (borrowed).  The epoch and everything it points
  * to live in one arena owned by the result: free it with vitals_epoch_free
- * (or codec_epoch_free).  Returns 0 and sets *out; -EBADMSG with the JSON
+ * (or epoch_free).  Returns 0 and sets *out; -EBADMSG with the JSON
  * path of the first bad member in err; -ENOMEM.
  */
 int
@@ -1313,14 +726,14 @@ codec_epoch_from_json(
 	struct codec_dec d = { .err = err, .errlen = errlen };
 	int r;
 
-	if ((d.own = calloc(1, sizeof(*d.own))) == NULL)
+	if ((d.e = epoch_new()) == NULL)
 		return codec_nomem(&d);
-	if ((r = codec_epoch_from(&d, j, &d.own->epoch)) < 0) {
-		codec_epoch_free(&d.own->epoch);
+	if ((r = codec_epoch_from(&d, j, d.e)) < 0) {
+		epoch_free(d.e);
 		return r;
 	}
-	codec_epoch_seal(&d.own->epoch);
-	*out = &d.own->epoch;
+	epoch_seal(d.e);
+	*out = d.e;
 	return 0;
 }
 

@@ -9,6 +9,8 @@
 #include <jansson.h>
 #include <vitals/vitals.h>
 
+#include "epoch.h"
+
 /* Format version written into every epoch file ("format": N). */
 #define CODEC_FORMAT 1
 /*
@@ -36,7 +38,7 @@ struct codec_field {
 /*
  * The scalar members of an epoch, a vital, a sample, a finding and a
  * metric (its name is the key it is stored under), in the order they are
- * written; both codecs (JSON tree and text) are driven by them.
+ * written; the writer and both readers are driven by them.
  */
 extern const struct codec_field codec_epoch_fields[];
 extern const struct codec_field codec_vital_fields[];
@@ -48,12 +50,6 @@ extern const struct codec_field codec_module_fields[];
 /* qsort orders of the epoch's tables: metrics by name, modules by id. */
 int codec_metric_cmp(const void *a, const void *b);
 int codec_module_cmp(const void *a, const void *b);
-
-/*
- * Encode an epoch as a new JSON object (caller owns the reference).
- * Returns NULL only when memory runs out.
- */
-json_t *codec_epoch_to_json(const struct vitals_epoch *e);
 
 /*
  * Decode an epoch from JSON.  Returns 0 and sets *out (free with
@@ -86,52 +82,27 @@ int codec_epoch_parse(const char *buf, size_t len, struct vitals_epoch **out,
     char *err, size_t errlen);
 
 /*
- * Encode an epoch (borrowed) as compact JSON text, the bytes
- * json_dumps(codec_epoch_to_json(e), JSON_COMPACT) gives, without building
- * a JSON tree.  Returns 0 with a malloc'd, NUL-terminated text in *out
- * (the caller's) and its length in *len; -ENOTSUP for an epoch it leaves
- * to codec_epoch_to_json (strings with non-ASCII bytes, metrics not
- * sorted by name); -ENOMEM.
+ * Where codec_text_write hands the text: buf[0..n) is borrowed for the
+ * call.  Returns 0, or a negative errno that stops the writing.
+ */
+typedef int (*codec_sink_fn)(const char *buf, size_t n, void *arg);
+
+/*
+ * Write an epoch (borrowed) as compact JSON text, without a JSON tree,
+ * in chunks of at most 64 KiB to sink: the bytes the jansson tree writer
+ * of format 1 wrote (json_dumps(tree, JSON_COMPACT)), strings that are
+ * not UTF-8 with their bytes >= 0x80 as '?', metric names likewise
+ * whatever they are, a metric named twice where it first came with the
+ * last one's members.  Returns 0, the sink's error, or -ENOMEM.
+ */
+int codec_text_write(const struct vitals_epoch *e, codec_sink_fn sink,
+    void *arg);
+
+/*
+ * The same text in one piece: 0 with a malloc'd, NUL-terminated text in
+ * *out (the caller's) and its length in *len, or -ENOMEM.
  */
 int codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len);
-
-/*
- * Free an epoch made by codec_epoch_from_json (one arena holds it and all
- * it points to); accepts NULL.  vitals_epoch_free is this.
- */
-void codec_epoch_free(struct vitals_epoch *e);
-
-/*
- * A new zeroed epoch in its own arena (free with codec_epoch_free), and
- * zeroed memory in the arena of such an epoch or of a decoded one.  Both
- * return NULL when out of memory (codec_epoch_alloc also for n == 0).
- */
-struct vitals_epoch *codec_epoch_new(void);
-void *codec_epoch_alloc(struct vitals_epoch *e, size_t n);
-
-/*
- * s (NULL reads as "") in the arena of such an epoch, stored once however
- * often it is asked for: the strings of its samples (symbols, exes,
- * threads) repeat.  NULL when out of memory.
- */
-const char *codec_epoch_intern(struct vitals_epoch *e, const char *s);
-
-/*
- * p[0..n) in the arena likewise (samples share frame arrays and their
- * names' arrays), aligned as codec_epoch_alloc's; NULL for n == 0 or out
- * of memory.  Not to be written through.
- */
-const void *codec_epoch_intern_bytes(struct vitals_epoch *e, const void *p,
-    size_t n);
-
-/*
- * Free what interning keeps once the epoch is built (its table); the
- * epoch is untouched and may still intern.  Accepts NULL.
- */
-void codec_epoch_seal(struct vitals_epoch *e);
-
-/* How many distinct strings and arrays e's table holds (0 once sealed). */
-uint32_t codec_epoch_interned(const struct vitals_epoch *e);
 
 /*
  * Whether host (len bytes, which may hold a NUL) can name epoch files: no

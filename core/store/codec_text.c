@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Epochs to and from their JSON text without a JSON tree: a reader and a
- * writer of the form codec.c writes through jansson, several times faster,
- * for range queries (thousands of files) and the aggregator's cache.  What
- * is outside that form is left to codec.c: the reader declines.
+ * Epochs to and from their JSON text without a JSON tree: the one writer
+ * of epoch files, the cache and the API, streaming, and a fast reader of
+ * what it writes for range queries (thousands of files).  What is outside
+ * that form is left to codec.c's jansson reader: the reader declines.
  */
 #include <errno.h>
 #include <limits.h>
@@ -133,7 +133,7 @@ ct_string(struct ct_dec *d, const char **out)
 
 	if ((r = ct_raw_string(d, &s, &n, &esc)) != 0)
 		return r;
-	if ((copy = codec_epoch_alloc(d->e, n + 1)) == NULL)
+	if ((copy = epoch_alloc(d->e, n + 1)) == NULL)
 		return -ENOMEM;
 	if (!esc) {
 		memcpy(copy, s, n);
@@ -413,7 +413,7 @@ ct_vec_keep(struct ct_dec *d, const struct ct_vec *vec, void **out, uint32_t *n)
 	if (vec->n > UINT32_MAX)
 		return CT_DECLINE;
 	if (vec->n > 0 &&
-	    (p = codec_epoch_alloc(d->e, vec->n * vec->size)) == NULL)
+	    (p = epoch_alloc(d->e, vec->n * vec->size)) == NULL)
 		return -ENOMEM;
 	if (p != NULL)
 		memcpy(p, vec->v, vec->n * vec->size);
@@ -603,7 +603,7 @@ ct_u64s(struct ct_dec *d, struct ct_sample *cs, uint32_t max,
 	if ((r = ct_array(d, ct_u64_item, cs)) != 0)
 		return r;
 	if (cs->got > 0 &&
-	    (v = codec_epoch_alloc(d->e, cs->got * sizeof(*v))) == NULL)
+	    (v = epoch_alloc(d->e, cs->got * sizeof(*v))) == NULL)
 		return -ENOMEM;
 	if (v != NULL)
 		memcpy(v, cs->list, cs->got * sizeof(*v));
@@ -643,7 +643,7 @@ ct_syms(struct ct_dec *d, struct ct_sample *cs, int user)
 		return CT_DECLINE;
 	if (cs->names == NULL) {
 		/* + 1: empty stacks still give a non-NULL array. */
-		if ((cs->names = codec_epoch_alloc(
+		if ((cs->names = epoch_alloc(
 			 d->e, n * sizeof(*cs->names) + 1)) == NULL)
 			return -ENOMEM;
 		s->ksyms = cs->names;
@@ -796,7 +796,7 @@ ct_hca(struct ct_dec *d, struct ct_vital *cv)
 	    m > CODEC_HCA_MAX)
 		return CT_DECLINE;
 	if (m > 0 &&
-	    (cv->hca = codec_epoch_alloc(d->e, (size_t)m * sizeof(*cv->hca))) ==
+	    (cv->hca = epoch_alloc(d->e, (size_t)m * sizeof(*cv->hca))) ==
 		NULL)
 		return -ENOMEM;
 	cv->prev = -1;
@@ -938,7 +938,7 @@ ct_metric_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 
 	if (klen == 0 || (m = ct_vec_push(arg)) == NULL)
 		return klen == 0 ? CT_DECLINE : -ENOMEM;
-	if ((name = codec_epoch_alloc(d->e, klen + 1)) == NULL)
+	if ((name = epoch_alloc(d->e, klen + 1)) == NULL)
 		return -ENOMEM;
 	memcpy(name, key, klen);
 	ct_obj_init(&o, codec_metric_fields, m);
@@ -1043,7 +1043,7 @@ codec_text_decode(const char *buf, size_t len, struct vitals_epoch **out)
 	struct ct_obj o;
 	int r;
 
-	if ((d.e = codec_epoch_new()) == NULL)
+	if ((d.e = epoch_new()) == NULL)
 		return -ENOMEM;
 	ct_obj_init(&o, codec_epoch_fields, d.e);
 	if ((r = ct_object(&d, ct_epoch_member, &o)) == 0 &&
@@ -1054,7 +1054,7 @@ codec_text_decode(const char *buf, size_t len, struct vitals_epoch **out)
 		r = d.p == d.end ? 0 : CT_DECLINE;
 	}
 	if (r != 0) {
-		codec_epoch_free(d.e);
+		epoch_free(d.e);
 		return r;
 	}
 	*out = d.e;
@@ -1063,12 +1063,31 @@ codec_text_decode(const char *buf, size_t len, struct vitals_epoch **out)
 
 /* ---- writing ---- */
 
-/* The text being written. */
+/* Size of the buffer a streamed text goes through to its sink. */
+#define CT_CHUNK (64 * 1024)
+
+/* The text being written: all of it, or a chunk on its way to a sink. */
 struct ct_buf {
 	char *p;
 	size_t n, cap;
-	int err; /* -ENOMEM or CT_DECLINE once something failed */
+	int err; /* -ENOMEM or the sink's error once something failed */
+	codec_sink_fn sink; /* NULL: keep the whole text */
+	void *arg; /* the sink's */
 };
+
+/* Hand what b holds to its sink; 0, or -1 after recording why not. */
+static int
+ct_flush(struct ct_buf *b)
+{
+	int r;
+
+	if (b->n > 0 && (r = b->sink(b->p, b->n, b->arg)) < 0) {
+		b->err = r;
+		return -1;
+	}
+	b->n = 0;
+	return 0;
+}
 
 /* Room for n more bytes; 0, or -1 after recording why not. */
 static int
@@ -1081,6 +1100,8 @@ ct_room(struct ct_buf *b, size_t n)
 		return -1;
 	if (b->n + n < b->cap)
 		return 0;
+	if (b->sink != NULL && (ct_flush(b) != 0 || n < b->cap))
+		return b->err != 0 ? -1 : 0;
 	for (cap = b->cap ? b->cap : 4096; cap <= b->n + n; cap *= 2)
 		;
 	if ((p = realloc(b->p, cap)) == NULL) {
@@ -1135,7 +1156,7 @@ ct_put_real(struct ct_buf *b, double v)
 	int n = snprintf(s, sizeof(s) - 3, "%.17g", v);
 
 	if (n < 0 || n >= (int)sizeof(s) - 3) {
-		b->err = CT_DECLINE;
+		b->err = -EOVERFLOW; /* not for a double: 24 bytes at most */
 		return;
 	}
 	for (q = s; *q != '\0'; q++)
@@ -1181,9 +1202,60 @@ ct_escape(unsigned char c)
 	}
 }
 
-/* A string, escaped as jansson does; non-ASCII bytes are declined. */
+/*
+ * The length of the UTF-8 sequence that starts with byte c, as jansson
+ * sees it, or 0 where no sequence may start.
+ */
+static int
+ct_utf8_first(unsigned char c)
+{
+	if (c < 0x80)
+		return 1;
+	if (c < 0xc2) /* a continuation byte, or an overlong ASCII */
+		return 0;
+	if (c < 0xe0)
+		return 2;
+	if (c < 0xf0)
+		return 3;
+	return c < 0xf5 ? 4 : 0;
+}
+
+/*
+ * Whether s is UTF-8 that jansson takes (json_string): no overlong forms,
+ * no surrogates, nothing above U+10FFFF.
+ */
+static int
+ct_utf8_valid(const unsigned char *s)
+{
+	static const uint32_t least[] = { 0, 0, 0x80, 0x800, 0x10000 };
+	uint32_t v;
+	int n, i;
+
+	for (; *s != '\0'; s += n) {
+		if ((n = ct_utf8_first(*s)) == 1)
+			continue;
+		if (n == 0)
+			return 0;
+		v = *s & (0x7f >> n);
+		for (i = 1; i < n; i++) {
+			if (s[i] < 0x80 || s[i] > 0xbf)
+				return 0;
+			v = v << 6 | (s[i] & 0x3f);
+		}
+		if (v < least[n] || v > 0x10ffff ||
+		    (v >= 0xd800 && v <= 0xdfff))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * A string escaped as jansson does, with every byte >= 0x80 written as
+ * '?' when mangle: the tree writer replaced them so in strings that are
+ * not UTF-8 (jansson refuses those) and in every non-ASCII metric name.
+ */
 static void
-ct_put_string(struct ct_buf *b, const char *s)
+ct_put_str(struct ct_buf *b, const char *s, int mangle)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *q = (const unsigned char *)(s ? s : "");
@@ -1192,15 +1264,16 @@ ct_put_string(struct ct_buf *b, const char *s)
 
 	ct_put(b, "\"", 1);
 	for (;; q++) {
-		for (run = q;
-		     *q >= 0x20 && *q < 0x80 && *q != '"' && *q != '\\'; q++)
+		for (run = q; *q >= 0x20 && *q != '"' && *q != '\\' &&
+		     !(mangle && *q >= 0x80);
+		     q++)
 			;
 		ct_put(b, (const char *)run, (size_t)(q - run));
 		if (*q == '\0')
 			break;
 		if (*q >= 0x80) {
-			b->err = CT_DECLINE;
-			return;
+			ct_put(b, "?", 1);
+			continue;
 		}
 		if ((esc[1] = ct_escape(*q)) != 0) {
 			ct_put(b, esc, 2);
@@ -1212,6 +1285,13 @@ ct_put_string(struct ct_buf *b, const char *s)
 		ct_put(b, esc, 6);
 	}
 	ct_put(b, "\"", 1);
+}
+
+/* A string value: as it is if it is UTF-8, else its ASCII with '?'. */
+static void
+ct_put_string(struct ct_buf *b, const char *s)
+{
+	ct_put_str(b, s, s != NULL && !ct_utf8_valid((const unsigned char *)s));
 }
 
 /* The members of table f of base, each preceded by a comma if comma. */
@@ -1340,28 +1420,94 @@ ct_put_vital(struct ct_buf *b, const struct vitals_vital_epoch *v)
 	ct_put(b, "]}", 2);
 }
 
-/* The metrics object; names must be ASCII and strictly ascending. */
+/* Whether metric names a and b are one key once non-ASCII bytes are '?'. */
+static int
+ct_same_key(const char *a, const char *b)
+{
+	unsigned char x, y;
+
+	do {
+		x = (unsigned char)*a++;
+		y = (unsigned char)*b++;
+		x = x >= 0x80 ? '?' : x;
+		y = y >= 0x80 ? '?' : y;
+	} while (x == y && x != '\0');
+	return x == y;
+}
+
+/* A metric named (non-empty name). */
+static int
+ct_named(const struct vitals_metric *m)
+{
+	return m->name != NULL && m->name[0] != '\0';
+}
+
+/*
+ * Whether the named metrics of e have ASCII names in strictly ascending
+ * order, as the engine writes them: then no two share a key.
+ */
+static int
+ct_metrics_plain(const struct vitals_epoch *e)
+{
+	const char *prev = NULL, *q;
+	uint32_t i;
+
+	for (i = 0; i < e->nmetrics; i++) {
+		if (!ct_named(&e->metrics[i]))
+			continue;
+		for (q = e->metrics[i].name; *q != '\0'; q++)
+			if ((unsigned char)*q >= 0x80)
+				return 0;
+		if (prev != NULL && strcmp(prev, e->metrics[i].name) >= 0)
+			return 0;
+		prev = e->metrics[i].name;
+	}
+	return 1;
+}
+
+/*
+ * The metric whose members key i's entry holds, or NULL when an earlier
+ * metric holds the key: a JSON object keeps a key where it first came,
+ * with the value it was last set to (as jansson did).
+ */
+static const struct vitals_metric *
+ct_metric_of(const struct vitals_epoch *e, uint32_t i)
+{
+	const struct vitals_metric *m = &e->metrics[i];
+	uint32_t j;
+
+	for (j = 0; j < i; j++)
+		if (ct_named(&e->metrics[j]) &&
+		    ct_same_key(e->metrics[j].name, m->name))
+			return NULL;
+	for (j = i + 1; j < e->nmetrics; j++)
+		if (ct_named(&e->metrics[j]) &&
+		    ct_same_key(e->metrics[j].name, m->name))
+			m = &e->metrics[j];
+	return m;
+}
+
+/*
+ * The metrics object, keyed by name with non-ASCII bytes made '?'; a
+ * metric without a name is left out.
+ */
 static void
 ct_put_metrics(struct ct_buf *b, const struct vitals_epoch *e)
 {
-	const struct vitals_metric *m, *prev = NULL;
+	const struct vitals_metric *m;
+	int plain = e->metrics == NULL || ct_metrics_plain(e), n = 0;
 	uint32_t i;
-	int n = 0;
 
 	ct_put(b, ",\"metrics\":{", 12);
 	for (i = 0; e->metrics != NULL && i < e->nmetrics; i++) {
-		m = &e->metrics[i];
-		if (m->name == NULL || m->name[0] == '\0')
+		if (!ct_named(&e->metrics[i]))
 			continue;
-		/* A name met twice would replace the first: jansson's job. */
-		if (prev != NULL && strcmp(prev->name, m->name) >= 0) {
-			b->err = CT_DECLINE;
-			return;
-		}
-		prev = m;
+		m = plain ? &e->metrics[i] : ct_metric_of(e, i);
+		if (m == NULL)
+			continue;
 		if (n++ > 0)
 			ct_put(b, ",", 1);
-		ct_put_string(b, m->name);
+		ct_put_str(b, e->metrics[i].name, 1);
 		ct_put(b, ":{", 2);
 		ct_put_fields(b, codec_metric_fields, m, 0);
 		ct_put(b, "}", 1);
@@ -1369,41 +1515,67 @@ ct_put_metrics(struct ct_buf *b, const struct vitals_epoch *e)
 	ct_put(b, "}", 1);
 }
 
+/* The whole epoch into b. */
+static void
+ct_put_epoch(struct ct_buf *b, const struct vitals_epoch *e)
+{
+	uint32_t i;
+
+	ct_put(b, "{\"format\":", 10);
+	ct_put_int(b, CODEC_FORMAT);
+	ct_put_fields(b, codec_epoch_fields, e, 1);
+	ct_put(b, ",\"vitals\":[", 11);
+	for (i = 0; e->vitals != NULL && i < e->nvitals; i++) {
+		if (i > 0)
+			ct_put(b, ",", 1);
+		ct_put_vital(b, &e->vitals[i]);
+	}
+	ct_put(b, "],\"findings\":[", 14);
+	for (i = 0; e->findings != NULL && i < e->nfindings; i++) {
+		ct_put(b, i > 0 ? ",{" : "{", i > 0 ? 2 : 1);
+		ct_put_fields(b, codec_finding_fields, &e->findings[i], 0);
+		ct_put(b, "}", 1);
+	}
+	ct_put(b, "]", 1);
+	ct_put_metrics(b, e);
+	ct_put(b, ",\"modules\":[", 12);
+	for (i = 0; e->modules != NULL && i < e->nmodules; i++) {
+		ct_put(b, i > 0 ? ",{" : "{", i > 0 ? 2 : 1);
+		ct_put_fields(b, codec_module_fields, &e->modules[i], 0);
+		ct_put(b, "}", 1);
+	}
+	ct_put(b, "]}", 2);
+}
+
 /*
- * e (borrowed) as compact JSON text, the bytes jansson would write: 0 with
- * a malloc'd NUL-terminated text (the caller's) in *out and its length in
- * *len, -ENOTSUP for what is left to jansson, or -ENOMEM.
+ * e (borrowed) as compact JSON text, handed to sink in chunks of at most
+ * CT_CHUNK bytes: 0, the sink's negative errno, or -ENOMEM.
+ */
+int
+codec_text_write(const struct vitals_epoch *e, codec_sink_fn sink, void *arg)
+{
+	struct ct_buf b = { NULL, 0, 0, 0, sink, arg };
+
+	if ((b.p = malloc(CT_CHUNK)) == NULL)
+		return -ENOMEM;
+	b.cap = CT_CHUNK;
+	ct_put_epoch(&b, e);
+	if (b.err == 0)
+		ct_flush(&b);
+	free(b.p);
+	return b.err;
+}
+
+/*
+ * e (borrowed) as compact JSON text: 0 with a malloc'd NUL-terminated
+ * text (the caller's) in *out and its length in *len, or -ENOMEM.
  */
 int
 codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len)
 {
-	struct ct_buf b = { NULL, 0, 0, 0 };
-	uint32_t i;
+	struct ct_buf b = { NULL, 0, 0, 0, NULL, NULL };
 
-	ct_put(&b, "{\"format\":", 10);
-	ct_put_int(&b, CODEC_FORMAT);
-	ct_put_fields(&b, codec_epoch_fields, e, 1);
-	ct_put(&b, ",\"vitals\":[", 11);
-	for (i = 0; e->vitals != NULL && i < e->nvitals; i++) {
-		if (i > 0)
-			ct_put(&b, ",", 1);
-		ct_put_vital(&b, &e->vitals[i]);
-	}
-	ct_put(&b, "],\"findings\":[", 14);
-	for (i = 0; e->findings != NULL && i < e->nfindings; i++) {
-		ct_put(&b, i > 0 ? ",{" : "{", i > 0 ? 2 : 1);
-		ct_put_fields(&b, codec_finding_fields, &e->findings[i], 0);
-		ct_put(&b, "}", 1);
-	}
-	ct_put(&b, "]", 1);
-	ct_put_metrics(&b, e);
-	ct_put(&b, ",\"modules\":[", 12);
-	for (i = 0; e->modules != NULL && i < e->nmodules; i++) {
-		ct_put(&b, i > 0 ? ",{" : "{", i > 0 ? 2 : 1);
-		ct_put_fields(&b, codec_module_fields, &e->modules[i], 0);
-		ct_put(&b, "}", 1);
-	}
-	ct_put(&b, "]}", 2);
+	ct_put_epoch(&b, e);
 	if (ct_room(&b, 1) != 0) {
 		free(b.p);
 		return b.err;

@@ -512,7 +512,7 @@ vitals_epoch_load(
 void
 vitals_epoch_free(struct vitals_epoch *e)
 {
-	codec_epoch_free(e);
+	epoch_free(e);
 }
 
 int
@@ -531,7 +531,7 @@ vitals_store_prepare(const char *data_dir, char *err, size_t errlen)
 	return r;
 }
 
-/* Where json_dump_callback's output goes: a gzip stream into memory. */
+/* Where codec_text_write's output goes: a gzip stream into memory. */
 struct store_sink {
 	z_stream z;
 	unsigned char *buf;
@@ -565,6 +565,7 @@ store_deflate(struct store_sink *s, int flush)
 	return 0;
 }
 
+/* A codec_sink_fn: deflate buf[0..size); 0 or a negative errno. */
 static int
 store_sink_write(const char *buf, size_t size, void *arg)
 {
@@ -573,7 +574,7 @@ store_sink_write(const char *buf, size_t size, void *arg)
 	s->z.next_in = (unsigned char *)(uintptr_t)buf;
 	s->z.avail_in = (uInt)size;
 	if (size > 0 && (s->error = store_deflate(s, Z_NO_FLUSH)) < 0)
-		return -1;
+		return s->error;
 	return 0;
 }
 
@@ -583,7 +584,6 @@ vitals_epoch_encode(const struct vitals_epoch *e,
 {
 	struct store_sink s = { .error = 0 };
 	char rel[PATH_MAX];
-	json_t *j = NULL;
 	int r;
 
 	memset(out, 0, sizeof(*out));
@@ -598,13 +598,8 @@ vitals_epoch_encode(const struct vitals_epoch *e,
 		store_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if ((j = codec_epoch_to_json(e)) == NULL)
-		r = -ENOMEM;
-	else if (json_dump_callback(j, store_sink_write, &s, JSON_COMPACT) < 0)
-		r = s.error ? s.error : -ENOMEM;
-	else
+	if ((r = codec_text_write(e, store_sink_write, &s)) == 0)
 		r = store_deflate(&s, Z_FINISH);
-	json_decref(j);
 	if (r == 0 && (out->rel = strdup(rel)) == NULL)
 		r = -ENOMEM;
 	if (r < 0) {
@@ -623,22 +618,7 @@ vitals_epoch_encode(const struct vitals_epoch *e,
 int
 vitals_epoch_json(const struct vitals_epoch *e, char **out, size_t *len)
 {
-	json_t *j;
-	char *text;
-	int r;
-
-	/* The fast encoder gives the same bytes; it declines some epochs. */
-	if ((r = codec_text_encode(e, out, len)) != -ENOTSUP)
-		return r;
-	if ((j = codec_epoch_to_json(e)) == NULL)
-		return -ENOMEM;
-	text = json_dumps(j, JSON_COMPACT);
-	json_decref(j);
-	if (text == NULL)
-		return -ENOMEM;
-	*out = text;
-	*len = strlen(text);
-	return 0;
+	return codec_text_encode(e, out, len);
 }
 
 void

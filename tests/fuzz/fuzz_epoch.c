@@ -12,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <vitals/store.h>
+
 #include "codec.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* e's encoding, or NULL when the encoder leaves it to jansson. */
+/* e's encoding, or NULL when out of memory. */
 static char *
 fuzz_text(const struct vitals_epoch *e, size_t *len)
 {
@@ -54,7 +56,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(a);
 		free(b);
 	}
-	codec_epoch_free(fast);
-	codec_epoch_free(slow);
+	vitals_epoch_free(fast);
+	vitals_epoch_free(slow);
 	return 0;
 }
