@@ -794,7 +794,7 @@ START_TEST(test_host_instances)
 	ck_assert_int_eq(aggregate_filters(a, f, 3), 0);
 	for (i = 0; i < 3; i++) {
 		x = fx_new(hosts[i], T0, 60, 64, 1, i);
-		v[i] = rollup_copy(&x->e);
+		v[i] = epoch_copy(&x->e);
 		free(x);
 	}
 	ck_assert_int_eq(aggregate_run(a, 0, v, 3), 0);
