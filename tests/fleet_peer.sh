@@ -11,8 +11,9 @@
 # query --filter peer` over the central store (windows of 16 epochs of
 # 1 s, shift 8, k 2): the clean stretch indicts nobody; then node2 is
 # indicted as `network` and node4 as `storage`, each within 2 windows of
-# its fault, and no other host ever.  Windows are counted in epochs, and
-# every wait is a bounded poll: no timing is asserted.
+# its fault, and no other host ever.  The central, once caught up, opens a
+# few connections an epoch to a node.  Windows are counted in epochs, and
+# every wait is a bounded poll: no timing is asserted (about 100 s).
 . "$top_srcdir/tests/lib.sh"
 command -v tc >/dev/null 2>&1 || skip "tc missing (Debian iproute2)"
 RUN_PREFIX=vp
@@ -116,7 +117,7 @@ all_from() {
 }
 
 # The clean stretch starts once every node's proc probe has its rates
-# (its second epoch) and the central pulls them all.
+# (from its second epoch on); the central catches up as it goes.
 for i in $NODES; do wait_until "node$i stores epochs" has_at_least "$TMP/node$i" "node$i" 3; done
 t0=$(($(date +%s) + 1))
 # passive_opens I: TCP connections node I accepted so far (the central's
