@@ -11,51 +11,8 @@
 # oversized one, or never answer: each is refused and logged while the
 # others go on.  No timing is asserted: every wait is a bounded poll.
 . "$top_srcdir/tests/lib.sh"
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
-command -v ip >/dev/null 2>&1 || skip "ip missing (Debian iproute2)"
-command -v curl >/dev/null 2>&1 || skip "curl missing (Debian curl)"
-command -v python3 >/dev/null 2>&1 || skip "python3 missing"
-
-# Names unique to this run (interface names stay under 16 bytes).
-RUN="vf$(($$ % 100000))"
-NET="10.$((100 + $$ % 100)).$(($$ % 250))"
-BR="${RUN}br"
-ip netns add "${RUN}probe" 2>/dev/null || skip "ip netns unavailable here"
-ip netns del "${RUN}probe"
-
-PIDS=""
-NSS=""
-cleanup() {
-	for p in $PIDS; do
-		kill -CONT "$p" 2>/dev/null
-		kill "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	for n in $NSS; do
-		ip netns del "$n" 2>/dev/null
-	done
-	ip link del "$BR" 2>/dev/null
-	rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
-
-ip link add "$BR" type bridge || skip "no bridge support"
-ip addr add "$NET.1/24" dev "$BR"
-ip link set "$BR" up
-
-# netns_add I: namespace ${RUN}nI at $NET.(10+I), its veth in the bridge.
-netns_add() {
-	ns="${RUN}n$1"
-	ip netns add "$ns" || fail "ip netns add $ns"
-	NSS="$NSS $ns"
-	ip link add "${RUN}a$1" type veth peer name "${RUN}b$1" ||
-		fail "veth ${RUN}a$1"
-	ip link set "${RUN}b$1" netns "$ns"
-	ip link set "${RUN}a$1" master "$BR" up
-	ip -n "$ns" addr add "$NET.$((10 + $1))/24" dev "${RUN}b$1"
-	ip -n "$ns" link set "${RUN}b$1" up
-	ip -n "$ns" link set lo up
-}
+. "$top_srcdir/tests/netns.sh"
+WAIT_LOG="$TMP/central.log"
 
 TOKEN="fleet-$RUN"
 # node_start I: vitalsd of host nodeI in its namespace (pid in NODEPID_I).
@@ -84,7 +41,7 @@ node_stop() {
 	wait "$p" || fail "node$1 exited with $?"
 }
 
-cport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+cport=$(free_port)
 # The central: nodes 1-3 in its options, node 4 and the fakes in nodes_file.
 cat >"$TMP/nodes.txt" <<EOF2
 # fakes: another host's epoch, corrupt, oversized, hanging
@@ -121,27 +78,6 @@ central_start() {
 	PIDS="$PIDS $!"
 }
 
-# wait_until DESC CMD...: CMD every 0.25 s, at most 480 times (a hang
-# guard, not a timing assertion).
-wait_until() {
-	desc=$1
-	shift
-	tries=0
-	until "$@" >/dev/null 2>&1; do
-		tries=$((tries + 1))
-		[ "$tries" -lt 480 ] || { tail -30 "$TMP/central.log" >&2; fail "never: $desc"; }
-		sleep 0.25
-	done
-}
-
-# files DIR HOST: names of HOST's epoch files under DIR, sorted.
-files() {
-	find "$1" -name "*Z_$2.json.gz" ! -name '.*' -printf '%f\n' 2>/dev/null | sort
-}
-# has_at_least DIR HOST N
-has_at_least() {
-	[ "$(files "$1" "$2" | wc -l)" -ge "$3" ]
-}
 # snapshot I: the files node I has stored so far (a node always has a
 # newest one the central cannot have yet), into want$I.
 snapshot() {

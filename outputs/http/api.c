@@ -1808,10 +1808,17 @@ api_ep_files(struct api_call *c, json_t **out)
 	}
 	files = json_object_get(*out, "files");
 	for (i = 0; i < l.n; i++) {
-		if (i == limit || !api_settled(l.v[i].path, c->now, &bytes)) {
+		/*
+		 * more: files listable now follow (the limit cut the answer).
+		 * A file still settling is not: said so, a central would ask
+		 * again at once, over and over until it settles.
+		 */
+		if (i == limit) {
 			more = 1;
 			break;
 		}
+		if (!api_settled(l.v[i].path, c->now, &bytes))
+			break;
 		name = strrchr(l.v[i].path, '/') + 1;
 		json_array_append_new(files, json_pack("{s:s, s:s, s:I, s:I}",
 		    "name", name, "host", l.v[i].host, "start_ns",

@@ -718,8 +718,12 @@ remote_next(struct remote_node *nd)
 	if (nd->nfiles > 0 || nd->backoff_ns != 0 || nd->st.pulled == 0)
 		remote_save(nd);
 	nd->backoff_ns = 0;
-	/* A node behind goes on at once, a batch at a time. */
-	remote_end(nd, nd->more ? 0 : nd->rm->cfg->interval);
+	/*
+	 * A node behind goes on at once, a batch at a time; one that says
+	 * more but gave nothing (an older node whose newest file is still
+	 * settling) waits, or the next round would ask again at once.
+	 */
+	remote_end(nd, nd->more && nd->nfiles > 0 ? 0 : nd->rm->cfg->interval);
 }
 
 /* What evhttp says of a failed request, for the log. */
