@@ -63,10 +63,11 @@ def epoch_of(m, ns):
 
 
 def ranks_top(m, a, cm):
-    """callmodel: in every epoch of the fault, its exe scores highest."""
+    """callmodel: in every epoch of the fault, its exe scores highest (the
+    findings made at an epoch end with it; an incident's start earlier)."""
     for e in range(a["first_epoch"], a["first_epoch"] + a["epochs"]):
-        start = m["start_ns"] + e * m["epoch_ns"]
-        here = [f for f in cm if f["base"] and f["start_ns"] == start]
+        end = m["start_ns"] + (e + 1) * m["epoch_ns"]
+        here = [f for f in cm if f["base"] and f["end_ns"] == end]
         if not here or max(here, key=lambda f: f["score"])["label"] != a["exe"]:
             return False
     return True
