@@ -22,6 +22,7 @@
 #include "aggregate.h"
 #include "codec.h"
 #include "engine.h"
+#include "group.h"
 #include "host.h"
 #include "instance.h"
 #include "log.h"
@@ -55,6 +56,7 @@ struct host {
 	struct vitals_settings settings;
 	struct instance_list insts;
 	struct aggregate *agg;         /* filter queues and live rollups */
+	struct group *grp;             /* warnings of several filters, grouped */
 	uint64_t next_ns;              /* next epoch boundary */
 	uint64_t closed, max_epochs;
 	uint64_t gen;                  /* bumped at each (re)configuration */
@@ -93,7 +95,8 @@ host_new(struct config *c, struct loader *l)
 	h->lim = (struct log_limit)LOG_LIMIT_INIT;
 	host_settings_update(h);
 	if ((h->base = event_base_new()) == NULL ||
-	    (h->eng = engine_new(c, c->host)) == NULL)
+	    (h->eng = engine_new(c, c->host)) == NULL ||
+	    (h->grp = group_new()) == NULL)
 		goto fail;
 	return h;
 fail:
@@ -453,10 +456,62 @@ host_run_kind(struct host *h, uint32_t kind, const struct vitals_epoch *e)
 	}
 }
 
+/* Whether the epoch's finding a is made before b, for group_note. */
+static int
+host_group_before(const struct vitals_finding *a, uint32_t ia,
+    const struct vitals_finding *b, uint32_t ib)
+{
+	int ra = group_rank(a->filter), rb = group_rank(b->filter);
+
+	if (a->end_ns != b->end_ns)
+		return a->end_ns < b->end_ns;
+	if (ra != rb)
+		return ra < rb;
+	return ia < ib;
+}
+
+/*
+ * One warning per incident, whatever the filters that see it: the
+ * epoch's findings in the order group_note wants, a repeat lowered and
+ * marked (group.h).
+ */
+static void
+host_group(struct host *h, const struct vitals_epoch *e)
+{
+	const struct vitals_finding *f = e->findings;
+	char with[320], suffix[360];
+	uint32_t *idx, n = e->nfindings, i, j, x;
+
+	if (n == 0 || (idx = malloc(n * sizeof(*idx))) == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		x = i;
+		for (j = i; j > 0 && host_group_before(&f[x], x, &f[idx[j - 1]],
+				      idx[j - 1]);
+		     j--)
+			idx[j] = idx[j - 1];
+		idx[j] = x;
+	}
+	for (i = 0; i < n; i++) {
+		x = idx[i];
+		if (group_note(h->grp, e->host, f[x].filter, &f[x], with,
+			sizeof(with)) != 1)
+			continue;
+		snprintf(suffix, sizeof(suffix), GROUP_TEXT, with);
+		if (engine_finding_regroup(h->eng, x,
+			f[x].severity >= VITALS_SEV_CRIT ? VITALS_SEV_CRIT
+							 : VITALS_SEV_INFO,
+			suffix) != 0)
+			log_limited(&h->lim, VITALS_LOG_ERR, "core",
+			    "out of memory grouping findings");
+	}
+	free(idx);
+}
+
 /*
  * Close the current epoch at at_ns: probes flush, the aggregator runs the
  * filters on it and on every rollup it completes (their findings land in
- * this epoch), outputs write.
+ * this epoch, warnings about one exe grouped), outputs write.
  */
 static void
 host_close_epoch(struct host *h, uint64_t at_ns, int partial)
@@ -468,6 +523,7 @@ host_close_epoch(struct host *h, uint64_t at_ns, int partial)
 	if (aggregate_live(h->agg, e) == -ENOMEM)
 		log_limited(&h->lim, VITALS_LOG_ERR, "core",
 		    "out of memory keeping the filter queues");
+	host_group(h, e);
 	host_run_kind(h, VITALS_PLUGIN_OUTPUT, e);
 	h->closed++;
 #ifdef __GLIBC__
@@ -745,6 +801,7 @@ host_free(struct host *h)
 		instance_free(ctx);
 	}
 	aggregate_free(h->agg);
+	group_free(h->grp);
 	if (h->epoch_ev)
 		event_free(h->epoch_ev);
 	if (h->tick_ev)
