@@ -31,6 +31,7 @@ struct ewma_config {
 	struct vitals_strlist vitals; /* vitals checked; empty = all */
 	int64_t persist; /* a rise warns when seen in persist of 2*persist-1 */
 	struct vitals_strlist floor; /* least rise per second, VITAL=VALUE */
+	double min_share; /* least share of the vital the rising exe holds */
 };
 
 #define EWMA_OFF(m) offsetof(struct ewma_config, m)
@@ -63,6 +64,11 @@ static const struct vitals_option ewma_options[] = {
 	    .help = "least rise per second worth a warning, VITAL=VALUE "
 	    "(with K/M/G or ns/us/ms/s); vitals not listed: "
 	    INCIDENT_FLOORS_HELP "; 0 for none" },
+	{ .key = "min_share", .type = VITALS_OPT_DOUBLE,
+	    .offset = EWMA_OFF(min_share), .def = "0.3",
+	    .help = "a rise is said only when the exe that made it holds at "
+	    "least this share of the vital in the slots that rose (a victim "
+	    "among many is not the culprit)", .min = 0, .max = 1 },
 	{ .key = NULL }
 };
 /* clang-format on */
@@ -103,6 +109,9 @@ struct ewma_vital {
 struct ewma_rise {
 	char exe[EWMA_NAME]; /* "" for a rise no exe made most of */
 	double rise; /* above the EWMA, in the vital's unit per epoch */
+	double weight; /* its weight in the slots that rose */
+	double mover; /* the weight of the mover's slot, for the sum's rise */
+	double total; /* the vital's weighted sum */
 	char text[EWMA_TEXT];
 };
 
@@ -471,7 +480,10 @@ ewma_rises(struct ewma *e, const struct vitals_queue *q,
 	for (i = 0; i < n; i++) {
 		ewma_key(v->key.name, r[i].exe, key, sizeof(key));
 		if (incident_step(&e->inc, q, key, v->key.name,
-			r[i].exe[0] != '\0' ? r[i].exe : NULL, r[i].rise >= floor,
+			r[i].exe[0] != '\0' ? r[i].exe : NULL,
+			r[i].rise >= floor &&
+			    (r[i].exe[0] == '\0' ||
+				r[i].weight >= e->cf->min_share * r[i].total),
 			r[i].rise,
 			r[i].exe[0] != '\0'
 			    ? incident_cap(v->key.name, VITALS_SEV_WARN)
@@ -500,7 +512,7 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 					  exp[EWMA_TOP_MAX + 1];
 	double floor_s = incident_floor(&e->cf->floor, v->key.name);
 	uint64_t now = ++v->epochs;
-	uint32_t top[EWMA_TOP_MAX], ntop, nr = 0;
+	uint32_t top[EWMA_TOP_MAX], ntop, nr = 0, i;
 	struct ewma_move mv[EWMA_TOP_MAX + EWMA_LABELS];
 	struct ewma_rise r[EWMA_TOP_MAX + 1], *ri;
 	struct ewma_mover mover;
@@ -531,6 +543,7 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 		    (ri = ewma_rise_get(r, &nr, EWMA_TOP_MAX + 1,
 			 mover.exe ? mover.exe : "")) != NULL) {
 			ri->rise = x - v->total.mean;
+			ri->mover = mover.now;
 			snprintf(ri->text, sizeof(ri->text), "%s", text);
 			s[ri - r] = sc;
 			val[ri - r] = x;
@@ -555,8 +568,9 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 			if (exe[0] == '\0')
 				snprintf(exe, sizeof(exe), "%.127s", who);
 			if ((ri = ewma_rise_get(r, &nr, EWMA_TOP_MAX + 1, exe)) !=
-				NULL &&
-			    x - l->st.mean > ri->rise) {
+				NULL)
+				ri->weight += x;
+			if (ri != NULL && x - l->st.mean > ri->rise) {
 				ri->rise = x - l->st.mean;
 				ewma_text(e, v->key.name, who, x, sc,
 				    l->st.mean, ri->text, sizeof(ri->text));
@@ -570,6 +584,10 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 	v->low_top = ntop == (uint32_t)e->cf->top && ntop > 0
 	    ? scale * (double)ve->hca[top[ntop - 1]]
 	    : 0;
+	for (i = 0; i < nr; i++) {
+		r[i].total = scale * (double)ve->wsum;
+		r[i].weight = fmax(r[i].weight, r[i].mover);
+	}
 	return ewma_rises(e, q, v, r, nr, s, val, exp, floor) != 0 ? -ENOMEM
 								 : rc;
 }
@@ -640,6 +658,8 @@ ewma_check(const void *config, char *why, size_t len)
 		bad = "top";
 	else if (cf->persist < 1 || cf->persist > INCIDENT_K_MAX)
 		bad = "persist";
+	else if (!(cf->min_share >= 0 && cf->min_share <= 1))
+		bad = "min_share";
 	if (bad != NULL) {
 		snprintf(why, len, "option '%s' is out of range", bad);
 		return -EINVAL;

@@ -492,24 +492,56 @@ rules_free_mem(const struct rules_view *v, int vi)
 }
 
 /*
+ * Whether exe was sampled creating processes or threads in v (fork,
+ * vfork, clone, clone3): the kernel pages a fork takes (page tables, a
+ * kernel stack) are charged to the parent and freed by the child.
+ */
+static int
+rules_forks(const struct rules_view *v, const char *exe)
+{
+	const struct vitals_vital_epoch *ve = v->ve[RULES_SYSCALL];
+	const struct vitals_sample *s;
+	char buf[24];
+	uint32_t i;
+
+	for (i = 0; ve != NULL && i < ve->nsamples; i++) {
+		s = &ve->samples[i];
+		if ((s->op == SYS_fork || s->op == SYS_vfork ||
+			s->op == SYS_clone
+#ifdef SYS_clone3
+			|| s->op == SYS_clone3
+#endif
+			) &&
+		    strcmp(labels_name(s, LABELS_BY_EXE, buf, sizeof(buf)), exe) ==
+			0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * Net allocation of exe in vital vi (kmem less kmem_free where present).
  * Where umem is present too, movable pages (user memory and the page
  * cache) count only as far as the exe faulted user pages in: a leak is
  * memory the process keeps, while the page cache its reads and writes
  * fill (a cat, a grep, a program writing files) is kmem it never frees
- * itself, and no leak.  Unmovable kernel pages count in full.
+ * itself, and no leak.  Unmovable kernel pages count in full, but for an
+ * exe that forks (a make, a shell), whose children free them.
  */
 static double
 rules_net(const struct rules_view *v, int vi, const char *exe)
 {
-	double net = rules_w(v, vi, exe), mov;
+	double net = rules_w(v, vi, exe), mov, kern;
 
 	if (vi == RULES_KMEM && v->ve[RULES_KMEM_FREE] != NULL) {
 		net -= rules_w(v, RULES_KMEM_FREE, exe);
 		if (v->ve[RULES_UMEM] != NULL) {
 			mov = rules_w(v, RULES_KMOV, exe);
-			net = fmin(net, rules_w(v, RULES_KMEM, exe) - mov +
-				fmin(mov, rules_w(v, RULES_UMEM, exe)));
+			kern = rules_forks(v, exe)
+			    ? 0
+			    : rules_w(v, RULES_KMEM, exe) - mov;
+			net = fmin(
+			    net, kern + fmin(mov, rules_w(v, RULES_UMEM, exe)));
 		}
 	}
 	return net;

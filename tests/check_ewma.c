@@ -52,6 +52,8 @@ start(const char *const *kv)
 	cfg = mock_config_new(&vitals_plugin);
 	ck_assert_ptr_nonnull(cfg);
 	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "floor", "*=0"), 0);
+	ck_assert_int_eq(
+	    mock_config_set(&vitals_plugin, cfg, "min_share", "0"), 0);
 	for (; kv != NULL && kv[0] != NULL; kv += 2)
 		ck_assert_int_eq(
 		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
@@ -348,6 +350,21 @@ START_TEST(floor_option)
 	teardown();
 	setup();
 	start(high);
+	feed_slot(&h60, 10, 300);
+	feed_slot(&h60, 2, 30000);
+	ck_assert_uint_eq(mock_nfindings(), 0);
+}
+END_TEST
+
+/*
+ * min_share: a slot that rises by far, but whose exe holds little of the
+ * vital (a victim among many), is not said.
+ */
+START_TEST(min_share_option)
+{
+	const char *kv[] = { "min_share", "0.6", NULL };
+
+	start(kv); /* slot 7 at 30000 holds 54% of the vital */
 	feed_slot(&h60, 10, 300);
 	feed_slot(&h60, 2, 30000);
 	ck_assert_uint_eq(mock_nfindings(), 0);
@@ -680,6 +697,7 @@ static const struct {
 	{ "floor", "cpu" },
 	{ "floor", "cpu=-1" },
 	{ "floor", "cpu=1x" },
+	{ "min_share", "1.5" },
 };
 
 START_TEST(bad_options)
@@ -728,6 +746,7 @@ ewma_suite(void)
 	tcase_add_test(tc, persistent_rise);
 	tcase_add_test(tc, intermittent_rise);
 	tcase_add_test(tc, floor_option);
+	tcase_add_test(tc, min_share_option);
 	tcase_add_test(tc, builtin_floors);
 	tcase_add_test(tc, finding_text);
 	tcase_add_loop_test(tc, warmup, 0, NCASES(warm_cases));

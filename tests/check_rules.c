@@ -319,6 +319,42 @@ inj_leak_umem_steady(struct tep_epoch *e, unsigned i)
 	leak(e, i, "umem", 1000, 0, 0, 99);
 }
 
+/*
+ * Net kernel pages that are no leak: a parent that forks (its children
+ * free what the forks took), or the page cache a reader fills (movable
+ * pages it never faulted in).
+ */
+static void
+inj_kmem_forker(struct tep_epoch *e, unsigned i)
+{
+	leak(e, i, "kmem", 500, 100, 100 * MIB, 99);
+	add(e, "syscall",
+	    (struct tep_ev){ .exe = "/usr/bin/leaky",
+		.pid = 500,
+		.label = 0x503,
+		.op = SYS_clone,
+		.events = 20 });
+}
+
+static void
+inj_kmem_page_cache(struct tep_epoch *e, unsigned i)
+{
+	if (i < 2)
+		return;
+	add(e, "kmem",
+	    (struct tep_ev){ .exe = "/usr/bin/leaky",
+		.pid = 500,
+		.label = 0x501,
+		.weight = 500,
+		.events = 500,
+		.args = { 0, 0x100cca, 4 * GIB - i * 100 * MIB } });
+	add(e, "kmem_free",
+	    (struct tep_ev){ .exe = "/usr/bin/leaky",
+		.label = 0x502,
+		.weight = 100,
+		.events = 100 });
+}
+
 /* A steady faulter while free memory falls (the page cache grows). */
 static void
 inj_umem_busy_falling(struct tep_epoch *e, unsigned i)
@@ -906,6 +942,16 @@ static const struct rcase cases[] = {
 	    .at = 6,
 	    .from = 2,
 	    .label = "/usr/bin/leaky" },
+	{ .name = "kmem of a parent that forks",
+	    .inject = inj_kmem_forker,
+	    .nepochs = 10,
+	    .rule = 0,
+	    .count = 0 },
+	{ .name = "kmem of the page cache a reader fills",
+	    .inject = inj_kmem_page_cache,
+	    .nepochs = 10,
+	    .rule = 0,
+	    .count = 0 },
 	{ .name = "kmem leak, free memory rising",
 	    .inject = inj_leak_rising,
 	    .nepochs = 10,
