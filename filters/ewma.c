@@ -417,9 +417,14 @@ ewma_report(struct ewma *e, const struct vitals_queue *q,
 	if (o->what == INCIDENT_QUIET || o->what == INCIDENT_ON)
 		return 0;
 	if (o->what == INCIDENT_NOTE)
+		snprintf(text, sizeof(text), "%s; seen once: a warning if it lasts",
+		    r->text);
+	else if (o->what == INCIDENT_START && o->severity <= VITALS_SEV_INFO)
 		snprintf(text, sizeof(text), "%s; %s", r->text,
-		    label ? "seen once: a warning if it lasts"
-			  : "spread over many sites, no exe made most of it");
+		    label == NULL ? "spread over many sites, no exe made most "
+				    "of it"
+				  : "its exe holds too little of the vital to be "
+				    "the culprit");
 	else if (o->what == INCIDENT_START)
 		snprintf(text, sizeof(text),
 		    "%s; in %u of the last %u epochs: an incident since %s",
@@ -450,12 +455,34 @@ ewma_end(void *arg, const struct incident *in, const struct incident_out *o)
 
 	snprintf(text, sizeof(text),
 	    "%s%s%s: back within its band, the incident since %s is over "
-	    "after %u epochs (largest rise %.0f)",
+	    "after %u epochs (largest %s %.0f)",
 	    in->vital ? in->vital : "", in->label ? " of " : "",
 	    in->label ? in->label : "",
-	    incident_time(o->start_ns, t, sizeof(t)), o->epochs, o->peak);
+	    incident_time(o->start_ns, t, sizeof(t)), o->epochs,
+	    strncmp(in->key, "-\t", 2) == 0 ? "fall" : "rise", o->peak);
 	return ewma_emit(e, sw->q, in->vital, in->label, VITALS_SEV_INFO,
 	    o->start_ns, 0, 0, 0, text);
+}
+
+/*
+ * A fall of the weighted sum, not the end of a rise: info, one incident
+ * while it lasts (keyed "-\tVITAL", apart from the rises' "VITAL\t").
+ */
+static int
+ewma_fall(struct ewma *e, const struct vitals_queue *q,
+    const struct ewma_vital *v, double score, double x, const char *text)
+{
+	struct incident_out o;
+	char key[80];
+
+	snprintf(key, sizeof(key), "-\t%.63s", v->key.name);
+	if (incident_step(&e->inc, q, key, v->key.name, NULL, 1,
+		v->total.mean - x, VITALS_SEV_INFO, 1, &o) != 0)
+		return -ENOMEM;
+	if (o.what != INCIDENT_START)
+		return 0;
+	return ewma_emit(e, q, v->key.name, NULL, VITALS_SEV_INFO, o.start_ns,
+	    score, x, v->total.mean, text);
 }
 
 /* The incident key of a rise: the vital and the exe it is charged to. */
@@ -474,21 +501,22 @@ ewma_rises(struct ewma *e, const struct vitals_queue *q,
 {
 	struct incident_out o;
 	char key[EWMA_NAME + 64];
-	uint32_t i;
+	uint32_t i, sev;
 	int rc = 0;
 
 	for (i = 0; i < n; i++) {
 		ewma_key(v->key.name, r[i].exe, key, sizeof(key));
+		/* A warning is one exe's that holds min_share of the vital;
+		 * a rise spread over many sites, or of a small part, is info. */
+		sev = r[i].exe[0] != '\0' &&
+			r[i].weight >= e->cf->min_share * r[i].total
+		    ? incident_cap(v->key.name, VITALS_SEV_WARN)
+		    : VITALS_SEV_INFO;
 		if (incident_step(&e->inc, q, key, v->key.name,
 			r[i].exe[0] != '\0' ? r[i].exe : NULL,
-			r[i].rise >= floor &&
-			    (r[i].exe[0] == '\0' ||
-				r[i].weight >= e->cf->min_share * r[i].total),
-			r[i].rise,
-			r[i].exe[0] != '\0'
-			    ? incident_cap(v->key.name, VITALS_SEV_WARN)
-			    : VITALS_SEV_INFO,
-			(uint32_t)e->cf->persist, &o) != 0 ||
+			r[i].rise >= floor, r[i].rise, sev,
+			sev > VITALS_SEV_INFO ? (uint32_t)e->cf->persist : 1,
+			&o) != 0 ||
 		    ewma_report(e, q, v, &r[i], score[i], value[i], expected[i],
 			&o) != 0)
 			rc = -ENOMEM;
@@ -550,8 +578,7 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 			exp[ri - r] = v->total.mean;
 		} else if (x < v->total.mean && v->total.mean - x >= floor &&
 		    !incident_recent(&e->inc, q->timescale_s, prefix) &&
-		    ewma_emit(e, q, v->key.name, NULL, VITALS_SEV_INFO, 0, sc, x,
-			v->total.mean, text) != 0)
+		    ewma_fall(e, q, v, sc, x, text) != 0)
 			rc = -ENOMEM;
 	}
 	ewma_offer(e, &v->total, x, sc > e->cf->k);

@@ -174,6 +174,8 @@ incident_advance(const struct incidents *s, struct incident *in,
 	if (held) {
 		in->epochs++;
 		out->what = INCIDENT_ON;
+		if (sev > in->severity && n < (need < 1 ? 1 : need))
+			sev = in->severity; /* not lasted enough to escalate */
 		if (sev > in->severity || mag >= 2 * in->peak) {
 			out->what = INCIDENT_UPDATE;
 			out->severity =

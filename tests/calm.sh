@@ -27,7 +27,8 @@
 # not the filters, and the test skips saying so (VITALS_CALM_FORCE=1 runs
 # it anyway).  Warnings naming another test suite's copies of these
 # workloads (under a tests/workloads/ or /tmp/vitals-test. directory) are
-# printed but not counted: they are faults, found.  Needs root.
+# printed but not counted: they are faults, found.  VITALS_CALM_KEEP=DIR
+# keeps the store and what was read from it in DIR.  Needs root.
 . "$top_srcdir/tests/lib.sh"
 for p in cpu sched diskio kmem umem syscall signal socket lock; do
 	need_probe $p
@@ -108,6 +109,11 @@ while read -r w exe b; do
 	done
 done < "$TMP/faults.txt"
 
+echo "$calm_from $calm_to $first $end" > "$TMP/range.txt"
+if [ -n "${VITALS_CALM_KEEP:-}" ]; then
+	mkdir -p "$VITALS_CALM_KEEP" && cp -r "$TMP"/* "$VITALS_CALM_KEEP"/ ||
+		fail "cannot keep the store in $VITALS_CALM_KEEP"
+fi
 python3 - "$TMP" "$calm_from" "$calm_to" "$EPOCH" "${VITALS_CALM_FORCE:-0}" <<'PY'
 import gzip, json, os, sys, time
 
