@@ -258,6 +258,33 @@ affinity_who(const struct affinity_dist *cur, const struct affinity_dist *base)
 	return who != NULL ? who : affinity_gainer(cur, base);
 }
 
+/*
+ * Whether the samples of group `who` in ve (as a->by names them) come
+ * from more than two processes: a family (a build's, a script's), no one
+ * process taking over.
+ */
+static int
+affinity_family(const struct affinity *a,
+    const struct vitals_vital_epoch *ve, const char *who)
+{
+	uint32_t pid[2], n = 0, i, j;
+	char buf[LABELS_NAME_LEN];
+
+	for (i = 0; i < ve->nsamples; i++) {
+		if (strcmp(labels_name(&ve->samples[i], a->by, buf, sizeof(buf)),
+			who) != 0)
+			continue;
+		for (j = 0; j < n && pid[j] != ve->samples[i].pid; j++)
+			;
+		if (j < n)
+			continue;
+		if (n == 2)
+			return 1;
+		pid[n++] = ve->samples[i].pid;
+	}
+	return 0;
+}
+
 /* Half the L1 distance: the share of the weight that moved, 0..1. */
 static double
 affinity_moved(const struct affinity_dist *a, const struct affinity_dist *b)
@@ -433,9 +460,11 @@ affinity_step(struct affinity *a, const struct vitals_queue *q,
 		    affinity_moved(cur, &v->base) * rate >= floor) {
 			changed = 1;
 			who = affinity_who(cur, &v->base);
-			/* A takeover (who holds most now) can warn; a reshuffle
-			 * among many (a build's steps) is info. */
-			sev = affinity_p(cur, who) >= 0.5
+			/* A takeover (who holds most now, one process) can
+			 * warn; a reshuffle among many, or a family of
+			 * processes taking over (a build's steps), is info. */
+			sev = affinity_p(cur, who) >= 0.5 &&
+				!affinity_family(a, ve, who)
 			    ? incident_cap(ve->name, VITALS_SEV_WARN)
 			    : VITALS_SEV_INFO;
 			snprintf(key, sizeof(key), "%.63s\t%.400s", ve->name,

@@ -616,9 +616,36 @@ diff_step(struct diff *d, const struct vitals_queue *q, const char *vital,
 }
 
 /*
+ * Whether the samples of exe `who` in ve come from more than two
+ * processes: a family (a build's, a script's), no one process.
+ */
+static int
+diff_family(const struct vitals_vital_epoch *ve, const char *who)
+{
+	uint32_t pid[2], n = 0, i, j;
+	char buf[LABELS_NAME_LEN];
+
+	for (i = 0; i < ve->nsamples; i++) {
+		if (strcmp(labels_name(&ve->samples[i], LABELS_BY_EXE, buf,
+			       sizeof(buf)),
+			who) != 0)
+			continue;
+		for (j = 0; j < n && pid[j] != ve->samples[i].pid; j++)
+			;
+		if (j < n)
+			continue;
+		if (n == 2)
+			return 1;
+		pid[n++] = ve->samples[i].pid;
+	}
+	return 0;
+}
+
+/*
  * Rank the contributors by share of the total change and report the top.
- * A rise of at least the floor that the heaviest makes most of is stepped
- * as its incident; the others explain, at info.
+ * A rise of at least the floor that the heaviest makes most of, one
+ * process (or two), is stepped as its incident; the others explain, at
+ * info.
  */
 static int
 diff_report(struct diff *d, const struct vitals_queue *q,
@@ -641,7 +668,8 @@ diff_report(struct diff *d, const struct vitals_queue *q,
 	if (n > 0) {
 		who = labels_map_key(d->keys, t->key[rk[0].id]);
 		held = total > 0 && total >= floor && rk[0].share >= 0.5 &&
-		    strcmp(who, DIFF_UNATTRIBUTED) != 0;
+		    strcmp(who, DIFF_UNATTRIBUTED) != 0 &&
+		    (d->by_site || !diff_family(ve, who));
 		if ((r = diff_step(d, q, ve->name, who, held, total, &say)) < 0)
 			rc = r;
 	}

@@ -22,6 +22,8 @@
 #define EWMA_WHO 160 /* "exe (comm) slot N" of a slot */
 #define EWMA_NAME 128 /* the exe (or comm) a slot's samples name */
 #define EWMA_TEXT 768
+/* Processes an exe's rise may come from and still be one culprit's. */
+#define EWMA_PIDS 2
 
 struct ewma_config {
 	double alpha; /* weight of the newest value */
@@ -93,6 +95,7 @@ struct ewma_mover {
 	const char *who; /* "exe (comm) slot N" of its largest slot; NULL: none */
 	const char *exe; /* its exe; NULL when no exe made most of the change */
 	double now, was; /* that slot's value and its EWMA (0 if untracked) */
+	uint32_t slot; /* that slot */
 };
 
 /* One vital at one timescale. */
@@ -112,6 +115,7 @@ struct ewma_rise {
 	double weight; /* its weight in the slots that rose */
 	double mover; /* the weight of the mover's slot, for the sum's rise */
 	double total; /* the vital's weighted sum */
+	uint32_t pid[EWMA_PIDS], npids; /* processes sampled in those slots */
 	char text[EWMA_TEXT];
 };
 
@@ -240,6 +244,7 @@ ewma_in_top(const uint32_t *top, uint32_t ntop, uint32_t slot)
 struct ewma_move {
 	char who[EWMA_WHO], exe[EWMA_NAME];
 	double now, was, d;
+	uint32_t slot;
 };
 
 /* The slots the mover is chosen among: the top now and the tracked. */
@@ -257,6 +262,7 @@ ewma_moves(struct ewma_vital *v, const struct vitals_vital_epoch *ve,
 		    ewma_in_top(top, ntop, l->slot)))
 			continue;
 		slot = i < ntop ? top[i] : l->slot;
+		mv[n].slot = slot;
 		mv[n].now = scale * (double)ve->hca[slot];
 		mv[n].was = l != NULL ? l->st.mean : 0;
 		mv[n].d = delta > 0 ? mv[n].now - mv[n].was
@@ -298,6 +304,7 @@ ewma_find_mover(struct ewma_vital *v, const struct vitals_vital_epoch *ve,
 		out->exe = mv[i].exe[0] != '\0' ? mv[i].exe : NULL;
 		out->now = mv[i].now;
 		out->was = mv[i].was;
+		out->slot = mv[i].slot;
 	}
 }
 
@@ -353,6 +360,30 @@ ewma_scale(const struct vitals_epoch *ep)
 	if (ep->length_ns == 0 || nominal == 0)
 		return 1.0;
 	return nominal / (double)ep->length_ns;
+}
+
+/*
+ * Note the processes sampled in slot as r's, counting at most one past
+ * EWMA_PIDS: more are a family of processes (a build's, a script's).
+ */
+static void
+ewma_pids(const struct vitals_vital_epoch *ve, uint32_t slot,
+    struct ewma_rise *r)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < ve->nsamples && r->npids <= EWMA_PIDS; i++) {
+		if (ve->samples[i].slot != slot)
+			continue;
+		for (j = 0; j < r->npids && j < EWMA_PIDS &&
+		     r->pid[j] != ve->samples[i].pid;
+		     j++)
+			;
+		if (j == r->npids && j < EWMA_PIDS)
+			r->pid[r->npids++] = ve->samples[i].pid;
+		else if (j == EWMA_PIDS)
+			r->npids = EWMA_PIDS + 1;
+	}
 }
 
 /* The rise charged to exe ("" for none) this epoch, added if new. */
@@ -423,8 +454,11 @@ ewma_report(struct ewma *e, const struct vitals_queue *q,
 		snprintf(text, sizeof(text), "%s; %s", r->text,
 		    label == NULL ? "spread over many sites, no exe made most "
 				    "of it"
-				  : "its exe holds too little of the vital to be "
-				    "the culprit");
+		    : r->npids > EWMA_PIDS
+			? "a family of processes made it (a build, a script), "
+			  "no one process"
+			: "its exe holds too little of the vital to be the "
+			  "culprit");
 	else if (o->what == INCIDENT_START)
 		snprintf(text, sizeof(text),
 		    "%s; in %u of the last %u epochs: an incident since %s",
@@ -506,10 +540,12 @@ ewma_rises(struct ewma *e, const struct vitals_queue *q,
 
 	for (i = 0; i < n; i++) {
 		ewma_key(v->key.name, r[i].exe, key, sizeof(key));
-		/* A warning is one exe's that holds min_share of the vital;
-		 * a rise spread over many sites, or of a small part, is info. */
+		/* A warning is one process's (or two: a restart) that holds
+		 * min_share of the vital; a rise spread over many sites, of
+		 * a small part, or of a family of processes is info. */
 		sev = r[i].exe[0] != '\0' &&
-			r[i].weight >= e->cf->min_share * r[i].total
+			r[i].weight >= e->cf->min_share * r[i].total &&
+			r[i].npids <= EWMA_PIDS
 		    ? incident_cap(v->key.name, VITALS_SEV_WARN)
 		    : VITALS_SEV_INFO;
 		if (incident_step(&e->inc, q, key, v->key.name,
@@ -572,6 +608,8 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 			 mover.exe ? mover.exe : "")) != NULL) {
 			ri->rise = x - v->total.mean;
 			ri->mover = mover.now;
+			if (mover.who != NULL)
+				ewma_pids(ve, mover.slot, ri);
 			snprintf(ri->text, sizeof(ri->text), "%s", text);
 			s[ri - r] = sc;
 			val[ri - r] = x;
@@ -597,6 +635,8 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 			if ((ri = ewma_rise_get(r, &nr, EWMA_TOP_MAX + 1, exe)) !=
 				NULL)
 				ri->weight += x;
+			if (ri != NULL)
+				ewma_pids(ve, l->slot, ri);
 			if (ri != NULL && x - l->st.mean > ri->rise) {
 				ri->rise = x - l->st.mean;
 				ewma_text(e, v->key.name, who, x, sc,
