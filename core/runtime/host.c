@@ -571,13 +571,21 @@ static void
 host_on_epoch(evutil_socket_t fd, short what, void *arg)
 {
 	struct host *h = arg;
+	uint64_t now = host_now_ns(), d;
+	struct timeval tv;
 
 	(void)fd;
 	(void)what;
-	/* The timer may fire a little early; never close before the boundary. */
-	if (host_now_ns() + 1000000 < h->next_ns) {
-		struct timeval tv = { 0, (suseconds_t)((h->next_ns - host_now_ns()) / 1000) };
-
+	/*
+	 * The timer may fire a little early; never close before the boundary.
+	 * One reading of the clock: read twice, a thread preempted between
+	 * the two (a loaded machine) could pass the boundary in between and
+	 * arm the timer for centuries.
+	 */
+	if (now + 1000000 < h->next_ns) {
+		d = h->next_ns - now;
+		tv.tv_sec = (time_t)(d / 1000000000ULL);
+		tv.tv_usec = (suseconds_t)(d % 1000000000ULL / 1000);
 		evtimer_add(h->epoch_ev, &tv);
 		return;
 	}
