@@ -32,7 +32,8 @@ struct affinity_config {
 	int64_t min_events; /* epochs with fewer events are skipped */
 	struct vitals_strlist vitals; /* empty = all */
 	char *by; /* "exe" or "label" */
-	int64_t persist; /* a change warns when seen in persist of 2*persist-1 */
+	int64_t
+	    persist; /* a change warns when seen in persist of 2*persist-1 */
 	struct vitals_strlist floor; /* least weight moved per second */
 };
 
@@ -264,14 +265,15 @@ affinity_who(const struct affinity_dist *cur, const struct affinity_dist *base)
  * process taking over.
  */
 static int
-affinity_family(const struct affinity *a,
-    const struct vitals_vital_epoch *ve, const char *who)
+affinity_family(const struct affinity *a, const struct vitals_vital_epoch *ve,
+    const char *who)
 {
 	uint32_t pid[2], n = 0, i, j;
 	char buf[LABELS_NAME_LEN];
 
 	for (i = 0; i < ve->nsamples; i++) {
-		if (strcmp(labels_name(&ve->samples[i], a->by, buf, sizeof(buf)),
+		if (strcmp(
+			labels_name(&ve->samples[i], a->by, buf, sizeof(buf)),
 			who) != 0)
 			continue;
 		for (j = 0; j < n && pid[j] != ve->samples[i].pid; j++)
@@ -304,8 +306,7 @@ affinity_moved(const struct affinity_dist *a, const struct affinity_dist *b)
 static int
 affinity_flag(struct affinity *a, const struct vitals_queue *q,
     const struct vitals_vital_epoch *ve, const struct affinity_dist *cur,
-    const struct affinity_dist *base, double sim,
-    const struct incident_out *o)
+    const struct affinity_dist *base, double sim, const struct incident_out *o)
 {
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
 	struct vitals_finding f = { 0 };
@@ -349,8 +350,7 @@ affinity_flag(struct affinity *a, const struct vitals_queue *q,
 
 /* An incident that is over: its end, at info. */
 static int
-affinity_end(
-    void *arg, const struct incident *in, const struct incident_out *o)
+affinity_end(void *arg, const struct incident *in, const struct incident_out *o)
 {
 	struct affinity *a = arg;
 	const struct vitals_epoch *ep = a->q->epochs[a->q->n - 1];
@@ -461,14 +461,17 @@ affinity_step(struct affinity *a, const struct vitals_queue *q,
 			changed = 1;
 			who = affinity_who(cur, &v->base);
 			/* A takeover (who holds most now, one process) can
-			 * warn; a reshuffle among many, or a family of
-			 * processes taking over (a build's steps), is info. */
+			 * warn; a reshuffle among many, a family of processes
+			 * taking over (a build's steps) or kernel threads
+			 * taking turns (kworkers) is info. */
 			sev = affinity_p(cur, who) >= 0.5 &&
+				(a->by != LABELS_BY_EXE ||
+				    incident_process(who)) &&
 				!affinity_family(a, ve, who)
 			    ? incident_cap(ve->name, VITALS_SEV_WARN)
 			    : VITALS_SEV_INFO;
-			snprintf(key, sizeof(key), "%.63s\t%.400s", ve->name,
-			    who);
+			snprintf(
+			    key, sizeof(key), "%.63s\t%.400s", ve->name, who);
 			if (incident_step(&a->inc, q, key, ve->name, who, 1,
 				affinity_moved(cur, &v->base) * rate, sev,
 				sev > VITALS_SEV_INFO ? (uint32_t)a->cf->persist

@@ -669,7 +669,8 @@ diff_report(struct diff *d, const struct vitals_queue *q,
 		who = labels_map_key(d->keys, t->key[rk[0].id]);
 		held = total > 0 && total >= floor && rk[0].share >= 0.5 &&
 		    strcmp(who, DIFF_UNATTRIBUTED) != 0 &&
-		    (d->by_site || !diff_family(ve, who));
+		    (d->by_site ||
+			(incident_process(who) && !diff_family(ve, who)));
 		if ((r = diff_step(d, q, ve->name, who, held, total, &say)) < 0)
 			rc = r;
 	}

@@ -92,7 +92,8 @@ struct ewma_label {
 
 /* The exe that moved a weighted sum most, named in its finding. */
 struct ewma_mover {
-	const char *who; /* "exe (comm) slot N" of its largest slot; NULL: none */
+	const char
+	    *who; /* "exe (comm) slot N" of its largest slot; NULL: none */
 	const char *exe; /* its exe; NULL when no exe made most of the change */
 	double now, was; /* that slot's value and its EWMA (0 if untracked) */
 	uint32_t slot; /* that slot */
@@ -116,7 +117,20 @@ struct ewma_rise {
 	double mover; /* the weight of the mover's slot, for the sum's rise */
 	double total; /* the vital's weighted sum */
 	uint32_t pid[EWMA_PIDS], npids; /* processes sampled in those slots */
+	double score, value, expected; /* of the finding that says it */
 	char text[EWMA_TEXT];
+};
+
+/* One vital of one epoch being looked at, and the rises found in it. */
+struct ewma_pass {
+	struct ewma *e;
+	const struct vitals_queue *q;
+	struct ewma_vital *v;
+	const struct vitals_vital_epoch *ve;
+	double scale; /* to the nominal epoch length */
+	double floor; /* the least rise per epoch worth a warning */
+	struct ewma_rise r[EWMA_TOP_MAX + 1];
+	uint32_t nr;
 };
 
 struct ewma {
@@ -258,15 +272,16 @@ ewma_moves(struct ewma_vital *v, const struct vitals_vital_epoch *ve,
 
 	for (i = 0; i < ntop + EWMA_LABELS; i++) {
 		l = i < ntop ? ewma_tracked(v, top[i]) : &v->labels[i - ntop];
-		if (i >= ntop && (l->seen == 0 || l->slot >= ve->hca_size ||
-		    ewma_in_top(top, ntop, l->slot)))
+		if (i >= ntop &&
+		    (l->seen == 0 || l->slot >= ve->hca_size ||
+			ewma_in_top(top, ntop, l->slot)))
 			continue;
 		slot = i < ntop ? top[i] : l->slot;
 		mv[n].slot = slot;
 		mv[n].now = scale * (double)ve->hca[slot];
 		mv[n].was = l != NULL ? l->st.mean : 0;
-		mv[n].d = delta > 0 ? mv[n].now - mv[n].was
-				    : mv[n].was - mv[n].now;
+		mv[n].d =
+		    delta > 0 ? mv[n].now - mv[n].was : mv[n].was - mv[n].now;
 		if (i < ntop || l->who[0] == '\0')
 			ewma_label_text(ve, slot, mv[n].who, sizeof(mv[n].who),
 			    mv[n].exe, sizeof(mv[n].exe));
@@ -367,8 +382,8 @@ ewma_scale(const struct vitals_epoch *ep)
  * EWMA_PIDS: more are a family of processes (a build's, a script's).
  */
 static void
-ewma_pids(const struct vitals_vital_epoch *ve, uint32_t slot,
-    struct ewma_rise *r)
+ewma_pids(
+    const struct vitals_vital_epoch *ve, uint32_t slot, struct ewma_rise *r)
 {
 	uint32_t i, j;
 
@@ -438,8 +453,8 @@ ewma_emit(struct ewma *e, const struct vitals_queue *q, const char *vital,
 /* What is said of a rise, by what its incident step decided. */
 static int
 ewma_report(struct ewma *e, const struct vitals_queue *q,
-    const struct ewma_vital *v, const struct ewma_rise *r, double score,
-    double value, double expected, const struct incident_out *o)
+    const struct ewma_vital *v, const struct ewma_rise *r,
+    const struct incident_out *o)
 {
 	char text[EWMA_TEXT + 256], t[16];
 	const char *label = r->exe[0] != '\0' ? r->exe : NULL;
@@ -448,13 +463,15 @@ ewma_report(struct ewma *e, const struct vitals_queue *q,
 	if (o->what == INCIDENT_QUIET || o->what == INCIDENT_ON)
 		return 0;
 	if (o->what == INCIDENT_NOTE)
-		snprintf(text, sizeof(text), "%s; seen once: a warning if it lasts",
-		    r->text);
+		snprintf(text, sizeof(text),
+		    "%s; seen once: a warning if it lasts", r->text);
 	else if (o->what == INCIDENT_START && o->severity <= VITALS_SEV_INFO)
 		snprintf(text, sizeof(text), "%s; %s", r->text,
 		    label == NULL ? "spread over many sites, no exe made most "
 				    "of it"
-		    : r->npids > EWMA_PIDS
+			: !incident_process(label)
+			? "a kernel thread's, working for others"
+			: r->npids > EWMA_PIDS
 			? "a family of processes made it (a build, a script), "
 			  "no one process"
 			: "its exe holds too little of the vital to be the "
@@ -469,8 +486,8 @@ ewma_report(struct ewma *e, const struct vitals_queue *q,
 		    "%s; the incident since %s goes on (%u epochs)", r->text,
 		    incident_time(o->start_ns, t, sizeof(t)), o->epochs);
 	return ewma_emit(e, q, v->key.name, label, o->severity,
-	    o->what == INCIDENT_NOTE ? 0 : o->start_ns, score, value, expected,
-	    text);
+	    o->what == INCIDENT_NOTE ? 0 : o->start_ns, r->score, r->value,
+	    r->expected, text);
 }
 
 /* What ewma_end needs. */
@@ -504,19 +521,20 @@ ewma_end(void *arg, const struct incident *in, const struct incident_out *o)
  */
 static int
 ewma_fall(struct ewma *e, const struct vitals_queue *q,
-    const struct ewma_vital *v, double score, double x, const char *text)
+    const struct ewma_vital *v, double score, double x, double mean,
+    const char *text)
 {
 	struct incident_out o;
 	char key[80];
 
 	snprintf(key, sizeof(key), "-\t%.63s", v->key.name);
-	if (incident_step(&e->inc, q, key, v->key.name, NULL, 1,
-		v->total.mean - x, VITALS_SEV_INFO, 1, &o) != 0)
+	if (incident_step(&e->inc, q, key, v->key.name, NULL, 1, mean - x,
+		VITALS_SEV_INFO, 1, &o) != 0)
 		return -ENOMEM;
 	if (o.what != INCIDENT_START)
 		return 0;
 	return ewma_emit(e, q, v->key.name, NULL, VITALS_SEV_INFO, o.start_ns,
-	    score, x, v->total.mean, text);
+	    score, x, mean, text);
 }
 
 /* The incident key of a rise: the vital and the exe it is charged to. */
@@ -528,36 +546,123 @@ ewma_key(const char *vital, const char *exe, char *buf, size_t len)
 
 /* Step the incidents of this epoch's rises and say what they decide. */
 static int
-ewma_rises(struct ewma *e, const struct vitals_queue *q,
-    const struct ewma_vital *v, const struct ewma_rise *r, uint32_t n,
-    const double *score, const double *value, const double *expected,
-    double floor)
+ewma_rises(struct ewma_pass *p)
 {
+	struct ewma *e = p->e;
+	struct ewma_rise *r;
 	struct incident_out o;
 	char key[EWMA_NAME + 64];
-	uint32_t i, sev;
+	uint32_t sev;
 	int rc = 0;
 
-	for (i = 0; i < n; i++) {
-		ewma_key(v->key.name, r[i].exe, key, sizeof(key));
+	for (r = p->r; r < p->r + p->nr; r++) {
+		ewma_key(p->v->key.name, r->exe, key, sizeof(key));
 		/* A warning is one process's (or two: a restart) that holds
 		 * min_share of the vital; a rise spread over many sites, of
-		 * a small part, or of a family of processes is info. */
-		sev = r[i].exe[0] != '\0' &&
-			r[i].weight >= e->cf->min_share * r[i].total &&
-			r[i].npids <= EWMA_PIDS
-		    ? incident_cap(v->key.name, VITALS_SEV_WARN)
+		 * a small part, of a family of processes or of a kernel
+		 * thread is info. */
+		sev = incident_process(r->exe) &&
+			r->weight >= e->cf->min_share * r->total &&
+			r->npids <= EWMA_PIDS
+		    ? incident_cap(p->v->key.name, VITALS_SEV_WARN)
 		    : VITALS_SEV_INFO;
-		if (incident_step(&e->inc, q, key, v->key.name,
-			r[i].exe[0] != '\0' ? r[i].exe : NULL,
-			r[i].rise >= floor, r[i].rise, sev,
+		if (incident_step(&e->inc, p->q, key, p->v->key.name,
+			r->exe[0] != '\0' ? r->exe : NULL, r->rise >= p->floor,
+			r->rise, sev,
 			sev > VITALS_SEV_INFO ? (uint32_t)e->cf->persist : 1,
 			&o) != 0 ||
-		    ewma_report(e, q, v, &r[i], score[i], value[i], expected[i],
-			&o) != 0)
+		    ewma_report(e, p->q, p->v, r, &o) != 0)
 			rc = -ENOMEM;
 	}
 	return rc;
+}
+
+/*
+ * The weighted sum: a rise is charged to the exe of the slot that moved
+ * it most (or to none), a fall is info unless the vital is in an
+ * incident (then it is its end).  Learnt unless an outlier.
+ */
+static int
+ewma_sum(struct ewma_pass *p, const uint32_t *top, uint32_t ntop)
+{
+	struct ewma_vital *v = p->v;
+	struct ewma_move mv[EWMA_TOP_MAX + EWMA_LABELS];
+	double x = p->scale * (double)p->ve->wsum, mean = v->total.mean;
+	double sc = ewma_score(p->e, &v->total, x);
+	char text[EWMA_TEXT], prefix[80];
+	struct ewma_mover mover;
+	struct ewma_rise *ri;
+	int rc = 0;
+
+	ewma_find_mover(v, p->ve, top, ntop, p->scale, x - mean, mv, &mover);
+	ewma_offer(p->e, &v->total, x, sc > p->e->cf->k);
+	if (sc <= p->e->cf->k)
+		return 0;
+	ewma_text(p->e, v->key.name, NULL, x, sc, mean, text, sizeof(text));
+	if (mover.who != NULL)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+		    "; most of the change in %s (count %.0f, EWMA %.0f)",
+		    mover.who, mover.now, mover.was);
+	snprintf(prefix, sizeof(prefix), "%.63s\t", v->key.name);
+	if (x > mean &&
+	    (ri = ewma_rise_get(p->r, &p->nr, EWMA_TOP_MAX + 1,
+		 mover.exe ? mover.exe : "")) != NULL) {
+		*ri = (struct ewma_rise){ .rise = x - mean,
+			.mover = mover.now,
+			.score = sc,
+			.value = x,
+			.expected = mean };
+		snprintf(
+		    ri->exe, sizeof(ri->exe), "%s", mover.exe ? mover.exe : "");
+		snprintf(ri->text, sizeof(ri->text), "%s", text);
+		if (mover.who != NULL)
+			ewma_pids(p->ve, mover.slot, ri);
+	} else if (x < mean && mean - x >= p->floor &&
+	    !incident_recent(&p->e->inc, p->q->timescale_s, prefix))
+		rc = ewma_fall(p->e, p->q, v, sc, x, mean, text);
+	return rc;
+}
+
+/*
+ * The tracked slots: each learns (unless an outlier); one in the top now
+ * that rose is charged to its exe (a slot no sample names is its own
+ * culprit), the exe's rising slots adding up.
+ */
+static void
+ewma_slots(struct ewma_pass *p, uint64_t now)
+{
+	const struct vitals_vital_epoch *ve = p->ve;
+	char who[EWMA_WHO], exe[EWMA_NAME];
+	struct ewma_rise *ri;
+	struct ewma_label *l;
+	double x, sc;
+
+	for (l = p->v->labels; l < p->v->labels + EWMA_LABELS; l++) {
+		if (l->seen == 0 || ve->hca == NULL || l->slot >= ve->hca_size)
+			continue;
+		x = p->scale * (double)ve->hca[l->slot];
+		sc = ewma_score(p->e, &l->st, x);
+		if (l->seen == now && sc > p->e->cf->k && x > l->st.mean) {
+			ewma_label_text(
+			    ve, l->slot, who, sizeof(who), exe, sizeof(exe));
+			if (exe[0] == '\0')
+				snprintf(exe, sizeof(exe), "%.127s", who);
+			ri = ewma_rise_get(p->r, &p->nr, EWMA_TOP_MAX + 1, exe);
+			if (ri != NULL) {
+				ri->weight += x;
+				ewma_pids(ve, l->slot, ri);
+			}
+			if (ri != NULL && x - l->st.mean > ri->rise) {
+				ri->rise = x - l->st.mean;
+				ri->score = sc;
+				ri->value = x;
+				ri->expected = l->st.mean;
+				ewma_text(p->e, p->v->key.name, who, x, sc,
+				    l->st.mean, ri->text, sizeof(ri->text));
+			}
+		}
+		ewma_offer(p->e, &l->st, x, sc > p->e->cf->k);
+	}
 }
 
 /*
@@ -570,93 +675,30 @@ static int
 ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
     const struct vitals_vital_epoch *ve)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
-	double scale = ewma_scale(ep), x, sc, floor, s[EWMA_TOP_MAX + 1],
-					  val[EWMA_TOP_MAX + 1],
-					  exp[EWMA_TOP_MAX + 1];
-	double floor_s = incident_floor(&e->cf->floor, v->key.name);
+	struct ewma_pass p = { .e = e, .q = q, .v = v, .ve = ve };
+	uint32_t top[EWMA_TOP_MAX], ntop, i;
 	uint64_t now = ++v->epochs;
-	uint32_t top[EWMA_TOP_MAX], ntop, nr = 0, i;
-	struct ewma_move mv[EWMA_TOP_MAX + EWMA_LABELS];
-	struct ewma_rise r[EWMA_TOP_MAX + 1], *ri;
-	struct ewma_mover mover;
-	struct ewma_label *l;
-	char who[EWMA_WHO], exe[EWMA_NAME], text[EWMA_TEXT], prefix[80];
-	int rc = 0;
+	int rc;
 
-	floor = floor_s * (q->timescale_s > 0 ? q->timescale_s : 1);
+	p.scale = ewma_scale(q->epochs[q->n - 1]);
+	p.floor = incident_floor(&e->cf->floor, v->key.name) *
+	    (q->timescale_s > 0 ? q->timescale_s : 1);
 	if (v->hca_size != ve->hca_size) {
 		memset(v->labels, 0, sizeof(v->labels));
 		v->hca_size = ve->hca_size;
 	}
 	ntop = ewma_find_top(ve, (uint32_t)e->cf->top, top);
-	x = scale * (double)ve->wsum;
-	sc = ewma_score(e, &v->total, x);
-	ewma_find_mover(v, ve, top, ntop, scale, x - v->total.mean, mv, &mover);
-	if (sc > e->cf->k) {
-		ewma_text(e, v->key.name, NULL, x, sc, v->total.mean, text,
-		    sizeof(text));
-		if (mover.who != NULL)
-			snprintf(text + strlen(text),
-			    sizeof(text) - strlen(text),
-			    "; most of the change in %s (count %.0f, EWMA "
-			    "%.0f)",
-			    mover.who, mover.now, mover.was);
-		snprintf(prefix, sizeof(prefix), "%s\t", v->key.name);
-		if (x > v->total.mean &&
-		    (ri = ewma_rise_get(r, &nr, EWMA_TOP_MAX + 1,
-			 mover.exe ? mover.exe : "")) != NULL) {
-			ri->rise = x - v->total.mean;
-			ri->mover = mover.now;
-			if (mover.who != NULL)
-				ewma_pids(ve, mover.slot, ri);
-			snprintf(ri->text, sizeof(ri->text), "%s", text);
-			s[ri - r] = sc;
-			val[ri - r] = x;
-			exp[ri - r] = v->total.mean;
-		} else if (x < v->total.mean && v->total.mean - x >= floor &&
-		    !incident_recent(&e->inc, q->timescale_s, prefix) &&
-		    ewma_fall(e, q, v, sc, x, text) != 0)
-			rc = -ENOMEM;
-	}
-	ewma_offer(e, &v->total, x, sc > e->cf->k);
+	rc = ewma_sum(&p, top, ntop);
 	ewma_mark_top(e, v, ve, top, ntop, now);
-	for (l = v->labels; l < v->labels + EWMA_LABELS; l++) {
-		if (l->seen == 0 || ve->hca == NULL || l->slot >= ve->hca_size)
-			continue;
-		x = scale * (double)ve->hca[l->slot];
-		sc = ewma_score(e, &l->st, x);
-		if (l->seen == now && sc > e->cf->k && x > l->st.mean) {
-			ewma_label_text(
-			    ve, l->slot, who, sizeof(who), exe, sizeof(exe));
-			/* No sample names it: the slot is its own culprit. */
-			if (exe[0] == '\0')
-				snprintf(exe, sizeof(exe), "%.127s", who);
-			if ((ri = ewma_rise_get(r, &nr, EWMA_TOP_MAX + 1, exe)) !=
-				NULL)
-				ri->weight += x;
-			if (ri != NULL)
-				ewma_pids(ve, l->slot, ri);
-			if (ri != NULL && x - l->st.mean > ri->rise) {
-				ri->rise = x - l->st.mean;
-				ewma_text(e, v->key.name, who, x, sc,
-				    l->st.mean, ri->text, sizeof(ri->text));
-				s[ri - r] = sc;
-				val[ri - r] = x;
-				exp[ri - r] = l->st.mean;
-			}
-		}
-		ewma_offer(e, &l->st, x, sc > e->cf->k);
-	}
+	ewma_slots(&p, now);
 	v->low_top = ntop == (uint32_t)e->cf->top && ntop > 0
-	    ? scale * (double)ve->hca[top[ntop - 1]]
+	    ? p.scale * (double)ve->hca[top[ntop - 1]]
 	    : 0;
-	for (i = 0; i < nr; i++) {
-		r[i].total = scale * (double)ve->wsum;
-		r[i].weight = fmax(r[i].weight, r[i].mover);
+	for (i = 0; i < p.nr; i++) {
+		p.r[i].total = p.scale * (double)ve->wsum;
+		p.r[i].weight = fmax(p.r[i].weight, p.r[i].mover);
 	}
-	return ewma_rises(e, q, v, r, nr, s, val, exp, floor) != 0 ? -ENOMEM
-								 : rc;
+	return ewma_rises(&p) != 0 ? -ENOMEM : rc;
 }
 
 /* State of vital `name` at timescale ts, created on first sight. */

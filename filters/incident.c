@@ -20,8 +20,9 @@
 static uint32_t
 incident_window(const struct incidents *s)
 {
-	uint32_t k = s->k < 1 ? 1 : s->k > INCIDENT_K_MAX ? INCIDENT_K_MAX
-							  : s->k;
+	uint32_t k = s->k < 1	    ? 1
+	    : s->k > INCIDENT_K_MAX ? INCIDENT_K_MAX
+				    : s->k;
 
 	return 2 * k - 1;
 }
@@ -213,15 +214,14 @@ incident_step(struct incidents *s, const struct vitals_queue *q,
 	}
 	if (in->tick == ep->start_ns && in->tick != 0)
 		return 0; /* stepped already at this epoch */
-	incident_advance(
-	    s, in, ep->start_ns, held, magnitude, sev, need, out);
+	incident_advance(s, in, ep->start_ns, held, magnitude, sev, need, out);
 	return 0;
 }
 
 int
 incident_sweep(struct incidents *s, const struct vitals_queue *q,
-    int (*end)(void *arg, const struct incident *in,
-	const struct incident_out *out),
+    int (*end)(
+	void *arg, const struct incident *in, const struct incident_out *out),
     void *arg)
 {
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
@@ -233,14 +233,20 @@ incident_sweep(struct incidents *s, const struct vitals_queue *q,
 		if (s->v[i].timescale_s != q->timescale_s ||
 		    s->v[i].tick == ep->start_ns)
 			continue;
-		incident_advance(s, &s->v[i], ep->start_ns, 0, 0,
-		    VITALS_SEV_INFO, 1, &out);
+		incident_advance(
+		    s, &s->v[i], ep->start_ns, 0, 0, VITALS_SEV_INFO, 1, &out);
 		if (out.what == INCIDENT_END && end != NULL &&
 		    (r = end(arg, &s->v[i], &out)) != 0 && rc == 0)
 			rc = r;
 	}
 	incident_compact(s);
 	return rc;
+}
+
+int
+incident_process(const char *name)
+{
+	return name != NULL && name[0] == '/';
 }
 
 uint64_t

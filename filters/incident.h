@@ -38,7 +38,8 @@ struct incident {
 	char *vital, *label; /* as its findings name them, owned; may be NULL */
 	uint64_t hist; /* bit 0: held at the newest epoch stepped */
 	uint64_t tick; /* start_ns of the newest epoch stepped */
-	uint64_t first_ns; /* start of the first epoch of this run of sightings */
+	uint64_t
+	    first_ns; /* start of the first epoch of this run of sightings */
 	uint64_t start_ns; /* start of the incident (its findings' range) */
 	uint32_t severity; /* reported severity, 0 = no incident open */
 	uint32_t epochs; /* epochs it held since it started */
@@ -93,8 +94,7 @@ void incident_started(
  * Whether an incident whose key starts with prefix is open at ts, or
  * ended within the last 2k-1 epochs (the change back is part of it).
  */
-int incident_recent(
-    const struct incidents *s, uint32_t ts, const char *prefix);
+int incident_recent(const struct incidents *s, uint32_t ts, const char *prefix);
 
 /*
  * After the filter stepped the keys it saw at q's newest epoch: step every
@@ -103,8 +103,8 @@ int incident_recent(
  * forgetting what is quiet.  Returns 0, or the first non-zero end().
  */
 int incident_sweep(struct incidents *s, const struct vitals_queue *q,
-    int (*end)(void *arg, const struct incident *in,
-	const struct incident_out *out),
+    int (*end)(
+	void *arg, const struct incident *in, const struct incident_out *out),
     void *arg);
 
 /* Free every incident; the set is left empty. */
@@ -132,16 +132,25 @@ uint32_t incident_cap(const char *vital, uint32_t severity);
  */
 uint64_t incident_adapt(const struct incidents *s, int64_t warmup);
 
+/*
+ * Whether a culprit named as labels_name names it (an exe path, else a
+ * comm) is a process running an executable: a path.  A kernel thread
+ * (named by its comm: kworker/u8:2, ksoftirqd/0) works for others, and a
+ * change in its share (kworkers taking turns at the lock vital) is no
+ * culprit's: never more than info in ewma, diff and affinity.
+ */
+int incident_process(const char *name);
+
 /* Check a floors option; 0, or -EINVAL with the reason in why. */
 int incident_floors_check(
     const struct vitals_strlist *floors, char *why, size_t len);
 
 /* The built-in floors, as "VITAL=VALUE,...", for an option's help. */
-#define INCIDENT_FLOORS_HELP                                                  \
-	"cpu=20 (samples/s, a fifth of a CPU at 99 Hz), sched=200ms, "       \
-	"blocking=200ms, wait=2s, lock=20ms (each per s), diskio=16M, "      \
-	"socket=4M (bytes/s), umem=50000, kmem=50000, kmem_free=50000 "      \
-	"(faults, pages/s), syscall=200000, signal=500 (/s); a rise of "     \
+#define INCIDENT_FLOORS_HELP \
+	"cpu=20 (samples/s, a fifth of a CPU at 99 Hz), sched=200ms, " \
+	"blocking=200ms, wait=2s, lock=20ms (each per s), diskio=16M, " \
+	"socket=4M (bytes/s), umem=50000, kmem=50000, kmem_free=50000 " \
+	"(faults, pages/s), syscall=200000, signal=500 (/s); a rise of " \
 	"wait or kmem_free is never more than info"
 
 /* "12:00:10" (local time) of ns, for a sentence. */

@@ -355,8 +355,8 @@ rules_step(struct rules *r, struct rules_run *run, const struct rules_out *o,
 	need = o->once || o->severity <= VITALS_SEV_INFO ? 1 : k;
 	snprintf(key, sizeof(key), "#%d\t%.63s\t%.400s", o->rule,
 	    o->vital ? o->vital : "", o->label ? o->label : "");
-	if (incident_step(&r->inc, run->q, key, o->vital, o->label, 1,
-		o->score, o->severity, need, &io) != 0) {
+	if (incident_step(&r->inc, run->q, key, o->vital, o->label, 1, o->score,
+		o->severity, need, &io) != 0) {
 		run->rc = -ENOMEM;
 		return 0;
 	}
@@ -366,8 +366,8 @@ rules_step(struct rules *r, struct rules_run *run, const struct rules_out *o,
 	if (io.what == INCIDENT_START) {
 		incident_started(&r->inc, run->q->timescale_s, key,
 		    run->q->epochs[o->first]->start_ns);
-		*start_ns = incident_find(&r->inc, run->q->timescale_s, key)
-				->start_ns;
+		*start_ns =
+		    incident_find(&r->inc, run->q->timescale_s, key)->start_ns;
 	}
 	if (io.what == INCIDENT_NOTE)
 		snprintf(tail, len, "; seen once: a warning if it lasts");
@@ -377,7 +377,8 @@ rules_step(struct rules *r, struct rules_run *run, const struct rules_out *o,
 		    io.epochs, 2 * k - 1,
 		    incident_time(io.start_ns, tm, sizeof(tm)));
 	else if (io.what == INCIDENT_UPDATE)
-		snprintf(tail, len, "; the incident since %s goes on (%u epochs)",
+		snprintf(tail, len,
+		    "; the incident since %s goes on (%u epochs)",
 		    incident_time(io.start_ns, tm, sizeof(tm)), io.epochs);
 	return io.what == INCIDENT_NOTE || io.what == INCIDENT_START ||
 	    io.what == INCIDENT_UPDATE;
@@ -512,8 +513,8 @@ rules_forks(const struct rules_view *v, const char *exe)
 			|| s->op == SYS_clone3
 #endif
 			) &&
-		    strcmp(labels_name(s, LABELS_BY_EXE, buf, sizeof(buf)), exe) ==
-			0)
+		    strcmp(labels_name(s, LABELS_BY_EXE, buf, sizeof(buf)),
+			exe) == 0)
 			return 1;
 	}
 	return 0;
@@ -547,8 +548,8 @@ rules_net(const struct rules_view *v, int vi, const char *exe)
 	return net;
 }
 
-static uint32_t rules_pids(const struct rules_view *v, const char *exe,
-    uint32_t *pid, uint32_t max);
+static uint32_t rules_pids(
+    const struct rules_view *v, const char *exe, uint32_t *pid, uint32_t max);
 
 /*
  * Whether one process of exe was sampled in every epoch of the queue from
@@ -564,8 +565,8 @@ rules_one_process(
 	ncand = rules_pids(rules_view(r, run, run->q->n - 1), exe, cand, 16);
 	for (i = 0; i < ncand; i++) {
 		for (j = first; j + 1 < run->q->n; j++) {
-			nother = rules_pids(
-			    rules_view(r, run, j), exe, other, 64);
+			nother =
+			    rules_pids(rules_view(r, run, j), exe, other, 64);
 			for (k = 0; k < nother && other[k] != cand[i]; k++)
 				;
 			if (k == nother)
@@ -1387,7 +1388,7 @@ rules_10_report(struct rules *r, struct rules_run *run, const char *exe,
 		snprintf(how, sizeof(how), "%s (%s)",
 		    rules_sigs[last].crash ? "it crashed" : "it was killed",
 		    sigs);
-		o.severity = rules_sigs[last].crash ? VITALS_SEV_CRIT
+		o.severity = rules_sigs[last].crash   ? VITALS_SEV_CRIT
 		    : rules_sigs[last].sig == SIGKILL ? VITALS_SEV_WARN
 						      : VITALS_SEV_INFO;
 	} else if (exited)
@@ -1432,8 +1433,8 @@ rules_10_lived(struct rules *r, struct rules_run *run, const char *exe,
 	ncand = rules_pids(rules_view(r, run, n - 2), exe, cand, 8);
 	for (i = 0; i < ncand && m < max; i++) {
 		for (j = 0, lived = 0; j + 1 < n; j++) {
-			nother = rules_pids(
-			    rules_view(r, run, j), exe, other, 64);
+			nother =
+			    rules_pids(rules_view(r, run, j), exe, other, 64);
 			for (k = 0; k < nother && other[k] != cand[i]; k++)
 				;
 			lived += k < nother;

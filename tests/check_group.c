@@ -82,7 +82,8 @@ START_TEST(table)
 		ck_assert_msg(r == s->grouped, "%s: step %s %s: %d",
 		    cases[_i].name, s->filter, s->label ? s->label : "-", r);
 		if (s->with != NULL)
-			ck_assert_msg(strncmp(with, s->with, strlen(s->with)) == 0,
+			ck_assert_msg(
+			    strncmp(with, s->with, strlen(s->with)) == 0,
 			    "%s: with '%s'", cases[_i].name, with);
 	}
 	group_free(g);

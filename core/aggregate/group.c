@@ -60,8 +60,7 @@ group_rank(const char *filter)
 		"callmodel", "diff", "affinity" };
 	size_t i;
 
-	for (i = 0; filter != NULL && i < sizeof(order) / sizeof(order[0]);
-	     i++)
+	for (i = 0; filter != NULL && i < sizeof(order) / sizeof(order[0]); i++)
 		if (strcmp(filter, order[i]) == 0)
 			return (int)i;
 	return (int)(sizeof(order) / sizeof(order[0]));
@@ -75,7 +74,8 @@ group_expire(struct group *g, uint64_t now_ns)
 	uint64_t span;
 
 	for (i = 0; i < g->n; i++) {
-		span = (uint64_t)GROUP_QUIET * g->v[i].timescale_s * 1000000000u;
+		span =
+		    (uint64_t)GROUP_QUIET * g->v[i].timescale_s * 1000000000u;
 		if (g->v[i].last_ns + span < now_ns)
 			group_entry_free(&g->v[i]);
 		else
