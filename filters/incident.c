@@ -185,7 +185,9 @@ incident_advance(const struct incidents *s, struct incident *in,
 			in->peak = fmax(in->peak, mag);
 		}
 	} else if (in->hist == 0) {
-		out->what = INCIDENT_END;
+		/* Only an incident that was an alarm is closed aloud. */
+		out->what = in->severity >= VITALS_SEV_WARN ? INCIDENT_END
+							    : INCIDENT_QUIET;
 		out->severity = VITALS_SEV_INFO;
 		in->severity = 0;
 	} else

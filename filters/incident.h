@@ -25,7 +25,7 @@
 #define INCIDENT_START 2 /* an incident starts: its severity */
 #define INCIDENT_UPDATE 3 /* it goes on, grown or escalated: info or more */
 #define INCIDENT_ON 4 /* it goes on (or paused), nothing new: no finding */
-#define INCIDENT_END 5 /* it is over: info */
+#define INCIDENT_END 5 /* it is over (it was a warning or worse): info */
 
 /*
  * One condition a filter watches (a vital and an exe, a rule and an exe),
