@@ -294,7 +294,7 @@ host: live
 probes:
   synthetic: { rate: 3000 }
 filters:
-  ewma: { warmup: 0, k: 0 }
+  ewma: { warmup: 0, k: 0, floor: ["*=0"] }
 plugins:
   store: {}
 EOC
