@@ -141,7 +141,7 @@ static const uint32_t mk_signals[] = { 10, 14, 17, 28, 29 };
 
 /*
  * The vital's op and args for an event, as the kernel probes fill them
- * (README, the vitals contract), derived from its label so that they
+ * (doc/probes.md, the vitals contract), derived from its label so that they
  * cost no random draw: a label is one site doing one thing.
  */
 static void

@@ -1791,7 +1791,7 @@ main(int argc, char **argv)
 		.vitalsd = OVERHEAD_BUILDDIR "/daemon/vitalsd",
 		.plugin_path =
 		    OVERHEAD_BUILDDIR "/probes:" OVERHEAD_BUILDDIR
-				      "/filters:" OVERHEAD_BUILDDIR "/plugins",
+				      "/filters:" OVERHEAD_BUILDDIR "/outputs",
 		.perf = "perf",
 		.cc = "gcc",
 		.sample_hz = 99 };

@@ -51,7 +51,7 @@ trap 'exit 130' INT TERM
 # The shipped file, with a short epoch and a data dir of its own.
 sed -e "s|^epoch: .*|epoch: ${epoch}s|" -e "s|^data_dir: .*|data_dir: $tmp/data|" \
     conf/vitals.yaml >"$tmp/vitals.yaml"
-export VITALS_PLUGIN_PATH="$top/probes:$top/filters:$top/plugins"
+export VITALS_PLUGIN_PATH="$top/probes:$top/filters:$top/outputs"
 daemon/vitalsd -c "$tmp/vitals.yaml" 2>"$tmp/vitalsd.log" &
 daemon=$!
 

@@ -2,9 +2,9 @@
 /*
  * The options of every `vitals` command in one table, each entry naming
  * the commands it applies to, and the walk over a command's arguments:
- * cli/main.c (the global options, epochs, show) and cli/range.c
- * (the range commands) parse through it, so the options they share (-h,
- * -d, -c, --json, --host, ...) are spelt and checked once.
+ * cli/main.c (the global options), the commands and cli/range.c (the
+ * range commands' options) parse through it, so the options they share
+ * (-h, -d, -c, --json, --host, ...) are spelt and checked once.
  */
 #ifndef VITALS_CLI_ARGS_H
 #define VITALS_CLI_ARGS_H
@@ -21,8 +21,10 @@ enum {
 	CLI_TOP = 1u << 5,
 	CLI_DIFF = 1u << 6,
 	CLI_TRAIN = 1u << 7,
+	CLI_SERVE = 1u << 8,
+	CLI_PPROF = 1u << 9,
 };
-#define CLI_ALL 0xffu
+#define CLI_ALL 0x3ffu
 
 /* Option ids, as cli_next() returns them. */
 enum cli_opt_id {
@@ -49,6 +51,13 @@ enum cli_opt_id {
 	CO_NO_FILTER,
 	CO_NORMAL,
 	CO_MODEL,
+	CO_LISTEN,     /* serve */
+	CO_TOKEN,      /* serve */
+	CO_INSECURE,   /* serve */
+	CO_WEB_DIR,    /* serve */
+	CO_EXE,        /* pprof */
+	CO_OUTPUT,     /* pprof -o */
+	CO_FOLDED,     /* pprof */
 };
 
 /* What cli_next() returns besides an option id. */

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <limits.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -204,6 +205,41 @@ vitalsd_list(struct loader *l, int verbose, int json)
 /* ---- configuration ---- */
 
 /*
+ * --data-dir DIR in place of c's data_dir, made absolute (the daemon
+ * must not depend on where it was started from).  Returns 0, or 2 with a
+ * message printed.
+ */
+static int
+vitalsd_data_dir(const char *dir, struct config *c)
+{
+	char cwd[PATH_MAX], *abs = NULL;
+	size_t n;
+
+	if (dir[0] == '/')
+		abs = strdup(dir);
+	else if (getcwd(cwd, sizeof(cwd)) != NULL &&
+	    (abs = malloc((n = strlen(cwd) + strlen(dir) + 2))) != NULL)
+		snprintf(abs, n, "%s/%s", cwd, dir);
+	if (abs == NULL) {
+		fprintf(stderr, "vitalsd: --data-dir %s: %s\n", dir,
+		    strerror(errno ? errno : ENOMEM));
+		return 2;
+	}
+	if (strlen(abs) > CONFIG_DATA_DIR_MAX) {
+		fprintf(stderr,
+		    "vitalsd: --data-dir %s: more than the %d "
+		    "bytes a data dir may have\n",
+		    dir, CONFIG_DATA_DIR_MAX);
+		free(abs);
+		return 2;
+	}
+	free(c->data_dir);
+	c->data_dir = abs;
+	c->data_dir_line = c->data_dir_col = 0;
+	return 0;
+}
+
+/*
  * Read the configuration.  Without -c, a missing default file means all
  * defaults; with -c, it is an error.  Returns 0 or 2 (message printed).
  */
@@ -221,10 +257,8 @@ vitalsd_config(const struct vitalsd_args *a, struct config **out)
 		fprintf(stderr, "vitalsd: %s\n", err);
 		return 2;
 	}
-	if (a->data_dir) {
-		free((*out)->data_dir);
-		(*out)->data_dir = strdup(a->data_dir);
-	}
+	if (a->data_dir && vitalsd_data_dir(a->data_dir, *out) != 0)
+		return 2;
 	if (a->log_level) {
 		if ((lvl = log_level_parse(a->log_level)) < 0) {
 			fprintf(stderr, "vitalsd: --log-level: expected error, warn, info or debug, got \"%s\"\n", a->log_level);
@@ -267,8 +301,21 @@ vitalsd_run(struct config *c, struct loader *l, uint64_t epochs)
 	    (double)c->epoch_ns / 1e9, c->data_dir);
 	r = host_run(h, epochs);
 	host_free(h);
-	/* A filter that could not save its state (a model) at stop failed. */
-	return r == 0 && instance_stop_failures() == 0 ? 0 : 1;
+	/*
+	 * A filter that could not save its state (a model) at stop failed;
+	 * so did a run that lost epochs (an output's write failed, or the
+	 * store still held unwritten ones when it stopped).
+	 */
+	if (instance_write_failures() > 0)
+		log_msg(VITALS_LOG_ERR, "core",
+		    "%u epoch write%s failed: "
+		    "epochs were lost",
+		    instance_write_failures(),
+		    instance_write_failures() == 1 ? "" : "s");
+	return r == 0 && instance_stop_failures() == 0 &&
+		instance_write_failures() == 0
+	    ? 0
+	    : 1;
 }
 
 int

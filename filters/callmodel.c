@@ -6,7 +6,6 @@
  * file; in score mode it scores each later epoch's exes (eq. 1 and 2).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -531,61 +530,34 @@ fail:
 	return NULL;
 }
 
-/* fsync the directory holding path, so the rename is durable. */
-static void
-callmodel_sync_dir(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	char dir[4096];
-	int fd;
-
-	if (slash == NULL)
-		snprintf(dir, sizeof(dir), ".");
-	else
-		snprintf(dir, sizeof(dir), "%.*s",
-		    (int)(slash == path ? 1 : slash - path), path);
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0) {
-		(void)fsync(fd);
-		close(fd);
-	}
-}
-
+/*
+ * Write m to path through the core (vitals_file_write): a temporary file
+ * no one can plant a link at, renamed over path, so a crash leaves the
+ * old model or the new one.
+ */
 int
 callmodel_model_save(
     const struct callmodel_model *m, const char *path, char *err, size_t errlen)
 {
-	char tmp[4096];
-	json_t *j = NULL;
-	FILE *f = NULL;
-	int r = -ENOMEM;
+	char *text = NULL, *p;
+	size_t len;
+	json_t *j;
+	int r;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	errno = 0;
-	if ((j = callmodel_to_json(m)) == NULL) {
+	if ((j = callmodel_to_json(m)) != NULL)
+		text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	len = text != NULL ? strlen(text) : 0;
+	if (text == NULL || (p = realloc(text, len + 2)) == NULL) {
+		free(text);
 		snprintf(err, errlen, "out of memory");
-		goto fail;
+		return -ENOMEM;
 	}
-	if ((f = fopen(tmp, "w")) == NULL ||
-	    json_dumpf(j, f, JSON_COMPACT) != 0 || fputc('\n', f) == EOF ||
-	    fflush(f) != 0 || fsync(fileno(f)) != 0) {
-		r = errno != 0 ? -errno : -EIO;
-		snprintf(err, errlen, "%s: %s", tmp, strerror(-r));
-		goto fail;
-	}
-	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		f = NULL;
-		r = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		goto fail;
-	}
-	callmodel_sync_dir(path);
-	json_decref(j);
-	return 0;
-fail:
-	if (f != NULL)
-		fclose(f);
-	unlink(tmp);
-	json_decref(j);
+	text = p;
+	text[len++] = '\n';
+	text[len] = '\0';
+	r = vitals_file_write(path, text, len, err, errlen);
+	free(text);
 	return r;
 }
 
@@ -1163,19 +1135,12 @@ callmodel_fini(void *state)
 static int
 callmodel_check_writable(struct vitals_ctx *ctx, const char *path)
 {
-	char tmp[4096];
-	int fd, r;
+	char err[512];
+	int r;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0) {
-		r = -errno;
-		vitals_error(ctx, "model %s: cannot write %s: %s", path, tmp,
-		    strerror(errno));
-		return r;
-	}
-	close(fd);
-	unlink(tmp);
-	return 0;
+	if ((r = vitals_file_check(path, err, sizeof(err))) != 0)
+		vitals_error(ctx, "model %s", err);
+	return r;
 }
 
 /* Copy the subtree below s in src under d in dst, counts included. */

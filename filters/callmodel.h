@@ -162,7 +162,8 @@ int callmodel_build(struct callmodel_tree *t, const struct vitals_epoch *e,
     struct callmodel_model *m, const struct vitals_strlist *only, int learning);
 
 /*
- * Write the model as JSON to path atomically (path.tmp.PID, fsync,
+ * Write the model as JSON to path atomically, through vitals_file_write
+ * (an unpredictable temporary name created O_EXCL | O_NOFOLLOW, fsync,
  * rename).  Returns 0, or a negative errno with a reason in err.
  */
 int callmodel_model_save(const struct callmodel_model *m, const char *path,

@@ -3,7 +3,7 @@
  * rules: the diagnosis rules of Chopstix (section 3.2) over the vitals
  * present, with each vital's weight attributed to exes from the samples.
  * Absolute values are per nominal base epoch, so the rules read the same
- * on rollups; each rule's exact condition is in README.md.  A rule that
+ * on rollups; each rule's exact condition is in doc/filters.md.  A rule that
  * holds for an exe is one incident until it no longer does; a warning
  * needs it to hold in `persist` of the last 2*persist-1 epochs, unless it
  * is unambiguous (bad blocks, a leak over leak_epochs, a fatal signal):

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The `store` output plugin: writes every closed epoch to the data dir as
- * one gzip'd JSON file (through <vitals/store.h>) and applies the
- * retention settings every few epochs.  An epoch that cannot be written
+ * one gzip'd JSON file (through <vitals/store.h>) as soon as it closes,
+ * again if the filters then add findings, and applies the retention
+ * settings every few epochs; at start it recovers the epochs a killed
+ * daemon left under temporary names.  An epoch that cannot be written
  * (disk full, I/O error) is kept in memory, encoded, up to `backlog`
  * bytes, and written with the next epoch once the data dir takes files
  * again; only what overflows the backlog, or is still held when the
- * daemon stops, is lost, and each such loss is logged.
+ * daemon stops, is lost, and each such loss fails the write (vitalsd then
+ * exits non-zero).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -34,6 +37,7 @@ struct store_state {
 	int follow; /* no dir option: follow the global data_dir on reload */
 	char *refused; /* a data_dir moved to that could not be used, or NULL */
 	uint64_t written; /* epochs handed to write so far */
+	uint64_t last_seq, last_start; /* the last one, to tell a rewrite */
 	uint64_t backlog; /* from the config */
 	struct vitals_epoch_file *held; /* unwritten epochs, oldest first */
 	size_t nheld, cap;
@@ -129,6 +133,33 @@ store_fini(void *arg)
 	free(st);
 }
 
+/*
+ * What a daemon killed while writing left: whole epochs under temporary
+ * names go into place, the rest goes.  Nothing here stops a start.
+ */
+static void
+store_recover(struct vitals_ctx *ctx, const char *dir)
+{
+	unsigned recovered = 0, removed = 0;
+	char err[512];
+
+	if (vitals_store_recover(dir, &recovered, &removed, err, sizeof(err)) <
+	    0) {
+		vitals_log(ctx, VITALS_LOG_WARN, "recovery: %s", err);
+		return;
+	}
+	if (recovered > 0)
+		vitals_log(ctx, VITALS_LOG_WARN,
+		    "recovered %u epoch%s a stop "
+		    "left under a temporary name in %s",
+		    recovered, recovered == 1 ? "" : "s", dir);
+	if (removed > 0)
+		vitals_log(ctx, VITALS_LOG_INFO,
+		    "removed %u incomplete "
+		    "temporary file%s from %s",
+		    removed, removed == 1 ? "" : "s", dir);
+}
+
 static int
 store_init(struct vitals_ctx *ctx, const void *config, void **state)
 {
@@ -148,6 +179,7 @@ store_init(struct vitals_ctx *ctx, const void *config, void **state)
 		vitals_error(ctx, "data dir %s", err);
 		return r;
 	}
+	store_recover(ctx, dir);
 	if ((st = calloc(1, sizeof(*st))) == NULL ||
 	    (st->dir = strdup(dir)) == NULL) {
 		store_fini(st);
@@ -186,49 +218,67 @@ store_prune(struct store_state *st)
 		    n, n == 1 ? "" : "s", st->dir);
 }
 
+/* Drop the oldest held epoch: it is lost. */
+static void
+store_drop_oldest(struct store_state *st)
+{
+	st->held_bytes -= st->held[0].len;
+	vitals_epoch_file_free(&st->held[0]);
+	memmove(st->held, st->held + 1, --st->nheld * sizeof(*st->held));
+}
+
 /*
  * Keep f (taken over) to write later, dropping the oldest held epochs
- * while the backlog would overflow.  Each epoch lost is logged.
+ * while the backlog would overflow; a rewrite of the newest held epoch
+ * (the same file, with the filters' findings) replaces it.  Returns 0,
+ * or a negative errno after vitals_error() when an epoch was lost.
  */
-static void
+static int
 store_hold(struct store_state *st, struct vitals_epoch_file *f)
 {
 	struct vitals_epoch_file *v;
+	uint64_t first = 0;
 	char when[32];
-	size_t cap;
+	size_t cap, lost = 0;
 
+	if (st->nheld > 0 && strcmp(st->held[st->nheld - 1].rel, f->rel) == 0) {
+		st->held_bytes -= st->held[st->nheld - 1].len;
+		vitals_epoch_file_free(&st->held[st->nheld - 1]);
+		st->nheld--;
+	}
 	if (f->len > st->backlog) {
-		vitals_log(st->ctx, VITALS_LOG_ERR,
+		vitals_error(st->ctx,
 		    "epoch of %s lost: its %zu bytes exceed the backlog (%llu)",
 		    store_when(f->start_ns, when, sizeof(when)), f->len,
 		    (unsigned long long)st->backlog);
 		vitals_epoch_file_free(f);
-		return;
+		return -ENOSPC;
 	}
 	while (st->nheld > 0 && st->held_bytes + f->len > st->backlog) {
-		vitals_log(st->ctx, VITALS_LOG_ERR,
-		    "epoch of %s lost: the backlog of %llu bytes is full",
-		    store_when(st->held[0].start_ns, when, sizeof(when)),
-		    (unsigned long long)st->backlog);
-		st->held_bytes -= st->held[0].len;
-		vitals_epoch_file_free(&st->held[0]);
-		memmove(st->held, st->held + 1,
-		    --st->nheld * sizeof(*st->held));
+		first = lost++ == 0 ? st->held[0].start_ns : first;
+		store_drop_oldest(st);
 	}
 	if (st->nheld == st->cap) {
 		cap = st->cap ? st->cap * 2 : 8;
 		if ((v = realloc(st->held, cap * sizeof(*v))) == NULL) {
-			vitals_log(st->ctx, VITALS_LOG_ERR,
-			    "epoch of %s lost: out of memory",
+			vitals_error(st->ctx, "epoch of %s lost: out of memory",
 			    store_when(f->start_ns, when, sizeof(when)));
 			vitals_epoch_file_free(f);
-			return;
+			return -ENOMEM;
 		}
 		st->held = v;
 		st->cap = cap;
 	}
 	st->held[st->nheld++] = *f;
 	st->held_bytes += f->len;
+	if (lost == 0)
+		return 0;
+	vitals_error(st->ctx,
+	    "%zu epoch%s from %s on lost: the backlog of "
+	    "%llu bytes is full",
+	    lost, lost == 1 ? "" : "s", store_when(first, when, sizeof(when)),
+	    (unsigned long long)st->backlog);
+	return -ENOSPC;
 }
 
 /*
@@ -266,7 +316,9 @@ store_follow(struct store_state *st)
 /*
  * Save the epoch, after any held ones.  One that cannot be written is
  * held (the first failure of a run is logged; the rest add to it), and
- * retention runs even then: it may free the space.
+ * retention runs even then: it may free the space.  The same epoch again
+ * (the core's second call, with the filters' findings) replaces the file
+ * and counts once.
  */
 static int
 store_write(void *arg, const struct vitals_epoch *e)
@@ -275,9 +327,11 @@ store_write(void *arg, const struct vitals_epoch *e)
 	struct vitals_epoch_file f;
 	char err[512];
 	int r, holding = st->nheld > 0;
+	int again = st->written > 0 && e->seq == st->last_seq &&
+	    e->start_ns == st->last_start;
 
 	store_follow(st);
-	if (holding)
+	if (holding && !again)
 		store_prune(st);
 	r = vitals_epoch_encode(e, &f, err, sizeof(err));
 	if (r < 0) {
@@ -297,10 +351,12 @@ store_write(void *arg, const struct vitals_epoch *e)
 			    "epoch not saved: %s; holding epochs in memory "
 			    "(backlog %.1f MiB) until the data dir takes them",
 			    err, (double)st->backlog / (1 << 20));
-		/* A loss is logged there: the core need not say it again. */
-		store_hold(st, &f);
-		r = 0;
+		r = store_hold(st, &f);
 	}
+	if (again)
+		return r;
+	st->last_seq = e->seq;
+	st->last_start = e->start_ns;
 	if (++st->written % st->prune_every == 0 && !holding)
 		store_prune(st);
 	return r;

@@ -68,7 +68,7 @@ static const struct vitals_option cpu_options[] = {
 	/*
 	 * Each lookup, in the sampling interrupt, ends in an irq_work that
 	 * releases the mmap lock: in a VM, at high frequencies, that costs
-	 * the sampled tasks more than the rest of the probe (README).
+	 * the sampled tasks more than the rest of the probe (doc/probes.md).
 	 */
 	{ "files", VITALS_OPT_BOOL, offsetof(struct cpu_config, files),
 	  "true", "find the files of user frames in the kernel, so that "

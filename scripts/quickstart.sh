@@ -6,7 +6,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 sh scripts/build.sh
-export VITALS_PLUGIN_PATH="$PWD/probes:$PWD/filters:$PWD/plugins"
+export VITALS_PLUGIN_PATH="$PWD/probes:$PWD/filters:$PWD/outputs"
 data=/var/lib/vitals
 if ! mkdir -p "$data" 2>/dev/null || [ ! -w "$data" ]; then
 	data="$PWD/data"

@@ -3,10 +3,15 @@
 # Install what vitals needs to build and test on Debian 12, if missing.
 set -eu
 
+# prometheus is for tests only: its promtool lints /metrics
+# (tests/metrics_lint.sh); where systemd runs, the package also starts a
+# Prometheus server on :9090 (systemctl disable --now prometheus).
 PKGS="build-essential autoconf automake libtool libtool-bin pkg-config \
 libltdl-dev libevent-dev libjansson-dev zlib1g-dev libyaml-dev check \
-libsubunit-dev python3 procps linux-perf \
-clang libbpf-dev bpftool linux-libc-dev libelf-dev debhelper"
+libsubunit-dev python3 procps linux-perf curl man-db \
+clang libbpf-dev bpftool linux-libc-dev libelf-dev debhelper \
+protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev \
+prometheus golang-go chromium fonts-dejavu-core stress-ng"
 
 missing=""
 for p in $PKGS; do

@@ -1055,7 +1055,7 @@ START_TEST(test_cache)
 {
 	struct cache_key k1, k2, k3;
 	struct cache *c;
-	char dir[600], path[700], hex1[33], hex2[33];
+	char dir[600], path[700], hex1[33], hex2[33], err[1024];
 	json_t *v = json_pack("{s:i}", "x", 42), *got = NULL;
 	FILE *f;
 
@@ -1073,7 +1073,7 @@ START_TEST(test_cache)
 	ck_assert_str_ne(hex1, hex2);
 	ck_assert(memcmp(&k1, &k3, sizeof(k1)) == 0);
 	snprintf(dir, sizeof(dir), "%s/cache", tdir);
-	ck_assert_int_eq(cache_open(dir, &c), 0);
+	ck_assert_int_eq(cache_open(dir, &c, err, sizeof(err)), 0);
 	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k1, &got), -ENOENT);
 	ck_assert_int_eq(cache_put(c, "r/e.json.gz", &k1, v), 0);
 	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k1, &got), 0);
@@ -1097,6 +1097,112 @@ START_TEST(test_cache)
 	ck_assert_int_eq(cache_prune(c, "r", 1), 1);
 	cache_close(c);
 	json_decref(v);
+}
+END_TEST
+
+/* The contents of path, "" if it cannot be read (a static buffer). */
+static const char *
+slurp(const char *path)
+{
+	static char buf[256];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f != NULL) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * The key of an entry is public (a hash of file names and sizes): only
+ * what this user wrote under that very name is trusted, and no link
+ * planted in the cache is followed, to read or to write.
+ */
+START_TEST(test_cache_trust)
+{
+	char dir[600], path[700], other[700], victim[700], err[1024];
+	struct cache_key k;
+	struct cache *c;
+	json_t *v = json_pack("{s:i}", "x", 42), *got = NULL;
+	FILE *f;
+
+	cache_key_init(&k, "t");
+	snprintf(dir, sizeof(dir), "%s/cache", tdir);
+	snprintf(victim, sizeof(victim), "%s/victim", tdir);
+	ck_assert_ptr_nonnull(f = fopen(victim, "w"));
+	fputs("precious", f);
+	fclose(f);
+	ck_assert_int_eq(cache_open(dir, &c, err, sizeof(err)), 0);
+	/* Written by this user, readable by others, writable by no one else. */
+	ck_assert_int_eq(cache_put(c, "r/e.json.gz", &k, v), 0);
+	snprintf(path, sizeof(path), "%s/r/e.json.gz", dir);
+	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k, &got), 0);
+	json_decref(got);
+	/* The same entry under another name does not stand for it. */
+	snprintf(other, sizeof(other), "%s/r/f.json.gz", dir);
+	ck_assert_int_eq(link(path, other), 0);
+	ck_assert_int_eq(cache_get(c, "r/f.json.gz", &k, &got), -ENOENT);
+	/* One others may write is not trusted. */
+	ck_assert_int_eq(chmod(path, 0666), 0);
+	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k, &got), -ENOENT);
+	ck_assert_int_eq(chmod(path, 0644), 0);
+	/* Nor one another user wrote (forged with the right key). */
+	if (geteuid() == 0) {
+		ck_assert_int_eq(chown(path, 65534, 65534), 0);
+		ck_assert_int_eq(
+		    cache_get(c, "r/e.json.gz", &k, &got), -ENOENT);
+	}
+	/* A link at the entry's name: not read, and replaced, not followed. */
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert_int_eq(symlink(victim, path), 0);
+	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k, &got), -ENOENT);
+	ck_assert_int_eq(cache_put(c, "r/e.json.gz", &k, v), 0);
+	ck_assert_str_eq(slurp(victim), "precious");
+	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k, &got), 0);
+	json_decref(got);
+	/* The old, predictable temporary name as a link: left alone. */
+	snprintf(other, sizeof(other), "%s/r/e.json.gz.tmp.%ld", dir,
+	    (long)getpid());
+	ck_assert_int_eq(symlink(victim, other), 0);
+	ck_assert_int_eq(cache_put(c, "r/e.json.gz", &k, v), 0);
+	ck_assert_str_eq(slurp(victim), "precious");
+	/* A link for a directory of the cache: nothing goes through it. */
+	snprintf(other, sizeof(other), "%s/elsewhere", tdir);
+	ck_assert_int_eq(mkdir(other, 0755), 0);
+	snprintf(path, sizeof(path), "%s/s", dir);
+	ck_assert_int_eq(symlink(other, path), 0);
+	ck_assert_int_lt(cache_put(c, "s/e.json.gz", &k, v), 0);
+	ck_assert_int_eq(cache_get(c, "s/e.json.gz", &k, &got), -ENOENT);
+	snprintf(path, sizeof(path), "%s/elsewhere/e.json.gz", tdir);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	/* Pruning removes entries, not what a link in the cache points to. */
+	ck_assert_int_eq(cache_prune(c, "r", 0), 2); /* e and f; not the link */
+	ck_assert_str_eq(slurp(victim), "precious");
+	cache_close(c);
+	json_decref(v);
+}
+END_TEST
+
+/* As root, a cache directory others may write is refused, by name. */
+START_TEST(test_cache_refused)
+{
+	char dir[600], err[1024];
+	struct cache *c = NULL;
+
+	if (geteuid() != 0)
+		return;
+	snprintf(dir, sizeof(dir), "%s/open", tdir);
+	ck_assert_int_eq(mkdir(dir, 0777), 0);
+	ck_assert_int_eq(chmod(dir, 0777), 0);
+	strcat(dir, "/cache");
+	ck_assert_int_eq(cache_open(dir, &c, err, sizeof(err)), -EPERM);
+	ck_assert_ptr_null(c);
+	ck_assert_ptr_nonnull(strstr(err, "writable by group or others"));
+	ck_assert_ptr_nonnull(strstr(err, dir));
+	ck_assert_int_ne(access(dir, F_OK), 0);
 }
 END_TEST
 
@@ -1258,6 +1364,8 @@ aggregate_suite(void)
 	tcase_add_loop_test(io, test_config_timescales, 0,
 	    sizeof(ts_cases) / sizeof(ts_cases[0]));
 	tcase_add_test(io, test_cache);
+	tcase_add_test(io, test_cache_trust);
+	tcase_add_test(io, test_cache_refused);
 	tcase_add_test(io, test_query_cache);
 	tcase_set_timeout(io, 60);
 	suite_add_tcase(s, io);

@@ -511,6 +511,35 @@ START_TEST(train_writes_model)
 }
 END_TEST
 
+/*
+ * A link planted at the model's name (or where its temporary file once
+ * went, "PATH.tmp.PID") is replaced, never written through: the file it
+ * points to keeps its contents.
+ */
+START_TEST(train_over_link)
+{
+	char victim[600], old_tmp[700];
+	struct stat sb;
+	json_error_t je;
+	json_t *j;
+
+	snprintf(victim, sizeof(victim), "%s/victim", dir);
+	write_file(victim, "precious");
+	ck_assert_int_eq(symlink(victim, model_path), 0);
+	snprintf(
+	    old_tmp, sizeof(old_tmp), "%s.tmp.%ld", model_path, (long)getpid());
+	ck_assert_int_eq(symlink(victim, old_tmp), 0);
+	train(3);
+	ck_assert_int_eq(lstat(model_path, &sb), 0);
+	ck_assert(S_ISREG(sb.st_mode));
+	ck_assert_ptr_nonnull(j = json_load_file(model_path, 0, &je));
+	json_decref(j);
+	ck_assert_ptr_null(j = json_load_file(victim, 0, &je));
+	ck_assert_int_eq(stat(victim, &sb), 0);
+	ck_assert_int_eq(sb.st_size, 8);
+}
+END_TEST
+
 /* The model has the probabilities the normal epochs imply. */
 START_TEST(train_probabilities)
 {
@@ -1077,6 +1106,7 @@ callmodel_suite(void)
 	suite_add_tcase(s, math);
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, train_writes_model);
+	tcase_add_test(tc, train_over_link);
 	tcase_add_test(tc, train_probabilities);
 	tcase_add_loop_test(tc, scenes, 0, NCASES(scene_cases));
 	tcase_add_test(tc, expected_score);

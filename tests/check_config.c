@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -436,7 +437,8 @@ START_TEST(test_missing)
 	ck_assert_str_eq(err, want);
 
 	ck_assert_int_eq(config_load(dir, &c, err, sizeof(err)), -EISDIR);
-	snprintf(want, sizeof(want), "%s: Is a directory", dir);
+	snprintf(want, sizeof(want),
+	    "%s: a directory, not a regular file: not read", dir);
 	ck_assert_str_eq(err, want);
 }
 END_TEST
@@ -499,9 +501,24 @@ static const struct {
 	    "got a sequence",
 	    NULL },
 	{ "data_dir: {a: b}\n",
-	    ":1:11: setting 'data_dir': expected a "
-	    "directory, got a mapping",
+	    ":1:11: setting 'data_dir': expected an "
+	    "absolute path, got a mapping",
 	    NULL },
+	/* What would make every epoch fail to store is refused here. */
+	{ "host: web/1\n",
+	    ":1:7: setting 'host': '/' cannot be in a file name (epoch files "
+	    "are named after the host)",
+	    NULL },
+	{ "host: \"web\\0x\"\n",
+	    ":1:7: setting 'host': a NUL byte cannot be in a file name (epoch "
+	    "files are named after the host)",
+	    NULL },
+	{ "data_dir: var/lib/vitals\n",
+	    ":1:11: setting 'data_dir': expected an absolute path, got "
+	    "'var/lib/vitals'",
+	    NULL },
+	{ "data_dir: \"/var/\\0lib\"\n",
+	    ":1:11: setting 'data_dir': a NUL byte cannot be in a path", NULL },
 	{ "epoch: fast\n", ":1:8: setting 'epoch': %s, got \"fast\"",
 	    dur_expect },
 	{ "epoch: 50ms\n", ":1:8: setting 'epoch': %s, got \"50ms\"",
@@ -708,6 +725,70 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/*
+ * A host name too long for an epoch's file name: refused with its
+ * position, while the longest that fits is taken.
+ */
+START_TEST(test_host_length)
+{
+	char yaml[400], want[256];
+	struct config *c;
+	char err[1024];
+
+	memset(yaml, 0, sizeof(yaml));
+	memcpy(yaml, "host: ", 6);
+	memset(yaml + 6, 'h', 300);
+	yaml[306] = '\n';
+	ck_assert_int_eq(load(yaml, &c, err, sizeof(err)), -EINVAL);
+	ck_assert_ptr_null(c);
+	snprintf(want, sizeof(want),
+	    "%s:1:7: setting 'host': 300 bytes, more "
+	    "than the 200 an epoch file name has room for",
+	    path);
+	ck_assert_str_eq(err, want);
+	yaml[6 + 200] = '\n';
+	yaml[6 + 201] = '\0';
+	ck_assert_int_eq(load(yaml, &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(strlen(c->host), 200);
+	config_free(c);
+}
+END_TEST
+
+/*
+ * What is not a regular file of reasonable size is refused, naming the
+ * file: -c /dev/zero would read forever, a FIFO would block.
+ */
+START_TEST(test_not_a_file)
+{
+	char fifo[600], big[600], err[1024], want[1024];
+	struct config *c = NULL;
+	FILE *f;
+
+	ck_assert_int_eq(
+	    config_load("/dev/zero", &c, err, sizeof(err)), -EINVAL);
+	ck_assert_str_eq(
+	    err, "/dev/zero: a character device, not a regular file: not read");
+	snprintf(fifo, sizeof(fifo), "%s/fifo.yaml", dir);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(config_load(fifo, &c, err, sizeof(err)), -EINVAL);
+	snprintf(want, sizeof(want), "%s: a FIFO, not a regular file: not read",
+	    fifo);
+	ck_assert_str_eq(err, want);
+	snprintf(big, sizeof(big), "%s/big.yaml", dir);
+	ck_assert_ptr_nonnull(f = fopen(big, "w"));
+	ck_assert_int_eq(fseek(f, 5 << 20, SEEK_SET), 0);
+	ck_assert_int_eq(fputc('\n', f), '\n');
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(config_load(big, &c, err, sizeof(err)), -EFBIG);
+	snprintf(want, sizeof(want),
+	    "%s: %d bytes, more than the 4 MiB "
+	    "limit: not read",
+	    big, (5 << 20) + 1);
+	ck_assert_str_eq(err, want);
+	ck_assert_ptr_null(c);
+}
+END_TEST
+
 /* A message that does not fit is cut, never overflows. */
 START_TEST(test_short_err)
 {
@@ -740,6 +821,8 @@ config_suite(void)
 	tcase_add_test(ok, test_plugins);
 	tcase_add_test(ok, test_plugin_option_fill);
 	tcase_add_test(ok, test_missing);
+	tcase_add_test(ok, test_not_a_file);
+	tcase_add_test(ok, test_host_length);
 	suite_add_tcase(s, ok);
 
 	tcase_add_checked_fixture(bad, setup, teardown);

@@ -111,6 +111,7 @@ static const struct {
 	{ "minor0", VITALS_PLUGIN_PROBE },
 	{ "badcheck", VITALS_PLUGIN_FILTER },
 	{ "oldcheck", VITALS_PLUGIN_FILTER },
+	{ "stall", VITALS_PLUGIN_FILTER },
 };
 
 START_TEST(test_load)

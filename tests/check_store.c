@@ -2,7 +2,9 @@
 /*
  * Unit tests for core/store/store.c, the epoch store: save and load back, list
  * in order across date dirs and hosts, report corrupt files without
- * hiding good ones, and prune by age, size and stale temporary files.
+ * hiding good ones, and prune by age, size and stale temporary files;
+ * never follow a link planted in the data dir, refuse FIFOs, devices and
+ * gzip bombs, and recover the temporary files a killed writer left.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* nftw */
@@ -16,9 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <vitals/store.h>
 
@@ -242,6 +247,29 @@ START_TEST(test_save_load)
 }
 END_TEST
 
+/* vitals_epoch_json: the file's JSON text, as the tree encoder writes it. */
+START_TEST(test_epoch_json)
+{
+	const struct vitals_epoch *e = fx("web-1", DAY0 + 5 * NS);
+	struct vitals_epoch *back = NULL;
+	char *text = NULL, *ref, err[512] = "";
+	json_t *j;
+	size_t len = 0;
+
+	ck_assert_int_eq(vitals_epoch_json(e, &text, &len), 0);
+	ck_assert_uint_eq(len, strlen(text));
+	ck_assert_ptr_nonnull(j = codec_epoch_to_json(e));
+	ck_assert_ptr_nonnull(ref = json_dumps(j, JSON_COMPACT));
+	ck_assert_str_eq(text, ref);
+	ck_assert_int_eq(codec_epoch_parse(text, len, &back, err, sizeof(err)), 0);
+	check_same(e, back);
+	vitals_epoch_free(back);
+	json_decref(j);
+	free(ref);
+	free(text);
+}
+END_TEST
+
 START_TEST(test_encode_put)
 {
 	struct vitals_epoch_file f;
@@ -274,7 +302,7 @@ START_TEST(test_encode_put)
 	ck_assert_int_eq(vitals_epoch_put(&f, tpath("file"), NULL, 0, err,
 			     sizeof(err)),
 	    -ENOTDIR);
-	ck_assert_ptr_nonnull(strstr(err, tpath("file/2023-11-14")));
+	ck_assert_ptr_nonnull(strstr(err, tpath("file")));
 	ck_assert_int_eq(vitals_epoch_put(&f, tdir, NULL, 0, err, sizeof(err)),
 	    0);
 	vitals_epoch_file_free(&f);
@@ -595,7 +623,7 @@ START_TEST(test_save_fails)
 	ck_assert_int_eq(vitals_epoch_save(fx("h", DAY0), tpath("file"), NULL,
 			     0, err, sizeof(err)),
 	    -ENOTDIR);
-	ck_assert_ptr_nonnull(strstr(err, tpath("file/2023-11-14")));
+	ck_assert_ptr_nonnull(strstr(err, tpath("file")));
 	/* The date dir exists but is a file. */
 	write_file(tpath("2023-11-14"), "x", 1);
 	ck_assert_int_lt(
@@ -624,6 +652,214 @@ START_TEST(test_save_tmp_cleanup)
 	    vitals_epoch_save(fx("h", DAY0), tdir, NULL, 0, err, sizeof(err)),
 	    0);
 	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 0);
+}
+END_TEST
+
+/* ---- what is not an epoch file ---- */
+
+/* The name of DAY0's epoch of host h, under date dir 2023-11-14. */
+#define DAY0_NAME(h) "20231114T000000.000Z_" h ".json.gz"
+
+/*
+ * A date dir that is a link (planted by someone who could write the data
+ * dir) is neither written into, listed nor pruned through.
+ */
+START_TEST(test_date_dir_link)
+{
+	struct vitals_store_list l = { 0, NULL };
+	char err[512] = "";
+
+	ck_assert_int_eq(mkdir(tpath("elsewhere"), 0755), 0);
+	ck_assert_int_eq(mkdir(tpath("data"), 0755), 0);
+	ck_assert_int_eq(
+	    symlink(tpath("elsewhere"), tpath("data/2023-11-14")), 0);
+	ck_assert_int_eq(vitals_epoch_save(fx("h", DAY0), tpath("data"), NULL,
+			     0, err, sizeof(err)),
+	    -ELOOP);
+	ck_assert_ptr_nonnull(
+	    strstr(err, tpath("data/2023-11-14: not a directory")));
+	ck_assert_int_eq(count_dotfiles(tpath("elsewhere")), 0);
+	/* A file there named like an epoch: not listed, not pruned. */
+	write_file(tpath("elsewhere/" DAY0_NAME("h")), "x", 1);
+	ck_assert_int_eq(vitals_store_list(tpath("data"), &l), 0);
+	ck_assert_uint_eq(l.n, 0);
+	vitals_store_list_free(&l);
+	ck_assert_int_eq(
+	    vitals_store_prune(tpath("data"), HOUR, 1, DAY0 + DAY), 0);
+	ck_assert(exists(tpath("elsewhere/" DAY0_NAME("h"))));
+	ck_assert(exists(tpath("data/2023-11-14")));
+}
+END_TEST
+
+/* An epoch name that is a link: retention removes the link, not its target. */
+START_TEST(test_prune_file_link)
+{
+	ck_assert_int_eq(mkdir(tpath("2023-11-14"), 0755), 0);
+	write_file(tpath("victim"), "x", 1);
+	ck_assert_int_eq(
+	    symlink(tpath("victim"), tpath("2023-11-14/" DAY0_NAME("h"))), 0);
+	ck_assert_int_eq(vitals_store_prune(tdir, HOUR, 0, DAY0 + DAY), 1);
+	ck_assert(exists(tpath("victim")));
+	ck_assert(!exists(tpath("2023-11-14")));
+}
+END_TEST
+
+/* What a file named like an epoch may be instead, and the reason given. */
+static const struct {
+	const char *what; /* how it is made */
+	int r; /* vitals_epoch_load's result */
+	const char *why; /* in its message */
+} not_files[] = {
+	{ "fifo", -EINVAL, "a FIFO, not a regular file: not read" },
+	{ "zero", -ELOOP, "a symbolic link: not followed" },
+	{ "dir", -EISDIR, "a directory, not a regular file: not read" },
+	{ "huge", -EFBIG, "300 MiB, more than the 256 MiB limit: not read" },
+};
+
+/*
+ * A FIFO does not hang the reader, a link to /dev/zero is not read
+ * forever, a file past the compressed limit is not read at all.
+ */
+START_TEST(test_load_not_a_file)
+{
+	const char *path = tpath("2023-11-14/" DAY0_NAME("h"));
+	struct vitals_epoch *e = NULL;
+	char err[512] = "";
+	int fd;
+
+	ck_assert_int_eq(mkdir(tpath("2023-11-14"), 0755), 0);
+	if (strcmp(not_files[_i].what, "fifo") == 0)
+		ck_assert_int_eq(mkfifo(path, 0600), 0);
+	else if (strcmp(not_files[_i].what, "zero") == 0)
+		ck_assert_int_eq(symlink("/dev/zero", path), 0);
+	else if (strcmp(not_files[_i].what, "dir") == 0)
+		ck_assert_int_eq(mkdir(path, 0755), 0);
+	else {
+		ck_assert_int_ge(fd = open(path, O_WRONLY | O_CREAT, 0644), 0);
+		ck_assert_int_eq(ftruncate(fd, 300 << 20), 0); /* sparse */
+		close(fd);
+	}
+	ck_assert_int_eq(
+	    vitals_epoch_load(path, &e, err, sizeof(err)), not_files[_i].r);
+	ck_assert_ptr_null(e);
+	ck_assert_ptr_nonnull(strstr(err, path));
+	ck_assert_msg(strstr(err, not_files[_i].why) != NULL, "%s", err);
+}
+END_TEST
+
+/*
+ * A gzip bomb (4 MB of members that inflate to 4 GiB of zeros) is
+ * refused once it passes the limit, which the message names, and the
+ * memory it took stays near the limit, far from what it inflates to.
+ */
+START_TEST(test_gzip_bomb)
+{
+	const char *path = tpath("2023-11-14/" DAY0_NAME("h"));
+	static unsigned char zeros[1 << 20], member[1 << 20];
+	struct vitals_epoch *e = NULL;
+	char err[512] = "";
+	struct rusage ru;
+	z_stream z;
+	FILE *f;
+	int i;
+
+	/* One member: 64 MiB of zeros, deflated a MiB at a time. */
+	memset(&z, 0, sizeof(z));
+	ck_assert_int_eq(
+	    deflateInit2(&z, 9, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY), Z_OK);
+	z.next_out = member;
+	z.avail_out = sizeof(member);
+	for (i = 0; i < 64; i++) {
+		z.next_in = zeros;
+		z.avail_in = sizeof(zeros);
+		ck_assert_int_eq(deflate(&z, i == 63 ? Z_FINISH : Z_NO_FLUSH),
+		    i == 63 ? Z_STREAM_END : Z_OK);
+	}
+	ck_assert_int_eq(mkdir(tpath("2023-11-14"), 0755), 0);
+	ck_assert_ptr_nonnull(f = fopen(path, "wb"));
+	for (i = 0; i < 64; i++)
+		ck_assert_uint_eq(
+		    fwrite(member, 1, z.total_out, f), z.total_out);
+	ck_assert_int_eq(fclose(f), 0);
+	deflateEnd(&z);
+	ck_assert_int_eq(vitals_epoch_load(path, &e, err, sizeof(err)), -EFBIG);
+	ck_assert_ptr_nonnull(strstr(err, path));
+	ck_assert_msg(
+	    strstr(err, "inflates to more than the 256 MiB limit") != NULL,
+	    "%s", err);
+	/* Generous: the limit, its buffer's last doubling, a sanitizer's. */
+	ck_assert_int_eq(getrusage(RUSAGE_SELF, &ru), 0);
+	ck_assert_msg(
+	    ru.ru_maxrss < 1536L * 1024, "peak RSS %ld KiB", ru.ru_maxrss);
+}
+END_TEST
+
+/* ---- recovery ---- */
+
+/* Rename path (an epoch file) to its temporary name ".NAME.tmp.TAG". */
+static void
+to_tmp(const char *path, const char *tag, char *tmp, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	snprintf(tmp, len, "%.*s/.%s.tmp.%s", (int)(slash - path), path,
+	    slash + 1, tag);
+	ck_assert_int_eq(rename(path, tmp), 0);
+}
+
+/*
+ * What a killed writer left: a whole epoch under a temporary name goes
+ * into place; a truncated one, one holding another epoch, and a link go;
+ * one a live writer holds (locked) stays.
+ */
+START_TEST(test_recover)
+{
+	char whole[600], cut[600], other[600], locked[600], tmp[700];
+	char err[512] = "";
+	struct vitals_epoch *e = NULL;
+	unsigned recovered = 9, removed = 9;
+	struct stat st;
+	int fd;
+
+	save("whole", DAY0, whole, sizeof(whole));
+	to_tmp(whole, "0123456789abcdef", tmp, sizeof(tmp));
+	save("cut", DAY0, cut, sizeof(cut));
+	ck_assert_int_eq(stat(cut, &st), 0);
+	ck_assert_int_eq(truncate(cut, st.st_size / 2), 0);
+	to_tmp(cut, "1", tmp, sizeof(tmp));
+	/* The whole epoch of host "other", under the name of host "x". */
+	save("other", DAY0, other, sizeof(other));
+	ck_assert_int_eq(
+	    rename(other, tpath("2023-11-14/." DAY0_NAME("x") ".tmp.2")), 0);
+	ck_assert_int_eq(
+	    symlink(whole, tpath("2023-11-14/." DAY0_NAME("ln") ".tmp.3")), 0);
+	save("locked", DAY0, locked, sizeof(locked));
+	to_tmp(locked, "4", tmp, sizeof(tmp));
+	ck_assert_int_ge(fd = open(tmp, O_RDONLY), 0);
+	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+
+	ck_assert_int_eq(
+	    vitals_store_recover(tdir, &recovered, &removed, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(recovered, 1);
+	ck_assert_uint_eq(removed, 3);
+	ck_assert_int_eq(vitals_epoch_load(whole, &e, err, sizeof(err)), 0);
+	check_same(fx("whole", DAY0), e);
+	vitals_epoch_free(e);
+	ck_assert(!exists(cut));
+	ck_assert(exists(tmp)); /* still being written */
+	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 1);
+	close(fd);
+	/* Its writer gone, it is recovered too. */
+	ck_assert_int_eq(
+	    vitals_store_recover(tdir, &recovered, &removed, err, sizeof(err)),
+	    0);
+	ck_assert_uint_eq(recovered, 1);
+	ck_assert(exists(locked));
+	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 0);
+	ck_assert_int_eq(
+	    vitals_store_recover(tpath("nope"), NULL, NULL, err, sizeof(err)),
+	    0);
 }
 END_TEST
 
@@ -725,6 +961,7 @@ store_suite(void)
 {
 	Suite *s = suite_create("store");
 	TCase *io = tcase_create("io");
+	TCase *big = tcase_create("bomb");
 	TCase *pr = tcase_create("prune");
 
 	tcase_add_checked_fixture(io, setup, teardown);
@@ -732,6 +969,7 @@ store_suite(void)
 	tcase_add_test(io, test_save_no_path);
 	tcase_add_test(io, test_list_since);
 	tcase_add_test(io, test_encode_put);
+	tcase_add_test(io, test_epoch_json);
 	tcase_add_test(io, test_list_order);
 	tcase_add_test(io, test_list_missing);
 	tcase_add_loop_test(
@@ -741,11 +979,21 @@ store_suite(void)
 	    (int)(sizeof(gz_forms) / sizeof(gz_forms[0])));
 	tcase_add_test(io, test_save_fails);
 	tcase_add_test(io, test_save_tmp_cleanup);
+	tcase_add_test(io, test_date_dir_link);
+	tcase_add_loop_test(io, test_load_not_a_file, 0,
+	    (int)(sizeof(not_files) / sizeof(not_files[0])));
+	tcase_add_test(io, test_recover);
 	suite_add_tcase(s, io);
+	/* Inflating 256 MiB: seconds on a loaded machine; a hang guard only. */
+	tcase_add_checked_fixture(big, setup, teardown);
+	tcase_set_timeout(big, 120);
+	tcase_add_test(big, test_gzip_bomb);
+	suite_add_tcase(s, big);
 	tcase_add_checked_fixture(pr, setup, teardown);
 	tcase_add_test(pr, test_prune_age);
 	tcase_add_test(pr, test_prune_size);
 	tcase_add_test(pr, test_prune_tmp);
+	tcase_add_test(pr, test_prune_file_link);
 	tcase_add_test(pr, test_prune_missing);
 	suite_add_tcase(s, pr);
 	return s;

@@ -6,7 +6,7 @@
 # Processes a test started in the background: ended on any exit, so a
 # failing test leaves no daemon or perf behind.
 IOMEM_PIDS=
-trap 'for p in $IOMEM_PIDS; do kill "$p" 2>/dev/null; done; wait; rm -rf "$TMP"' EXIT
+trap 'for p in $IOMEM_PIDS; do kill -CONT "$p"; kill "$p"; done 2>/dev/null; wait; rm -rf "$TMP"' EXIT
 
 # iomem_bg PID: end PID when the test exits.
 iomem_bg() {

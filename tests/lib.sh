@@ -7,7 +7,9 @@
 VITALSD="$top_builddir/daemon/vitalsd"
 VITALS="$top_builddir/cli/vitals"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/vitals-test.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+# A daemon left by a failing test (daemon_start) is ended, stopped or not.
+DAEMON=
+trap '[ -z "$DAEMON" ] || { kill -CONT "$DAEMON"; kill "$DAEMON"; } 2>/dev/null; rm -rf "$TMP"' EXIT
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -74,4 +76,41 @@ epochs_json() {
 		echo "$TMP/e$i.json"
 		i=$((i + 1))
 	done
+}
+
+# daemon_start CONF: run vitalsd on CONF in the background (pid in DAEMON,
+# log in $TMP/daemon.log) and return once its probes are attached, however
+# long that takes on a busy machine (a fixed sleep may be too short).
+daemon_start() {
+	# Emptied here, not by the daemon's redirection, which may come after
+	# the first grep below: that would find the last daemon's 'started'.
+	: >"$TMP/daemon.log"
+	"$VITALSD" -c "$1" >>"$TMP/daemon.log" 2>&1 &
+	DAEMON=$!
+	i=0
+	until grep -q 'started' "$TMP/daemon.log"; do
+		kill -0 "$DAEMON" 2>/dev/null || { cat "$TMP/daemon.log" >&2; fail "vitalsd did not start"; }
+		i=$((i + 1))
+		[ "$i" -lt 1200 ] || { kill "$DAEMON"; fail "vitalsd did not start in 120 s"; }
+		sleep 0.1
+	done
+}
+
+# daemon_stop: SIGTERM, which writes the open epoch (partial) and exits 0.
+# The tests end a daemon so, after their workload, rather than by
+# --epochs: a workload that runs long on a busy machine stays inside.
+daemon_stop() {
+	kill -TERM "$DAEMON"
+	st=0
+	wait "$DAEMON" || st=$?
+	DAEMON=
+	[ "$st" -eq 0 ] || { cat "$TMP/daemon.log" >&2; fail "vitalsd failed ($st)"; }
+}
+
+# daemon_cpu_ns: the CPU time vitalsd has used so far (all its threads,
+# /proc/PID/stat), in ns; at most two clock ticks under the truth.
+daemon_cpu_ns() {
+	python3 -c 'import os, sys
+f = open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split()
+print((int(f[11]) + int(f[12])) * 10**9 // os.sysconf("SC_CLK_TCK"))' "$DAEMON"
 }

@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: MIT
 # The Debian packages: built from the distributed files with
 # dpkg-buildpackage (debian/), they hold the daemon, the CLI, every plugin
-# built here, the systemd unit and the configuration (a conffile); the SDK
+# built here, the systemd unit, the configuration (a conffile) and the
+# manual pages (vitals.yaml(5) naming the packaged plugins); the SDK
 # package holds the headers and pkg-config file.  Installed with dpkg,
 # the daemon finds its plugins in the packaged directory, records an
-# epoch with the packaged configuration, a filter built against the
-# packaged SDK loads, and purging removes it all.  Needs root (dpkg -i)
+# epoch with the packaged configuration, a filter and a probe built
+# against the packaged SDK load, and purging removes it all.  Needs root (dpkg -i)
 # and debhelper; skips on a machine where vitals is installed already.
 . "$top_srcdir/tests/lib.sh"
 
@@ -37,7 +38,7 @@ dev="$TMP/vitals-dev_${ver}_$(dpkg --print-architecture).deb"
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$TMP/files"
 dpkg-deb -c "$dev" | awk '{ print $6 }' | sed 's|^\./|/|' >"$TMP/devfiles"
 for f in /usr/sbin/vitalsd /usr/bin/vitals /etc/vitals/vitals.yaml \
-    /usr/lib/systemd/system/vitalsd.service; do
+    /usr/lib/systemd/system/vitalsd.service /usr/share/vitals/web/index.html; do
 	grep -qx "$f" "$TMP/files" || fail "$f not in the vitals package"
 done
 # Every plugin this tree built, in the plugin directory.
@@ -46,6 +47,9 @@ for la in "$top_builddir"/probes/*.la "$top_builddir"/filters/*.la \
 	p=$(basename "$la" .la)
 	grep -Eq "^/usr/lib/[^/]+/vitals/$p\.so$" "$TMP/files" ||
 		fail "plugin $p not in the vitals package"
+done
+for m in man1/vitals.1 man5/vitals.yaml.5 man8/vitalsd.8; do
+	grep -qx "/usr/share/man/$m.gz" "$TMP/files" || fail "manual page $m not in the vitals package"
 done
 dpkg-deb -f "$deb" Depends | grep -q libbpf || fail "vitals does not depend on libbpf"
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -qx /etc/vitals/vitals.yaml ||
@@ -72,13 +76,23 @@ sed -e 's/^epoch: .*/epoch: 2s/' /etc/vitals/vitals.yaml >"$TMP/short.yaml"
 assert_grep '^syscall ' "$TMP/show.out"
 # A filter built against the packaged SDK, loaded by the packaged daemon.
 mkdir "$TMP/sdk"
-cp "$top_srcdir/tests/sdk/myfilter.c" "$top_srcdir/tests/sdk/Makefile" "$TMP/sdk/"
+cp "$top_srcdir/tests/sdk/myfilter.c" "$top_srcdir/tests/sdk/myprobe.c" \
+	"$top_srcdir/tests/sdk/Makefile" "$TMP/sdk/"
 make -C "$TMP/sdk" >"$TMP/sdk.log" 2>&1 || { cat "$TMP/sdk.log"; fail "building against vitals-dev failed"; }
 printf 'epoch: 1s\ndata_dir: %s/data2\nplugin_path: [%s/sdk]\nfilters:\n  myfilter: { limit: 100 }\n' \
 	"$TMP" "$TMP" >"$TMP/sdk.yaml"
 /usr/sbin/vitalsd -c "$TMP/sdk.yaml" --list-plugins >"$TMP/sdklist.out" 2>&1 ||
 	{ cat "$TMP/sdklist.out"; fail "--list-plugins with the SDK filter"; }
 assert_grep '^myfilter +filter' "$TMP/sdklist.out"
+assert_grep '^myprobe +probe' "$TMP/sdklist.out"
+# The packaged vitals.yaml(5) has the packaged plugins' options (unless
+# dpkg is told to leave manual pages out, as in minimal images).
+page=/usr/share/man/man5/vitals.yaml.5.gz
+if command -v man >/dev/null && [ -f "$page" ]; then
+	LC_ALL=C MANWIDTH=200 man -l "$page" >"$TMP/man.out" 2>&1 || { cat "$TMP/man.out"; fail "man -l $page"; }
+	assert_grep '^ +store \(output\)$' "$TMP/man.out"
+	assert_grep '^ +backlog$' "$TMP/man.out"
+fi
 
 # ---- purged ----
 dpkg --purge vitals-dev vitals >"$TMP/purge.log" 2>&1 || { cat "$TMP/purge.log"; fail "dpkg --purge failed"; }

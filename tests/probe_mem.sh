@@ -14,19 +14,24 @@ need_probe kmem
 WL=$(workload page_toucher) || fail "cannot build workload page_toucher"
 command -v perf >/dev/null 2>&1 || skip "perf is not installed"
 
-# The checks sum the HCA slots the workload's samples name.  On a busy
-# machine umem sees tens of thousands of PCs a second: 16384 slots keep
-# collisions rare, and 65536 samples keep the workload's first sighting in
-# each epoch from being crowded out of the default 2048.
+# page_toucher runs under a name of its own that the kernel's comm filter
+# keeps every other process out by (other checkouts' tests run it too), so
+# each HCA slot its samples name holds its own events only, however busy
+# the machine is: the checks compare them with perf's counts of its own
+# events, not with other processes.  It maps at least 16 chunks of 16 MiB
+# per thread (131072 pages in all), however long that takes.
+name="pmem$$_"
+cp "$WL" "$TMP/$name" || fail "cannot copy page_toucher"
+WL="$TMP/$name"
 cat >"$TMP/mem.yaml" <<EOC
-epoch: 1s
+epoch: 60s
 data_dir: $TMP/data
 sketch:
   hca_size: 16384
   max_samples: 65536
 probes:
-  umem: {}
-  kmem: {}
+  umem: {comm: $name}
+  kmem: {comm: $name}
 plugins:
   store: {}
 EOC
@@ -34,8 +39,7 @@ EOC
 iomem_start "$TMP/mem.yaml"
 # perf counts the workload's own faults and allocations exactly.
 perf stat -e exceptions:page_fault_user -e kmem:mm_page_alloc -x, \
-	-o "$TMP/perf.csv" -- "$WL" 3 2 >"$TMP/wl.json" || fail "page_toucher failed"
-sleep 1
+	-o "$TMP/perf.csv" -- "$WL" 3 2 16 >"$TMP/wl.json" || fail "page_toucher failed"
 iomem_stop
 iomem_epochs "$TMP/data" "$TMP/epochs.jsonl"
 THP=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo none)
@@ -57,8 +61,8 @@ memtotal = next(int(l.split()[1]) * 1024 for l in open("/proc/meminfo")
 
 def attribute(name):
     """Weight per exe (summing the slots its samples name), its samples,
-    and the vital's weighted sum over all epochs."""
-    by_exe, mine, wsum = {}, [], 0
+    the vital's weighted sum over all epochs, and the samples of others."""
+    by_exe, mine, others, wsum = {}, [], [], 0
     for e in epochs:
         v = next((v for v in e["vitals"] if v["name"] == name), None)
         if v is None:
@@ -73,10 +77,12 @@ def attribute(name):
             owner.setdefault(s["slot"], set()).add(who)
             if s["pid"] == wl["pid"]:
                 mine.append(s)
+            else:
+                others.append((s["comm"], s["pid"]))
         for slot, whos in owner.items():
             for who in whos:
                 by_exe[who] = by_exe.get(who, 0) + hca.get(slot, 0)
-    return by_exe, mine, wsum
+    return by_exe, mine, wsum, others
 
 
 ok = True
@@ -91,15 +97,16 @@ allocs = perf["kmem:mm_page_alloc"]
 print("workload: %d pages touched; perf: %d user faults, %d page allocations"
       % (wl["pages"], faults, allocs))
 
-u, usamples, _ = attribute("umem")
-top = max(u, key=u.get) if u else None
-print("umem: %s %d faults; top %s %d" % (exe, u.get(exe, 0), top, u.get(top, 0)))
-# Another copy of the workload (another test run) may fault more.
-check(os.path.basename(top or "") == os.path.basename(exe),
-      "%s does not top umem" % exe)
-# Each slot of the workload holds its faults exactly, plus any other
-# process's PCs that hash to it (at most 2% more on a busy machine), less
-# start-up PCs whose samples were crowded out (1%).
+u, usamples, uwsum, uothers = attribute("umem")
+print("umem: %s %d faults, the vital %d" % (exe, u.get(exe, 0), uwsum))
+# The comm filter counts the workload alone (catches one that lets others
+# in, or the workload's events under another pid).
+check(not uothers and uwsum - u.get(exe, 0) <= 0.01 * uwsum + 100,
+      "umem counted others: %r; %d of %d faults in slots of the workload"
+      % (sorted(set(uothers))[:5], u.get(exe, 0), uwsum))
+# Each slot of the workload holds its faults exactly (perf counts the same
+# tracepoint in its context), less start-up PCs whose samples were crowded
+# out (1%).  (Catches faults lost or counted twice.)
 check(faults * 0.99 - 100 <= u.get(exe, 0) <= faults * 1.02 + 100,
       "umem faults of the workload %d, perf counted %d" % (u.get(exe, 0), faults))
 if "[always]" not in thp:
@@ -113,21 +120,21 @@ for s in usamples:
     check(0 < s["args"][1] <= memtotal, "umem free memory %d" % s["args"][1])
 check(any(s["ustack"] for s in usamples), "no umem sample with a user stack")
 
-k, ksamples, ksum = attribute("kmem")
-f, fsamples, fsum = attribute("kmem_free")
-ranked = sorted(k, key=k.get, reverse=True)
-print("kmem: %s allocated %d pages (rank %s of %d exes); freed %d pages"
-      % (exe, k.get(exe, 0), ranked.index(exe) + 1 if exe in ranked else "-",
-         len(ranked), f.get(exe, 0)))
-print("kmem top allocators: " + ", ".join("%s %d" % (x, k[x]) for x in ranked[:3]))
-print("kmem net allocation over the run: %d - %d = %d pages"
-      % (ksum, fsum, ksum - fsum))
-check(exe in ranked[:3], "%s is not among the top 3 kmem allocators" % exe)
+k, ksamples, ksum, kothers = attribute("kmem")
+f, fsamples, fsum, fothers = attribute("kmem_free")
+print("kmem: %s allocated %d pages, freed %d pages (the vitals: %d, %d)"
+      % (exe, k.get(exe, 0), f.get(exe, 0), ksum, fsum))
+check(not kothers and not fothers and ksum - k.get(exe, 0) <= 0.01 * ksum + 100,
+      "kmem counted others: %r; %d of %d pages in slots of the workload"
+      % (sorted(set(kothers + fothers))[:5], k.get(exe, 0), ksum))
 # Pages are 2^order per allocation: about the allocations perf counted in
-# its context (order 0 here), give or take collisions and crowded samples.
+# its context (order 0 here), give or take crowded samples and the
+# relaxed adds of two CPUs at once (see vitals_bpf_count_relaxed).
+# (Catches allocations lost, counted twice, or a wrong weight.)
 check(allocs * 0.99 - 100 <= k.get(exe, 0) <= allocs * 1.05 + 100,
       "kmem pages of the workload %d, perf counted %d allocations" % (k.get(exe, 0), allocs))
-# It unmaps what it maps: its frees match its allocations within a chunk.
+# It unmaps what it maps: its frees match its allocations within a chunk
+# (catches frees charged to others or lost).
 check(abs(k.get(exe, 0) - f.get(exe, 0)) <= 0.05 * k.get(exe, 0) + 8192,
       "workload allocated %d pages but freed %d" % (k.get(exe, 0), f.get(exe, 0)))
 check(ksamples and fsamples, "no kmem/kmem_free sample of the workload")
@@ -148,22 +155,28 @@ EOF
 # A process gone before its samples are read (every 100 ms) has no
 # /proc/PID/maps left: its frames in its own executable are placed from
 # the text range the kernel sent with each sample, and named.  20 runs of
-# 10 ms of a fresh copy of page_toucher fault mostly in
+# a fresh copy of page_toucher, one 16 MiB chunk each, fault mostly in
 # page_toucher_touch; without the range those frames stay raw addresses.
-cp "$WL" "$TMP/pt-short" || fail "cannot copy page_toucher"
-# As above: room enough that a busy machine does not crowd its samples out.
-printf 'epoch: 2s\ndata_dir: %s/gone\nsketch:\n  hca_size: 16384\n  max_samples: 65536\nprobes:\n  umem: {}\nplugins:\n  store: {}\n' \
-	"$TMP" >"$TMP/gone.yaml"
+# vitalsd is stopped (SIGSTOP) while they run, so it reads every sample
+# after its process exited, however long the runs take on a busy machine.
+# Only the copy is counted, and threshold_max 2 keeps t at 2 (the
+# collector's CPU would otherwise raise it with the machine's load): its
+# 20 x 4096 faults in page_toucher_touch take ~17 samples.
+gname="ptshort$$_"
+cp "$WL" "$TMP/$gname" || fail "cannot copy page_toucher"
+printf 'epoch: 60s\ndata_dir: %s/gone\nsketch:\n  hca_size: 16384\n  max_samples: 65536\n  threshold_max: 2\nprobes:\n  umem: {comm: %s}\nplugins:\n  store: {}\n' \
+	"$TMP" "$gname" >"$TMP/gone.yaml"
 iomem_start "$TMP/gone.yaml"
+kill -STOP "$DAEMON"
 i=0
 while [ "$i" -lt 20 ]; do
-	"$TMP/pt-short" 0.01 >/dev/null || fail "pt-short failed"
+	"$TMP/$gname" 0.001 1 1 >/dev/null || fail "$gname failed"
 	i=$((i + 1))
 done
-sleep 0.3
+kill -CONT "$DAEMON"
 iomem_stop
 iomem_epochs "$TMP/gone" "$TMP/gone.jsonl"
-python3 - "$TMP/gone.jsonl" "$(readlink -f "$TMP/pt-short")" <<'EOP' || fail "frames of a gone process in its executable"
+python3 - "$TMP/gone.jsonl" "$(readlink -f "$TMP/$gname")" "$gname" <<'EOP' || fail "frames of a gone process in its executable"
 import json, sys
 placed = named = total = 0
 for l in open(sys.argv[1]):
@@ -175,7 +188,7 @@ for l in open(sys.argv[1]):
         if v["name"] != "umem":
             continue
         for s in v["samples"]:
-            if s["comm"] != "pt-short" or not s["ustack"]:
+            if s["comm"] != sys.argv[3] or not s["ustack"]:
                 continue
             total += 1
             f = s["ustack"][0]
@@ -184,6 +197,7 @@ for l in open(sys.argv[1]):
                 named += (s.get("usyms") or [""])[0] == "page_toucher_touch"
 print("umem: 20 short runs of page_toucher: %d samples, %d with the PC placed in "
       "the executable, %d of them named page_toucher_touch" % (total, placed, named))
+# (Catches frames of a gone process left raw, or placed but not named.)
 sys.exit(0 if placed >= 5 and named >= 1 else 1)
 EOP
 
@@ -210,34 +224,37 @@ assert_grep "kmem.*'pages' is not one of kmem, kmem_free" "$TMP/bad.out"
 # them: a copy under a name no process had before must name them (all but
 # a few whose table slot another exec took first: without the table only
 # a third are).  It is run by its absolute path: the table keeps no other.
-# umem counts only short-true: whatever else runs meanwhile (the other
-# tests of make -j) would take the epoch's samples and the CPUs' frame
-# lookups.  kmem counts all, as it did when its check below was set.
+# umem counts only this copy (a name of its own: other checkouts' tests
+# run theirs): whatever else runs meanwhile (the other tests of make -j)
+# would take the epoch's samples and the CPUs' frame lookups.  kmem counts
+# all, as it did when its check below was set, with room for every
+# process's samples (max_samples) and t kept at 2 (threshold_max) however
+# much the machine's load makes the collector's CPU raise it; the runs
+# take one epoch, however long they take.
 ATMP=$(cd "$TMP" && pwd -P) || fail "cannot resolve $TMP"
-cp /bin/true "$ATMP/short-true" || fail "cannot copy /bin/true"
-printf 'epoch: 5s\ndata_dir: %s/aslr\nprobes:\n  umem: {comm: short-true}\n  kmem: {}\nplugins:\n  store: {}\n' \
-	"$TMP" >"$TMP/aslr.yaml"
-"$VITALSD" -c "$TMP/aslr.yaml" --epochs 1 >"$TMP/aslr.out" 2>&1 &
-apid=$!
+tname="strue$$_"
+cp /bin/true "$ATMP/$tname" || fail "cannot copy /bin/true"
+printf 'epoch: 60s\ndata_dir: %s/aslr\nsketch:\n  max_samples: 65536\n  threshold_max: 2\nprobes:\n  umem: {comm: %s}\n  kmem: {}\nplugins:\n  store: {}\n' \
+	"$TMP" "$tname" >"$TMP/aslr.yaml"
+iomem_start "$TMP/aslr.yaml"
 i=0
-until grep -q 'started' "$TMP/aslr.out" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -lt 300 ] || fail "vitalsd (umem) did not start"
-	sleep 0.1
-done
-i=0
-while [ "$i" -lt 200 ]; do "$ATMP/short-true"; sleep 0.005; i=$((i + 1)); done
-wait "$apid" || { cat "$TMP/aslr.out" >&2; fail "vitalsd (umem) failed"; }
+while [ "$i" -lt 200 ]; do "$ATMP/$tname"; sleep 0.005; i=$((i + 1)); done
+iomem_stop
 "$VITALS" --data-dir "$TMP/aslr" show --last --json >"$TMP/aslr.json" || fail "vitals show"
-python3 - "$TMP/aslr.json" "$ATMP/short-true" <<'EOP' || fail "umem samples of short-lived true"
-import json, sys
+python3 - "$TMP/aslr.json" "$ATMP/$tname" <<'EOP' || fail "umem samples of short-lived true"
+import json, os, sys
+name = os.path.basename(sys.argv[2])
 v = [v for v in json.load(open(sys.argv[1]))["vitals"] if v["name"] == "umem"][0]
-t = [s for s in v["samples"] if s["comm"] == "short-true"]
+t = [s for s in v["samples"] if s["comm"] == name]
 labels = len(set(s["label"] for s in t))
 named = sum(1 for s in t if s["exe"] == sys.argv[2])
-print("umem: 200 runs of short-true, %d samples, %d distinct labels, %d named %s"
-      % (len(t), labels, named, sys.argv[2]))
-ok = t and labels < 200 and named >= 0.95 * len(t)
+print("umem: 200 runs of %s, %d samples, %d distinct labels, %d named %s"
+      % (name, len(t), labels, named, sys.argv[2]))
+# (Catches new labels per run, i.e. raw addresses, and gone runs unnamed:
+# without the table about a third are named, those read while alive.  A
+# table slot that another program exec'd meanwhile takes, in others'
+# builds, costs some runs their names: 0.8 of them, not all.)
+ok = t and labels < 200 and named >= 0.8 * len(t)
 # Most of its faults are in the dynamic loader and libc, which no /proc
 # maps name once it is gone: the kernel sends each sample's files (device
 # and inode), so those frames are placed by module and offset too (none
@@ -253,17 +270,19 @@ raw = sum(1 for f in frames if not f >> 48)
 lib = sum(1 for f in frames if f >> 48 and
           ("/ld-linux" in mods.get((f >> 48) - 1, "") or
            "/libc.so" in mods.get((f >> 48) - 1, "")))
-print("umem: short-true's %d user frames: %d in ld.so or libc, %d raw"
-      % (len(frames), lib, raw))
+print("umem: %s's %d user frames: %d in ld.so or libc, %d raw"
+      % (name, len(frames), lib, raw))
+# (Catches library frames of gone processes left raw.)
 ok = ok and lib >= 0.5 * len(frames)
 # Instruction fetch faults (x86 error code bit 4: the loader and libc
 # paging their code in) count under one label, 1 << 61; data faults
 # under their PC's code offset >> 8, never that.
 fetch = [s for s in t if s["args"][3] & 0x10]
 data = [s for s in t if not s["args"][3] & 0x10]
-print("umem: short-true's %d instruction fetch samples under labels %s, "
-      "%d data fault samples" % (len(fetch),
+print("umem: %s's %d instruction fetch samples under labels %s, "
+      "%d data fault samples" % (name, len(fetch),
       sorted("%#x" % l for l in set(s["label"] for s in fetch)), len(data)))
+# (Catches fetch faults labelled by their PC, or data faults as fetches.)
 ok = ok and fetch and data and all(s["label"] == 1 << 61 for s in fetch) and \
     not any(s["label"] == 1 << 61 for s in data)
 # Most of its pages are freed at exit, in exit_mmap(), after exit dropped
@@ -276,17 +295,18 @@ ok = ok and fetch and data and all(s["label"] == 1 << 61 for s in fetch) and \
 # before it (often a shell of the other tests): its exe is the one kept
 # at its exit, or none (id 0) if it had no event before, never that
 # task's (seen under make -j before they were told apart: dash's).
+# (Catches exit frees charged to another process's exe.)
 xid = set(s["exe_id"] for s in t if s["exe"] == sys.argv[2])
 v = [v for v in json.load(open(sys.argv[1]))["vitals"] if v["name"] == "kmem_free"][0]
-f = [s for s in v["samples"] if s["comm"] == "short-true"]
+f = [s for s in v["samples"] if s["comm"] == name]
 fx = [s for s in f if "exit_mmap" in (s.get("ksyms") or [])]
 fmine = sum(1 for s in f if s["exe_id"] in xid)
 fnamed = sum(1 for s in f if s["exe"] == sys.argv[2])
 fwrong = [(s["exe"], s["exe_id"], s["pid"]) for s in f
           if s["exe"] not in ("", sys.argv[2]) or
           s["exe_id"] not in xid | set([0])]
-print("kmem_free: %d samples of short-true, %d in exit_mmap, %d of its exe id, %d named; others: %s"
-      % (len(f), len(fx), fmine, fnamed, fwrong))
+print("kmem_free: %d samples of %s, %d in exit_mmap, %d of its exe id, %d named; others: %s"
+      % (len(f), name, len(fx), fmine, fnamed, fwrong))
 sys.exit(0 if ok and len(xid) == 1 and fx and not fwrong and
          fnamed >= 0.5 * len(f) else 1)
 EOP

@@ -15,7 +15,7 @@ sed -e 's/^epoch: .*/epoch: 1s/' "$top_srcdir/conf/vitals.yaml" > "$TMP/conf.yam
 chmod 644 "$TMP/conf.yaml"
 setpriv --reuid=nobody --regid=nogroup --clear-groups \
 	env VITALS_PLUGIN_PATH="$VITALS_PLUGIN_PATH" \
-	"$VITALSD" -c "$TMP/conf.yaml" --data-dir "$TMP/data" -n 3 \
+	"$VITALSD" -c "$TMP/conf.yaml" --data-dir "$TMP/data" -n 4 \
 	> "$TMP/out" 2> "$TMP/log" || { cat "$TMP/log" >&2; fail "vitalsd failed as nobody"; }
 cat "$TMP/log" >&2
 for p in cpu syscall; do
@@ -24,9 +24,9 @@ for p in cpu syscall; do
 done
 [ "$(count_epochs "$TMP/data")" -ge 2 ] || fail "no epochs stored as nobody"
 # The first epoch starts mid-second, and a rate needs two reads of /proc, so
-# the rates show in a later epoch, not necessarily the second.
-"$VITALS" --data-dir "$TMP/data" show --last --json > "$TMP/e.json" || fail "cannot read"
+# the rates show in a later epoch, not necessarily the second, nor (on a
+# busy machine, where a read may fall after a boundary) the last: any.
 python3 -c 'import json, sys
-e = json.load(open(sys.argv[1]))
-assert "proc.cpu.user_pct" in e.get("metrics", {}), "no proc metrics"' "$TMP/e.json" ||
+m = [json.load(open(f)).get("metrics", {}) for f in sys.argv[1:]]
+assert any("proc.cpu.user_pct" in x for x in m), "no proc metrics"' $(epochs_json) ||
 	fail "proc metrics missing from the unprivileged run"

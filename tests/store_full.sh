@@ -5,7 +5,7 @@
 # held in memory and written as soon as there is room again, so the store
 # has every epoch, one per second without a gap; an epoch larger than the
 # backlog, or still held when the daemon stops, is lost with an error
-# that says so (and, at the stop, exit 1).  Needs root to mount the file system.
+# that says so, and vitalsd exits 1.  Needs root to mount the file system.
 : "${top_srcdir:?run through make check}"
 . "$top_srcdir/tests/lib.sh"
 
@@ -121,10 +121,11 @@ assert_grep "[0-9]+ epochs? from [0-9T:-]+Z on lost: they could not be written b
 rm -f "$FS/fill"
 rm -rf "$FS/stop"
 
-# ---- a backlog too small for one epoch: each lost, each said ----
+# ---- a backlog too small for one epoch: each lost, each said, exit 1 ----
 run_full small "backlog: 16" 1
 wait_for "$TMP/small.err" "epoch of [0-9T:-]+Z lost: its [0-9]+ bytes exceed the backlog \(16\)" 5
-stop_daemon || { cat "$TMP/small.err"; fail "vitalsd did not exit 0"; }
+stop_daemon && { cat "$TMP/small.err"; fail "vitalsd exited 0 after losing epochs"; }
+assert_grep "epoch writes? failed: epochs were lost" "$TMP/small.err"
 rm -f "$FS/fill"
 
 # The option is checked like any other.

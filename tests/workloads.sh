@@ -102,5 +102,9 @@ bad "bad SIZE '0'" udp_sender 1 0
 bad "bad PORT '70000'" udp_sender 1 100 70000
 bad "bad THREADS 'x'" lock_contention 1 x
 bad "bad THREADS '0'" page_toucher 1 0
-"$W/page_toucher" --help | grep -q '^usage: .*page_toucher \[SECONDS \[THREADS\]\]' || fail "--help"
+bad "bad MAPS '0'" page_toucher 1 1 0
+bad "bad clock 'wall'" busy 1 wall
+bad "bad CALLS '-5'" syscall_loop 1 -5
+bad "bad SWITCHES 'x'" runq 1 x
+"$W/page_toucher" --help | grep -q '^usage: .*page_toucher \[SECONDS \[THREADS \[MAPS\]\]\]' || fail "--help"
 echo "PASS: 9 workloads run 1 s each and report plausible counts"

@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The aggregator's on-disk cache: one gzip'd JSON file per entry,
- * {"format":1,"key":"HEX","value":...} (compact, in that order, so the
- * value's text is found without parsing the rest), written to a temporary
- * name and renamed.  The key hashes every input of the value, so an entry
- * is valid exactly when its inputs are unchanged; anything unreadable is a
- * miss.
+ * {"format":2,"key":"HEX","name":"NAME","value":...} (compact, in that
+ * order, so the value's text is found without parsing the rest), written
+ * to a temporary name and renamed (safefile.c), every directory reached
+ * from the cache's descriptor without following a symbolic link.  The key
+ * hashes every input of the value, so an entry is valid exactly when its
+ * inputs are unchanged; the key is public, so an entry is trusted only if
+ * this user wrote it (its owner, a mode no one else may write) and it
+ * names itself.  Anything else is a miss.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <ftw.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
@@ -19,12 +22,16 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include <vitals/store.h>
-
 #include "cache.h"
 #include "hash.h"
+#include "safefile.h"
 
-#define CACHE_FORMAT 1
+#define CACHE_FORMAT 2
+/* Largest entry read, compressed and inflated (a rollup is a few MB). */
+#define CACHE_MAX_FILE (256ull << 20)
+#define CACHE_MAX_VALUE (256ull << 20)
+/* Deepest directory the pruning walk goes into. */
+#define CACHE_MAX_DEPTH 8
 #define CACHE_QUEUE 8 /* pending asynchronous writes */
 #define CACHE_FNV_PRIME 0x100000001b3ull
 #define CACHE_ALT_PRIME 0x9e3779b97f4a7c15ull
@@ -41,6 +48,7 @@ struct cache_job {
 
 struct cache {
 	char *dir;
+	int dirfd; /* dir, opened and checked once */
 	/* the writer thread and its queue */
 	int started, stop;
 	pthread_t writer;
@@ -115,19 +123,26 @@ cache_key_hex(const struct cache_key *k, char out[33])
 /* ---- the directory ---- */
 
 int
-cache_open(const char *dir, struct cache **out)
+cache_open(const char *dir, struct cache **out, char *err, size_t errlen)
 {
 	struct cache *c;
-	char err[PATH_MAX + 64];
-	int r;
+	int fd;
 
-	if ((r = vitals_store_prepare(dir, err, sizeof(err))) != 0)
-		return r;
+	if ((fd = safefile_dir_open(dir, SAFEFILE_DIR_CREATE, err, errlen)) < 0)
+		return fd;
+	if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		close(fd);
+		return -EACCES;
+	}
 	if ((c = calloc(1, sizeof(*c))) == NULL ||
 	    (c->dir = strdup(dir)) == NULL) {
 		free(c);
+		close(fd);
+		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
+	c->dirfd = fd;
 	*out = c;
 	return 0;
 }
@@ -140,6 +155,7 @@ cache_close(struct cache *c)
 	if (c == NULL)
 		return;
 	cache_writer_stop(c);
+	close(c->dirfd);
 	free(c->dir);
 	free(c);
 }
@@ -150,34 +166,71 @@ cache_dir(const struct cache *c)
 	return c->dir;
 }
 
+/*
+ * The directory of entry name, opened from the cache's descriptor without
+ * following a symbolic link (made when create is set), and in *base the
+ * entry's last name.  Returns a descriptor or a negative errno.
+ */
 static int
-cache_path(const struct cache *c, const char *name, char *buf, size_t len)
+cache_entry_dir(
+    struct cache *c, const char *name, int create, const char **base)
 {
-	int n = snprintf(buf, len, "%s/%s", c->dir, name);
+	const char *slash = strrchr(name, '/');
+	char rel[PATH_MAX], why[PATH_MAX + 64];
 
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+	*base = slash != NULL ? slash + 1 : name;
+	if (slash == NULL)
+		return openat(
+		    c->dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if ((size_t)(slash - name) >= sizeof(rel))
+		return -ENAMETOOLONG;
+	snprintf(rel, sizeof(rel), "%.*s", (int)(slash - name), name);
+	return safefile_subdir(c->dirfd, rel, create, NULL, why, sizeof(why));
+}
+
+int
+cache_has(struct cache *c, const char *name)
+{
+	const char *base;
+	struct stat st;
+	int dfd, r;
+
+	if ((dfd = cache_entry_dir(c, name, 0, &base)) < 0)
+		return 0;
+	r = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st.st_mode);
+	close(dfd);
+	return r;
 }
 
 /* ---- entries ---- */
 
-/* The inflated contents of a gzip file, NUL-terminated; caller frees. */
+/* Whether an entry with status st is this user's own. */
+static int
+cache_trusted(const struct stat *st)
+{
+	return st->st_uid == geteuid() &&
+	    (st->st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+/* Inflate all of gz, at most CACHE_MAX_VALUE bytes, NUL-terminated. */
 static char *
-cache_slurp(const char *path, size_t *len)
+cache_inflate(gzFile gz, size_t *len)
 {
 	size_t n = 0, cap = 64 * 1024;
 	char *buf, *p;
-	gzFile gz;
 	int k = 0;
 
-	if ((gz = gzopen(path, "rb")) == NULL)
-		return NULL;
 	buf = malloc(cap);
 	while (buf != NULL) {
 		if (n + 1 >= cap) {
+			if (cap >= CACHE_MAX_VALUE) {
+				free(buf);
+				return NULL;
+			}
 			if ((p = realloc(buf, cap *= 2)) == NULL) {
 				free(buf);
-				buf = NULL;
-				break;
+				return NULL;
 			}
 			buf = p;
 		}
@@ -185,39 +238,90 @@ cache_slurp(const char *path, size_t *len)
 			break;
 		n += (size_t)k;
 	}
-	if (gzclose(gz) != Z_OK || k < 0) {
+	if (buf == NULL || k < 0 || gzdirect(gz)) {
 		free(buf);
 		return NULL;
 	}
-	if (buf != NULL)
-		buf[n] = '\0';
+	buf[n] = '\0';
 	*len = n;
 	return buf;
 }
 
-/* The start of an entry stored with key k, up to its value. */
-static int
-cache_head(const struct cache_key *k, char *buf, size_t len)
+/*
+ * The inflated contents of entry name, NUL-terminated (the caller
+ * frees), if it is a regular file this user wrote; else NULL.
+ */
+static char *
+cache_slurp(struct cache *c, const char *name, size_t *len)
 {
-	char hex[33];
+	char why[128], *buf = NULL;
+	const char *base;
+	struct stat st;
+	int dfd, fd;
+	gzFile gz;
 
+	if ((dfd = cache_entry_dir(c, name, 0, &base)) < 0)
+		return NULL;
+	fd = safefile_open_read(
+	    dfd, base, 1, CACHE_MAX_FILE, &st, why, sizeof(why));
+	close(dfd);
+	if (fd < 0)
+		return NULL;
+	if (!cache_trusted(&st) || (gz = gzdopen(fd, "rb")) == NULL) {
+		close(fd);
+		return NULL;
+	}
+	buf = cache_inflate(gz, len);
+	if (gzclose(gz) != Z_OK) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/*
+ * The start of entry name stored with key k, up to its value, in a
+ * malloc'd string (the caller's); NULL for a name that cannot be put in
+ * it as is, or out of memory.
+ */
+static char *
+cache_head(const struct cache_key *k, const char *name)
+{
+	char hex[33], *head;
+	const char *p;
+	size_t len;
+
+	for (p = name; *p != '\0'; p++)
+		if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20)
+			return NULL;
 	cache_key_hex(k, hex);
-	return snprintf(buf, len,
-	    "{\"format\":%d,\"key\":\"%s\",\"value\":", CACHE_FORMAT, hex);
+	len = strlen(name) + 96;
+	if ((head = malloc(len)) == NULL)
+		return NULL;
+	snprintf(head, len,
+	    "{\"format\":%d,\"key\":\"%s\",\"name\":\"%s\",\"value\":",
+	    CACHE_FORMAT, hex, name);
+	return head;
 }
 
 int
 cache_get_text(struct cache *c, const char *name, const struct cache_key *k,
     char **buf, const char **value, size_t *len)
 {
-	char path[PATH_MAX], head[96], *b;
+	char *b, *head;
 	size_t n = 0, h;
+	int ok;
 
-	if (cache_path(c, name, path, sizeof(path)) != 0 ||
-	    (b = cache_slurp(path, &n)) == NULL)
+	if ((head = cache_head(k, name)) == NULL)
 		return -ENOENT;
-	h = (size_t)cache_head(k, head, sizeof(head));
-	if (n < h + 2 || memcmp(b, head, h) != 0 || b[n - 1] != '}') {
+	h = strlen(head);
+	if ((b = cache_slurp(c, name, &n)) == NULL) {
+		free(head);
+		return -ENOENT;
+	}
+	ok = n >= h + 2 && memcmp(b, head, h) == 0 && b[n - 1] == '}';
+	free(head);
+	if (!ok) {
 		free(b);
 		return -ENOENT;
 	}
@@ -246,15 +350,20 @@ cache_get(
 	return 0;
 }
 
-/* Write head, text (len bytes) and "}" gzip'd to the new file tmp. */
+/* Write head, text (len bytes) and "}" gzip'd to the temporary file f. */
 static int
-cache_write_gz(const char *tmp, const char *head, const char *text, size_t len)
+cache_write_gz(
+    struct safefile *f, const char *head, const char *text, size_t len)
 {
 	gzFile gz;
-	int r = 0;
+	int fd, r = 0;
 
-	if ((gz = gzopen(tmp, "wb1")) == NULL)
-		return errno ? -errno : -ENOMEM;
+	if ((fd = dup(f->fd)) < 0)
+		return -errno;
+	if ((gz = gzdopen(fd, "wb1")) == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
 	if (gzwrite(gz, head, (unsigned)strlen(head)) == 0 ||
 	    (len > 0 && gzwrite(gz, text, (unsigned)len) == 0) ||
 	    gzwrite(gz, "}", 1) == 0)
@@ -268,24 +377,25 @@ int
 cache_put_text(struct cache *c, const char *name, const struct cache_key *k,
     const char *text, size_t len)
 {
-	char path[PATH_MAX], tmp[PATH_MAX + 32], dir[PATH_MAX], head[96];
-	char err[PATH_MAX + 64], *slash;
-	int r;
+	struct safefile f;
+	const char *base;
+	char *head;
+	int dfd, r;
 
-	if ((r = cache_path(c, name, path, sizeof(path))) != 0)
-		return r;
-	snprintf(dir, sizeof(dir), "%s", path);
-	if ((slash = strrchr(dir, '/')) != NULL)
-		*slash = '\0';
-	if ((r = vitals_store_prepare(dir, err, sizeof(err))) != 0)
-		return r;
-	cache_head(k, head, sizeof(head));
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
-	if ((r = cache_write_gz(tmp, head, text, len)) == 0 &&
-	    rename(tmp, path) != 0)
-		r = -errno;
-	if (r != 0)
-		unlink(tmp);
+	if ((head = cache_head(k, name)) == NULL)
+		return -EINVAL;
+	if ((dfd = cache_entry_dir(c, name, 1, &base)) < 0) {
+		free(head);
+		return dfd;
+	}
+	if ((r = safefile_begin(&f, dfd, base, 0644)) == 0) {
+		if ((r = cache_write_gz(&f, head, text, len)) == 0)
+			r = safefile_commit(&f, base);
+		else
+			safefile_abort(&f);
+	}
+	close(dfd);
+	free(head);
 	return r;
 }
 
@@ -306,27 +416,27 @@ cache_put(
 void
 cache_remove_stale(struct cache *c, const char *name, size_t stem)
 {
-	char path[PATH_MAX], file[PATH_MAX * 2];
-	const char *base, *prefix;
+	const char *base;
 	struct dirent *de;
 	size_t plen;
+	int dfd;
 	DIR *d;
 
-	if (cache_path(c, name, path, sizeof(path)) != 0 ||
-	    (base = strrchr(name, '/')) == NULL ||
-	    (size_t)(base - name) >= stem)
+	if (strrchr(name, '/') == NULL ||
+	    stem <= (size_t)(strrchr(name, '/') - name))
 		return;
-	prefix = base + 1;
-	plen = stem - (size_t)(prefix - name);
-	path[strlen(c->dir) + 1 + (size_t)(base - name)] = '\0';
-	if ((d = opendir(path)) == NULL)
+	if ((dfd = cache_entry_dir(c, name, 0, &base)) < 0)
 		return;
+	plen = stem - (size_t)(base - name);
+	if ((d = fdopendir(dfd)) == NULL) {
+		close(dfd);
+		return;
+	}
 	while ((de = readdir(d)) != NULL) {
-		if (strncmp(de->d_name, prefix, plen) != 0 ||
-		    strcmp(de->d_name, prefix) == 0)
+		if (strncmp(de->d_name, base, plen) != 0 ||
+		    strcmp(de->d_name, base) == 0)
 			continue;
-		snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
-		unlink(file);
+		unlinkat(dirfd(d), de->d_name, 0);
 	}
 	closedir(d);
 }
@@ -426,43 +536,69 @@ cache_put_async(struct cache *c, const char *name, const struct cache_key *k,
 
 /* ---- pruning ---- */
 
-/* A file met by the walk. */
+/* A file met by the walk: its name under the cache dir. */
 struct cache_file {
-	char *path;
+	char *rel;
 	struct timespec mtime;
 };
 
-/* nftw gives no argument to its callback: the walk's state lives here. */
-static struct {
+/* The files under a directory, as the walk finds them. */
+struct cache_walk {
 	struct cache_file *v;
 	size_t n, cap;
 	int failed;
-} cache_walk;
+};
 
 static int
-cache_walk_add(
-    const char *path, const struct stat *st, int flag, struct FTW *ftw)
+cache_walk_add(struct cache_walk *w, const char *rel, const struct stat *st)
 {
 	struct cache_file *v;
 
-	(void)ftw;
-	if (flag != FTW_F || !S_ISREG(st->st_mode))
-		return 0;
-	if (cache_walk.n == cache_walk.cap) {
-		cache_walk.cap = cache_walk.cap ? cache_walk.cap * 2 : 256;
-		v = realloc(cache_walk.v, cache_walk.cap * sizeof(*v));
-		if (v == NULL) {
-			cache_walk.failed = 1;
-			return 1;
-		}
-		cache_walk.v = v;
+	if (w->n == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 256;
+		if ((v = realloc(w->v, w->cap * sizeof(*v))) == NULL)
+			return -ENOMEM;
+		w->v = v;
 	}
-	if ((cache_walk.v[cache_walk.n].path = strdup(path)) == NULL) {
-		cache_walk.failed = 1;
-		return 1;
-	}
-	cache_walk.v[cache_walk.n++].mtime = st->st_mtim;
+	if ((w->v[w->n].rel = strdup(rel)) == NULL)
+		return -ENOMEM;
+	w->v[w->n++].mtime = st->st_mtim;
 	return 0;
+}
+
+/*
+ * Add the regular files under the directory open at fd (taken over),
+ * named rel under the cache dir, going down into real directories only.
+ */
+static void
+cache_walk_dir(struct cache_walk *w, int fd, const char *rel, int depth)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	int sfd;
+	DIR *d;
+
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while (!w->failed && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0 ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) <
+			0 ||
+		    snprintf(sub, sizeof(sub), "%s/%s", rel, de->d_name) >=
+			(int)sizeof(sub))
+			continue;
+		if (S_ISREG(st.st_mode))
+			w->failed = cache_walk_add(w, sub, &st) != 0;
+		else if (S_ISDIR(st.st_mode) && depth < CACHE_MAX_DEPTH &&
+		    (sfd = openat(dirfd(d), de->d_name,
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0)
+			cache_walk_dir(w, sfd, sub, depth + 1);
+	}
+	closedir(d);
 }
 
 static int
@@ -474,29 +610,42 @@ cache_file_cmp(const void *x, const void *y)
 		return a->mtime.tv_sec < b->mtime.tv_sec ? -1 : 1;
 	if (a->mtime.tv_nsec != b->mtime.tv_nsec)
 		return a->mtime.tv_nsec < b->mtime.tv_nsec ? -1 : 1;
-	return strcmp(a->path, b->path);
+	return strcmp(a->rel, b->rel);
+}
+
+/* Remove the entry rel itself (never what a symbolic link points to). */
+static int
+cache_unlink(struct cache *c, const char *rel)
+{
+	const char *base;
+	int dfd, r;
+
+	if ((dfd = cache_entry_dir(c, rel, 0, &base)) < 0)
+		return 0;
+	r = unlinkat(dfd, base, 0) == 0;
+	close(dfd);
+	return r;
 }
 
 int
 cache_prune(struct cache *c, const char *subdir, size_t max_files)
 {
-	char path[PATH_MAX];
+	struct cache_walk w = { NULL, 0, 0, 0 };
+	char why[PATH_MAX + 64];
+	int fd, removed = 0;
 	size_t i;
-	int removed = 0;
 
-	if (cache_path(c, subdir, path, sizeof(path)) != 0)
+	if ((fd = safefile_subdir(
+		 c->dirfd, subdir, 0, NULL, why, sizeof(why))) < 0)
 		return 0;
-	memset(&cache_walk, 0, sizeof(cache_walk));
-	nftw(path, cache_walk_add, 16, FTW_PHYS);
-	if (!cache_walk.failed && cache_walk.n > max_files) {
-		qsort(cache_walk.v, cache_walk.n, sizeof(*cache_walk.v),
-		    cache_file_cmp);
-		for (i = 0; i < cache_walk.n - max_files; i++)
-			removed += unlink(cache_walk.v[i].path) == 0;
+	cache_walk_dir(&w, fd, subdir, 0);
+	if (!w.failed && w.n > max_files) {
+		qsort(w.v, w.n, sizeof(*w.v), cache_file_cmp);
+		for (i = 0; i < w.n - max_files; i++)
+			removed += cache_unlink(c, w.v[i].rel);
 	}
-	for (i = 0; i < cache_walk.n; i++)
-		free(cache_walk.v[i].path);
-	free(cache_walk.v);
-	memset(&cache_walk, 0, sizeof(cache_walk));
+	for (i = 0; i < w.n; i++)
+		free(w.v[i].rel);
+	free(w.v);
 	return removed;
 }

@@ -34,10 +34,13 @@ void cache_key_hex(const struct cache_key *k, char out[33]);
 struct cache;
 
 /*
- * Use dir (copied) as a cache, creating it if needed.  Returns 0 and sets
- * *out, or a negative errno when dir cannot be made or written.
+ * Use dir (copied) as a cache, creating it if needed; it is opened and
+ * checked once (see safefile_dir_open: as root, a directory others may
+ * write is refused with -EPERM).  Returns 0 and sets *out, or a negative
+ * errno with "DIR: reason" in err when dir cannot be made, used or
+ * written.
  */
-int cache_open(const char *dir, struct cache **out);
+int cache_open(const char *dir, struct cache **out, char *err, size_t errlen);
 
 /* Wait for pending writes, free the handle; accepts NULL.  The files stay. */
 void cache_close(struct cache *c);
@@ -45,10 +48,14 @@ void cache_close(struct cache *c);
 /* The directory in use (borrowed). */
 const char *cache_dir(const struct cache *c);
 
+/* Whether entry `name` is there (a regular file), without reading it. */
+int cache_has(struct cache *c, const char *name);
+
 /*
  * Read entry `name` (a relative path ending in .json.gz) if it was stored
- * with key k.  Returns 0 and a new reference in *out, or -ENOENT for a
- * missing, stale or unreadable entry.
+ * with key k under that name, by this user (the file's owner, and no one
+ * else may write it).  Returns 0 and a new reference in *out, or -ENOENT
+ * for a missing, stale, foreign or unreadable entry.
  */
 int cache_get(struct cache *c, const char *name, const struct cache_key *k,
     json_t **out);

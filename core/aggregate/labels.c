@@ -235,7 +235,8 @@ labels_group(const struct labels_part *p, size_t n, struct labels *out)
 		e->weight += p[i].weight;
 		e->nlabels++;
 	}
-	qsort(out->v, out->n, sizeof(*out->v), labels_entry_cmp);
+	if (out->n > 1)
+		qsort(out->v, out->n, sizeof(*out->v), labels_entry_cmp);
 	return 0;
 }
 
@@ -276,7 +277,8 @@ labels_collect(const struct vitals_vital_epoch *ve,
 		goto fail;
 	if ((rc = labels_name_parts(p, &n, how, &names)) != 0)
 		goto fail;
-	qsort(p, n, sizeof(*p), labels_part_name_cmp);
+	if (n > 1) /* p is NULL when there are none: qsort wants an array */
+		qsort(p, n, sizeof(*p), labels_part_name_cmp);
 	if ((rc = labels_group(p, n, out)) != 0)
 		goto fail;
 	free(names);

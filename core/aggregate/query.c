@@ -26,6 +26,7 @@
 #include "config.h"
 #include "instance.h"
 #include "loader.h"
+#include "log.h"
 #include "prefetch.h"
 #include "query.h"
 
@@ -234,6 +235,24 @@ query_select(struct query *q)
 
 /* ---- the cache ---- */
 
+/*
+ * Open dir as the cache; false if it cannot be.  A directory refused
+ * because others could write it (as root) is said: an unwritable one is
+ * the normal case of a store read by someone else.
+ */
+static int
+query_cache_try(struct query *q, const char *dir)
+{
+	char err[PATH_MAX + 256];
+
+	if (cache_open(dir, &q->cache, err, sizeof(err)) == 0)
+		return 1;
+	q->cache = NULL;
+	if (strstr(err, "refused as vitals runs as root") != NULL)
+		log_msg(VITALS_LOG_WARN, NULL, "cache not used: %s", err);
+	return 0;
+}
+
 /* DATA_DIR/cache, else ~/.cache/vitals/... when the store is read-only. */
 static void
 query_cache_open(struct query *q)
@@ -244,11 +263,11 @@ query_cache_open(struct query *q)
 	if (q->p->flags & VITALS_AGG_NO_CACHE)
 		return;
 	if (q->p->cache_dir != NULL) {
-		cache_open(q->p->cache_dir, &q->cache);
+		query_cache_try(q, q->p->cache_dir);
 		return;
 	}
 	snprintf(dir, sizeof(dir), "%s/cache", q->data_dir);
-	if (cache_open(dir, &q->cache) == 0)
+	if (query_cache_try(q, dir))
 		return;
 	if ((base = getenv("XDG_CACHE_HOME")) != NULL && base[0] == '/')
 		snprintf(dir, sizeof(dir), "%s/vitals", base);
@@ -262,7 +281,7 @@ query_cache_open(struct query *q)
 	for (s++; *s != '\0'; s++)
 		if (*s == '/')
 			*s = '_';
-	cache_open(dir, &q->cache);
+	query_cache_try(q, dir);
 }
 
 /* "result/HEX.json.gz" for key k. */

@@ -413,15 +413,13 @@ static int
 query_part_have(struct query *q, const struct query_ts *t,
     const struct query_slot *sl, const struct query_part *pa)
 {
-	char name[PATH_MAX], path[PATH_MAX + 8];
-	struct stat st;
+	char name[PATH_MAX];
 	size_t stem;
 
 	if (q->cache == NULL ||
 	    query_rollup_name(t, sl, pa, name, sizeof(name), &stem) != 0)
 		return 0;
-	snprintf(path, sizeof(path), "%s/%s", cache_dir(q->cache), name);
-	return stat(path, &st) == 0;
+	return cache_has(q->cache, name);
 }
 
 /* The slot of t starting at ents[i], with one part per host. */

@@ -250,7 +250,8 @@ sym_file_load(struct sym_file *sf, uint32_t pid)
 				sym_elf_section(e, scn, &sh, &sf->t, &cap);
 		}
 		elf_end(e);
-		qsort(sf->t.v, sf->t.n, sizeof(struct sym), sym_cmp);
+		if (sf->t.n > 1) /* no symbols: v is NULL */
+			qsort(sf->t.v, sf->t.n, sizeof(struct sym), sym_cmp);
 		sf->ok = 1;
 	}
 	close(fd);

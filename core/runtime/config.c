@@ -14,13 +14,17 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "codec.h"
 #include "config.h"
 #include "option.h"
+#include "safefile.h"
 
 #ifndef LOCALSTATEDIR
 #define LOCALSTATEDIR "/var"
 #endif
 #define CONFIG_DATA_DIR LOCALSTATEDIR "/lib/vitals"
+/* Largest configuration file read. */
+#define CONFIG_MAX_FILE (4u << 20)
 
 #define NS_PER_S 1000000000ULL
 #define CFG_STR(x) #x
@@ -254,6 +258,57 @@ cfg_string(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
 	free(*dst);
 	*dst = dup;
 	return 0;
+}
+
+/*
+ * `host`: epoch files are named after it, so what cannot be in a file
+ * name, or would make the name too long to store, is refused here rather
+ * than at every epoch.
+ */
+static int
+cfg_host(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
+{
+	char why[160];
+	const char *s;
+	int r;
+
+	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
+		return r;
+	if (codec_host_check(s, v->data.scalar.length, why, sizeof(why)) != 0)
+		return cfg_error(x, v, "setting '%s': %s", k->name, why);
+	return cfg_string(x, k, v, base);
+}
+
+/*
+ * `data_dir`: an absolute path (the daemon's working directory is no
+ * place to look for it) with room for the date dirs and file names.
+ */
+static int
+cfg_data_dir(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
+{
+	const char *s;
+	int r;
+
+	if ((r = cfg_scalar(x, k, v, &s)) <= 0)
+		return r;
+	if (memchr(s, '\0', v->data.scalar.length) != NULL)
+		return cfg_error(x, v,
+		    "setting '%s': a NUL byte cannot be in "
+		    "a path",
+		    k->name);
+	if (s[0] != '/')
+		return cfg_error(x, v,
+		    "setting '%s': expected an absolute "
+		    "path, got '%s'",
+		    k->name, s);
+	if (strlen(s) > CONFIG_DATA_DIR_MAX)
+		return cfg_error(x, v,
+		    "setting '%s': %zu bytes, more than "
+		    "the %d a data dir may have",
+		    k->name, strlen(s), CONFIG_DATA_DIR_MAX);
+	x->c->data_dir_line = (uint32_t)v->start_mark.line + 1;
+	x->c->data_dir_col = (uint32_t)v->start_mark.column + 1;
+	return cfg_string(x, k, v, base);
 }
 
 static int
@@ -1031,8 +1086,9 @@ cfg_section(struct cfg *x, const struct cfg_key *k, yaml_node_t *v, void *base)
 
 #define C(m) offsetof(struct config, m)
 static const struct cfg_key cfg_top_keys[] = {
-	{ "host", cfg_string, C(host), 0, 0, 0, 0, "a host name" },
-	{ "data_dir", cfg_string, C(data_dir), 0, 0, 0, 0, "a directory" },
+	{ "host", cfg_host, C(host), 0, 0, 0, 0, "a host name" },
+	{ "data_dir", cfg_data_dir, C(data_dir), 0, 0, 0, 0,
+	    "an absolute path" },
 	{ "epoch", cfg_duration, C(epoch_ns), 0.1, 0, 0, 0,
 	    "a duration of at least 100ms (e.g. 250ms, 5s, 2m)" },
 	{ "retention", cfg_retention, 0, 0, 0, 0, 0, "a mapping" },
@@ -1078,44 +1134,6 @@ cfg_root(struct cfg *x, yaml_node_t *root)
 		return r;
 	if (seen[CFG_TIMESCALES].val == NULL)
 		cfg_timescales_default(x->c);
-	return 0;
-}
-
-/* Read all of path into *out (caller frees).  Returns 0 or -errno. */
-static int
-cfg_read(const char *path, char **out, size_t *outlen)
-{
-	size_t len = 0, cap = 0, n;
-	char *buf = NULL, *nb;
-	FILE *f;
-	int r = 0;
-
-	if ((f = fopen(path, "r")) == NULL)
-		return -errno;
-	for (;;) {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 4096;
-			if ((nb = realloc(buf, cap)) == NULL) {
-				r = -ENOMEM;
-				break;
-			}
-			buf = nb;
-		}
-		errno = 0;
-		n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0) {
-			r = ferror(f) ? (errno ? -errno : -EIO) : 0;
-			break;
-		}
-	}
-	fclose(f);
-	if (r != 0) {
-		free(buf);
-		return r;
-	}
-	*out = buf;
-	*outlen = len;
 	return 0;
 }
 
@@ -1240,12 +1258,14 @@ config_load(const char *path, struct config **out, char *err, size_t errlen)
 	struct cfg x = { .file = path, .err = err, .errlen = errlen };
 	yaml_document_t doc;
 	struct config *c = NULL;
-	char *buf = NULL;
+	char *buf = NULL, why[160];
 	size_t len = 0;
 	int r;
 
-	if ((r = cfg_read(path, &buf, &len)) != 0) {
-		cfg_error(&x, NULL, "%s", strerror(-r));
+	/* A FIFO, a device or a huge file is refused, not read forever. */
+	r = safefile_read(path, CONFIG_MAX_FILE, &buf, &len, why, sizeof(why));
+	if (r != 0) {
+		cfg_error(&x, NULL, "%s", why);
 		return r;
 	}
 	if ((c = config_default()) == NULL ||

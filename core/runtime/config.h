@@ -11,6 +11,12 @@
 #include <stdint.h>
 #include <vitals/vitals.h>
 
+/*
+ * Longest data_dir accepted: room is left below PATH_MAX for the date
+ * dirs, the file names and the cache's entries under it.
+ */
+#define CONFIG_DATA_DIR_MAX 1024
+
 /* Most rollup timescales (`timescales:`); VITALS_AGG_MAX_TIMESCALES. */
 #define CONFIG_MAX_TIMESCALES 8
 
@@ -52,6 +58,7 @@ struct config {
 	char *file;              /* path it was read from */
 	char *host;              /* `host`, default gethostname() */
 	char *data_dir;          /* `data_dir`, default /var/lib/vitals */
+	uint32_t data_dir_line, data_dir_col; /* where it was set, 0 if not */
 	uint64_t epoch_ns;       /* `epoch`, default 60s, >= 100ms */
 	uint64_t retention_ns;   /* `retention.max_age`, default 30d, 0 = keep */
 	uint64_t retention_bytes;/* `retention.max_size`, default 1G, 0 = no limit */
@@ -71,10 +78,13 @@ struct config {
 };
 
 /*
- * Read and check a configuration file.  Returns 0 and sets *out (free with
- * config_free), or a negative errno with "FILE:LINE:COL: message" in err
- * (malformed YAML, unknown key with the valid ones, wrong type, bad value,
- * a plugin named twice).  Plugin options are kept raw for option_fill.
+ * Read and check a configuration file (a regular file of at most 4 MiB:
+ * a FIFO or a device is refused, not read).  Returns 0 and sets *out
+ * (free with config_free), or a negative errno with "FILE:LINE:COL:
+ * message" in err (malformed YAML, unknown key with the valid ones, wrong
+ * type, bad value, a host that cannot name files, a data_dir that is not
+ * absolute, a plugin named twice).  Plugin options are kept raw for
+ * option_fill.
  */
 int config_load(const char *path, struct config **out, char *err,
     size_t errlen);

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <event2/event.h>
+#include <limits.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <vitals/store.h>
 
@@ -28,6 +30,13 @@
 #include "log.h"
 #include "metric.h"
 #include "option.h"
+#include "safefile.h"
+
+/*
+ * Outputs built at this ABI minor or later take each epoch before the
+ * filters run, and again with their findings (see vitals.h).
+ */
+#define HOST_MINOR_EARLY_WRITE 4
 
 struct vitals_timer {
 	LIST_ENTRY(vitals_timer) link;
@@ -80,6 +89,10 @@ host_settings_update(struct host *h)
 	h->settings.epoch_ns = h->cfg->epoch_ns;
 	h->settings.retention_ns = h->cfg->retention_ns;
 	h->settings.retention_bytes = h->cfg->retention_bytes;
+	h->settings.config = h->cfg->file;
+	h->settings.ntimescales = h->cfg->ntimescales;
+	h->settings.timescales = h->cfg->timescales;
+	h->settings.max_samples = h->cfg->sketch.max_samples;
 }
 
 struct host *
@@ -337,6 +350,39 @@ host_check_values(const struct config *c, const struct config_plugin *cp,
 }
 
 /*
+ * Whether epochs can be stored in c's data_dir: it exists or can be made,
+ * is writable and, as root, trusted (safefile_dir_check), without making
+ * anything.  A directory only this user cannot write is a warning when
+ * not root: the daemon is usually run as root, where a check by hand is
+ * not.  Returns 0 or -EINVAL with "FILE:LINE:COL: data_dir ..." in err.
+ */
+static int
+host_check_data_dir(const struct config *c, char *err, size_t errlen)
+{
+	char why[PATH_MAX + 256], at[PATH_MAX + 32];
+	int r;
+
+	if (c->data_dir == NULL ||
+	    (r = safefile_dir_check(c->data_dir, why, sizeof(why))) == 0)
+		return 0;
+	if (c->data_dir_line > 0)
+		snprintf(at, sizeof(at), "%s:%u:%u", c->file, c->data_dir_line,
+		    c->data_dir_col);
+	else
+		snprintf(
+		    at, sizeof(at), "%s", c->file ? c->file : "(defaults)");
+	if ((r == -EACCES || r == -EROFS) && geteuid() != 0) {
+		log_msg(VITALS_LOG_WARN, "core",
+		    "%s: data_dir %s (vitalsd "
+		    "must run as a user who can write it)",
+		    at, why);
+		return 0;
+	}
+	snprintf(err, errlen, "%s: data_dir %s", at, why);
+	return -EINVAL;
+}
+
+/*
  * Disabled plugins are checked too: the file is checked as a whole, so
  * that `enable: true` later cannot reveal an error it already held.
  */
@@ -377,6 +423,8 @@ host_check(const struct config *c, struct loader *l, int quiet, char *err,
 			outputs += d->kind == VITALS_PLUGIN_OUTPUT;
 		}
 	}
+	if ((r = host_check_data_dir(c, err, errlen)) != 0)
+		return r;
 	if (!quiet)
 		host_warn_idle(c->file, probes, outputs);
 	return 0;
@@ -436,23 +484,43 @@ host_agg_update(struct host *h, const struct config *c)
 	return r;
 }
 
+/* Every probe flushes what it kept elsewhere into the closing epoch. */
 static void
-host_run_kind(struct host *h, uint32_t kind, const struct vitals_epoch *e)
+host_flush(struct host *h)
 {
 	struct vitals_ctx *ctx;
 	int r;
 
 	TAILQ_FOREACH(ctx, &h->insts, link) {
-		if (ctx->desc->kind != kind)
+		if (ctx->desc->kind != VITALS_PLUGIN_PROBE ||
+		    ctx->desc->flush == NULL)
 			continue;
-		r = 0;
-		if (kind == VITALS_PLUGIN_PROBE && ctx->desc->flush)
-			r = ctx->desc->flush(ctx->state);
-		else if (kind == VITALS_PLUGIN_OUTPUT && ctx->desc->write)
-			r = ctx->desc->write(ctx->state, e);
-		if (r != 0)
-			instance_complain(ctx,
-			    kind == VITALS_PLUGIN_PROBE ? "flush" : "write", r);
+		if ((r = ctx->desc->flush(ctx->state)) != 0)
+			instance_complain(ctx, "flush", r);
+	}
+}
+
+/* host_write()'s moments: before the filters ran, or after. */
+#define HOST_BEFORE_FILTERS 0
+#define HOST_AFTER_FILTERS 1
+
+/*
+ * Hand e to the outputs: before the filters, those that take it then (ABI
+ * minor HOST_MINOR_EARLY_WRITE and later); after them, the older ones,
+ * and the others again when the filters added findings.
+ */
+static void
+host_write(struct host *h, const struct vitals_epoch *e, int when, int findings)
+{
+	struct vitals_ctx *ctx;
+	int early;
+
+	TAILQ_FOREACH(ctx, &h->insts, link) {
+		if (ctx->desc->kind != VITALS_PLUGIN_OUTPUT)
+			continue;
+		early = ctx->desc->abi_minor >= HOST_MINOR_EARLY_WRITE;
+		if (when == HOST_BEFORE_FILTERS ? early : !early || findings)
+			instance_write(ctx, e);
 	}
 }
 
@@ -509,22 +577,28 @@ host_group(struct host *h, const struct vitals_epoch *e)
 }
 
 /*
- * Close the current epoch at at_ns: probes flush, the aggregator runs the
- * filters on it and on every rollup it completes (their findings land in
- * this epoch, warnings about one exe grouped), outputs write.
+ * Close the current epoch at at_ns: probes flush, outputs write it, the
+ * aggregator runs the filters on it and on every rollup it completes
+ * (their findings land in this epoch, warnings about one exe grouped),
+ * and outputs write it again if findings came.  Writing first means a
+ * crash while the filters run (a model scoring can take tens of ms) loses
+ * the findings, not the epoch.
  */
 static void
 host_close_epoch(struct host *h, uint64_t at_ns, int partial)
 {
 	const struct vitals_epoch *e;
+	uint32_t nfindings;
 
-	host_run_kind(h, VITALS_PLUGIN_PROBE, NULL);
+	host_flush(h);
 	e = engine_close(h->eng, at_ns, partial);
+	host_write(h, e, HOST_BEFORE_FILTERS, 0);
+	nfindings = e->nfindings;
 	if (aggregate_live(h->agg, e) == -ENOMEM)
 		log_limited(&h->lim, VITALS_LOG_ERR, "core",
 		    "out of memory keeping the filter queues");
 	host_group(h, e);
-	host_run_kind(h, VITALS_PLUGIN_OUTPUT, e);
+	host_write(h, e, HOST_AFTER_FILTERS, e->nfindings != nfindings);
 	h->closed++;
 #ifdef __GLIBC__
 	/*
@@ -872,6 +946,12 @@ vitals_metric_put(struct vitals_ctx *ctx, const char *name, const char *unit,
 		    "metric '%s' dropped: %u metric names kept already", name,
 		    METRIC_MAX_NAMES);
 	return r;
+}
+
+struct event_base *
+vitals_event_base(struct vitals_ctx *ctx)
+{
+	return ctx->host != NULL ? ctx->host->base : NULL;
 }
 
 static void

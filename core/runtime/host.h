@@ -30,7 +30,9 @@ void host_free(struct host *h);
  * Check a configuration against the plugins without starting anything:
  * names exist and sit in the right section, options have the right types
  * and bounds, and each plugin's check callback accepts their values; for
- * disabled plugins too.  Unless quiet, probes that cannot run here and a
+ * disabled plugins too; data_dir exists or can be made, and may be
+ * written (as root: no one else may write it or a directory above it,
+ * see safefile_dir_check).  Unless quiet, probes that cannot run here and a
  * file that would run no probe or no output are reported as warnings
  * (the daemon, which checks before it starts, reports them as it
  * starts).  Returns 0, or -EINVAL with "FILE:LINE:COL: message" in err

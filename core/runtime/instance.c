@@ -166,6 +166,29 @@ instance_filter(
 	return r;
 }
 
+/* Output writes that failed (epochs lost), in this process. */
+static unsigned instance_failed_writes;
+
+int
+instance_write(struct vitals_ctx *ctx, const struct vitals_epoch *e)
+{
+	int r;
+
+	if (ctx->desc->write == NULL)
+		return 0;
+	if ((r = ctx->desc->write(ctx->state, e)) != 0) {
+		instance_complain(ctx, "write", r);
+		instance_failed_writes++;
+	}
+	return r;
+}
+
+unsigned
+instance_write_failures(void)
+{
+	return instance_failed_writes;
+}
+
 /* ---- the SDK's services that need no loop ---- */
 
 const struct vitals_settings *

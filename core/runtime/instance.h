@@ -119,4 +119,18 @@ void instance_complain(struct vitals_ctx *ctx, const char *what, int r);
 int instance_filter(struct vitals_ctx *ctx, const struct vitals_queue *q,
     const char *host);
 
+/*
+ * Hand closed epoch e (borrowed) to an output's write().  A failure (the
+ * epoch is lost) is logged with instance_complain and counted
+ * (instance_write_failures).  Returns the callback's result (0 when the
+ * plugin has none).
+ */
+int instance_write(struct vitals_ctx *ctx, const struct vitals_epoch *e);
+
+/*
+ * How many output writes failed in this process, so that vitalsd exits
+ * non-zero when epochs were lost.
+ */
+unsigned instance_write_failures(void);
+
 #endif /* VITALS_INSTANCE_H */

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <ltdl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -46,6 +47,13 @@ struct loader_names {
 
 /* Loaders alive: libltdl starts with the first and stops with the last. */
 static unsigned loader_ltdl_refs;
+/*
+ * libltdl keeps global state (its handle list, the last error): range
+ * queries make loaders in the http plugin's worker threads while the
+ * daemon's own may reload on the loop, so every libltdl call and the
+ * count above are made under this lock.
+ */
+static pthread_mutex_t loader_ltdl_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const loader_exts[] = { ".la", ".so" };
 #define LOADER_NEXTS (sizeof(loader_exts) / sizeof(loader_exts[0]))
@@ -151,11 +159,14 @@ loader_new(const char *const *dirs, size_t n)
 	l = calloc(1, sizeof(*l));
 	if (l == NULL)
 		return (NULL);
+	pthread_mutex_lock(&loader_ltdl_lock);
 	if (loader_ltdl_refs == 0 && lt_dlinit() != 0) {
+		pthread_mutex_unlock(&loader_ltdl_lock);
 		free(l);
 		return (NULL);
 	}
 	loader_ltdl_refs++;
+	pthread_mutex_unlock(&loader_ltdl_lock);
 	if (loader_set_path(l, dirs, n) != 0) {
 		loader_free(l);
 		return (NULL);
@@ -175,9 +186,14 @@ loader_free(struct loader *l)
 
 	if (l == NULL)
 		return;
+	pthread_mutex_lock(&loader_ltdl_lock);
+	for (i = l->nplugins; i > 0; i--)
+		lt_dlclose((lt_dlhandle)l->owned[i - 1]->handle);
+	if (--loader_ltdl_refs == 0)
+		lt_dlexit();
+	pthread_mutex_unlock(&loader_ltdl_lock);
 	for (i = l->nplugins; i > 0; i--) {
 		p = l->owned[i - 1];
-		lt_dlclose((lt_dlhandle)p->handle);
 		free(p->name);
 		free(p->path);
 		free(p);
@@ -188,8 +204,6 @@ loader_free(struct loader *l)
 	free(l->owned);
 	free(l->view);
 	free(l);
-	if (--loader_ltdl_refs == 0)
-		lt_dlexit();
 }
 
 /* NAME from DIR/NAME.la or DIR/NAME.so, written to out; -EINVAL if neither. */
@@ -419,13 +433,17 @@ loader_dlopen(struct loader *l, const char *path, const char *name,
 	const char *e;
 	int error;
 
+	pthread_mutex_lock(&loader_ltdl_lock);
 	if ((h = lt_dlopen(path)) == NULL) {
 		e = lt_dlerror();
-		return (loader_refuse(why, len, -ENOEXEC,
+		error = loader_refuse(why, len, -ENOEXEC,
 		    "not a loadable module: %s",
-		    e != NULL ? e : "unknown error"));
+		    e != NULL ? e : "unknown error");
+		pthread_mutex_unlock(&loader_ltdl_lock);
+		return (error);
 	}
 	d = (const struct vitals_plugin *)lt_dlsym(h, "vitals_plugin");
+	pthread_mutex_unlock(&loader_ltdl_lock);
 	if (d == NULL) {
 		error = loader_refuse(
 		    why, len, -ENOEXEC, "no vitals_plugin descriptor");
@@ -439,7 +457,9 @@ loader_dlopen(struct loader *l, const char *path, const char *name,
 	}
 	return (0);
 fail:
+	pthread_mutex_lock(&loader_ltdl_lock);
 	lt_dlclose(h);
+	pthread_mutex_unlock(&loader_ltdl_lock);
 	return (error);
 }
 

@@ -19,8 +19,9 @@
 /* Arena chunk size; larger requests get a chunk of their own. */
 #define CODEC_CHUNK (64 * 1024)
 /*
- * Longest host part of a file name: the temporary name ".NAME.tmp.PID"
- * must still fit in NAME_MAX (255).
+ * Longest host part of a file name: the temporary name
+ * ".NAME.tmp.XXXXXXXXXXXXXXXX" (safefile.c) must still fit in NAME_MAX
+ * (255): 21 + 200 + 8 + 22 bytes.
  */
 #define CODEC_HOST_MAX 200
 /* "YYYYMMDDTHHMMSS.mmmZ_" before the host, ".json.gz" after it. */
@@ -1359,6 +1360,31 @@ codec_host_char(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 	    (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_';
+}
+
+int
+codec_host_check(const char *host, size_t len, char *why, size_t whylen)
+{
+	if (memchr(host, '\0', len) != NULL) {
+		snprintf(why, whylen,
+		    "a NUL byte cannot be in a file name "
+		    "(epoch files are named after the host)");
+		return -EINVAL;
+	}
+	if (memchr(host, '/', len) != NULL) {
+		snprintf(why, whylen,
+		    "'/' cannot be in a file name (epoch "
+		    "files are named after the host)");
+		return -EINVAL;
+	}
+	if (len > CODEC_HOST_MAX) {
+		snprintf(why, whylen,
+		    "%zu bytes, more than the %d an epoch "
+		    "file name has room for",
+		    len, CODEC_HOST_MAX);
+		return -ENAMETOOLONG;
+	}
+	return 0;
 }
 
 /*

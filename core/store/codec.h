@@ -134,6 +134,14 @@ void codec_epoch_seal(struct vitals_epoch *e);
 uint32_t codec_epoch_interned(const struct vitals_epoch *e);
 
 /*
+ * Whether host (len bytes, which may hold a NUL) can name epoch files: no
+ * '/' nor NUL, and short enough for the file and its temporary name to
+ * fit in NAME_MAX.  Returns 0, or -EINVAL or -ENAMETOOLONG with the
+ * reason in why.
+ */
+int codec_host_check(const char *host, size_t len, char *why, size_t whylen);
+
+/*
  * The path of an epoch's file relative to the data dir:
  * "YYYY-MM-DD/YYYYMMDDTHHMMSS.mmmZ_HOST.json.gz" (UTC).  Returns the
  * length written, or -ENAMETOOLONG.

@@ -2,7 +2,9 @@
 /*
  * The epoch store on disk (<vitals/store.h>): one gzip'd JSON file per
  * epoch under DATA_DIR/YYYY-MM-DD/, written atomically, listed, read back
- * and pruned.  The JSON form and the file names come from codec.c.
+ * (regular files of bounded size only), recovered after a crash and
+ * pruned, never through a symbolic link in the data dir.  The JSON form
+ * and the file names come from codec.c, the files from safefile.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +24,7 @@
 #include <vitals/store.h>
 
 #include "codec.h"
+#include "safefile.h"
 
 /* Leftover temporary files older than this are removed by prune. */
 #define STORE_TMP_AGE_NS (3600ull * 1000000000ull)
@@ -30,9 +34,19 @@
 #define STORE_WRITE_CHUNK (64 * 1024)
 /* Largest file inflated in one go (larger ones are streamed). */
 #define STORE_ONESHOT_MAX (16u << 20)
+/*
+ * Largest epoch file read, compressed and inflated: a real epoch is a
+ * few MB; a gzip bomb or /dev/zero must not take all memory.
+ */
+#define STORE_MAX_FILE (256ull << 20)
+#define STORE_MAX_EPOCH (256ull << 20)
 
-/* Called for each file name in each date dir; nonzero return stops. */
-typedef int (*store_file_fn)(const char *dir, const char *name, void *arg);
+/*
+ * Called for each file name in each date dir (dirfd, named dir);
+ * nonzero return stops.
+ */
+typedef int (*store_file_fn)(
+    int dirfd, const char *dir, const char *name, void *arg);
 
 static void __attribute__((format(printf, 3, 4)))
 store_err(char *err, size_t errlen, const char *fmt, ...)
@@ -60,16 +74,33 @@ store_is_date(const char *s)
 	return s[i] == '\0';
 }
 
-/* Call fn for every entry of dir but "." and "..". */
+/* Open date dir day of datafd: a real directory, never a symlink. */
 static int
-store_each_in(const char *dir, store_file_fn fn, void *arg)
+store_day_open(int datafd, const char *day)
+{
+	int fd;
+
+	if ((fd = openat(datafd, day,
+		 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+		return errno == ELOOP ? -ENOTDIR : -errno;
+	return fd;
+}
+
+/* Call fn for every entry of the date dir day but "." and "..". */
+static int
+store_each_in(
+    int datafd, const char *dir, const char *day, store_file_fn fn, void *arg)
 {
 	struct dirent *de;
 	DIR *d;
-	int r = 0;
+	int fd, r = 0;
 
-	if ((d = opendir(dir)) == NULL)
+	if ((fd = store_day_open(datafd, day)) < 0)
+		return fd;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
 		return -errno;
+	}
 	while (r == 0) {
 		errno = 0;
 		if ((de = readdir(d)) == NULL) {
@@ -78,7 +109,7 @@ store_each_in(const char *dir, store_file_fn fn, void *arg)
 		}
 		if (strcmp(de->d_name, ".") != 0 &&
 		    strcmp(de->d_name, "..") != 0)
-			r = fn(dir, de->d_name, arg);
+			r = fn(dirfd(d), dir, de->d_name, arg);
 	}
 	closedir(d);
 	return r;
@@ -87,8 +118,8 @@ store_each_in(const char *dir, store_file_fn fn, void *arg)
 /*
  * Call fn for every file in every date dir of data_dir named from_day
  * ("YYYY-MM-DD") or later, or in every one if from_day is NULL.  A date
- * dir that vanished meanwhile (a concurrent prune) or is not a directory
- * is skipped.
+ * dir that vanished meanwhile (a concurrent prune), is not a directory
+ * or is a symbolic link (never followed) is skipped.
  */
 static int
 store_each_file_from(const char *data_dir, const char *from_day,
@@ -97,10 +128,14 @@ store_each_file_from(const char *data_dir, const char *from_day,
 	char dir[PATH_MAX];
 	struct dirent *de;
 	DIR *top;
-	int r = 0;
+	int fd, r = 0;
 
-	if ((top = opendir(data_dir)) == NULL)
+	if ((fd = open(data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return -errno;
+	if ((top = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -errno;
+	}
 	while (r == 0) {
 		errno = 0;
 		if ((de = readdir(top)) == NULL) {
@@ -113,7 +148,8 @@ store_each_file_from(const char *data_dir, const char *from_day,
 		if (snprintf(dir, sizeof(dir), "%s/%s", data_dir, de->d_name) >=
 		    (int)sizeof(dir))
 			r = -ENAMETOOLONG;
-		else if ((r = store_each_in(dir, fn, arg)) == -ENOENT ||
+		else if ((r = store_each_in(dirfd(top), dir, de->d_name, fn,
+			      arg)) == -ENOENT ||
 		    r == -ENOTDIR)
 			r = 0;
 	}
@@ -136,7 +172,7 @@ struct store_lister {
 };
 
 static int
-store_list_add(const char *dir, const char *name, void *arg)
+store_list_add(int dirfd, const char *dir, const char *name, void *arg)
 {
 	struct store_lister *w = arg;
 	struct vitals_store_list *l = &w->l;
@@ -145,6 +181,7 @@ store_list_add(const char *dir, const char *name, void *arg)
 	uint64_t start;
 	size_t len, cap;
 
+	(void)dirfd;
 	if (codec_parse_name(name, &start, host, sizeof(host)) < 0)
 		return 0; /* temporary files and junk */
 	if (start < w->since_ns)
@@ -263,7 +300,23 @@ store_gz_errno(gzFile gz, int saved, char *why, size_t whylen)
 	return -EBADMSG;
 }
 
-/* Read and inflate all of gz into a malloc'd buffer (the caller's). */
+/* The reason an epoch inflating past STORE_MAX_EPOCH is refused. */
+static int
+store_too_big(char *why, size_t whylen)
+{
+	char limit[32];
+
+	store_err(why, whylen,
+	    "inflates to more than the %s limit for an "
+	    "epoch file: not read",
+	    safefile_size_str(STORE_MAX_EPOCH, limit, sizeof(limit)));
+	return -EFBIG;
+}
+
+/*
+ * Read and inflate all of gz into a malloc'd buffer (the caller's), at
+ * most STORE_MAX_EPOCH bytes of it.
+ */
 static int
 store_gz_slurp(gzFile gz, char **out, size_t *len, char *why, size_t whylen)
 {
@@ -273,7 +326,13 @@ store_gz_slurp(gzFile gz, char **out, size_t *len, char *why, size_t whylen)
 
 	for (;;) {
 		if (n == cap) {
+			if (cap > STORE_MAX_EPOCH) {
+				free(buf);
+				return store_too_big(why, whylen);
+			}
 			cap = cap ? cap * 2 : STORE_READ_CHUNK;
+			if (cap > STORE_MAX_EPOCH + 1)
+				cap = STORE_MAX_EPOCH + 1;
 			if ((p = realloc(buf, cap)) == NULL)
 				goto nomem;
 			buf = p;
@@ -318,7 +377,8 @@ store_inflate_once(const unsigned char *in, size_t n, char **out, size_t *len)
 		return -1;
 	size = (size_t)in[n - 4] | (size_t)in[n - 3] << 8 |
 	    (size_t)in[n - 2] << 16 | (size_t)in[n - 1] << 24;
-	if (size > UINT_MAX - 1 || (buf = malloc(size + 1)) == NULL)
+	/* The trailer is the size mod 2^32: inflate stops past it anyway. */
+	if (size > STORE_MAX_EPOCH || (buf = malloc(size + 1)) == NULL)
 		return -1;
 	memset(&z, 0, sizeof(z));
 	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
@@ -341,57 +401,50 @@ store_inflate_once(const unsigned char *in, size_t n, char **out, size_t *len)
 }
 
 /*
- * The common case in one go: read the whole (small) file at fd, inflate
- * it with one call.  0 or -1 as store_inflate_once; fd is left at 0.
+ * The common case in one go: read the whole (small) file at fd, size
+ * bytes, inflate it with one call.  0 or -1 as store_inflate_once; fd is
+ * left at 0.
  */
 static int
-store_read_once(int fd, char **out, size_t *len)
+store_read_once(int fd, uint64_t size, char **out, size_t *len)
 {
 	unsigned char *in;
-	struct stat st;
 	ssize_t k;
 	size_t n = 0;
 	int r = -1;
 
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
-	    (uint64_t)st.st_size > STORE_ONESHOT_MAX ||
-	    (in = malloc((size_t)st.st_size)) == NULL)
+	if (size == 0 || size > STORE_ONESHOT_MAX ||
+	    (in = malloc((size_t)size)) == NULL)
 		return -1;
-	while (n < (size_t)st.st_size &&
-	    (k = read(fd, in + n, (size_t)st.st_size - n)) > 0)
+	while (n < (size_t)size && (k = read(fd, in + n, (size_t)size - n)) > 0)
 		n += (size_t)k;
-	if (n == (size_t)st.st_size)
+	if (n == (size_t)size)
 		r = store_inflate_once(in, n, out, len);
 	free(in);
 	if (r != 0 && lseek(fd, 0, SEEK_SET) != 0)
-		r = -2; /* cannot stream it again: reopen */
+		r = -2;
 	return r;
 }
 
-/* The inflated contents of the gzip file at path. */
+/*
+ * The inflated contents of the gzip file open at fd (taken over: closed
+ * here), of size bytes.
+ */
 static int
-store_read_gz(
-    const char *path, char **out, size_t *len, char *why, size_t whylen)
+store_read_fd(
+    int fd, uint64_t size, char **out, size_t *len, char *why, size_t whylen)
 {
 	gzFile gz;
-	int fd, r;
+	int r;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		r = -errno;
-		store_err(why, whylen, "%s", strerror(-r));
-		return r;
-	}
-	if ((r = store_read_once(fd, out, len)) == 0) {
+	if ((r = store_read_once(fd, size, out, len)) == 0) {
 		close(fd);
 		return 0;
 	}
 	if (r == -2) {
+		store_err(why, whylen, "%s", strerror(errno));
 		close(fd);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-			r = -errno;
-			store_err(why, whylen, "%s", strerror(-r));
-			return r;
-		}
+		return -EIO;
 	}
 	if ((gz = gzdopen(fd, "rb")) == NULL) {
 		close(fd);
@@ -410,10 +463,29 @@ store_read_gz(
 }
 
 /*
+ * The inflated contents of the gzip file name in dirfd (AT_FDCWD: a
+ * path): a regular file, not a symbolic link, of bounded size.
+ */
+static int
+store_read_gz(int dirfd, const char *name, char **out, size_t *len, char *why,
+    size_t whylen)
+{
+	struct stat st;
+	int fd;
+
+	if ((fd = safefile_open_read(
+		 dirfd, name, 1, STORE_MAX_FILE, &st, why, whylen)) < 0)
+		return fd;
+	return store_read_fd(fd, (uint64_t)st.st_size, out, len, why, whylen);
+}
+
+/*
  * Read the epoch file at path.  Returns 0 and sets *out (the caller's,
  * free with vitals_epoch_free); -ENOENT (or another errno) if it cannot
- * be opened; -EBADMSG if it is truncated, not gzip, not JSON or not an
- * epoch.  err then says "PATH: reason".
+ * be opened; -ELOOP for a symbolic link, -EINVAL for a FIFO, a device or
+ * anything else not a regular file, -EFBIG for a file past the limits;
+ * -EBADMSG if it is truncated, not gzip, not JSON or not an epoch.  err
+ * then says "PATH: reason".
  */
 int
 vitals_epoch_load(
@@ -424,7 +496,8 @@ vitals_epoch_load(
 	char *buf = NULL;
 	int r;
 
-	if ((r = store_read_gz(path, &buf, &len, why, sizeof(why))) < 0) {
+	r = store_read_gz(AT_FDCWD, path, &buf, &len, why, sizeof(why));
+	if (r < 0) {
 		store_err(err, errlen, "%s: %s", path, why);
 		return r;
 	}
@@ -442,60 +515,18 @@ vitals_epoch_free(struct vitals_epoch *e)
 	codec_epoch_free(e);
 }
 
-/* mkdir -p path (0755).  Returns 1 if it made path itself, 0, or -errno. */
-static int
-store_mkdir_p(const char *path)
-{
-	char buf[PATH_MAX];
-	struct stat st;
-	int made = 0;
-	char *p, c;
-
-	if (path[0] == '\0')
-		return -ENOENT;
-	if (strlen(path) >= sizeof(buf))
-		return -ENAMETOOLONG;
-	strcpy(buf, path);
-	for (p = buf + 1;; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		c = *p;
-		*p = '\0';
-		made = mkdir(buf, 0755) == 0;
-		if (!made && errno != EEXIST)
-			return -errno;
-		if ((*p = c) == '\0')
-			break;
-	}
-	if (stat(path, &st) < 0)
-		return -errno;
-	return S_ISDIR(st.st_mode) ? made : -ENOTDIR;
-}
-
 int
 vitals_store_prepare(const char *data_dir, char *err, size_t errlen)
 {
-	int r;
-
-	if ((r = store_mkdir_p(data_dir)) >= 0 &&
-	    access(data_dir, W_OK | X_OK) < 0)
-		r = -errno;
-	if (r < 0) {
-		snprintf(err, errlen, "%s: %s", data_dir, strerror(-r));
-		return r;
-	}
-	return 0;
-}
-
-static int
-store_fsync_dir(const char *dir)
-{
 	int fd, r = 0;
 
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -errno;
-	if (fsync(fd) < 0)
+	if ((fd = safefile_dir_open(
+		 data_dir, SAFEFILE_DIR_CREATE, err, errlen)) < 0)
+		return fd;
+	if (faccessat(fd, ".", W_OK | X_OK, AT_EACCESS) < 0) {
 		r = -errno;
+		store_err(err, errlen, "%s: %s", data_dir, strerror(-r));
+	}
 	close(fd);
 	return r;
 }
@@ -589,6 +620,27 @@ vitals_epoch_encode(const struct vitals_epoch *e,
 	return 0;
 }
 
+int
+vitals_epoch_json(const struct vitals_epoch *e, char **out, size_t *len)
+{
+	json_t *j;
+	char *text;
+	int r;
+
+	/* The fast encoder gives the same bytes; it declines some epochs. */
+	if ((r = codec_text_encode(e, out, len)) != -ENOTSUP)
+		return r;
+	if ((j = codec_epoch_to_json(e)) == NULL)
+		return -ENOMEM;
+	text = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	if (text == NULL)
+		return -ENOMEM;
+	*out = text;
+	*len = strlen(text);
+	return 0;
+}
+
 void
 vitals_epoch_file_free(struct vitals_epoch_file *f)
 {
@@ -599,98 +651,60 @@ vitals_epoch_file_free(struct vitals_epoch_file *f)
 	memset(f, 0, sizeof(*f));
 }
 
-/* Write len bytes of data to the new file tmp, 0644, and fsync it. */
-static int
-store_write_tmp(const char *tmp, const unsigned char *data, size_t len)
-{
-	const int flags = O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC;
-	ssize_t n;
-	int fd, r = 0;
-
-	if ((fd = open(tmp, flags, 0644)) < 0)
-		return -errno;
-	/* 0644 whatever the umask: readers need not run as the daemon. */
-	if (fchmod(fd, 0644) < 0)
-		r = -errno;
-	while (r == 0 && len > 0) {
-		if ((n = write(fd, data, len)) < 0) {
-			if (errno != EINTR)
-				r = -errno;
-			continue;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	return r;
-}
-
-/* The date dir, final path and temporary path of rel under data_dir. */
-static int
-store_paths(const char *rel, const char *data_dir, char *dir, char *final,
-    char *tmp)
-{
-	const char *slash = strchr(rel, '/');
-
-	if (slash == NULL)
-		return -EINVAL;
-	if (snprintf(dir, PATH_MAX, "%s/%.*s", data_dir, (int)(slash - rel),
-		rel) >= PATH_MAX ||
-	    snprintf(final, PATH_MAX, "%s/%s", dir, slash + 1) >= PATH_MAX ||
-	    snprintf(tmp, PATH_MAX, "%s/.%s.tmp.%ld", dir, slash + 1,
-		(long)getpid()) >= PATH_MAX)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
 /*
- * Store f under data_dir: mkdir -p the date dir, write ".NAME.tmp.PID"
- * there, fsync it, rename it to NAME and fsync the directory, so a crash
- * leaves either no file or a whole one.
+ * Store f under data_dir: open (or make) the date dir without following
+ * a symbolic link, write the file under a temporary name there, fsync
+ * it, rename it into place and fsync the directory (and data_dir when
+ * the date dir is new), so a crash leaves either no file or a whole one.
  */
 int
 vitals_epoch_put(const struct vitals_epoch_file *f, const char *data_dir,
     char *path, size_t pathlen, char *err, size_t errlen)
 {
-	char dir[PATH_MAX], final[PATH_MAX], tmp[PATH_MAX];
-	const char *where = dir;
-	int made, r;
+	char day[16], final[PATH_MAX], why[PATH_MAX + 160];
+	const char *slash;
+	int datafd, dayfd = -1, made = 0, r;
 
-	if (f == NULL || f->rel == NULL || (f->data == NULL && f->len > 0)) {
+	if (f == NULL || f->rel == NULL || (f->data == NULL && f->len > 0) ||
+	    (slash = strchr(f->rel, '/')) == NULL ||
+	    (size_t)(slash - f->rel) >= sizeof(day)) {
 		store_err(
 		    err, errlen, "%s: no encoded epoch to write", data_dir);
 		return -EINVAL;
 	}
-	if ((r = store_paths(f->rel, data_dir, dir, final, tmp)) < 0 ||
+	snprintf(day, sizeof(day), "%.*s", (int)(slash - f->rel), f->rel);
+	if (snprintf(final, sizeof(final), "%s/%s", data_dir, f->rel) >=
+		(int)sizeof(final) ||
 	    (path != NULL && strlen(final) >= pathlen)) {
 		store_err(
 		    err, errlen, "%s: epoch file name too long", data_dir);
-		return r < 0 ? r : -ENAMETOOLONG;
+		return -ENAMETOOLONG;
 	}
-	if ((r = made = store_mkdir_p(dir)) < 0)
-		goto fail;
-	where = tmp;
-	if ((r = store_write_tmp(tmp, f->data, f->len)) < 0)
-		goto fail;
-	where = final;
-	if (rename(tmp, final) < 0) {
-		r = -errno;
-		goto fail;
+	if ((datafd = safefile_dir_open(
+		 data_dir, SAFEFILE_DIR_CREATE, err, errlen)) < 0)
+		return datafd;
+	if ((dayfd = r = safefile_subdir(
+		 datafd, day, 1, &made, why, sizeof(why))) < 0) {
+		store_err(err, errlen, "%s/%s", data_dir, why);
+		goto out;
 	}
-	where = dir;
+	if ((r = safefile_put(dayfd, slash + 1, f->data, f->len, 0644)) < 0) {
+		store_err(err, errlen, "%s: %s", final, strerror(-r));
+		goto out;
+	}
 	/* A new date dir must reach the disk in data_dir too. */
-	if ((r = store_fsync_dir(dir)) < 0 ||
-	    (made && (r = store_fsync_dir(data_dir)) < 0))
-		goto fail;
+	if (made && fsync(datafd) < 0) {
+		r = -errno;
+		store_err(err, errlen, "%s: %s", data_dir, strerror(-r));
+		goto out;
+	}
 	if (path != NULL)
 		strcpy(path, final);
-	return 0;
-fail:
-	unlink(tmp);
-	store_err(err, errlen, "%s: %s", where, strerror(-r));
+	r = 0;
+out:
+	if (dayfd >= 0)
+		close(dayfd);
+	close(datafd);
 	return r;
 }
 
@@ -708,22 +722,68 @@ vitals_epoch_save(const struct vitals_epoch *e, const char *data_dir,
 	return r;
 }
 
-/* Unlink path and try to remove its directory; 1 if path was removed. */
-static int
-store_remove(const char *path)
-{
-	char dir[PATH_MAX];
-	char *slash;
+/* ---- retention ---- */
 
-	if (unlink(path) < 0)
+/* The date dir of the files being removed, kept open from one to the next. */
+struct store_days {
+	int datafd; /* the data dir */
+	int fd; /* date dir day, or -1 */
+	int removed; /* files removed from it */
+	char day[16];
+};
+
+/* Close the date dir held and remove it if files went and it emptied. */
+static void
+store_days_done(struct store_days *d)
+{
+	if (d->fd < 0)
+		return;
+	close(d->fd);
+	d->fd = -1;
+	if (d->removed > 0)
+		unlinkat(
+		    d->datafd, d->day, AT_REMOVEDIR); /* fails if not empty */
+	d->removed = 0;
+}
+
+/*
+ * The date dir and name of a listed path (".../DAY/NAME"): *name points
+ * into path, d->fd is DAY's descriptor.  Returns 0 or a negative errno.
+ */
+static int
+store_days_at(struct store_days *d, const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/'), *prev;
+	char day[16];
+
+	if (slash == NULL)
+		return -EINVAL;
+	for (prev = slash; prev > path && prev[-1] != '/'; prev--)
+		;
+	if ((size_t)(slash - prev) >= sizeof(day))
+		return -EINVAL;
+	snprintf(day, sizeof(day), "%.*s", (int)(slash - prev), prev);
+	*name = slash + 1;
+	if (d->fd >= 0 && strcmp(d->day, day) == 0)
 		return 0;
-	if (strlen(path) < sizeof(dir)) {
-		strcpy(dir, path);
-		if ((slash = strrchr(dir, '/')) != NULL) {
-			*slash = '\0';
-			rmdir(dir); /* fails while not empty: fine */
-		}
-	}
+	store_days_done(d);
+	strcpy(d->day, day);
+	d->fd = store_day_open(d->datafd, day);
+	return d->fd < 0 ? d->fd : 0;
+}
+
+/*
+ * Unlink the listed file at path itself (a symbolic link is removed, not
+ * followed; nor is a date dir that became one); 1 if it was removed.
+ */
+static int
+store_remove(struct store_days *d, const char *path)
+{
+	const char *name;
+
+	if (store_days_at(d, path, &name) < 0 || unlinkat(d->fd, name, 0) < 0)
+		return 0;
+	d->removed++;
 	return 1;
 }
 
@@ -732,21 +792,24 @@ store_remove(const char *path)
  * remove the older ones.  Returns the number removed.
  */
 static int
-store_prune_size(const struct vitals_store_list *l, size_t first, uint64_t max)
+store_prune_size(struct store_days *d, const struct vitals_store_list *l,
+    size_t first, uint64_t max)
 {
 	uint64_t total = 0;
+	const char *name;
 	struct stat st;
 	size_t i;
 	int n = 0;
 
 	for (i = l->n; i > first; i--) {
-		if (stat(l->v[i - 1].path, &st) == 0)
+		if (store_days_at(d, l->v[i - 1].path, &name) == 0 &&
+		    fstatat(d->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			total += (uint64_t)st.st_size;
 		if (total > max)
 			break;
 	}
 	for (; i > first; i--)
-		n += store_remove(l->v[i - 1].path);
+		n += store_remove(d, l->v[i - 1].path);
 	return n;
 }
 
@@ -757,23 +820,24 @@ struct store_tmp_walk {
 };
 
 static int
-store_prune_tmp(const char *dir, const char *name, void *arg)
+store_prune_tmp(int dirfd, const char *dir, const char *name, void *arg)
 {
 	struct store_tmp_walk *w = arg;
-	char path[PATH_MAX];
 	struct stat st;
 	uint64_t mtime;
 
-	if (name[0] != '.' || strstr(name, ".tmp.") == NULL)
+	if (name[0] != '.' || strstr(name, SAFEFILE_TMP_TAG) == NULL)
 		return 0;
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= PATH_MAX)
-		return 0;
-	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode))
 		return 0;
 	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
 	    (uint64_t)st.st_mtim.tv_nsec;
-	if (mtime < w->before_ns)
-		w->n += store_remove(path);
+	if (mtime < w->before_ns && unlinkat(dirfd, name, 0) == 0) {
+		w->n++;
+		rmdir(
+		    dir); /* a symbolic link is not removed; fails if not empty */
+	}
 	return 0;
 }
 
@@ -781,33 +845,134 @@ store_prune_tmp(const char *dir, const char *name, void *arg)
  * Retention: remove the files that started before now_ns - max_age_ns
  * (if max_age_ns > 0), then the oldest until the files total at most
  * max_bytes (if max_bytes > 0), then temporary files older than an hour;
- * a date dir emptied on the way goes too.  A file that cannot be removed
- * is left for the next pass.  Returns the number of files removed (0 if
- * data_dir does not exist), or a negative errno.
+ * a date dir emptied on the way goes too.  Files are removed from their
+ * date dir's descriptor: no symbolic link is followed.  A file that
+ * cannot be removed is left for the next pass.  Returns the number of
+ * files removed (0 if data_dir does not exist), or a negative errno.
  */
 int
 vitals_store_prune(const char *data_dir, uint64_t max_age_ns,
     uint64_t max_bytes, uint64_t now_ns)
 {
 	struct store_tmp_walk w = { 0, 0 };
+	struct store_days d = { -1, -1, 0, "" };
 	struct vitals_store_list l;
 	uint64_t cutoff = 0;
 	size_t first = 0;
 	int n = 0, r;
 
-	if ((r = vitals_store_list(data_dir, &l)) < 0)
+	if ((d.datafd = open(data_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if ((r = vitals_store_list(data_dir, &l)) < 0) {
+		close(d.datafd);
 		return r == -ENOENT ? 0 : r;
+	}
 	if (max_age_ns > 0 && now_ns > max_age_ns)
 		cutoff = now_ns - max_age_ns;
 	while (first < l.n && l.v[first].start_ns < cutoff)
-		n += store_remove(l.v[first++].path);
+		n += store_remove(&d, l.v[first++].path);
 	if (max_bytes > 0)
-		n += store_prune_size(&l, first, max_bytes);
+		n += store_prune_size(&d, &l, first, max_bytes);
+	store_days_done(&d);
 	vitals_store_list_free(&l);
+	close(d.datafd);
 	if (now_ns > STORE_TMP_AGE_NS) {
 		w.before_ns = now_ns - STORE_TMP_AGE_NS;
 		if ((r = store_each_file(data_dir, store_prune_tmp, &w)) < 0)
 			return r;
 	}
 	return n + w.n;
+}
+
+/* ---- recovery after a crash ---- */
+
+/* Counts of a recovery pass. */
+struct store_recovery {
+	unsigned recovered; /* temporary files renamed into place */
+	unsigned removed; /* incomplete ones removed */
+};
+
+/*
+ * Whether the file open at fd (size bytes), in date dir dir, holds a
+ * whole epoch whose name is target: a complete gzip stream that decodes
+ * as an epoch stored under that name.
+ */
+static int
+store_is_whole(int fd, uint64_t size, const char *dir, const char *target)
+{
+	char rel[PATH_MAX], why[256], *buf = NULL;
+	struct vitals_epoch *e = NULL;
+	const char *day = strrchr(dir, '/');
+	size_t len, dlen;
+	int rfd, ok;
+
+	if ((rfd = dup(fd)) < 0 ||
+	    store_read_fd(rfd, size, &buf, &len, why, sizeof(why)) != 0)
+		return 0;
+	ok = codec_epoch_parse(buf, len, &e, why, sizeof(why)) == 0 &&
+	    codec_epoch_relpath(e->start_ns, e->host, rel, sizeof(rel)) > 0;
+	free(buf);
+	day = day != NULL ? day + 1 : dir;
+	dlen = strlen(day);
+	ok = ok && strncmp(rel, day, dlen) == 0 && rel[dlen] == '/' &&
+	    strcmp(rel + dlen + 1, target) == 0;
+	vitals_epoch_free(e);
+	return ok;
+}
+
+/*
+ * A file of a date dir, if a temporary file of the store: renamed to
+ * the name it was written for when it holds that whole epoch, else
+ * removed; left alone while its writer holds its lock.
+ */
+static int
+store_recover_one(int dirfd, const char *dir, const char *name, void *arg)
+{
+	struct store_recovery *w = arg;
+	char target[NAME_MAX + 1], host[256], why[256];
+	uint64_t start;
+	struct stat st;
+	int fd, whole;
+
+	if (safefile_tmp_target(name, target, sizeof(target)) != 0 ||
+	    codec_parse_name(target, &start, host, sizeof(host)) != 0)
+		return 0;
+	fd = safefile_open_read(
+	    dirfd, name, 1, STORE_MAX_FILE, &st, why, sizeof(why));
+	if (fd == -ENOENT)
+		return 0; /* its writer renamed it meanwhile */
+	if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		close(fd);
+		return 0; /* being written */
+	}
+	whole =
+	    fd >= 0 && store_is_whole(fd, (uint64_t)st.st_size, dir, target);
+	if (whole && fsync(fd) == 0 &&
+	    renameat(dirfd, name, dirfd, target) == 0) {
+		(void)fsync(dirfd);
+		w->recovered++;
+	} else if (!whole && unlinkat(dirfd, name, 0) == 0)
+		w->removed++;
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
+int
+vitals_store_recover(const char *data_dir, unsigned *recovered,
+    unsigned *removed, char *err, size_t errlen)
+{
+	struct store_recovery w = { 0, 0 };
+	int r;
+
+	if ((r = store_each_file(data_dir, store_recover_one, &w)) < 0 &&
+	    r != -ENOENT) {
+		store_err(err, errlen, "%s: %s", data_dir, strerror(-r));
+		return r;
+	}
+	if (recovered != NULL)
+		*recovered = w.recovered;
+	if (removed != NULL)
+		*removed = w.removed;
+	return 0;
 }

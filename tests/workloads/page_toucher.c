@@ -4,6 +4,8 @@
  * every page (a user page fault and a page allocation each), unmaps it
  * and repeats (the umem and kmem vitals), in THREADS threads (1) at once:
  * from several CPUs, the same labels (the same PC, the same allocation).
+ * Each thread goes on past the duration until it has done MAPS mappings
+ * (1), so a test can ask for enough pages however slow the machine is.
  */
 #include "wl.h"
 
@@ -36,6 +38,7 @@ page_toucher_touch(size_t pg)
 
 struct page_toucher {
 	uint64_t deadline;
+	uint64_t least; /* maps to do at least */
 	size_t pg;
 	uint64_t pages, maps;
 };
@@ -48,15 +51,16 @@ page_toucher_thread(void *arg)
 	do {
 		pt->pages += page_toucher_touch(pt->pg);
 		pt->maps++;
-	} while (wl_now_ns() < pt->deadline);
+	} while (pt->maps < pt->least || wl_now_ns() < pt->deadline);
 	return NULL;
 }
 
 int
 main(int argc, char **argv)
 {
-	double secs = wl_seconds(argc, argv, "[SECONDS [THREADS]]");
+	double secs = wl_seconds(argc, argv, "[SECONDS [THREADS [MAPS]]]");
 	long n = wl_int_arg(argc, argv, 2, "THREADS", 1, 256, 1), i;
+	long least = wl_int_arg(argc, argv, 3, "MAPS", 1, 1L << 30, 1);
 	struct page_toucher *pt = calloc((size_t)n, sizeof(*pt));
 	pthread_t *th = calloc((size_t)n, sizeof(*th));
 	uint64_t deadline, pages = 0, maps = 0;
@@ -66,6 +70,7 @@ main(int argc, char **argv)
 	deadline = wl_now_ns() + (uint64_t)(secs * 1e9);
 	for (i = 0; i < n; i++) {
 		pt[i].deadline = deadline;
+		pt[i].least = (uint64_t)least;
 		pt[i].pg = (size_t)sysconf(_SC_PAGESIZE);
 		if (pthread_create(&th[i], NULL, page_toucher_thread, &pt[i]))
 			wl_die("pthread_create");

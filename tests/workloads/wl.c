@@ -65,13 +65,38 @@ wl_int_arg(int argc, char **argv, int i, const char *what, long lo, long hi,
 }
 
 /* See wl.h. */
-uint64_t
-wl_now_ns(void)
+int
+wl_cpu_arg(int argc, char **argv, int i)
+{
+	if (argc <= i)
+		return 0;
+	if (strcmp(argv[i], "cpu") == 0)
+		return 1;
+	fprintf(stderr, "%s: bad clock '%s' (only 'cpu')\n", argv[0], argv[i]);
+	wl_usage_exit(argv[0], 2);
+}
+
+static uint64_t
+wl_clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* See wl.h. */
+uint64_t
+wl_now_ns(void)
+{
+	return wl_clock_ns(CLOCK_MONOTONIC);
+}
+
+/* See wl.h. */
+uint64_t
+wl_cpu_ns(void)
+{
+	return wl_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 /* See wl.h. */

@@ -24,8 +24,18 @@ double wl_seconds(int argc, char **argv, const char *usage);
 long wl_int_arg(int argc, char **argv, int i, const char *what, long lo,
     long hi, long def);
 
+/*
+ * Whether argv[i] asks for CPU time: 1 for "cpu" (the duration is of the
+ * process's own CPU time, which the machine's load cannot shorten), 0 when
+ * argc <= i.  Anything else exits 2 with a message and the usage line.
+ */
+int wl_cpu_arg(int argc, char **argv, int i);
+
 /* Nanoseconds of CLOCK_MONOTONIC. */
 uint64_t wl_now_ns(void);
+
+/* Nanoseconds of CPU time the process used (CLOCK_PROCESS_CPUTIME_ID). */
+uint64_t wl_cpu_ns(void);
 
 /* Print s to f as a JSON string literal (quotes, escapes). */
 void wl_json_str(FILE *f, const char *s);

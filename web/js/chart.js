@@ -27,7 +27,7 @@ export async function load(st) {
 	el.classList.add('loading');
 	const q = {from: st.from, to: st.to, host: st.host, timescale: st.ts};
 	try {
-		const [series, found] = await Promise.all([api.get('series', {...q, top: 1}),
+		const [series, found] = await Promise.all([api.get('series', {...q, top: 0}),
 		    api.get('findings', q).catch((e) => (report('findings', e), null))]);
 		if (my !== gen)
 			return;
@@ -48,6 +48,28 @@ export async function load(st) {
 			el.classList.remove('loading');
 	}
 	draw(st);
+	if (data && my === gen)
+		addTops(my, q);
+}
+
+// The heaviest exe of each slot, for the legend, once the chart is drawn:
+// naming a slot's exes reads its epoch, much slower than its totals.
+async function addTops(my, q) {
+	let series;
+	try {
+		series = await api.get('series', {...q, top: 1});
+	} catch (e) {
+		return; /* the legend goes without; the chart is there */
+	}
+	if (my !== gen || !data)
+		return;
+	const by = new Map(merge(series, []).at.filter(Boolean).map((s) => [s.start_ns, s]));
+	for (const s of data.at) {
+		const t = s && by.get(s.start_ns);
+		for (const [v, x] of Object.entries(t ? t.vitals : {}))
+			if (s.vitals[v])
+				Object.assign(s.vitals[v], {top: x.top, topw: x.topw});
+	}
 }
 
 // Slots of all hosts summed per start; a null slot where epochs are missing.

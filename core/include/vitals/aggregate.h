@@ -118,7 +118,7 @@ struct vitals_agg_params {
 	uint32_t nhosts;        /* entries in hosts; 0 = every host */
 	const char *const *hosts;
 	uint32_t flags;         /* VITALS_AGG_* */
-	const char *cache_dir;  /* NULL = DATA_DIR/cache (see README) */
+	const char *cache_dir;  /* NULL = DATA_DIR/cache (see vitals(1)) */
 	/* Called as epochs are read (done of total); may be NULL. */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;

@@ -51,7 +51,10 @@ void vitals_store_list_free(struct vitals_store_list *l);
 /*
  * Read one epoch file.  Returns 0 and sets *out (free with
  * vitals_epoch_free), or a negative errno (-EBADMSG for a corrupt,
- * truncated or malformed file) with a reason naming the file in err.
+ * truncated or malformed file; -ELOOP for a symbolic link, which is not
+ * followed; -EINVAL for a FIFO, a device or anything but a regular file;
+ * -EFBIG for a file of more than 256 MiB, compressed or inflated) with a
+ * reason naming the file in err.
  */
 int vitals_epoch_load(const char *path, struct vitals_epoch **out,
     char *err, size_t errlen);
@@ -61,7 +64,9 @@ void vitals_epoch_free(struct vitals_epoch *e);
 
 /*
  * Write an epoch under data_dir: to a temporary name, fsync'd, renamed,
- * and the directory fsync'd, so a crash never leaves a torn file.  On
+ * and the directory fsync'd, so a crash never leaves a torn file.  The
+ * date directory is never a symbolic link (-ELOOP); data_dir is checked
+ * as vitals_store_prepare() checks it.  On
  * success returns 0 and, if path is not NULL, writes the final path there.
  * Returns a negative errno otherwise, with a reason in err.
  */
@@ -87,6 +92,13 @@ struct vitals_epoch_file {
 int vitals_epoch_encode(const struct vitals_epoch *e,
     struct vitals_epoch_file *out, char *err, size_t errlen);
 
+/*
+ * An epoch as the JSON text of its file (the form `vitals show --json`
+ * prints, compact): a malloc'd, NUL-terminated text in *out, the caller's,
+ * and its length in *len.  Returns 0 or -ENOMEM (*out untouched).
+ */
+int vitals_epoch_json(const struct vitals_epoch *e, char **out, size_t *len);
+
 /* Store an encoded epoch under data_dir as vitals_epoch_save() does. */
 int vitals_epoch_put(const struct vitals_epoch_file *f, const char *data_dir,
     char *path, size_t pathlen, char *err, size_t errlen);
@@ -96,8 +108,11 @@ void vitals_epoch_file_free(struct vitals_epoch_file *f);
 
 /*
  * Make data_dir ready to store epochs: create it and its parents (0755)
- * and check this process can write there.  Returns 0, or a negative errno
- * with "DIR: reason" in err.
+ * and check this process can write there.  When running as root, a
+ * directory on the way (or above data_dir) owned by a user other than
+ * root, or writable by group or others without the sticky bit, is
+ * refused with -EPERM.  Returns 0, or a negative errno with "DIR: reason"
+ * in err.
  */
 int vitals_store_prepare(const char *data_dir, char *err, size_t errlen);
 
@@ -105,11 +120,25 @@ int vitals_store_prepare(const char *data_dir, char *err, size_t errlen);
  * Apply retention: delete epoch files that started before now_ns - max_age_ns
  * (when max_age_ns > 0), then the oldest files until the store holds at
  * most max_bytes (when max_bytes > 0), and remove emptied date directories.
- * Leftover temporary files older than an hour are removed too.  Returns the
- * number of files deleted, or a negative errno.
+ * Leftover temporary files older than an hour are removed too.  Entries
+ * are removed themselves: a symbolic link (a date directory or a file) is
+ * never followed.  Returns the number of files deleted, or a negative
+ * errno.
  */
 int vitals_store_prune(const char *data_dir, uint64_t max_age_ns,
     uint64_t max_bytes, uint64_t now_ns);
+
+/*
+ * ABI minor 4.  Recover what a writer killed while storing an epoch left
+ * in data_dir's date dirs: a temporary file that holds the whole epoch it
+ * was written for (a complete gzip stream that decodes as that epoch) is
+ * renamed into place, any other is removed; one that a live writer still
+ * holds is left alone.  *recovered and *removed (either may be NULL) get
+ * the counts.  Returns 0 (also when data_dir does not exist), or a
+ * negative errno with "DIR: reason" in err.
+ */
+int vitals_store_recover(const char *data_dir, unsigned *recovered,
+    unsigned *removed, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

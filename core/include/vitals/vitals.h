@@ -29,9 +29,16 @@ extern "C" {
  * Minor 3: value checks without side effects (the check member appended
  * to struct vitals_plugin, vitals_init_check), run by vitalsd
  * --check-config.
+ * Minor 4: the core's event loop (vitals_event_base); the configuration
+ * file, timescales and sample bound appended to struct vitals_settings;
+ * files written safely (vitals_file_write, vitals_file_check); an output
+ * built at minor 4 or later gets each closed epoch as soon as it closes,
+ * before the filters run, and again once with their findings if they
+ * made any (see struct vitals_plugin's write); an output's write that
+ * fails loses the epoch and fails vitalsd's exit status.
  */
 #define VITALS_ABI_MAJOR 1
-#define VITALS_ABI_MINOR 3
+#define VITALS_ABI_MINOR 4
 
 /* Plugin kinds (struct vitals_plugin.kind). */
 #define VITALS_PLUGIN_PROBE  1u /* emits events into sketches */
@@ -308,6 +315,7 @@ vitals_keyed_get(void **v, uint32_t *n, size_t size, uint32_t ts,
 }
 
 /* Opaque handles owned by the core. */
+struct event_base;   /* libevent's loop (vitals_event_base) */
 struct vitals_ctx;   /* a plugin instance's handle to the core */
 struct vitals_vital; /* a vital sign's live sketch */
 struct vitals_timer; /* a periodic timer */
@@ -368,7 +376,15 @@ struct vitals_plugin {
 
 	/*
 	 * Output: called with each closed epoch, findings included.  The
-	 * epoch is borrowed for the call.  Returns 0 or a negative errno.
+	 * epoch is borrowed for the call.  From ABI minor 4, write is called
+	 * as soon as the epoch closes, before the filters run on it (so that
+	 * a crash while they run loses nothing), and called again with the
+	 * same epoch (same seq and start_ns) once the filters added findings
+	 * to it, if they did: the second call replaces what the first
+	 * stored.  An output built before minor 4 is called once, after the
+	 * filters.  Returns 0 when the epoch is stored or will be (an output
+	 * may hold it to retry), or a negative errno, after vitals_error(),
+	 * when it is lost: vitalsd logs it and exits non-zero when it stops.
 	 */
 	int (*write)(void *state, const struct vitals_epoch *e);
 
@@ -394,11 +410,21 @@ struct vitals_settings {
 	uint64_t epoch_ns;        /* nominal epoch length */
 	uint64_t retention_ns;    /* delete epochs older than this; 0 = keep */
 	uint64_t retention_bytes; /* keep the store under this size; 0 = no limit */
+	/* ABI minor 4: */
+	const char *config;       /* the configuration file read, or NULL */
+	uint32_t ntimescales;     /* entries in timescales */
+	const uint32_t *timescales; /* rollup lengths in seconds, ascending */
+	uint32_t max_samples;     /* samples an epoch keeps per vital (the
+				     bound a rollup keeps too) */
 };
 
 /* ---- services the core gives plugins (exported by libvitals) ---- */
 
-/* Global settings in force; borrowed, valid until the instance ends. */
+/*
+ * Global settings in force; borrowed, valid until the instance ends.  A
+ * reload (SIGHUP) updates them in place between two callbacks: read them
+ * on the loop's thread and copy what another thread needs.
+ */
 const struct vitals_settings *vitals_settings(const struct vitals_ctx *ctx);
 
 /*
@@ -491,6 +517,15 @@ int vitals_timer_add(struct vitals_ctx *ctx, uint64_t interval_ns,
     void (*cb)(void *arg), void *arg, struct vitals_timer **out);
 void vitals_timer_del(struct vitals_timer *t);
 
+/*
+ * The core's libevent loop, for a plugin that binds libevent objects of
+ * its own to it (an evhttp server, a bufferevent).  The plugin may add and
+ * remove events on it, from the loop's thread only, and must free them in
+ * fini; it never runs, exits or frees the loop.  Borrowed; NULL where no
+ * loop runs the instance (filters run by a range query).
+ */
+struct event_base *vitals_event_base(struct vitals_ctx *ctx);
+
 /* Call cb(fd, arg) when fd is readable; same ownership as timers. */
 int vitals_watch_add(struct vitals_ctx *ctx, int fd,
     void (*cb)(int fd, void *arg), void *arg, struct vitals_watch **out);
@@ -528,6 +563,28 @@ int vitals_finding_emit(struct vitals_ctx *ctx, const struct vitals_finding *f);
  */
 int vitals_series_emit(struct vitals_ctx *ctx, const char *name,
     uint64_t ts_ns, double value);
+
+/*
+ * ABI minor 4.  Replace the file at path with len bytes of data (a
+ * model, a state file) so that a crash leaves the old file or the whole
+ * new one: written to a new temporary file with an unpredictable name in
+ * path's directory (created O_EXCL | O_NOFOLLOW, never through a
+ * symbolic link), fsync'd, renamed over path and the directory fsync'd.
+ * The file gets mode 0644.  When vitalsd runs as root, a directory on the
+ * way that a user other than root owns, or that group or others may
+ * write without the sticky bit, is refused.  Returns 0, or a negative
+ * errno with "PATH: reason" in err.
+ */
+int vitals_file_write(
+    const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+/*
+ * ABI minor 4.  Whether vitals_file_write(path) can succeed now (its
+ * directory is there, trusted and writable), for init to fail early;
+ * nothing is left behind.  Returns 0 or a negative errno with "PATH:
+ * reason" in err.
+ */
+int vitals_file_check(const char *path, char *err, size_t errlen);
 
 /* Look up a vital by name in an epoch; NULL if absent.  Borrowed. */
 const struct vitals_vital_epoch *vitals_epoch_vital(const struct vitals_epoch *e,
