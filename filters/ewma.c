@@ -193,20 +193,29 @@ static void
 ewma_label_text(const struct vitals_vital_epoch *ve, uint32_t slot, char *buf,
     size_t len, char *exe, size_t elen)
 {
-	const struct vitals_sample *s;
+	const struct vitals_sample *s, *best = NULL;
 	uint32_t i;
 
+	/*
+	 * Labels of other exes may share the slot (no collision handling):
+	 * the sample that saw the slot's counter highest stands for it, as
+	 * the label that made most of a count is the one crossing its last
+	 * powers of t.
+	 */
 	for (i = 0; i < ve->nsamples; i++) {
 		s = &ve->samples[i];
 		if (s->slot == slot &&
-		    (s->exe[0] != '\0' || s->comm[0] != '\0')) {
-			snprintf(
-			    buf, len, "%s (%s) slot %u", s->exe, s->comm, slot);
-			if (exe != NULL)
-				snprintf(exe, elen, "%s",
-				    s->exe[0] != '\0' ? s->exe : s->comm);
-			return;
-		}
+		    (s->exe[0] != '\0' || s->comm[0] != '\0') &&
+		    (best == NULL || s->count > best->count))
+			best = s;
+	}
+	if (best != NULL) {
+		snprintf(buf, len, "%s (%s) slot %u", best->exe, best->comm,
+		    slot);
+		if (exe != NULL)
+			snprintf(exe, elen, "%s",
+			    best->exe[0] != '\0' ? best->exe : best->comm);
+		return;
 	}
 	snprintf(buf, len, "slot %u", slot);
 	if (exe != NULL)
@@ -377,28 +386,75 @@ ewma_scale(const struct vitals_epoch *ep)
 	return nominal / (double)ep->length_ns;
 }
 
+/* A sample's exe as the filters name it: its path, else its comm. */
+static const char *
+ewma_sample_exe(const struct vitals_sample *s)
+{
+	return s->exe[0] != '\0' ? s->exe : s->comm;
+}
+
 /*
- * Note the processes sampled in slot as r's, counting at most one past
- * EWMA_PIDS: more are a family of processes (a build's, a script's).
+ * Note the processes of r's exe sampled in slot as r's, counting at most
+ * one past EWMA_PIDS: more are a family of processes (a build's, a
+ * script's).  Other exes' labels sharing the slot are not r's processes.
  */
 static void
 ewma_pids(
     const struct vitals_vital_epoch *ve, uint32_t slot, struct ewma_rise *r)
 {
+	const struct vitals_sample *s;
 	uint32_t i, j;
 
 	for (i = 0; i < ve->nsamples && r->npids <= EWMA_PIDS; i++) {
-		if (ve->samples[i].slot != slot)
+		s = &ve->samples[i];
+		if (s->slot != slot ||
+		    (r->exe[0] != '\0' && strcmp(ewma_sample_exe(s), r->exe) != 0))
 			continue;
-		for (j = 0; j < r->npids && j < EWMA_PIDS &&
-		     r->pid[j] != ve->samples[i].pid;
+		for (j = 0; j < r->npids && j < EWMA_PIDS && r->pid[j] != s->pid;
 		     j++)
 			;
 		if (j == r->npids && j < EWMA_PIDS)
-			r->pid[r->npids++] = ve->samples[i].pid;
+			r->pid[r->npids++] = s->pid;
 		else if (j == EWMA_PIDS)
 			r->npids = EWMA_PIDS + 1;
 	}
+}
+
+/*
+ * The share of slot's counter that exe's labels hold: labels of other
+ * exes may share the slot (no collision handling), so each label sampled
+ * there takes the slot in proportion to its highest count, as every
+ * filter attributes it (doc/filters.md, Attribution).  1 when the slot
+ * has no sample.
+ */
+static double
+ewma_exe_share(
+    const struct vitals_vital_epoch *ve, uint32_t slot, const char *exe)
+{
+	const struct vitals_sample *a, *b;
+	double mine = 0, all = 0;
+	uint32_t i, j;
+
+	for (i = 0; i < ve->nsamples; i++) {
+		a = &ve->samples[i];
+		if (a->slot != slot)
+			continue;
+		/* Only a label's highest count (the first of equals) counts. */
+		for (j = 0; j < ve->nsamples; j++) {
+			b = &ve->samples[j];
+			if (j != i && b->slot == slot && b->label == a->label &&
+			    strcmp(ewma_sample_exe(b), ewma_sample_exe(a)) == 0 &&
+			    (b->count > a->count ||
+				(b->count == a->count && j < i)))
+				break;
+		}
+		if (j < ve->nsamples)
+			continue;
+		all += (double)a->count;
+		if (strcmp(ewma_sample_exe(a), exe) == 0)
+			mine += (double)a->count;
+	}
+	return all > 0 ? mine / all : 1.0;
 }
 
 /* The rise charged to exe ("" for none) this epoch, added if new. */
@@ -649,7 +705,8 @@ ewma_slots(struct ewma_pass *p, uint64_t now)
 				snprintf(exe, sizeof(exe), "%.127s", who);
 			ri = ewma_rise_get(p->r, &p->nr, EWMA_TOP_MAX + 1, exe);
 			if (ri != NULL) {
-				ri->weight += x;
+				ri->weight +=
+				    x * ewma_exe_share(ve, l->slot, exe);
 				ewma_pids(ve, l->slot, ri);
 			}
 			if (ri != NULL && x - l->st.mean > ri->rise) {
