@@ -1016,6 +1016,24 @@ rules_6(struct rules *r, struct rules_run *run)
 
 /* ---- #7 held from scheduling ---- */
 
+/*
+ * Whether the CPUs were busy in v: cpu_busy samples (per base epoch), or,
+ * where the proc probe measured it, idle under a tenth of the time.  The
+ * sample count alone cannot say it for short epochs: at 99 Hz two CPUs
+ * give 594 samples in 3 s, never cpu_busy's 1000, and a task queued behind
+ * a saturating load would be "held abnormally".
+ */
+static int
+rules_cpu_busy(const struct rules *r, struct rules_view *v)
+{
+	const struct vitals_metric *idle =
+	    vitals_epoch_metric(v->ep, "proc.cpu.idle_pct");
+
+	if (rules_total(v, RULES_CPU) >= r->cf->cpu_busy)
+		return 1;
+	return idle != NULL && idle->n > 0 && idle->mean < 10;
+}
+
 static int
 rules_7(struct rules *r, struct rules_run *run)
 {
@@ -1027,7 +1045,7 @@ rules_7(struct rules *r, struct rules_run *run)
 		.first = run->q->n - 1,
 		.vital = "sched" };
 	double cpu = rules_total(v, RULES_CPU), d, c;
-	int busy = cpu >= cf->cpu_busy;
+	int busy = rules_cpu_busy(r, v);
 	char x[48];
 	uint32_t i;
 

@@ -609,6 +609,16 @@ inj_held(struct tep_epoch *e, unsigned i)
 	held(e, 10);
 }
 
+/* Held, with few cpu samples but the CPUs idle 2% of the time (/proc):
+ * a short epoch of a saturated machine. */
+static void
+inj_held_saturated(struct tep_epoch *e, unsigned i)
+{
+	(void)i;
+	held(e, 10);
+	tep_metric(e, "proc.cpu.idle_pct", 2);
+}
+
 static void
 inj_held_cpu(struct tep_epoch *e, unsigned i)
 {
@@ -1199,6 +1209,18 @@ static const struct rcase cases[] = {
 	    .vital = "sched",
 	    .severity = WARN,
 	    .text = "held abnormally" },
+	{ .name = "held, few samples but no idle CPU",
+	    .inject = inj_held_saturated,
+	    .nepochs = 2,
+	    .kv = { "cpu_busy", "5000", NULL },
+	    .rule = 7,
+	    .count = 1,
+	    .at = 0,
+	    .from = 0,
+	    .label = "/usr/bin/victim",
+	    .vital = "sched",
+	    .severity = INFO,
+	    .text = "held normally" },
 	{ .name = "waiting but running",
 	    .inject = inj_held_cpu,
 	    .nepochs = 2,
