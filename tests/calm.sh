@@ -2,56 +2,65 @@
 # SPDX-License-Identifier: MIT
 # Findings a person can trust, on the real machine (doc/findings.md).
 # vitalsd runs the shipped configuration (conf/vitals.yaml: every probe,
-# ewma, rules, diff, affinity, topk) with 10 s epochs.  Calm: of N epochs
-# (VITALS_CALM_EPOCHS, 30) at most 1% may carry a warning or worse (none
-# of 30); each is printed with its text.  Then the fault workloads run one
-# after the other, two epochs each, from just after an epoch boundary:
-# each must be flagged (a warning, or one grouped with another filter's)
-# within its two epochs, naming its exe, by the filter meant for it, and
-# `vitals top` must rank it first in the vital meant for it:
+# ewma, rules, diff, affinity, topk), only its epoch shortened to
+# VITALS_CALM_EPOCH seconds (3: the filters' floors are per second and
+# their persistence is counted in epochs, so the same configuration
+# holds at 3 s; 10 s, the epoch a person would pick to try it, is the
+# measurement in doc/findings.md, VITALS_CALM_EPOCH=10).  After a warmup
+# of 12 epochs (diff's baseline; ewma's and affinity's are shorter) come
+# N calm epochs (VITALS_CALM_EPOCHS, 60): at most 1% of them may carry a
+# warning or worse; each is printed with its text.  Then the fault
+# workloads run one after the other, two epochs each, from just after an
+# epoch boundary: each must be flagged (a warning, or one grouped with
+# another filter's) within its two epochs, naming its exe, by the filter
+# meant for it, and `vitals top` must rank it first in the vital meant
+# for it:
 #
 #   busy            ewma       cpu       a busy loop
 #   signal_storm    ewma       signal    a signal storm
-#   page_toucher    ewma       umem      pages touched and dropped (a leak's pattern)
+#   mem_leak        ewma       umem      a leak of 320 MiB/s, never freed
+#                                        (rule #2 names a slower leak
+#                                        after leak_epochs, 12 epochs)
 #   udp_sender      ewma       socket    a UDP flood
-#   lock_contention ewma       lock      mmap_lock contention
-#   fsync_writer    ewma       blocking  waits for the disk (its rise of diskio
-#                                        or blocking; rule #5 says it is
-#                                        blocked on the disk when that is a
-#                                        fifth of its time, which a fast disk
-#                                        may not make it)
+#   lock_contention ewma       lock      mmap_lock contention: blocked on
+#                                        a resource (a lock)
+#   fsync_writer    ewma       blocking  waits for the disk (D state);
+#                                        blocking must name it first
 #   runq            ewma       sched     more runnable threads than CPUs
-#   pipe_sleeper    -          wait      an idle wait: no warning at all, and
-#                                        none of it in blocking
+#   pipe_sleeper    -          wait      an idle wait: no warning at all,
+#                                        and none of it in blocking
 #
-# What is asserted does not depend on the machine's speed: who is named,
-# by which filter, in which epochs, who ranks first.  It does depend on
-# the machine being calm: when other work kept the CPUs busy (idle under
-# half the time in the calm epochs), the calm epochs measure that work,
-# not the filters, and the test skips saying so (VITALS_CALM_FORCE=1 runs
-# it anyway).  Warnings naming another test suite's copies of these
-# workloads (under a tests/workloads/ or /tmp/vitals-test. directory) are
-# printed but not counted: they are faults, found.  VITALS_CALM_KEEP=DIR
-# keeps the store and what was read from it in DIR.  Needs root.
+# Nothing asserted depends on the machine's speed: who is named, by which
+# filter, in which epochs, who ranks first.  Load is another matter: CI
+# runs `make check` under `stress-ng --cpu 2`, and this machine is shared
+# with other test suites.  A warning about such load is not a false alarm
+# of the filters but a fault found (stress-ng is a busy loop; another
+# suite's copies of these workloads are faults, its benchmarks write
+# stores as fast as the disk goes), so warnings whose exe is a known load
+# are printed but not counted: VITALS_CALM_LOAD (basenames, default
+# stress-ng), and the processes of other suites (exes under another
+# build tree of vitals, or another test's /tmp/vitals-test. directory).
+# Everything else is counted: the kworkers, shells, compilers, git and
+# vitalsd itself, which the load makes wait, must not be warned about (a
+# victim among many is info), so the calm part holds under that load too.
+# The ranking asks for the workload first among the exes that are not a
+# known load (stress-ng's workers out-spin a busy loop).  Other work than
+# that (a build, another suite's tests) is measured too, from the cpu
+# vital: when it took more than a quarter of the CPUs and a check failed,
+# the test skips saying so, as it measured that work and not the filters
+# (VITALS_CALM_FORCE=1 fails instead).
+# VITALS_CALM_KEEP=DIR keeps the store and what was read from it in DIR.
+# Needs root.
 . "$top_srcdir/tests/lib.sh"
+[ "$(id -u)" -eq 0 ] || skip "needs root: the shipped configuration's probes are BPF"
 for p in cpu sched diskio kmem umem syscall signal socket lock; do
 	need_probe $p
 done
-N=${VITALS_CALM_EPOCHS:-30}
-EPOCH=10
+N=${VITALS_CALM_EPOCHS:-60}
+EPOCH=${VITALS_CALM_EPOCH:-3}
+WARMUP=12
 
-# Skip at once on a machine other work keeps busy (the CPUs idle under half
-# of 5 s), rather than measure that work for minutes.
-idle=$(python3 -c 'import time
-def t():
-    v = [int(x) for x in open("/proc/stat").readline().split()[1:]]
-    return v[3] + v[4], sum(v)
-a = t(); time.sleep(5); b = t()
-print(int(100 * (b[0] - a[0]) / max(1, b[1] - a[1])))')
-[ "$idle" -ge 50 ] || [ "${VITALS_CALM_FORCE:-0}" = 1 ] ||
-	skip "the machine is busy with other work (CPUs idle $idle% of 5 s): calm epochs cannot be measured here (VITALS_CALM_FORCE=1 to run anyway)"
-
-# The shipped configuration with 10 s epochs, its store in $TMP.
+# The shipped configuration with EPOCH s epochs, its store in $TMP.
 mkdir -p "$TMP/data"
 sed -e "s|^epoch: .*|epoch: ${EPOCH}s|" -e "s|^data_dir: .*|data_dir: $TMP/data|" \
 	"$top_srcdir/conf/vitals.yaml" > "$TMP/vitals.yaml"
@@ -79,21 +88,37 @@ time.sleep(max(0.0, b + off - time.time()))
 print(int(b))' "$EPOCH" "$1"
 }
 
-# ---- calm: N whole epochs, after the first (partial or merged) one ----
+# ---- calm: N whole epochs, after the first (partial or merged) one and
+# the filters' warmup ----
 first=$(boundary 0.1)
-calm_from=$((first + EPOCH)) # the first whole epoch, merged or not
+calm_from=$((first + (1 + WARMUP) * EPOCH))
 calm_to=$((calm_from + N * EPOCH))
 python3 -c 'import time, sys; time.sleep(max(0, float(sys.argv[1]) + 0.1 - time.time()))' "$calm_to"
 
+# meant W: the vitals `vitals top` ranks for workload W (see the header).
+meant() {
+	case $1 in
+	busy) echo cpu ;; signal_storm) echo signal ;; mem_leak) echo umem ;;
+	udp_sender) echo socket ;; lock_contention) echo lock ;;
+	fsync_writer) echo blocking ;; runq) echo sched ;;
+	pipe_sleeper) echo wait blocking ;;
+	esac
+}
+
 # ---- the faults, two epochs each, back to back ----
 : > "$TMP/faults.txt"
-for w in busy signal_storm page_toucher udp_sender lock_contention \
+for w in busy signal_storm mem_leak udp_sender lock_contention \
 	fsync_writer runq pipe_sleeper; do
 	src=$(workload $w) && [ -x "$src" ] || fail "no $w workload"
 	exe="$TMP/c$$_$w"
 	cp "$src" "$exe" || fail "cannot copy $w"
+	# From 0.2 s after a boundary to 0.3 s before the second one after it.
+	# The leak keeps 320 MiB/s: its second epoch must fault more than
+	# umem's floor (50000 pages/s, 195 MiB/s); 10 s epochs hold 6.1 GiB.
+	case $w in mem_leak) args="320 8192" ;; *) args= ;; esac
 	b=$(boundary 0.2)
-	"$exe" $((2 * EPOCH - 1)) > "$TMP/$w.json" || fail "$w failed"
+	"$exe" "$(python3 -c "print($EPOCH * 2 - 0.5)")" $args > "$TMP/$w.json" ||
+		fail "$w failed"
 	echo "$w $exe $b" >> "$TMP/faults.txt"
 done
 end=$(boundary 2)
@@ -106,23 +131,36 @@ trap 'rm -rf "$TMP"' EXIT
 	fail "vitals findings --stored"
 "$VITALS" -d "$TMP/data" epochs --json > "$TMP/epochs.json" || fail "vitals epochs"
 while read -r w exe b; do
-	for v in cpu signal umem socket lock blocking diskio sched wait; do
+	for v in $(meant $w); do
 		"$VITALS" -d "$TMP/data" -c "$TMP/vitals.yaml" top --from @$b \
-			--to @$((b + 2 * EPOCH)) --vital $v -k 3 --json \
+			--to @$((b + 2 * EPOCH)) --vital $v -k 10 --json \
 			> "$TMP/top-$w-$v.json" 2>/dev/null || echo '{"findings": []}' > "$TMP/top-$w-$v.json"
 	done
 done < "$TMP/faults.txt"
+
+# Who used the CPUs while the test measured: the cpu vital's exes.
+for r in "calm $calm_from $calm_to" "faults $calm_to $end"; do
+	set -- $r
+	"$VITALS" -d "$TMP/data" -c "$TMP/vitals.yaml" top --no-filter \
+		--from @$2 --to @$3 --vital cpu -k 1000 --json > "$TMP/cpu-$1.json" ||
+		fail "vitals top --no-filter"
+done
 
 echo "$calm_from $calm_to $first $end" > "$TMP/range.txt"
 if [ -n "${VITALS_CALM_KEEP:-}" ]; then
 	mkdir -p "$VITALS_CALM_KEEP" && cp -r "$TMP"/* "$VITALS_CALM_KEEP"/ ||
 		fail "cannot keep the store in $VITALS_CALM_KEEP"
 fi
-python3 - "$TMP" "$calm_from" "$calm_to" "$EPOCH" "${VITALS_CALM_FORCE:-0}" <<'PY'
+python3 - "$TMP" "$calm_from" "$calm_to" "$EPOCH" "${VITALS_CALM_LOAD:-stress-ng}" \
+	"$top_builddir" "$(nproc)" "${VITALS_CALM_FORCE:-0}" <<'PY'
 import gzip, json, os, sys, time
 
-d, calm_from, calm_to, epoch, force = sys.argv[1], int(sys.argv[2]), \
-    int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
+d, calm_from, calm_to, epoch = sys.argv[1], int(sys.argv[2]), \
+    int(sys.argv[3]), int(sys.argv[4])
+load = set(sys.argv[5].replace(",", " ").split())
+builddir = os.path.realpath(sys.argv[6])
+ncpu, force = int(sys.argv[7]), sys.argv[8] == "1"
+HZ = 99  # the shipped cpu probe's frequency per CPU
 NS = 10**9
 SEV = {"info": 1, "warn": 2, "crit": 3}
 fs = json.load(open(os.path.join(d, "findings.json")))
@@ -139,9 +177,32 @@ def loud(f):
     return SEV[f["severity"]] >= 2 or "[grouped with " in f["text"]
 
 
+def other_build(path):
+    """Whether path is in another build tree of vitals than this test's
+    (a directory with config.status and daemon/): another test suite."""
+    p = os.path.dirname(path)
+    while p not in ("", "/"):
+        if (os.path.exists(os.path.join(p, "config.status"))
+                and os.path.isdir(os.path.join(p, "daemon"))):
+            return os.path.realpath(p) != builddir
+        p = os.path.dirname(p)
+    return False
+
+
+def known_load(label):
+    """Whether exe label is a known load: a VITALS_CALM_LOAD exe, or
+    another test suite's processes (its workloads, daemons, commands) on
+    a machine shared with other builds (see the header)."""
+    label = label or ""
+    if os.path.basename(label) in load:
+        return True
+    if label.startswith("/tmp/vitals-test.") and not label.startswith(d + "/"):
+        return True
+    return label.startswith("/") and other_build(label)
+
+
 def other_suite(f):
-    label = f.get("label") or ""
-    return "/tests/workloads/" in label or label.startswith("/tmp/vitals-test.")
+    return known_load(f.get("label"))
 
 
 # ---- calm ----
@@ -158,9 +219,10 @@ for f in fs:
     if not other_suite(f):
         marked.add(made // (epoch * NS))
 print("calm: %d epochs (%s .. %s), %d with a warning or worse (%.1f%%); "
-      "%d warnings naming other suites' fault workloads not counted" % (
+      "%d warnings naming known load (other suites' processes, %s) not counted" % (
           len(calm), hms(calm_from * NS), hms(calm_to * NS), len(marked),
-          100.0 * len(marked) / max(1, len(calm)), len(discounted)))
+          100.0 * len(marked) / max(1, len(calm)), len(discounted),
+          ", ".join(sorted(load)) or "-"))
 for f in counted + discounted:
     print("  %s %-5s %-9s %-8s %s%s" % (hms(f["end_ns"]), f["severity"], f["filter"],
           f.get("vital") or "-", f["text"],
@@ -177,7 +239,25 @@ for path in sorted(e["path"] for e in calm):
             shares.append(m["mean"])
 mean_idle = sum(shares) / len(shares) if shares else 100.0
 print("the CPUs were idle %.0f%% of the calm epochs" % mean_idle)
-busy = mean_idle < 50
+
+
+def foreign(part, seconds):
+    """The share of the machine's CPU time that processes other than the
+    known load, vitalsd and the test's own workloads used in part."""
+    cpu = json.load(open(os.path.join(d, "cpu-%s.json" % part)))
+    cpu = cpu.get("vitals", {}).get("cpu", {})
+    used = sum(x["count"] for x in cpu.get("exes", [])
+               if not known_load(x["exe"]) and not x["exe"].startswith(d + "/")
+               and os.path.basename(x["exe"]) not in ("vitalsd", "lt-vitalsd"))
+    return used / float(HZ * ncpu * max(1, seconds))
+
+
+busy = {"calm": foreign("calm", calm_to - calm_from),
+        "faults": foreign("faults", int(open(os.path.join(
+            d, "range.txt")).read().split()[3]) - calm_to)}
+print("other work than the known load used %.0f%% of the CPUs in the calm "
+      "epochs, %.0f%% while the faults ran" % (100 * busy["calm"],
+                                               100 * busy["faults"]))
 
 # ---- the faults ----
 def top_exes(w, vital):
@@ -191,13 +271,15 @@ def top_exes(w, vital):
 
 
 def top_first(w, vital):
-    ranked = top_exes(w, vital)
+    """The first of the exes ranked that is not a known load: on a shared
+    machine another suite's benchmark may out-write fsync_writer."""
+    ranked = [x for x in top_exes(w, vital) if not known_load(x)]
     return ranked[0] if ranked else None
 
 
 MEANT = {
     "busy": ("ewma", "cpu"), "signal_storm": ("ewma", "signal"),
-    "page_toucher": ("ewma", "umem"), "udp_sender": ("ewma", "socket"),
+    "mem_leak": ("ewma", "umem"), "udp_sender": ("ewma", "socket"),
     "lock_contention": ("ewma", "lock"), "fsync_writer": ("ewma", "blocking"),
     "runq": ("ewma", "sched"), "pipe_sleeper": (None, "wait"),
 }
@@ -243,10 +325,10 @@ if len(calm) < int(0.9 * (calm_to - calm_from) / epoch):
     bad.append("only %d calm epochs were stored" % len(calm))
 for x in bad:
     print("FAIL: " + x, file=sys.stderr)
-if bad and busy and not force:
-    print("SKIP: the machine was busy with other work (CPUs idle %.0f%% of "
-          "the calm epochs): calm epochs cannot be measured here "
-          "(VITALS_CALM_FORCE=1 to fail anyway)" % mean_idle, file=sys.stderr)
+if bad and max(busy.values()) > 0.25 and not force:
+    print("SKIP: other work than the known load kept the CPUs %.0f%% busy: "
+          "that work was measured, not the filters (VITALS_CALM_FORCE=1 "
+          "fails instead)" % (100 * max(busy.values())), file=sys.stderr)
     sys.exit(77)
 sys.exit(1 if bad else 0)
 PY
