@@ -177,16 +177,22 @@ def loud(f):
     return SEV[f["severity"]] >= 2 or "[grouped with " in f["text"]
 
 
+BUILT = ("/daemon/.libs/", "/cli/.libs/", "/bench/.libs/", "/tests/.libs/",
+         "/tests/workloads/")
+
+
 def other_build(path):
     """Whether path is in another build tree of vitals than this test's
-    (a directory with config.status and daemon/): another test suite."""
+    (a directory with config.status and daemon/, or, for a tree gone
+    since, one of its programs' places): another test suite."""
     p = os.path.dirname(path)
     while p not in ("", "/"):
         if (os.path.exists(os.path.join(p, "config.status"))
                 and os.path.isdir(os.path.join(p, "daemon"))):
             return os.path.realpath(p) != builddir
         p = os.path.dirname(p)
-    return False
+    return (any(b in path for b in BUILT)
+            and not os.path.realpath(path).startswith(builddir + "/"))
 
 
 def known_load(label):
