@@ -67,7 +67,7 @@ static const struct vitals_option ewma_options[] = {
 	    "(with K/M/G or ns/us/ms/s); vitals not listed: "
 	    INCIDENT_FLOORS_HELP "; 0 for none" },
 	{ .key = "min_share", .type = VITALS_OPT_DOUBLE,
-	    .offset = EWMA_OFF(min_share), .def = "0.3",
+	    .offset = EWMA_OFF(min_share), .def = "0.25",
 	    .help = "a rise is said only when the exe that made it holds at "
 	    "least this share of the vital in the slots that rose (a victim "
 	    "among many is not the culprit)", .min = 0, .max = 1 },
