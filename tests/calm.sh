@@ -68,6 +68,7 @@ grep -q "^epoch: ${EPOCH}s" "$TMP/vitals.yaml" || fail "no epoch key in conf/vit
 "$VITALSD" -c "$TMP/vitals.yaml" --check-config > "$TMP/check.log" 2>&1 ||
 	{ cat "$TMP/check.log" >&2; fail "the shipped configuration does not check"; }
 
+: > "$TMP/log"
 "$VITALSD" -c "$TMP/vitals.yaml" 2> "$TMP/log" &
 daemon=$!
 trap 'kill -TERM $daemon 2>/dev/null; rm -rf "$TMP"' EXIT
