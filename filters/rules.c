@@ -1018,10 +1018,12 @@ rules_6(struct rules *r, struct rules_run *run)
 
 /*
  * Whether the CPUs were busy in v: cpu_busy samples (per base epoch), or,
- * where the proc probe measured it, idle under a tenth of the time.  The
- * sample count alone cannot say it for short epochs: at 99 Hz two CPUs
- * give 594 samples in 3 s, never cpu_busy's 1000, and a task queued behind
- * a saturating load would be "held abnormally".
+ * where the proc probe measured it, idle under a tenth of the time in one
+ * of its readings (each second).  The sample count alone cannot say it
+ * for short epochs: at 99 Hz two CPUs give 594 samples in 3 s, never
+ * cpu_busy's 1000; nor for a burst: a build's last seconds saturate the
+ * CPUs and queue tasks in an epoch idle 58% on average.  Tasks queued
+ * behind either are held normally.
  */
 static int
 rules_cpu_busy(const struct rules *r, struct rules_view *v)
@@ -1031,7 +1033,7 @@ rules_cpu_busy(const struct rules *r, struct rules_view *v)
 
 	if (rules_total(v, RULES_CPU) >= r->cf->cpu_busy)
 		return 1;
-	return idle != NULL && idle->n > 0 && idle->mean < 10;
+	return idle != NULL && idle->n > 0 && idle->min < 10;
 }
 
 static int

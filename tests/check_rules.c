@@ -609,14 +609,23 @@ inj_held(struct tep_epoch *e, unsigned i)
 	held(e, 10);
 }
 
-/* Held, with few cpu samples but the CPUs idle 2% of the time (/proc):
- * a short epoch of a saturated machine. */
+/* Held, with few cpu samples but the CPUs idle 2% of the time (/proc,
+ * its one reading): a short epoch of a saturated machine. */
 static void
 inj_held_saturated(struct tep_epoch *e, unsigned i)
 {
 	(void)i;
 	held(e, 10);
 	tep_metric(e, "proc.cpu.idle_pct", 2);
+}
+
+/* Held, with few cpu samples and the CPUs idle 40% of the time. */
+static void
+inj_held_idle(struct tep_epoch *e, unsigned i)
+{
+	(void)i;
+	held(e, 10);
+	tep_metric(e, "proc.cpu.idle_pct", 40);
 }
 
 static void
@@ -1221,6 +1230,18 @@ static const struct rcase cases[] = {
 	    .vital = "sched",
 	    .severity = INFO,
 	    .text = "held normally" },
+	{ .name = "held, few samples, CPUs idle 40%",
+	    .inject = inj_held_idle,
+	    .nepochs = 2,
+	    .kv = { "cpu_busy", "5000", NULL },
+	    .rule = 7,
+	    .count = 2,
+	    .at = 0,
+	    .from = 0,
+	    .label = "/usr/bin/victim",
+	    .vital = "sched",
+	    .severity = WARN,
+	    .text = "held abnormally" },
 	{ .name = "waiting but running",
 	    .inject = inj_held_cpu,
 	    .nepochs = 2,
