@@ -210,8 +210,8 @@ ewma_label_text(const struct vitals_vital_epoch *ve, uint32_t slot, char *buf,
 			best = s;
 	}
 	if (best != NULL) {
-		snprintf(buf, len, "%s (%s) slot %u", best->exe, best->comm,
-		    slot);
+		snprintf(
+		    buf, len, "%s (%s) slot %u", best->exe, best->comm, slot);
 		if (exe != NULL)
 			snprintf(exe, elen, "%s",
 			    best->exe[0] != '\0' ? best->exe : best->comm);
@@ -408,10 +408,11 @@ ewma_pids(
 	for (i = 0; i < ve->nsamples && r->npids <= EWMA_PIDS; i++) {
 		s = &ve->samples[i];
 		if (s->slot != slot ||
-		    (r->exe[0] != '\0' && strcmp(ewma_sample_exe(s), r->exe) != 0))
+		    (r->exe[0] != '\0' &&
+			strcmp(ewma_sample_exe(s), r->exe) != 0))
 			continue;
-		for (j = 0; j < r->npids && j < EWMA_PIDS && r->pid[j] != s->pid;
-		     j++)
+		for (j = 0;
+		     j < r->npids && j < EWMA_PIDS && r->pid[j] != s->pid; j++)
 			;
 		if (j == r->npids && j < EWMA_PIDS)
 			r->pid[r->npids++] = s->pid;
@@ -443,7 +444,8 @@ ewma_exe_share(
 		for (j = 0; j < ve->nsamples; j++) {
 			b = &ve->samples[j];
 			if (j != i && b->slot == slot && b->label == a->label &&
-			    strcmp(ewma_sample_exe(b), ewma_sample_exe(a)) == 0 &&
+			    strcmp(ewma_sample_exe(b), ewma_sample_exe(a)) ==
+				0 &&
 			    (b->count > a->count ||
 				(b->count == a->count && j < i)))
 				break;
