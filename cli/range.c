@@ -23,6 +23,7 @@
 #include "config.h"
 #include "handrun.h"
 #include "instance.h"
+#include "loader.h"
 #include "log.h"
 #include "option.h"
 #include "range.h"
@@ -632,4 +633,31 @@ range_filter_once(struct range *c, const char *name,
 	json_decref(sink.findings);
 	json_decref(sink.points);
 	return rc;
+}
+
+/*
+ * Whether filter `name` is on the search path: 0 if not, 1 if it is, 2 if
+ * it also has an option called `key`.
+ */
+int
+range_installed(const struct range *c, const char *name, const char *key)
+{
+	const struct config *cfg = c->cli->config;
+	const struct vitals_option *o;
+	const struct loader_plugin *lp;
+	struct loader *l;
+	char err[512];
+	int r = 0;
+
+	l = loader_new(
+	    (const char *const *)cfg->plugin_path.v, cfg->plugin_path.n);
+	if (l != NULL && loader_open(l, name, &lp, err, sizeof(err)) == 0 &&
+	    lp->desc->kind == VITALS_PLUGIN_FILTER) {
+		r = 1;
+		for (o = lp->desc->options; o != NULL && o->key != NULL; o++)
+			if (strcmp(o->key, key) == 0)
+				r = 2;
+	}
+	loader_free(l);
+	return r;
 }

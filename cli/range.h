@@ -158,4 +158,11 @@ int range_filter_once(struct range *c, const char *name,
     const struct config_entry *extra, size_t nextra,
     const struct vitals_epoch *const *v, uint32_t n, const char *title);
 
+/*
+ * Whether filter `name` is on the search path: 0 if not, 1 if it is, 2 if
+ * it also has an option called `key` (so a caller sets only options the
+ * installed filter knows).
+ */
+int range_installed(const struct range *c, const char *name, const char *key);
+
 #endif /* VITALS_CLI_RANGE_H */

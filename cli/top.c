@@ -16,35 +16,7 @@
 
 #include "cli.h"
 #include "config.h"
-#include "loader.h"
 #include "range.h"
-
-/*
- * Whether filter `name` is on the search path: 0 if not, 1 if it is, 2 if
- * it also has an option called `key`.
- */
-static int
-top_installed(const struct range *c, const char *name, const char *key)
-{
-	const struct config *cfg = c->cli->config;
-	const struct vitals_option *o;
-	const struct loader_plugin *lp;
-	struct loader *l;
-	char err[512];
-	int r = 0;
-
-	l = loader_new(
-	    (const char *const *)cfg->plugin_path.v, cfg->plugin_path.n);
-	if (l != NULL && loader_open(l, name, &lp, err, sizeof(err)) == 0 &&
-	    lp->desc->kind == VITALS_PLUGIN_FILTER) {
-		r = 1;
-		for (o = lp->desc->options; o != NULL && o->key != NULL; o++)
-			if (strcmp(o->key, key) == 0)
-				r = 2;
-	}
-	loader_free(l);
-	return r;
-}
 
 /* A label (HCA slot) or an exe and its weight. */
 struct top_item {
@@ -248,7 +220,7 @@ top_filter(struct range *c, const struct vitals_epoch *e, int has_k)
 		k[nk++] = (struct config_entry){ .key = "k", .scalar = kbuf };
 	/* The range is one epoch of its own length: rank it whatever that
 	 * length. */
-	if (top_installed(c, "topk", "min_timescale") == 2)
+	if (range_installed(c, "topk", "min_timescale") == 2)
 		k[nk++] = (struct config_entry){ .key = "min_timescale",
 			.scalar = "0" };
 	return range_filter_once(c, "topk", k, nk, &e, 1, "TOP (topk filter)");
@@ -271,7 +243,7 @@ top_report(struct range *c)
 		vitals_epoch_free(e);
 		return CLI_EXIT_RUNTIME;
 	}
-	if (c->direct || (topk = top_installed(c, "topk", "k")) == 0)
+	if (c->direct || (topk = range_installed(c, "topk", "k")) == 0)
 		rc = top_direct(c, e);
 	else
 		rc = top_filter(c, e, topk == 2);

@@ -3,7 +3,10 @@
  * affinity: flags an abrupt change in who a vital's weight belongs to.
  * Per timescale and vital, each epoch's top exes (or labels) form a
  * normalised weight vector compared with the previous epoch's (or an EWMA
- * of past ones) by weighted Jaccard similarity, sum(min) / sum(max).
+ * of past ones) by weighted Jaccard similarity, sum(min) / sum(max).  A
+ * change that moves at least the vital's floor of weight per second, in
+ * `persist` of the last 2*persist-1 epochs, is an incident (warn,
+ * doc/findings.md); while it lasts the mix before it stays the baseline.
  */
 #include <errno.h>
 #include <math.h>
@@ -13,6 +16,7 @@
 
 #include <vitals/vitals.h>
 
+#include "incident.h"
 #include "labels.h"
 
 #define AFFINITY_TOP_MAX 256
@@ -28,6 +32,9 @@ struct affinity_config {
 	int64_t min_events; /* epochs with fewer events are skipped */
 	struct vitals_strlist vitals; /* empty = all */
 	char *by; /* "exe" or "label" */
+	int64_t
+	    persist; /* a change warns when seen in persist of 2*persist-1 */
+	struct vitals_strlist floor; /* least weight moved per second */
 };
 
 #define AFFINITY_OFF(m) offsetof(struct affinity_config, m)
@@ -59,6 +66,16 @@ static const struct vitals_option affinity_options[] = {
 	    .help = "vitals to watch (default: all)" },
 	{ .key = "by", .type = VITALS_OPT_STRING, .offset = AFFINITY_OFF(by),
 	    .def = "exe", .help = "distribution over 'exe' or 'label'" },
+	{ .key = "persist", .type = VITALS_OPT_INT,
+	    .offset = AFFINITY_OFF(persist), .def = "2",
+	    .help = "a change is a warning when it lasts persist of the last "
+	    "2*persist-1 epochs (else info)", .min = 1,
+	    .max = INCIDENT_K_MAX },
+	{ .key = "floor", .type = VITALS_OPT_STRLIST,
+	    .offset = AFFINITY_OFF(floor), .def = NULL,
+	    .help = "least weight per second a change must move to be "
+	    "reported, VITAL=VALUE (with K/M/G or ns/us/ms/s); vitals not "
+	    "listed: " INCIDENT_FLOORS_HELP "; 0 for none" },
 	{ .key = NULL }
 };
 /* clang-format on */
@@ -78,6 +95,7 @@ struct affinity_dist {
 struct affinity_vital {
 	struct vitals_keyed key; /* timescale and vital name */
 	uint64_t learnt; /* epochs learnt */
+	uint64_t out; /* changed epochs in a row, not learnt */
 	struct affinity_dist base; /* previous epoch or EWMA */
 };
 
@@ -88,6 +106,8 @@ struct affinity {
 	uint64_t base_ns;
 	uint32_t nvitals;
 	struct affinity_vital *vitals;
+	struct incidents inc;
+	const struct vitals_queue *q; /* the queue being looked at */
 };
 
 static void
@@ -229,32 +249,125 @@ affinity_gainer(
 	return best;
 }
 
+/* Who a change is charged to: the heaviest that entered, else the gainer. */
+static const char *
+affinity_who(const struct affinity_dist *cur, const struct affinity_dist *base)
+{
+	char buf[8];
+	const char *who = affinity_diff(cur, base, buf, sizeof(buf));
+
+	return who != NULL ? who : affinity_gainer(cur, base);
+}
+
+/*
+ * Whether the samples of group `who` in ve (as a->by names them) come
+ * from more than two processes: a family (a build's, a script's), no one
+ * process taking over.
+ */
+static int
+affinity_family(const struct affinity *a, const struct vitals_vital_epoch *ve,
+    const char *who)
+{
+	uint32_t pid[2], n = 0, i, j;
+	char buf[LABELS_NAME_LEN];
+
+	for (i = 0; i < ve->nsamples; i++) {
+		if (strcmp(
+			labels_name(&ve->samples[i], a->by, buf, sizeof(buf)),
+			who) != 0)
+			continue;
+		for (j = 0; j < n && pid[j] != ve->samples[i].pid; j++)
+			;
+		if (j < n)
+			continue;
+		if (n == 2)
+			return 1;
+		pid[n++] = ve->samples[i].pid;
+	}
+	return 0;
+}
+
+/* Half the L1 distance: the share of the weight that moved, 0..1. */
+static double
+affinity_moved(const struct affinity_dist *a, const struct affinity_dist *b)
+{
+	double sum = 0;
+	uint32_t i;
+
+	for (i = 0; i < a->n; i++)
+		sum += fabs(a->v[i].p - affinity_p(b, a->v[i].name));
+	for (i = 0; i < b->n; i++)
+		if (affinity_p(a, b->v[i].name) == 0)
+			sum += b->v[i].p;
+	return sum / 2;
+}
+
+/* Report a change as its incident step decided. */
 static int
 affinity_flag(struct affinity *a, const struct vitals_queue *q,
     const struct vitals_vital_epoch *ve, const struct affinity_dist *cur,
-    const struct affinity_dist *base, double sim)
+    const struct affinity_dist *base, double sim, const struct incident_out *o)
 {
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
 	struct vitals_finding f = { 0 };
-	char in[512], out[512], text[1400];
+	char in[512], out[512], text[1600], tm[16];
+	uint32_t k = (uint32_t)a->cf->persist;
 	const char *entered = affinity_diff(cur, base, in, sizeof(in));
+	size_t used;
 
 	affinity_diff(base, cur, out, sizeof(out));
 	snprintf(text, sizeof(text),
 	    "%s weight moved to other %ss: similarity %.2f to %s is below "
 	    "%.2f; entered: %s; left: %s",
 	    ve->name, a->by == LABELS_BY_EXE ? "exe" : "label", sim,
-	    a->cf->alpha > 0 ? "the recent mix" : "the previous epoch",
+	    a->cf->alpha > 0 ? "the recent mix" : "the mix before",
 	    a->cf->min_similarity, in[0] ? in : "none", out[0] ? out : "none");
-	f.start_ns = ep->start_ns;
+	used = strlen(text);
+	if (o->what == INCIDENT_NOTE)
+		snprintf(text + used, sizeof(text) - used,
+		    "; seen once: a warning if it lasts");
+	else if (o->what == INCIDENT_START && k > 1)
+		snprintf(text + used, sizeof(text) - used,
+		    "; in %u of the last %u epochs: an incident since %s",
+		    o->epochs, 2 * k - 1,
+		    incident_time(o->start_ns, tm, sizeof(tm)));
+	else if (o->what == INCIDENT_UPDATE)
+		snprintf(text + used, sizeof(text) - used,
+		    "; the incident since %s goes on (%u epochs)",
+		    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
+	f.start_ns = o->what == INCIDENT_NOTE ? ep->start_ns : o->start_ns;
 	f.end_ns = ep->start_ns + ep->length_ns;
 	f.timescale_s = q->timescale_s;
-	f.severity = VITALS_SEV_WARN;
+	f.severity = o->severity;
 	f.score = 1 - sim;
 	f.value = sim;
 	f.expected = a->cf->min_similarity;
 	f.vital = ve->name;
 	f.label = entered != NULL ? entered : affinity_gainer(cur, base);
+	f.text = text;
+	return vitals_finding_emit(a->ctx, &f);
+}
+
+/* An incident that is over: its end, at info. */
+static int
+affinity_end(void *arg, const struct incident *in, const struct incident_out *o)
+{
+	struct affinity *a = arg;
+	const struct vitals_epoch *ep = a->q->epochs[a->q->n - 1];
+	struct vitals_finding f = { 0 };
+	char text[768], tm[16];
+
+	snprintf(text, sizeof(text),
+	    "%s: the change of mix to %s, an incident since %s, is over after "
+	    "%u epochs",
+	    in->vital ? in->vital : "", in->label ? in->label : "",
+	    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
+	f.start_ns = o->start_ns;
+	f.end_ns = ep->start_ns + ep->length_ns;
+	f.timescale_s = a->q->timescale_s;
+	f.severity = VITALS_SEV_INFO;
+	f.vital = in->vital;
+	f.label = in->label;
 	f.text = text;
 	return vitals_finding_emit(a->ctx, &f);
 }
@@ -320,27 +433,63 @@ affinity_blend(struct affinity *a, struct affinity_dist *base,
 }
 
 /*
- * Compare, then learn.  After a flagged change the baseline restarts from
- * the new mix, so a lasting change is reported once.
+ * Compare, then learn.  A change that moves at least the floor is stepped
+ * as the incident of whoever entered (or gained most), a warning if that
+ * one holds most of the weight now (a takeover); while the mix
+ * stays changed the mix before it stays the baseline, so the change is
+ * one incident, and after incident_adapt() changed epochs in a row the
+ * new mix is learnt: it has become the norm.  A change too small to move the floor
+ * is learnt at once and not reported.
  */
 static int
 affinity_step(struct affinity *a, const struct vitals_queue *q,
     struct affinity_vital *v, const struct vitals_vital_epoch *ve,
-    struct affinity_dist *cur)
+    struct affinity_dist *cur, double rate)
 {
 	uint64_t warm = a->cf->warmup > 1 ? (uint64_t)a->cf->warmup : 1;
-	double sim;
-	int rc = 0, flagged = 0;
+	double sim, floor = incident_floor(&a->cf->floor, ve->name);
+	struct incident_out o;
+	const char *who;
+	char key[512];
+	uint32_t sev;
+	int rc = 0, changed = 0;
 
 	if (v->learnt >= warm && v->base.n > 0) {
 		sim = affinity_similarity(cur, &v->base);
-		if (sim < a->cf->min_similarity) {
-			rc = affinity_flag(a, q, ve, cur, &v->base, sim);
-			flagged = 1;
+		if (sim < a->cf->min_similarity &&
+		    affinity_moved(cur, &v->base) * rate >= floor) {
+			changed = 1;
+			who = affinity_who(cur, &v->base);
+			/* A takeover (who holds most now, one process) can
+			 * warn; a reshuffle among many, a family of processes
+			 * taking over (a build's steps) or kernel threads
+			 * taking turns (kworkers) is info. */
+			sev = affinity_p(cur, who) >= 0.5 &&
+				(a->by != LABELS_BY_EXE ||
+				    incident_process(who)) &&
+				!affinity_family(a, ve, who)
+			    ? incident_cap(ve->name, VITALS_SEV_WARN)
+			    : VITALS_SEV_INFO;
+			snprintf(
+			    key, sizeof(key), "%.63s\t%.400s", ve->name, who);
+			if (incident_step(&a->inc, q, key, ve->name, who, 1,
+				affinity_moved(cur, &v->base) * rate, sev,
+				sev > VITALS_SEV_INFO ? (uint32_t)a->cf->persist
+						      : 1,
+				&o) != 0)
+				return -ENOMEM;
+			if (o.what == INCIDENT_NOTE ||
+			    o.what == INCIDENT_START ||
+			    o.what == INCIDENT_UPDATE)
+				rc = affinity_flag(
+				    a, q, ve, cur, &v->base, sim, &o);
 		}
 	}
 	v->learnt++;
-	if (a->cf->alpha > 0 && !flagged && v->base.n > 0)
+	if (changed && ++v->out < incident_adapt(&a->inc, a->cf->warmup))
+		return rc;
+	v->out = 0;
+	if (a->cf->alpha > 0 && !changed && v->base.n > 0)
 		return affinity_blend(a, &v->base, cur) != 0 ? -ENOMEM : rc;
 	affinity_dist_free(&v->base);
 	v->base = *cur;
@@ -352,6 +501,9 @@ static int
 affinity_vital(struct affinity *a, const struct vitals_queue *q,
     struct affinity_vital *v, const struct vitals_vital_epoch *ve)
 {
+	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	double secs = ep->length_ns > 0 ? (double)ep->length_ns / 1e9
+					: (double)q->timescale_s;
 	struct labels_how how = { a->by,
 		labels_runs(q->epochs[q->n - 1], a->base_ns), NULL, NULL };
 	struct affinity_dist cur;
@@ -366,7 +518,8 @@ affinity_vital(struct affinity *a, const struct vitals_queue *q,
 	labels_free(&l);
 	if (rc != 0 || cur.n == 0)
 		return rc;
-	rc = affinity_step(a, q, v, ve, &cur);
+	rc = affinity_step(
+	    a, q, v, ve, &cur, secs > 0 ? (double)ve->wsum / secs : 0);
 	affinity_dist_free(&cur);
 	return rc;
 }
@@ -392,6 +545,7 @@ affinity_epoch(void *state, const struct vitals_queue *q)
 	struct affinity_vital *v;
 	int rc = 0;
 
+	a->q = q;
 	for (ve = ep->vitals; ve < ep->vitals + ep->nvitals; ve++) {
 		if (!vitals_strlist_selects(&a->cf->vitals, ve->name))
 			continue;
@@ -399,6 +553,8 @@ affinity_epoch(void *state, const struct vitals_queue *q)
 		if (v == NULL || affinity_vital(a, q, v, ve) != 0)
 			rc = -ENOMEM;
 	}
+	if (incident_sweep(&a->inc, q, affinity_end, a) != 0)
+		rc = -ENOMEM;
 	return rc;
 }
 
@@ -415,6 +571,7 @@ affinity_fini(void *state)
 		affinity_dist_free(&a->vitals[i].base);
 	}
 	free(a->vitals);
+	incident_free(&a->inc);
 	free(a);
 }
 
@@ -436,11 +593,15 @@ affinity_check(const void *config, char *why, size_t len)
 		bad = "alpha";
 	else if (cf->min_events < 0)
 		bad = "min_events";
+	else if (cf->persist < 1 || cf->persist > INCIDENT_K_MAX)
+		bad = "persist";
 	if (bad != NULL) {
 		snprintf(why, len, "option '%s' is out of range", bad);
 		return -EINVAL;
 	}
-	return labels_by(cf->by, &by, why, len);
+	if (labels_by(cf->by, &by, why, len) != 0)
+		return -EINVAL;
+	return incident_floors_check(&cf->floor, why, len);
 }
 
 static int
@@ -458,6 +619,7 @@ affinity_init(struct vitals_ctx *ctx, const void *config, void **state)
 	a->cf = cf;
 	labels_by(cf->by, &a->by, NULL, 0);
 	a->base_ns = vitals_settings(ctx)->epoch_ns;
+	a->inc.k = (uint32_t)cf->persist;
 	*state = a;
 	return 0;
 }

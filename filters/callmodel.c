@@ -17,8 +17,9 @@
 
 #include <vitals/vitals.h>
 
-#include "labels.h"
 #include "callmodel.h"
+#include "incident.h"
+#include "labels.h"
 
 /* ---- call trees ---- */
 
@@ -768,6 +769,7 @@ struct callmodel_config {
 	int offsets; /* train: keep kernel call-site offsets */
 	int ustack; /* train: user frames are part of the paths */
 	int unknown; /* score exes absent from the model as 1 */
+	int64_t persist; /* a warning when high in persist of 2*persist-1 */
 };
 
 #define CALLMODEL_OFF(m) offsetof(struct callmodel_config, m)
@@ -809,6 +811,12 @@ static const struct vitals_option callmodel_options[] = {
 	    .offset = CALLMODEL_OFF(unknown), .def = "true",
 	    .help = "give exes absent from the model the score 1 (the paper's "
 		    "unmatched process) instead of skipping them" },
+	{ .key = "persist", .type = VITALS_OPT_INT,
+	    .offset = CALLMODEL_OFF(persist), .def = "2",
+	    .help = "a known exe scoring at least min_score is a warning when "
+		    "it does in persist of the last 2*persist-1 epochs (else "
+		    "info); exes absent from the model are info",
+	    .min = 1, .max = INCIDENT_K_MAX },
 	{ .key = NULL }
 };
 /* clang-format on */
@@ -818,6 +826,7 @@ struct callmodel {
 	const struct callmodel_config *cf;
 	int train;
 	struct callmodel_model *model;
+	struct incidents inc; /* known exes that keep scoring high */
 };
 
 /* One exe of the epoch being scored. */
@@ -990,7 +999,7 @@ callmodel_known_text(const struct callmodel *c,
 	f->vital = callmodel_vital_of(missing ? c->model->tree : trial,
 	    missing ? h->mexe : h->texe, top->node);
 	f->expected = callmodel_expected(c->model->tree, h->mexe);
-	f->severity = h->r.score >= 0.8 ? VITALS_SEV_CRIT : VITALS_SEV_WARN;
+	f->severity = VITALS_SEV_WARN;
 }
 
 static int
@@ -999,13 +1008,35 @@ callmodel_emit(struct callmodel *c, const struct vitals_queue *q,
 {
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
 	struct vitals_finding f = { 0 };
-	char text[1024];
+	char text[1280], tm[16];
+	struct incident_out o = { 0 };
+	size_t used;
 
 	if (h->mexe == CALLMODEL_NONE)
 		callmodel_unknown_text(c, trial, h, &f, text, sizeof(text));
 	else
 		callmodel_known_text(c, trial, h, &f, text, sizeof(text));
 	f.start_ns = ep->start_ns;
+	/*
+	 * The ranking is said every epoch, at info; a known exe that keeps
+	 * scoring high is an incident, a warning where it starts.
+	 */
+	if (f.severity > VITALS_SEV_INFO &&
+	    incident_step(&c->inc, q, h->exe, f.vital, h->exe, 1, h->r.score,
+		f.severity, c->inc.k, &o) != 0)
+		return -ENOMEM;
+	f.severity = o.what == INCIDENT_START ? o.severity : VITALS_SEV_INFO;
+	used = strlen(text);
+	if (o.what == INCIDENT_START) {
+		f.start_ns = o.start_ns;
+		snprintf(text + used, sizeof(text) - used,
+		    "; high in %u of the last %u epochs: an incident since %s",
+		    o.epochs, 2 * c->inc.k - 1,
+		    incident_time(o.start_ns, tm, sizeof(tm)));
+	} else if (o.what == INCIDENT_ON || o.what == INCIDENT_UPDATE)
+		snprintf(text + used, sizeof(text) - used,
+		    "; an incident since %s (%u epochs)",
+		    incident_time(o.start_ns, tm, sizeof(tm)), o.epochs);
 	f.end_ns = ep->start_ns + ep->length_ns;
 	f.timescale_s = q->timescale_s;
 	f.score = h->r.score;
@@ -1072,6 +1103,8 @@ callmodel_epoch(void *state, const struct vitals_queue *q)
 	if (r == 0)
 		r = callmodel_rank(c, q, t);
 	callmodel_tree_free(t);
+	if (incident_sweep(&c->inc, q, NULL, NULL) != 0 && r == 0)
+		r = -ENOMEM;
 	return r;
 }
 
@@ -1083,6 +1116,7 @@ callmodel_fini(void *state)
 
 	if (c == NULL)
 		return;
+	incident_free(&c->inc);
 	if (c->train && callmodel_tree_count(c->model->tree, 0) == 0)
 		vitals_log(c->ctx, VITALS_LOG_WARN,
 		    "no epoch learnt: model %s not written", c->cf->model);
@@ -1243,6 +1277,7 @@ callmodel_init(struct vitals_ctx *ctx, const void *config, void **state)
 		return -ENOMEM;
 	c->ctx = ctx;
 	c->cf = config;
+	c->inc.k = (uint32_t)c->cf->persist;
 	if ((r = callmodel_start(c)) != 0) {
 		callmodel_model_free(c->model);
 		free(c);

@@ -3,7 +3,10 @@
  * diff: a differential summary in the spirit of X-ray (Attariyan et al.).
  * For each vital it compares the newest epoch's rate with a baseline made
  * of the previous epochs of the queue and ranks the exes (or sites) of the
- * samples by their share of the difference.
+ * samples by their share of the difference.  A rise of at least the
+ * vital's floor that one contributor makes most of, in `persist` of the
+ * last 2*persist-1 epochs, is an incident (warn, doc/findings.md); the
+ * epochs of a change are left out of later baselines.
  */
 #include <errno.h>
 #include <math.h>
@@ -13,6 +16,7 @@
 
 #include <vitals/vitals.h>
 
+#include "incident.h"
 #include "labels.h"
 
 #define DIFF_UNATTRIBUTED "(unattributed)"
@@ -25,6 +29,8 @@ struct diff_config {
 	double min_rate; /* vitals slower than this on both sides are ignored */
 	char *by; /* "exe" or "site" */
 	struct vitals_strlist vitals; /* vitals compared; empty = all */
+	int64_t persist; /* a rise warns when seen in persist of 2*persist-1 */
+	struct vitals_strlist floor; /* least change per second, VITAL=VALUE */
 };
 
 #define DIFF_OFF(m) offsetof(struct diff_config, m)
@@ -58,6 +64,16 @@ static const struct vitals_option diff_options[] = {
 	{ .key = "vitals", .type = VITALS_OPT_STRLIST,
 	    .offset = DIFF_OFF(vitals), .def = NULL,
 	    .help = "vitals compared (default: all)" },
+	{ .key = "persist", .type = VITALS_OPT_INT,
+	    .offset = DIFF_OFF(persist), .def = "2",
+	    .help = "a rise is a warning when one contributor makes most of "
+	    "it in persist of the last 2*persist-1 epochs (else info); "
+	    "vitals diff compares with 1", .min = 1, .max = INCIDENT_K_MAX },
+	{ .key = "floor", .type = VITALS_OPT_STRLIST,
+	    .offset = DIFF_OFF(floor), .def = NULL,
+	    .help = "least change of a vital's rate per second worth a "
+	    "warning, VITAL=VALUE (with K/M/G or ns/us/ms/s); vitals not "
+	    "listed: " INCIDENT_FLOORS_HELP "; 0 for none" },
 	{ .key = NULL }
 };
 /* clang-format on */
@@ -88,6 +104,16 @@ struct diff_attr {
 	struct diff_item *items; /* in sample order, unsampled rest last */
 };
 
+/* Epochs of a change remembered per vital, left out of baselines. */
+#define DIFF_CHANGED 64
+
+/* One vital at one timescale: the epochs whose rate was a change. */
+struct diff_vital {
+	struct vitals_keyed key; /* timescale and vital name */
+	uint64_t changed[DIFF_CHANGED]; /* start_ns, a ring */
+	uint32_t next; /* where the next goes */
+};
+
 /* Cached attributions beyond which the cache starts over. */
 #define DIFF_CACHE_MAX 4096
 /* Keys in the key map beyond which the cache starts over. */
@@ -104,6 +130,10 @@ struct diff {
 	/* Per key id: its index in the table being summed, valid when its
 	 * stamp is the current tick. */
 	uint32_t *local, *stamp, nslots, tick;
+	struct incidents inc;
+	uint32_t nvitals;
+	struct diff_vital *vitals;
+	const struct vitals_queue *q; /* the queue being looked at */
 };
 
 /* Weight per key of one vital on both sides of the comparison. */
@@ -495,15 +525,22 @@ diff_change_text(
 		    diff_num(rn, b, sizeof(b)), unit);
 }
 
+/* How one contributor is reported: severity, range start, what is added. */
+struct diff_say {
+	uint32_t severity;
+	uint64_t start_ns; /* 0: the newest epoch's */
+	char tail[160]; /* appended to the sentence */
+};
+
 static int
 diff_emit(struct diff *d, const struct vitals_queue *q,
     const struct vitals_vital_epoch *ve, const struct diff_table *t,
-    const struct diff_rank *rk, double total)
+    const struct diff_rank *rk, double total, const struct diff_say *say)
 {
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
 	const char *who = labels_map_key(d->keys, t->key[rk->id]), *sub;
 	struct vitals_finding f = { 0 };
-	char change[160], extra[512] = "", text[1024];
+	char change[160], extra[512] = "", text[1200];
 	int r;
 
 	if ((r = diff_main_sub(d, t, t->key[rk->id], total, &sub)) != 0)
@@ -514,12 +551,13 @@ diff_emit(struct diff *d, const struct vitals_queue *q,
 	diff_change_text(
 	    t, ve->unit ? ve->unit : "weight", change, sizeof(change));
 	snprintf(text, sizeof(text),
-	    "%s %s: %s accounts for %.0f%% of the %s%s", ve->name, change, who,
-	    100 * rk->share, total > 0 ? "increase" : "decrease", extra);
-	f.start_ns = ep->start_ns;
+	    "%s %s: %s accounts for %.0f%% of the %s%s%s", ve->name, change,
+	    who, 100 * rk->share, total > 0 ? "increase" : "decrease", extra,
+	    say->tail);
+	f.start_ns = say->start_ns != 0 ? say->start_ns : ep->start_ns;
 	f.end_ns = ep->start_ns + ep->length_ns;
 	f.timescale_s = q->timescale_s;
-	f.severity = rk->share >= 0.5 ? VITALS_SEV_WARN : VITALS_SEV_INFO;
+	f.severity = say->severity;
 	f.score = rk->share;
 	f.value = diff_rate(t->acc[rk->id].wnew, t->new_s);
 	f.expected = diff_rate(t->acc[rk->id].wbase, t->base_s);
@@ -529,16 +567,97 @@ diff_emit(struct diff *d, const struct vitals_queue *q,
 	return vitals_finding_emit(d->ctx, &f);
 }
 
-/* Rank the contributors by share of the total change; report the top. */
+/*
+ * How the heaviest contributor's step is said: NULL for nothing at all (an
+ * incident going on, or a change back while one is open), else at which
+ * severity, from when and with what added.
+ */
+static int
+diff_step(struct diff *d, const struct vitals_queue *q, const char *vital,
+    const char *who, int held, double rise, struct diff_say *say)
+{
+	struct incident_out o;
+	char key[512], prefix[80], tm[16];
+	uint32_t k = (uint32_t)d->cf->persist;
+
+	memset(say, 0, sizeof(*say));
+	say->severity = VITALS_SEV_INFO;
+	snprintf(key, sizeof(key), "%.63s\t%.400s", vital, who);
+	if (incident_step(&d->inc, q, key, vital, who, held, rise,
+		incident_cap(vital, VITALS_SEV_WARN), k, &o) != 0)
+		return -ENOMEM;
+	snprintf(prefix, sizeof(prefix), "%.63s\t", vital);
+	switch (o.what) {
+	case INCIDENT_START:
+		say->severity = o.severity;
+		say->start_ns = o.start_ns;
+		if (k > 1)
+			snprintf(say->tail, sizeof(say->tail),
+			    "; in %u of the last %u epochs: an incident since "
+			    "%s",
+			    o.epochs, 2 * k - 1,
+			    incident_time(o.start_ns, tm, sizeof(tm)));
+		return 1;
+	case INCIDENT_UPDATE:
+		say->severity = o.severity;
+		say->start_ns = o.start_ns;
+		snprintf(say->tail, sizeof(say->tail),
+		    "; the incident since %s goes on (%u epochs)",
+		    incident_time(o.start_ns, tm, sizeof(tm)), o.epochs);
+		return 1;
+	case INCIDENT_NOTE:
+		snprintf(say->tail, sizeof(say->tail),
+		    "; seen once: a warning if it lasts");
+		return 1;
+	case INCIDENT_ON:
+		return 0;
+	}
+	return incident_recent(&d->inc, q->timescale_s, prefix) ? 0 : 1;
+}
+
+/*
+ * Whether the samples of exe `who` in ve come from more than two
+ * processes: a family (a build's, a script's), no one process.
+ */
+static int
+diff_family(const struct vitals_vital_epoch *ve, const char *who)
+{
+	uint32_t pid[2], n = 0, i, j;
+	char buf[LABELS_NAME_LEN];
+
+	for (i = 0; i < ve->nsamples; i++) {
+		if (strcmp(labels_name(&ve->samples[i], LABELS_BY_EXE, buf,
+			       sizeof(buf)),
+			who) != 0)
+			continue;
+		for (j = 0; j < n && pid[j] != ve->samples[i].pid; j++)
+			;
+		if (j < n)
+			continue;
+		if (n == 2)
+			return 1;
+		pid[n++] = ve->samples[i].pid;
+	}
+	return 0;
+}
+
+/*
+ * Rank the contributors by share of the total change and report the top.
+ * A rise of at least the floor that the heaviest makes most of, one
+ * process (or two), is stepped as its incident; the others explain, at
+ * info.
+ */
 static int
 diff_report(struct diff *d, const struct vitals_queue *q,
-    const struct vitals_vital_epoch *ve, struct diff_table *t)
+    const struct vitals_vital_epoch *ve, struct diff_table *t, double floor)
 {
 	double total = diff_rate(t->wsum_new, t->new_s) -
 	    diff_rate(t->wsum_base, t->base_s);
 	uint32_t id, n = t->n;
 	struct diff_rank *rk;
-	int rc = 0;
+	struct diff_say say, info = { VITALS_SEV_INFO, 0, "" };
+	const char *who;
+	int rc = 0, r = 1, held;
 
 	if ((rk = calloc(n + 1, sizeof(*rk))) == NULL)
 		return -ENOMEM;
@@ -546,9 +665,19 @@ diff_report(struct diff *d, const struct vitals_queue *q,
 		rk[id] = (struct diff_rank){ id,
 			diff_delta(t, &t->acc[id]) / total };
 	qsort(rk, n, sizeof(*rk), diff_rank_cmp);
-	for (id = 0; id < n && id < (uint32_t)d->cf->top; id++)
+	if (n > 0) {
+		who = labels_map_key(d->keys, t->key[rk[0].id]);
+		held = total > 0 && total >= floor && rk[0].share >= 0.5 &&
+		    strcmp(who, DIFF_UNATTRIBUTED) != 0 &&
+		    (d->by_site ||
+			(incident_process(who) && !diff_family(ve, who)));
+		if ((r = diff_step(d, q, ve->name, who, held, total, &say)) < 0)
+			rc = r;
+	}
+	for (id = 0; r > 0 && id < n && id < (uint32_t)d->cf->top; id++)
 		if (rk[id].share >= d->cf->min_share && rk[id].share > 0 &&
-		    diff_emit(d, q, ve, t, &rk[id], total) != 0)
+		    diff_emit(d, q, ve, t, &rk[id], total,
+			id == 0 ? &say : &info) != 0)
 			rc = -ENOMEM;
 	free(rk);
 	return rc;
@@ -585,24 +714,37 @@ diff_double_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Whether the epoch starting at start_ns was a change of vital v. */
+static int
+diff_was_changed(const struct diff_vital *v, uint64_t start_ns)
+{
+	uint32_t i;
+
+	for (i = 0; v != NULL && i < DIFF_CHANGED; i++)
+		if (v->changed[i] == start_ns && start_ns != 0)
+			return 1;
+	return 0;
+}
+
 /*
  * Which of the n baseline epochs from q->epochs[first] make the norm
- * (keep[j] = 1): those whose rate of the vital is within min_change of
- * the baseline epochs' median rate.  An epoch that was itself a change
- * (a burst now over) is left out, so that the return to normal is not
- * reported as a change for as long as the burst stays in the baseline.
- * When that leaves none, every epoch with the vital is kept.
+ * (keep[j] = 1): those that were not a change of the vital themselves (an
+ * incident, a burst now over), and whose rate of the vital is within
+ * min_change of the median rate of those, so that the return to normal is
+ * not reported as a change for as long as the burst stays in the
+ * baseline.  When that leaves none, every epoch with the vital is kept.
  */
 static void
 diff_norm(const struct diff *d, const struct vitals_queue *q, uint32_t first,
-    uint32_t n, const char *name, int *keep)
+    uint32_t n, const char *name, const struct diff_vital *v, int *keep)
 {
 	double rate[1024], sorted[1024], med;
 	uint32_t i, m = 0, kept = 0;
 
 	for (i = 0; i < n; i++)
 		if ((rate[i] = diff_epoch_rate(q->epochs[first + i], name)) >=
-		    0)
+			0 &&
+		    !diff_was_changed(v, q->epochs[first + i]->start_ns))
 			sorted[m++] = rate[i];
 	if (m == 0)
 		return;
@@ -610,6 +752,7 @@ diff_norm(const struct diff *d, const struct vitals_queue *q, uint32_t first,
 	med = m % 2 ? sorted[m / 2] : (sorted[m / 2 - 1] + sorted[m / 2]) / 2;
 	for (i = 0; i < n; i++) {
 		keep[i] = rate[i] >= 0 &&
+		    !diff_was_changed(v, q->epochs[first + i]->start_ns) &&
 		    fabs(rate[i] - med) <= d->cf->min_change * med;
 		kept += (uint32_t)keep[i];
 	}
@@ -644,9 +787,21 @@ diff_sides(struct diff *d, const struct vitals_queue *q,
 	return 0;
 }
 
+/* State of vital `name` at timescale ts, created on first sight. */
+static struct diff_vital *
+diff_vital_get(struct diff *d, uint32_t ts, const char *name)
+{
+	void *v = d->vitals, *r;
+
+	r = vitals_keyed_get(&v, &d->nvitals, sizeof(*d->vitals), ts, name);
+	d->vitals = v;
+	return r;
+}
+
 /*
  * Compare one vital of the newest epoch with the baseline epochs; the
- * samples are attributed only when the vital changed enough.
+ * samples are attributed only when the vital changed enough.  An epoch
+ * whose rate changed by at least the floor is remembered as a change.
  */
 static int
 diff_vital(struct diff *d, const struct vitals_queue *q,
@@ -654,15 +809,19 @@ diff_vital(struct diff *d, const struct vitals_queue *q,
 {
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
 	struct diff_table t = { .new_s = diff_seconds(ep) };
+	struct diff_vital *v = diff_vital_get(d, q->timescale_s, ve->name);
+	double floor = incident_floor(&d->cf->floor, ve->name);
 	uint32_t nb = q->n - 1, i, first;
 	int keep[1024] = { 0 }, r;
 
+	if (v == NULL)
+		return -ENOMEM;
 	if (nb > (uint32_t)d->cf->baseline)
 		nb = (uint32_t)d->cf->baseline;
 	if (t.new_s <= 0)
 		return 0;
 	first = q->n - 1 - nb;
-	diff_norm(d, q, first, nb, ve->name, keep);
+	diff_norm(d, q, first, nb, ve->name, v, keep);
 	t.wsum_new = (double)ve->wsum;
 	for (i = first; i < q->n - 1; i++) {
 		if (!keep[i - first])
@@ -673,12 +832,41 @@ diff_vital(struct diff *d, const struct vitals_queue *q,
 	}
 	if (!diff_changed(d, &t))
 		return 0;
+	if (fabs(diff_rate(t.wsum_new, t.new_s) -
+		diff_rate(t.wsum_base, t.base_s)) >= floor) {
+		v->changed[v->next] = ep->start_ns;
+		v->next = (v->next + 1) % DIFF_CHANGED;
+	}
 	if ((r = diff_sides(d, q, ve, first, keep, &t)) == 0 &&
 	    (r = diff_tally(d, &t)) == 0)
-		r = diff_report(d, q, ve, &t);
+		r = diff_report(d, q, ve, &t, floor);
 	free(t.acc);
 	free(t.key);
 	return r;
+}
+
+/* An incident that is over: its end, at info. */
+static int
+diff_end(void *arg, const struct incident *in, const struct incident_out *o)
+{
+	struct diff *d = arg;
+	const struct vitals_epoch *ep = d->q->epochs[d->q->n - 1];
+	struct vitals_finding f = { 0 };
+	char text[768], tm[16];
+
+	snprintf(text, sizeof(text),
+	    "%s: the rise %s made, an incident since %s, is over after %u "
+	    "epochs",
+	    in->vital ? in->vital : "", in->label ? in->label : "",
+	    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
+	f.start_ns = o->start_ns;
+	f.end_ns = ep->start_ns + ep->length_ns;
+	f.timescale_s = d->q->timescale_s;
+	f.severity = VITALS_SEV_INFO;
+	f.vital = in->vital;
+	f.label = in->label;
+	f.text = text;
+	return vitals_finding_emit(d->ctx, &f);
 }
 
 /*
@@ -693,8 +881,9 @@ diff_epoch(void *state, const struct vitals_queue *q)
 	uint32_t i, nb;
 	int rc = 0;
 
+	d->q = q;
 	if (q->n < 2)
-		return 0;
+		return incident_sweep(&d->inc, q, diff_end, d);
 	ep = q->epochs[q->n - 1];
 	for (i = 0; i < ep->nvitals; i++)
 		if (vitals_strlist_selects(&d->cf->vitals,
@@ -704,6 +893,8 @@ diff_epoch(void *state, const struct vitals_queue *q)
 						  : (uint32_t)d->cf->baseline;
 	/* The next epoch's baseline starts after this one's. */
 	diff_cache_trim(d, q->epochs[q->n - 1 - nb]);
+	if (incident_sweep(&d->inc, q, diff_end, d) != 0)
+		rc = -ENOMEM;
 	return rc;
 }
 
@@ -711,6 +902,7 @@ static void
 diff_fini(void *state)
 {
 	struct diff *d = state;
+	uint32_t i;
 
 	if (d == NULL)
 		return;
@@ -718,6 +910,10 @@ diff_fini(void *state)
 	free(d->attr);
 	free(d->local);
 	free(d->stamp);
+	for (i = 0; i < d->nvitals; i++)
+		free(d->vitals[i].key.name);
+	free(d->vitals);
+	incident_free(&d->inc);
 	free(d);
 }
 
@@ -738,6 +934,8 @@ diff_check(const void *config, char *why, size_t len)
 		bad = "min_change";
 	else if (!(cf->min_rate >= 0))
 		bad = "min_rate";
+	else if (cf->persist < 1 || cf->persist > INCIDENT_K_MAX)
+		bad = "persist";
 	if (bad != NULL) {
 		snprintf(why, len, "option '%s' is out of range", bad);
 		return -EINVAL;
@@ -748,7 +946,7 @@ diff_check(const void *config, char *why, size_t len)
 		    cf->by != NULL ? cf->by : "");
 		return -EINVAL;
 	}
-	return 0;
+	return incident_floors_check(&cf->floor, why, len);
 }
 
 static int
@@ -765,6 +963,7 @@ diff_init(struct vitals_ctx *ctx, const void *config, void **state)
 	d->ctx = ctx;
 	d->cf = cf;
 	d->by_site = strcmp(cf->by, "site") == 0;
+	d->inc.k = (uint32_t)cf->persist;
 	d->base_ns = vitals_settings(ctx)->epoch_ns;
 	*state = d;
 	return 0;

@@ -3,7 +3,11 @@
  * rules: the diagnosis rules of Chopstix (section 3.2) over the vitals
  * present, with each vital's weight attributed to exes from the samples.
  * Absolute values are per nominal base epoch, so the rules read the same
- * on rollups; each rule's exact condition is in doc/filters.md.
+ * on rollups; each rule's exact condition is in doc/filters.md.  A rule that
+ * holds for an exe is one incident until it no longer does; a warning
+ * needs it to hold in `persist` of the last 2*persist-1 epochs, unless it
+ * is unambiguous (bad blocks, a leak over leak_epochs, a fatal signal):
+ * doc/findings.md.
  */
 #include <errno.h>
 #include <math.h>
@@ -16,9 +20,14 @@
 
 #include <vitals/vitals.h>
 
+#include "incident.h"
 #include "labels.h"
 
-/* The contract's vitals, by index; RULES_KCPU is cpu in the kernel. */
+/*
+ * The contract's vitals, by index; RULES_KCPU is cpu in the kernel,
+ * RULES_KMOV the kmem allocations that are movable (user and page cache
+ * pages, __GFP_MOVABLE in the gfp flags of kmem args[1]).
+ */
 enum {
 	RULES_CPU,
 	RULES_CACHE,
@@ -33,8 +42,11 @@ enum {
 	RULES_SOCKET,
 	RULES_LOCK,
 	RULES_NV,
-	RULES_KCPU = RULES_NV
+	RULES_KCPU = RULES_NV,
+	RULES_KMOV
 };
+
+#define RULES_GFP_MOVABLE 0x08u /* ___GFP_MOVABLE */
 
 static const char *const rules_vitals[RULES_NV] = { "cpu", "cache", "sched",
 	"blocking", "diskio", "umem", "kmem", "kmem_free", "syscall", "signal",
@@ -55,6 +67,7 @@ struct rules_config {
 	uint64_t lock_high; /* lock wait per base epoch, ns */
 	uint64_t block_high; /* an exe's blocking per base epoch, ns */
 	uint64_t block_low; /* an exe's blocking counted low, ns */
+	double block_share; /* an exe's blocking: high, as a share of time */
 	double rise; /* times the previous epochs' mean that is a rise */
 	int64_t window; /* previous epochs in that mean */
 	int64_t leak_epochs; /* consecutive epochs of net allocation */
@@ -67,6 +80,7 @@ struct rules_config {
 	double kmem_per_call; /* kmem pages per syscall counted low */
 	int64_t vanish_epochs; /* epochs prominent before vanishing */
 	double vanish_share; /* share of a vital that is prominent */
+	int64_t persist; /* a warning holds in persist of 2*persist-1 epochs */
 };
 
 #define RULES_OFF(m) offsetof(struct rules_config, m)
@@ -102,6 +116,11 @@ static const struct vitals_option rules_options[] = {
 	{ .key = "block_high", .type = VITALS_OPT_DURATION,
 	    .offset = RULES_OFF(block_high), .def = "1s",
 	    .help = "an exe's blocking per base epoch that is high (#5, #6)" },
+	{ .key = "block_share", .type = VITALS_OPT_DOUBLE,
+	    .offset = RULES_OFF(block_share), .def = "0.2",
+	    .help = "an exe's blocking must also be at least this share of "
+	    "the epoch's time to be high (#5, #6): a task waiting on a "
+	    "resource a fifth of the time", .min = 0, .max = 1e6 },
 	{ .key = "block_low", .type = VITALS_OPT_DURATION,
 	    .offset = RULES_OFF(block_low), .def = "100ms",
 	    .help = "an exe's blocking per base epoch that is low (#8)" },
@@ -150,6 +169,12 @@ static const struct vitals_option rules_options[] = {
 	    .offset = RULES_OFF(vanish_share), .def = "0.05",
 	    .help = "share of some vital that makes an exe prominent (#10)",
 	    .min = 0, .max = 1 },
+	{ .key = "persist", .type = VITALS_OPT_INT,
+	    .offset = RULES_OFF(persist), .def = "2",
+	    .help = "a rule's warning needs it to hold in persist of the "
+	    "last 2*persist-1 epochs (#1, #4-#8; #2, #3 and #10 are "
+	    "unambiguous and need one), else info", .min = 1,
+	    .max = INCIDENT_K_MAX },
 	{ .key = NULL }
 };
 /* clang-format on */
@@ -159,8 +184,8 @@ struct rules_view {
 	int built;
 	const struct vitals_epoch *ep;
 	double scale; /* to a value per base epoch */
-	const struct vitals_vital_epoch *ve[RULES_NV + 1];
-	struct labels lab[RULES_NV + 1]; /* by exe */
+	const struct vitals_vital_epoch *ve[RULES_NV + 2];
+	struct labels lab[RULES_NV + 2]; /* by exe */
 };
 
 /* One epoch callback: the queue and the views of its epochs. */
@@ -176,6 +201,8 @@ struct rules {
 	uint64_t base_ns;
 	int enabled[RULES_N + 1];
 	int said[RULES_N + 1]; /* "vitals absent" logged */
+	struct incidents inc;
+	const struct vitals_queue *q; /* the queue being looked at */
 };
 
 /* ---- views ---- */
@@ -187,12 +214,19 @@ rules_kernel_pc(const struct vitals_sample *s, const void *arg)
 	return s->op == 1;
 }
 
+static int
+rules_movable(const struct vitals_sample *s, const void *arg)
+{
+	(void)arg;
+	return (s->args[1] & RULES_GFP_MOVABLE) != 0;
+}
+
 static void
 rules_view_free(struct rules_view *v)
 {
 	int i;
 
-	for (i = 0; i <= RULES_NV; i++)
+	for (i = 0; i <= RULES_KMOV; i++)
 		labels_free(&v->lab[i]);
 }
 
@@ -219,6 +253,10 @@ rules_view(struct rules *r, struct rules_run *run, uint32_t i)
 	how.match = rules_kernel_pc;
 	if ((v->ve[RULES_KCPU] = v->ve[RULES_CPU]) != NULL &&
 	    labels_collect(v->ve[RULES_CPU], &how, &v->lab[RULES_KCPU]) != 0)
+		run->rc = -ENOMEM;
+	how.match = rules_movable;
+	if ((v->ve[RULES_KMOV] = v->ve[RULES_KMEM]) != NULL &&
+	    labels_collect(v->ve[RULES_KMEM], &how, &v->lab[RULES_KMOV]) != 0)
 		run->rc = -ENOMEM;
 	return v;
 }
@@ -291,11 +329,60 @@ struct rules_out {
 	uint32_t first; /* queue index where the range starts */
 	const char *vital, *label;
 	double value, expected, score;
+	int once; /* unambiguous: an incident at once, without persisting */
 };
+
+/* The rules that hold at one epoch only (a vanishing): no end is said. */
+#define RULES_ONESHOT(n) ((n) == 10)
 
 static void rules_emit(struct rules *r, struct rules_run *run,
     const struct rules_out *o, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/*
+ * The step of the incident of o (its rule, vital and exe): how its finding
+ * is said, or 0 when nothing is (an incident going on).  An info condition
+ * or an unambiguous one is an incident at once; a warning needs persist.
+ */
+static int
+rules_step(struct rules *r, struct rules_run *run, const struct rules_out *o,
+    uint32_t *severity, uint64_t *start_ns, char *tail, size_t len)
+{
+	uint32_t k = (uint32_t)r->cf->persist, need;
+	struct incident_out io;
+	char key[512], tm[16];
+
+	need = o->once || o->severity <= VITALS_SEV_INFO ? 1 : k;
+	snprintf(key, sizeof(key), "#%d\t%.63s\t%.400s", o->rule,
+	    o->vital ? o->vital : "", o->label ? o->label : "");
+	if (incident_step(&r->inc, run->q, key, o->vital, o->label, 1, o->score,
+		o->severity, need, &io) != 0) {
+		run->rc = -ENOMEM;
+		return 0;
+	}
+	tail[0] = '\0';
+	*severity = io.severity;
+	*start_ns = io.start_ns;
+	if (io.what == INCIDENT_START) {
+		incident_started(&r->inc, run->q->timescale_s, key,
+		    run->q->epochs[o->first]->start_ns);
+		*start_ns =
+		    incident_find(&r->inc, run->q->timescale_s, key)->start_ns;
+	}
+	if (io.what == INCIDENT_NOTE)
+		snprintf(tail, len, "; seen once: a warning if it lasts");
+	else if (io.what == INCIDENT_START && need > 1)
+		snprintf(tail, len,
+		    "; in %u of the last %u epochs: an incident since %s",
+		    io.epochs, 2 * k - 1,
+		    incident_time(io.start_ns, tm, sizeof(tm)));
+	else if (io.what == INCIDENT_UPDATE)
+		snprintf(tail, len,
+		    "; the incident since %s goes on (%u epochs)",
+		    incident_time(io.start_ns, tm, sizeof(tm)), io.epochs);
+	return io.what == INCIDENT_NOTE || io.what == INCIDENT_START ||
+	    io.what == INCIDENT_UPDATE;
+}
 
 /* Emit one finding: "Name (rule #N): " and the sentence from fmt. */
 static void
@@ -305,19 +392,27 @@ rules_emit(struct rules *r, struct rules_run *run, const struct rules_out *o,
 	const struct vitals_epoch *first = run->q->epochs[o->first];
 	const struct vitals_epoch *last = run->q->epochs[run->q->n - 1];
 	struct vitals_finding f = { 0 };
-	char text[1400];
+	char text[1600], tail[160];
+	uint64_t start_ns;
+	uint32_t sev;
 	int n;
 	va_list ap;
 
+	if (!rules_step(r, run, o, &sev, &start_ns, tail, sizeof(tail)))
+		return;
 	n = snprintf(text, sizeof(text),
 	    "%s (rule #%d): ", rules_names[o->rule], o->rule);
 	va_start(ap, fmt);
 	vsnprintf(text + n, sizeof(text) - (size_t)n, fmt, ap);
 	va_end(ap);
+	n = (int)strlen(text);
+	snprintf(text + n, sizeof(text) - (size_t)n, "%s", tail);
 	f.start_ns = first->start_ns;
+	if (start_ns != 0 && start_ns < f.start_ns)
+		f.start_ns = start_ns;
 	f.end_ns = last->start_ns + last->length_ns;
 	f.timescale_s = run->q->timescale_s;
-	f.severity = o->severity;
+	f.severity = sev;
 	f.score = o->score;
 	f.value = o->value;
 	f.expected = o->expected;
@@ -397,15 +492,90 @@ rules_free_mem(const struct rules_view *v, int vi)
 	return (double)best;
 }
 
-/* Net allocation of exe in vital vi (kmem less kmem_free where present). */
+/*
+ * Whether exe was sampled creating processes or threads in v (fork,
+ * vfork, clone, clone3): the kernel pages a fork takes (page tables, a
+ * kernel stack) are charged to the parent and freed by the child.
+ */
+static int
+rules_forks(const struct rules_view *v, const char *exe)
+{
+	const struct vitals_vital_epoch *ve = v->ve[RULES_SYSCALL];
+	const struct vitals_sample *s;
+	char buf[24];
+	uint32_t i;
+
+	for (i = 0; ve != NULL && i < ve->nsamples; i++) {
+		s = &ve->samples[i];
+		if ((s->op == SYS_fork || s->op == SYS_vfork ||
+			s->op == SYS_clone
+#ifdef SYS_clone3
+			|| s->op == SYS_clone3
+#endif
+			) &&
+		    strcmp(labels_name(s, LABELS_BY_EXE, buf, sizeof(buf)),
+			exe) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Net allocation of exe in vital vi (kmem less kmem_free where present).
+ * Where umem is present too, movable pages (user memory and the page
+ * cache) count only as far as the exe faulted user pages in: a leak is
+ * memory the process keeps, while the page cache its reads and writes
+ * fill (a cat, a grep, a program writing files) is kmem it never frees
+ * itself, and no leak.  Unmovable kernel pages count in full, but for an
+ * exe that forks (a make, a shell), whose children free them.
+ */
 static double
 rules_net(const struct rules_view *v, int vi, const char *exe)
 {
-	double net = rules_w(v, vi, exe);
+	double net = rules_w(v, vi, exe), mov, kern;
 
-	if (vi == RULES_KMEM && v->ve[RULES_KMEM_FREE] != NULL)
+	if (vi == RULES_KMEM && v->ve[RULES_KMEM_FREE] != NULL) {
 		net -= rules_w(v, RULES_KMEM_FREE, exe);
+		if (v->ve[RULES_UMEM] != NULL) {
+			mov = rules_w(v, RULES_KMOV, exe);
+			kern = rules_forks(v, exe)
+			    ? 0
+			    : rules_w(v, RULES_KMEM, exe) - mov;
+			net = fmin(
+			    net, kern + fmin(mov, rules_w(v, RULES_UMEM, exe)));
+		}
+	}
 	return net;
+}
+
+static uint32_t rules_pids(
+    const struct rules_view *v, const char *exe, uint32_t *pid, uint32_t max);
+
+/*
+ * Whether one process of exe was sampled in every epoch of the queue from
+ * first on: a leak is one process keeping what it took, not a family of
+ * short processes (a build's, a script's) each taking its share.
+ */
+static int
+rules_one_process(
+    struct rules *r, struct rules_run *run, const char *exe, uint32_t first)
+{
+	uint32_t cand[16], ncand, other[64], nother, i, j, k;
+
+	ncand = rules_pids(rules_view(r, run, run->q->n - 1), exe, cand, 16);
+	for (i = 0; i < ncand; i++) {
+		for (j = first; j + 1 < run->q->n; j++) {
+			nother =
+			    rules_pids(rules_view(r, run, j), exe, other, 64);
+			for (k = 0; k < nother && other[k] != cand[i]; k++)
+				;
+			if (k == nother)
+				break;
+		}
+		if (j + 1 >= run->q->n)
+			return 1;
+	}
+	return 0;
 }
 
 /* Net allocation in each of the window's epochs; returns the least. */
@@ -485,7 +655,8 @@ rules_leak_vital(struct rules *r, struct rules_run *run, int vi)
 	struct rules_out o = { .rule = 2,
 		.severity = VITALS_SEV_WARN,
 		.first = first,
-		.vital = rules_vitals[vi] };
+		.vital = rules_vitals[vi],
+		.once = 1 };
 	double least, sum, was, now, before = 0;
 	int netted = rules_netted(r, run, vi, first), fell;
 	char a[48], b[48], c[48], falling[200] = "", rise[80] = "";
@@ -506,7 +677,8 @@ rules_leak_vital(struct rules *r, struct rules_run *run, int vi)
 	for (i = 0; i < v->lab[vi].n; i++) {
 		o.label = v->lab[vi].v[i].name;
 		least = rules_leak_min(r, run, vi, o.label, first, &sum);
-		if (least < r->cf->leak_pages || least <= 0)
+		if (least < r->cf->leak_pages || least <= 0 ||
+		    !rules_one_process(r, run, o.label, first))
 			continue;
 		if (!netted) {
 			before = rules_leak_before(r, run, vi, o.label, first);
@@ -529,10 +701,15 @@ rules_leak_vital(struct rules *r, struct rules_run *run, int vi)
 static int
 rules_2(struct rules *r, struct rules_run *run)
 {
+	uint32_t first;
+
 	if (run->q->n < (uint32_t)r->cf->leak_epochs)
 		return 0;
+	first = run->q->n - (uint32_t)r->cf->leak_epochs;
 	rules_leak_vital(r, run, RULES_KMEM);
-	rules_leak_vital(r, run, RULES_UMEM);
+	/* Faults alone are weaker evidence: only without net kmem. */
+	if (!rules_netted(r, run, RULES_KMEM, first))
+		rules_leak_vital(r, run, RULES_UMEM);
 	return 0;
 }
 
@@ -581,7 +758,8 @@ rules_io_report(
 		.label = x->exe,
 		.value = x->n,
 		.expected = (double)r->cf->io_errors,
-		.score = x->n };
+		.score = x->n,
+		.once = 1 };
 	char where[256] = "";
 	size_t used = 0;
 	uint32_t i;
@@ -728,6 +906,14 @@ rules_mirrors(struct rules *r, struct rules_run *run, const char *exe,
 	return n;
 }
 
+/* Whether an exe's blocking per base epoch b is high (#5, #6). */
+static int
+rules_block_high(const struct rules *r, double b)
+{
+	return b >= (double)r->cf->block_high &&
+	    b >= r->cf->block_share * (double)r->base_ns;
+}
+
 /* The blocking site (top kernel frame) of exe's heaviest blocking label. */
 static const char *
 rules_block_site(const struct rules_view *v, const char *exe)
@@ -755,7 +941,7 @@ rules_5_exe(struct rules *r, struct rules_run *run, const char *exe)
 
 	before = rules_mean_before(
 	    r, run, RULES_BLOCKING, exe, (uint32_t)r->cf->window);
-	if (b < (double)r->cf->block_high || b < r->cf->rise * before)
+	if (!rules_block_high(r, b) || b < r->cf->rise * before)
 		return;
 	o.value = b;
 	o.expected = before;
@@ -811,7 +997,7 @@ rules_6(struct rules *r, struct rules_run *run)
 		f = rules_w(v, RULES_UMEM, o.label);
 		b = rules_w(v, RULES_BLOCKING, o.label);
 		io = rules_w(v, RULES_DISKIO, o.label);
-		if (f < cf->umem_high || b < (double)cf->block_high ||
+		if (f < cf->umem_high || !rules_block_high(r, b) ||
 		    io < (double)cf->io_high)
 			continue;
 		o.value = f;
@@ -830,6 +1016,26 @@ rules_6(struct rules *r, struct rules_run *run)
 
 /* ---- #7 held from scheduling ---- */
 
+/*
+ * Whether the CPUs were busy in v: cpu_busy samples (per base epoch), or,
+ * where the proc probe measured it, idle under a tenth of the time in one
+ * of its readings (each second).  The sample count alone cannot say it
+ * for short epochs: at 99 Hz two CPUs give 594 samples in 3 s, never
+ * cpu_busy's 1000; nor for a burst: a build's last seconds saturate the
+ * CPUs and queue tasks in an epoch idle 58% on average.  Tasks queued
+ * behind either are held normally.
+ */
+static int
+rules_cpu_busy(const struct rules *r, struct rules_view *v)
+{
+	const struct vitals_metric *idle =
+	    vitals_epoch_metric(v->ep, "proc.cpu.idle_pct");
+
+	if (rules_total(v, RULES_CPU) >= r->cf->cpu_busy)
+		return 1;
+	return idle != NULL && idle->n > 0 && idle->min < 10;
+}
+
 static int
 rules_7(struct rules *r, struct rules_run *run)
 {
@@ -841,7 +1047,7 @@ rules_7(struct rules *r, struct rules_run *run)
 		.first = run->q->n - 1,
 		.vital = "sched" };
 	double cpu = rules_total(v, RULES_CPU), d, c;
-	int busy = cpu >= cf->cpu_busy;
+	int busy = rules_cpu_busy(r, v);
 	char x[48];
 	uint32_t i;
 
@@ -1167,41 +1373,50 @@ rules_last_calls(const struct rules_view *v, const char *exe, char *buf,
 	free(s);
 }
 
-/* Why it may have gone, from its signals and last system calls. */
+/*
+ * Why it may have gone, from its signals and last system calls, and how
+ * grave that is: a crash is harm (crit), a SIGKILL a warning (the OOM
+ * killer, or a forced stop), a request to stop (SIGTERM, SIGINT, SIGHUP,
+ * SIGPIPE) or an exit is info, and so is a departure with neither seen:
+ * exits are sampled, so most such processes just ended.
+ */
 static void
 rules_10_report(struct rules *r, struct rules_run *run, const char *exe,
-    uint32_t prominent, double share)
+    const uint32_t *pid, uint32_t npid, uint32_t prominent, double share)
 {
-	uint32_t n = run->q->n, pid[8], npid, nsig = 0;
+	uint32_t n = run->q->n, nsig = 0;
 	struct rules_view *before = rules_view(r, run, n - 2);
 	struct rules_out o = { .rule = 10,
-		.severity = VITALS_SEV_WARN,
+		.severity = VITALS_SEV_INFO,
 		.first = n - 2,
 		.vital = NULL,
 		.label = exe,
 		.value = share,
 		.expected = r->cf->vanish_share,
-		.score = prominent };
+		.score = prominent,
+		.once = 1 };
 	char sigs[256] = "", calls[128], how[320];
 	int last, k, exited = 0;
 
-	npid = rules_pids(before, exe, pid, 8);
 	last = rules_signals(before, pid, npid, sigs, sizeof(sigs), &nsig);
 	k = rules_signals(
 	    rules_newest(r, run), pid, npid, sigs, sizeof(sigs), &nsig);
 	if (k >= 0)
 		last = k;
 	rules_last_calls(before, exe, calls, sizeof(calls), &exited);
-	if (last >= 0)
+	if (last >= 0) {
 		snprintf(how, sizeof(how), "%s (%s)",
 		    rules_sigs[last].crash ? "it crashed" : "it was killed",
 		    sigs);
-	else if (exited)
+		o.severity = rules_sigs[last].crash   ? VITALS_SEV_CRIT
+		    : rules_sigs[last].sig == SIGKILL ? VITALS_SEV_WARN
+						      : VITALS_SEV_INFO;
+	} else if (exited)
 		snprintf(how, sizeof(how), "it exited");
 	else
 		snprintf(how, sizeof(how),
-		    "no fatal signal or exit was seen, "
-		    "it may have hung");
+		    "no fatal signal or exit was sampled: it ended unseen, "
+		    "or hung");
 	rules_emit(r, run, &o,
 	    "%s (pid %u), prominent in %u earlier epochs, left no sample in "
 	    "any vital: %s; its last system calls: %s",
@@ -1221,22 +1436,59 @@ rules_listed_before(const struct rules_view *v, const char *exe, int k)
 	return 0;
 }
 
-/* Check one exe seen in the previous epoch: gone now, prominent before. */
-static void
-rules_10_exe(struct rules *r, struct rules_run *run, const char *exe)
+/*
+ * The pids of exe in the previous epoch that lived through at least
+ * `vanish_epochs` epochs of the queue before the newest (sampled in each,
+ * in any vital), into pid[]; returns how many.  A process that did not is
+ * short-lived by nature (one of a script's or a build's), and an exe
+ * whose processes come and go vanishes all the time.
+ */
+static uint32_t
+rules_10_lived(struct rules *r, struct rules_run *run, const char *exe,
+    uint32_t *pid, uint32_t max)
 {
-	uint32_t n = run->q->n, j, prominent = 0;
+	uint32_t n = run->q->n, cand[8], ncand, other[64], nother, i, j, k,
+		 lived, m = 0;
+
+	ncand = rules_pids(rules_view(r, run, n - 2), exe, cand, 8);
+	for (i = 0; i < ncand && m < max; i++) {
+		for (j = 0, lived = 0; j + 1 < n; j++) {
+			nother =
+			    rules_pids(rules_view(r, run, j), exe, other, 64);
+			for (k = 0; k < nother && other[k] != cand[i]; k++)
+				;
+			lived += k < nother;
+		}
+		if (lived >= (uint32_t)r->cf->vanish_epochs)
+			pid[m++] = cand[i];
+	}
+	return m;
+}
+
+/*
+ * Check one exe seen in the previous epoch: gone now, prominent before,
+ * one of its processes long-lived.  Kernel threads (no exe) are left out:
+ * they park and wake, and their ends are the kernel's.
+ */
+static void
+rules_10_exe(struct rules *r, struct rules_run *run, const char *exe,
+    const struct vitals_sample *rep)
+{
+	uint32_t n = run->q->n, j, prominent = 0, pid[8], npid;
 	double share, best = 0;
 
-	if (rules_seen(rules_newest(r, run), exe))
+	if (rep == NULL || rep->exe == NULL || rep->exe[0] == '\0' ||
+	    rules_seen(rules_newest(r, run), exe))
 		return;
 	for (j = 0; j < n - 1; j++) {
 		share = rules_prominence(rules_view(r, run, j), exe);
 		prominent += share >= r->cf->vanish_share;
 		best = fmax(best, share);
 	}
-	if (prominent >= (uint32_t)r->cf->vanish_epochs)
-		rules_10_report(r, run, exe, prominent, best);
+	if (prominent < (uint32_t)r->cf->vanish_epochs ||
+	    (npid = rules_10_lived(r, run, exe, pid, 8)) == 0)
+		return;
+	rules_10_report(r, run, exe, pid, npid, prominent, best);
 }
 
 static int
@@ -1253,7 +1505,8 @@ rules_10(struct rules *r, struct rules_run *run)
 		for (i = 0; k != RULES_SIGNAL && i < prev->lab[k].n; i++)
 			if (!rules_listed_before(
 				prev, prev->lab[k].v[i].name, k))
-				rules_10_exe(r, run, prev->lab[k].v[i].name);
+				rules_10_exe(r, run, prev->lab[k].v[i].name,
+				    prev->lab[k].v[i].rep);
 	return 0;
 }
 
@@ -1330,6 +1583,34 @@ rules_can(struct rules *r, const struct rules_view *v, int n)
 	return 0;
 }
 
+/* An incident that is over (a rule no longer holds): its end, at info. */
+static int
+rules_end(void *arg, const struct incident *in, const struct incident_out *o)
+{
+	struct rules *r = arg;
+	const struct vitals_epoch *ep = r->q->epochs[r->q->n - 1];
+	struct vitals_finding f = { 0 };
+	char text[768], tm[16];
+	int n = atoi(in->key + 1);
+
+	if (n < 1 || n > RULES_N || RULES_ONESHOT(n))
+		return 0;
+	snprintf(text, sizeof(text),
+	    "%s (rule #%d): no longer holds%s%s; the incident since %s is "
+	    "over after %u epochs",
+	    rules_names[n], n, in->label ? " for " : "",
+	    in->label ? in->label : "",
+	    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
+	f.start_ns = o->start_ns;
+	f.end_ns = ep->start_ns + ep->length_ns;
+	f.timescale_s = r->q->timescale_s;
+	f.severity = VITALS_SEV_INFO;
+	f.vital = in->vital != NULL && in->vital[0] != '\0' ? in->vital : NULL;
+	f.label = in->label != NULL && in->label[0] != '\0' ? in->label : NULL;
+	f.text = text;
+	return vitals_finding_emit(r->ctx, &f);
+}
+
 static int
 rules_epoch(void *state, const struct vitals_queue *q)
 {
@@ -1338,6 +1619,7 @@ rules_epoch(void *state, const struct vitals_queue *q)
 	uint32_t i;
 	int n;
 
+	r->q = q;
 	if ((run.views = calloc(q->n, sizeof(*run.views))) == NULL)
 		return -ENOMEM;
 	for (n = 1; n <= RULES_N; n++) {
@@ -1348,13 +1630,19 @@ rules_epoch(void *state, const struct vitals_queue *q)
 	for (i = 0; i < q->n; i++)
 		rules_view_free(&run.views[i]);
 	free(run.views);
+	if (incident_sweep(&r->inc, q, rules_end, r) != 0)
+		run.rc = -ENOMEM;
 	return run.rc;
 }
 
 static void
 rules_fini(void *state)
 {
-	free(state);
+	struct rules *r = state;
+
+	if (r != NULL)
+		incident_free(&r->inc);
+	free(r);
 }
 
 /* "3" or "#3" -> 3; 0 if it is not a rule number. */
@@ -1408,6 +1696,7 @@ rules_init(struct vitals_ctx *ctx, const void *config, void **state)
 	r->ctx = ctx;
 	r->cf = cf;
 	r->base_ns = vitals_settings(ctx)->epoch_ns;
+	r->inc.k = (uint32_t)cf->persist;
 	*state = r;
 	return 0;
 }

@@ -13,6 +13,7 @@
 
 #include <vitals/vitals.h>
 
+#include "incident.h"
 #include "labels.h"
 
 #define THRESHOLD_EVENTS 0
@@ -76,6 +77,8 @@ struct threshold {
 	uint64_t base_ns; /* nominal base epoch */
 	uint32_t nrules;
 	struct threshold_rule *rules;
+	struct incidents inc; /* a bound crossed: one incident until back */
+	const struct vitals_queue *q; /* the queue being looked at */
 };
 
 static int
@@ -351,6 +354,11 @@ threshold_text(const struct threshold *t, const struct threshold_rule *r,
 		    "; %s was not seen", r->exe);
 }
 
+/*
+ * A crossed bound is the administrator's own word: an incident at once,
+ * at the rule's severity, said again only when it doubles; the end is
+ * said when the value is back within the bound.
+ */
 static int
 threshold_emit(struct threshold *t, const struct vitals_queue *q,
     const struct threshold_rule *r, const struct vitals_vital_epoch *ve,
@@ -358,18 +366,29 @@ threshold_emit(struct threshold *t, const struct vitals_queue *q,
 {
 	const struct vitals_epoch *ep = q->epochs[q->n - 1];
 	struct vitals_finding f = { 0 };
-	char text[1024];
+	struct incident_out o;
+	char text[1200], key[32], tm[16];
 	double share = 0;
 
 	if (r->exe == NULL && l->n > 0 && l->total > 0) {
 		who = l->v[0].name;
 		share = l->v[0].weight / l->total;
 	}
+	snprintf(key, sizeof(key), "%u", (unsigned)(r - t->rules));
+	if (incident_step(&t->inc, q, key, ve->name, r->text, 1,
+		fabs(x - r->bound) + 1, r->severity, 1, &o) != 0)
+		return -ENOMEM;
+	if (o.what != INCIDENT_START && o.what != INCIDENT_UPDATE)
+		return 0;
 	threshold_text(t, r, ve, x, who, share, text, sizeof(text));
-	f.start_ns = ep->start_ns;
+	if (o.what == INCIDENT_UPDATE)
+		snprintf(text + strlen(text), sizeof(text) - strlen(text),
+		    "; crossed since %s (%u epochs)",
+		    incident_time(o.start_ns, tm, sizeof(tm)), o.epochs);
+	f.start_ns = o.start_ns;
 	f.end_ns = ep->start_ns + ep->length_ns;
 	f.timescale_s = q->timescale_s;
-	f.severity = r->severity;
+	f.severity = o.severity;
 	f.score = fabs(x - r->bound) / fmax(fabs(r->bound), 1);
 	f.value = x;
 	f.expected = r->bound;
@@ -427,6 +446,32 @@ threshold_eval(
 	return rc;
 }
 
+/* A bound no longer crossed: the end of its incident, at info. */
+static int
+threshold_end(
+    void *arg, const struct incident *in, const struct incident_out *o)
+{
+	struct threshold *t = arg;
+	const struct vitals_epoch *ep = t->q->epochs[t->q->n - 1];
+	struct vitals_finding f = { 0 };
+	char text[768], tm[16];
+	unsigned i = (unsigned)atoi(in->key);
+
+	snprintf(text, sizeof(text),
+	    "%s: back within the bound of rule %u (%s), crossed since %s for "
+	    "%u epochs",
+	    in->vital ? in->vital : "", i + 1, in->label ? in->label : "",
+	    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
+	f.start_ns = o->start_ns;
+	f.end_ns = ep->start_ns + ep->length_ns;
+	f.timescale_s = t->q->timescale_s;
+	f.severity = VITALS_SEV_INFO;
+	f.vital = in->vital;
+	f.label = i < t->nrules ? t->rules[i].exe : NULL;
+	f.text = text;
+	return vitals_finding_emit(t->ctx, &f);
+}
+
 static int
 threshold_epoch(void *state, const struct vitals_queue *q)
 {
@@ -434,9 +479,12 @@ threshold_epoch(void *state, const struct vitals_queue *q)
 	uint32_t i;
 	int rc = 0;
 
+	t->q = q;
 	for (i = 0; i < t->nrules; i++)
 		if (threshold_eval(t, q, &t->rules[i]) != 0)
 			rc = -ENOMEM;
+	if (incident_sweep(&t->inc, q, threshold_end, t) != 0)
+		rc = -ENOMEM;
 	return rc;
 }
 
@@ -460,6 +508,7 @@ threshold_fini(void *state)
 	for (i = 0; i < t->nrules; i++)
 		threshold_rule_free(&t->rules[i]);
 	free(t->rules);
+	incident_free(&t->inc);
 	free(t);
 }
 
@@ -518,6 +567,7 @@ threshold_init(struct vitals_ctx *ctx, const void *config, void **state)
 	}
 	t->ctx = ctx;
 	t->base_ns = vitals_settings(ctx)->epoch_ns;
+	t->inc.k = 1;
 	for (i = 0; i < cf->rules.n; i++, t->nrules++) {
 		/* Checked above: only memory can run out here. */
 		rc = threshold_parse(cf->rules.v[i], i, threshold_defsev(cf),

@@ -7,7 +7,9 @@
  * its sched_info.run_delay since it last left a CPU (the wait on another
  * CPU's queue before a migration).  So no program runs at wakeup.  A
  * thread leaving the CPU asleep is stamped, in task-local storage, and
- * its time off-CPU counted when it comes back, under its own identity.
+ * its time off-CPU counted when it comes back, under its own identity:
+ * as blocking if it slept waiting for a resource (D state), as wait if it
+ * slept waiting for an event (sched_sleep_vital).
  */
 #include <vitals/probe.bpf.h>
 
@@ -15,6 +17,9 @@
 
 /* __state at a task's last switch: it exits and never comes back. */
 #define SCHED_TASK_DEAD 0x80
+/* __state bits that tell a wait for a resource from an idle one. */
+#define SCHED_TASK_UNINTERRUPTIBLE 0x2
+#define SCHED_TASK_NOLOAD 0x400
 
 /* CONFIG_SCHED_INFO: times on the run queue's clock (rq->clock). */
 struct sched_info {
@@ -160,6 +165,23 @@ sched_exiting_exe(struct task_struct___sched *prev)
 }
 
 /*
+ * The vital (index + 1, 0 = not counted) of a sleep begun in state.
+ * Uninterruptible (D state, the killable form included) and not
+ * TASK_NOLOAD is a wait for a resource: I/O, a page being read in, a
+ * sleeping lock: blocking.  An interruptible sleep (a read of an idle
+ * pipe or socket, poll, epoll, futex, wait4, nanosleep) and TASK_IDLE (a
+ * kernel thread waiting for work) wait for an event: wait.
+ */
+static __always_inline __u64
+sched_sleep_vital(const struct vitals_bpf_cfg *c, __u32 state)
+{
+	if ((state & SCHED_TASK_UNINTERRUPTIBLE) &&
+	    !(state & SCHED_TASK_NOLOAD))
+		return c->param[SCHED_P_BLOCKING];
+	return c->param[SCHED_P_WAIT];
+}
+
+/*
  * The outgoing thread: still runnable (preempted, or woken before it
  * slept) waits for a CPU from now; asleep starts an off-CPU interval.
  * Either way its run_delay so far is noted, so that a wait the kernel
@@ -171,6 +193,7 @@ sched_out(const struct vitals_bpf_cfg *c, void *ctx,
 {
 	struct sched_task *e;
 	__u32 tid = prev->pid, exe;
+	__u64 sleep;
 	int runnable;
 
 	if (tid == 0)
@@ -181,14 +204,15 @@ sched_out(const struct vitals_bpf_cfg *c, void *ctx,
 	/*
 	 * A pending signal leaves a sleeper runnable: __state is reset.  A
 	 * runnable thread's entry serves the sched vital alone; a sleeper's,
-	 * blocking (its off stamp) and sched (its run_delay baseline).
+	 * blocking or wait (its off stamp) and sched (its run_delay baseline).
 	 */
 	runnable = preempt || state == 0 || prev->__state == 0;
-	if ((runnable ? c->param[SCHED_P_SCHED] : c->param[SCHED_P_SCHED] |
-	    c->param[SCHED_P_BLOCKING]) == 0 || (e = sched_entry(prev)) == 0)
+	sleep = runnable ? 0 : sched_sleep_vital(c, state);
+	if ((c->param[SCHED_P_SCHED] | sleep) == 0 ||
+	    (e = sched_entry(prev)) == 0)
 		return;
 	e->out = runnable ? now : 0;
-	e->off = !runnable && c->param[SCHED_P_BLOCKING] != 0 ? now : 0;
+	e->off = sleep != 0 ? now : 0;
 	e->state = state;
 	e->cause = runnable ? SCHED_CAUSE_PREEMPTED : SCHED_CAUSE_WOKEN;
 	e->run_delay = sched_run_delay(prev);
@@ -338,14 +362,18 @@ sched_ustack(const struct vitals_bpf_cfg *c, struct vitals_bpf_rec *r,
 	r->nustack = r->ustack[0] != 0;
 }
 
-/* Count time off-CPU under the site where the thread slept. */
+/*
+ * Count time off-CPU under the site where the thread slept, in vital vi
+ * (index + 1: blocking or wait).
+ */
 static __always_inline void
-sched_count_block(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
-    __u64 pt, __u32 exe, __u32 uid, __u64 blocked, __u64 waited, __u32 state)
+sched_count_block(struct vitals_bpf_cfg *c, __u64 vi,
+    struct task_struct___sched *t, __u64 pt, __u32 exe, __u32 uid,
+    __u64 blocked, __u64 waited, __u32 state)
 {
 	struct vitals_bpf_rec *r;
 
-	r = vitals_bpf_count(c, (__u32)c->param[SCHED_P_BLOCKING] - 1,
+	r = vitals_bpf_count(c, (__u32)vi - 1,
 	    sched_site(t, c->param[SCHED_P_SITE_FRAMES]), blocked, pt, exe,
 	    uid);
 	if (r == 0)
@@ -412,6 +440,7 @@ sched_in(struct vitals_bpf_cfg *c, struct task_struct___sched *next, __u64 now)
 {
 	struct sched_task *e;
 	__u64 off = 0, out = 0, base = 0, wait = 0, delay = 0, blocked = 0, pt;
+	__u64 vi;
 	__u32 tid = next->pid, state = 0, cause, exe, uid, kept = 0;
 	int queued = 0, has_base = 1;
 
@@ -448,8 +477,8 @@ sched_in(struct vitals_bpf_cfg *c, struct task_struct___sched *next, __u64 now)
 	if ((exe = vitals_bpf_task_exe((struct task_struct *)next)) == 0)
 		exe = kept;
 	uid = next->cred->uid.val;
-	if (blocked != 0 && c->param[SCHED_P_BLOCKING] != 0)
-		sched_count_block(c, next, pt, exe, uid, blocked,
+	if (blocked != 0 && (vi = sched_sleep_vital(c, state)) != 0)
+		sched_count_block(c, vi, next, pt, exe, uid, blocked,
 		    queued ? wait : 0, state);
 	if (delay != 0)
 		sched_count_delay(c, next, pt, exe, uid, delay, cause);

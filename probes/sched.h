@@ -14,6 +14,7 @@
 #define SCHED_P_BLOCKING 3 /* index of the blocking vital + 1; 0 = off */
 #define SCHED_P_SITE_FRAMES 4 /* kernel frames hashed into a blocking site */
 #define SCHED_P_USTACK 5 /* 1: keep user stacks of tasks going to sleep */
+#define SCHED_P_WAIT 6 /* index of the wait vital + 1; 0 = off */
 
 /* How a delayed task became runnable (sched sample args[3]). */
 #define SCHED_CAUSE_WOKEN 1 /* woken after sleeping */

@@ -2,7 +2,8 @@
 /*
  * Unit tests of the affinity filter against the mock core: a steady mix
  * of exes never flags, an abrupt change flags once at the right epoch
- * naming who entered and left, and every option changes what it should.
+ * naming who entered and left (its end later said once, at info), and
+ * every option changes what it should.
  */
 #include <check.h>
 #include <errno.h>
@@ -21,11 +22,18 @@ extern const struct vitals_plugin vitals_plugin;
 static void *cfg, *st;
 static struct tep_queue *q;
 
+/*
+ * Start the filter with defaults overridden by NULL-terminated pairs.  The
+ * floors are off (the hand-made weights are small) and persist is 1 (a
+ * change is an incident at once) unless kv sets them.
+ */
 static int
 start(const char *const *kv)
 {
 	cfg = mock_config_new(&vitals_plugin);
 	ck_assert_ptr_nonnull(cfg);
+	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "floor", "*=0"), 0);
+	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "persist", "1"), 0);
 	for (; kv != NULL && kv[0] != NULL; kv += 2)
 		ck_assert_int_eq(
 		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
@@ -75,6 +83,17 @@ run2(const char *a, uint64_t wa, const char *b, uint64_t wb)
 	struct part p[] = { { a, wa }, { b, wb }, { NULL, 0 } };
 
 	run_mix(q, "cpu", p);
+}
+
+/* Findings that report a change (not the end of one). */
+static unsigned
+changes(void)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < mock_nfindings(); i++)
+		n += strstr(mock_finding(i)->text, "is over") == NULL;
+	return n;
 }
 
 static char steady_names[2 * NEXES][32];
@@ -139,12 +158,13 @@ START_TEST(abrupt_change)
 	ck_assert_int_eq(start(change_cases[_i]), 0);
 	for (i = 0; i < 30; i++)
 		run_steady(q, "cpu", i, i >= 12);
-	ck_assert_uint_eq(mock_nfindings(), 1);
+	ck_assert_uint_eq(changes(), 1);
 	f = mock_finding(0);
 	ck_assert_str_eq(f->filter, "affinity");
 	ck_assert_str_eq(f->vital, "cpu");
 	ck_assert_str_eq(f->label, "/usr/bin/new0");
-	ck_assert_uint_eq(f->severity, VITALS_SEV_WARN);
+	/* A reshuffle among ten, new0 a third of it: no takeover, info. */
+	ck_assert_uint_eq(f->severity, VITALS_SEV_INFO);
 	ck_assert_uint_eq(f->start_ns, tep_start_ns(60, 12));
 	ck_assert_uint_eq(f->end_ns, tep_start_ns(60, 13));
 	ck_assert_uint_eq(f->timescale_s, 60);
@@ -168,9 +188,10 @@ START_TEST(finding_text)
 	ck_assert_uint_eq(mock_nfindings(), 1);
 	f = mock_finding(0);
 	ck_assert_str_eq(f->text,
-	    "cpu weight moved to other exes: similarity 0.18 to the previous "
-	    "epoch is below 0.30; entered: /usr/bin/x (70%); left: /usr/bin/b "
+	    "cpu weight moved to other exes: similarity 0.18 to the mix "
+	    "before is below 0.30; entered: /usr/bin/x (70%); left: /usr/bin/b "
 	    "(40%)");
+	ck_assert_uint_eq(f->severity, VITALS_SEV_WARN); /* a takeover */
 	ck_assert_double_eq_tol(f->value, 0.3 / 1.7, 1e-9);
 	ck_assert_double_eq_tol(f->score, 1 - 0.3 / 1.7, 1e-9);
 	ck_assert_str_eq(f->label, "/usr/bin/x");
@@ -219,7 +240,7 @@ START_TEST(warmup)
 	ck_assert_int_eq(start(kv), 0);
 	for (i = 0; i < 10; i++)
 		run_steady(q, "cpu", i, i >= warm_cases[_i].at);
-	ck_assert_uint_eq(mock_nfindings(), warm_cases[_i].findings);
+	ck_assert_uint_eq(changes(), warm_cases[_i].findings);
 	if (warm_cases[_i].findings)
 		ck_assert_uint_eq(mock_finding(0)->start_ns,
 		    tep_start_ns(60, warm_cases[_i].at));
@@ -247,7 +268,7 @@ START_TEST(min_similarity)
 	for (i = 0; i < 5; i++)
 		run2("/usr/bin/a", 50, "/usr/bin/b", 50);
 	run2("/usr/bin/a", 50, "/usr/bin/c", 50);
-	ck_assert_uint_eq(mock_nfindings(), sim_cases[_i].findings);
+	ck_assert_uint_eq(changes(), sim_cases[_i].findings);
 	if (sim_cases[_i].findings)
 		ck_assert_double_eq_tol(mock_finding(0)->value, 1 / 3.0, 1e-9);
 }
@@ -273,7 +294,7 @@ START_TEST(top)
 	for (i = 0; i < 5; i++)
 		run2("/usr/bin/a", 60, "/usr/bin/b", 40);
 	run2("/usr/bin/a", 40, "/usr/bin/b", 60);
-	ck_assert_uint_eq(mock_nfindings(), top_cases[_i].findings);
+	ck_assert_uint_eq(changes(), top_cases[_i].findings);
 }
 END_TEST
 
@@ -285,8 +306,8 @@ static const struct {
 } thin_cases[] = {
 	{ "50", 0 },
 	{ "11", 0 },
-	{ "10", 2 }, /* the thin epoch flags, and the return to a, b */
-	{ "0", 2 },
+	{ "10", 1 }, /* the thin epoch flags; the return to a, b is its end */
+	{ "0", 1 },
 };
 
 START_TEST(min_events)
@@ -299,7 +320,7 @@ START_TEST(min_events)
 		run2("/usr/bin/a", 60, "/usr/bin/b", 40);
 	run2("/usr/bin/z", 6, "/usr/bin/y", 4); /* 10 events */
 	run2("/usr/bin/a", 60, "/usr/bin/b", 40);
-	ck_assert_uint_eq(mock_nfindings(), thin_cases[_i].findings);
+	ck_assert_uint_eq(changes(), thin_cases[_i].findings);
 }
 END_TEST
 
@@ -323,7 +344,7 @@ START_TEST(vitals_option)
 	q = tep_queue_new(60, 16);
 	for (i = 0; i < 10; i++)
 		run_steady(q, "sched", i, i >= 5);
-	ck_assert_uint_eq(mock_nfindings(), 1);
+	ck_assert_uint_eq(changes(), 1);
 	ck_assert_str_eq(mock_finding(0)->vital, "sched");
 }
 END_TEST
@@ -341,11 +362,11 @@ START_TEST(timescales_separate)
 	}
 	ck_assert_uint_eq(mock_nfindings(), 0);
 	run_steady(q300, "cpu", 10, 0);
-	ck_assert_uint_eq(mock_nfindings(), 1);
+	ck_assert_uint_eq(changes(), 1);
 	ck_assert_uint_eq(mock_finding(0)->timescale_s, 300);
 	ck_assert_uint_eq(mock_finding(0)->start_ns, tep_start_ns(300, 10));
 	run_steady(q, "cpu", 10, 0);
-	ck_assert_uint_eq(mock_nfindings(), 1);
+	ck_assert_uint_eq(changes(), 1);
 	tep_queue_free(q300);
 }
 END_TEST
@@ -373,7 +394,7 @@ START_TEST(drift)
 	for (i = 1; i <= 10; i++)
 		run2("/usr/bin/a", 101 - 10 * i, "/usr/bin/b", 1 + 10 * i);
 	if (drift_cases[_i].flags)
-		ck_assert_uint_ge(mock_nfindings(), 1);
+		ck_assert_uint_ge(changes(), 1);
 	else
 		ck_assert_uint_eq(mock_nfindings(), 0);
 }
@@ -389,6 +410,8 @@ static const struct {
 	{ "alpha", "2" },
 	{ "min_events", "-1" },
 	{ "by", "pid" },
+	{ "persist", "0" },
+	{ "floor", "=1" },
 };
 
 START_TEST(bad_options)
@@ -404,6 +427,53 @@ START_TEST(bad_options)
 	/* --check-config refuses it alike, without starting anything. */
 	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
 	ck_assert_str_eq(mock_check_why(), mock_last_error());
+}
+END_TEST
+
+/*
+ * persist 2: a takeover is info when first seen, a warning when it lasts
+ * (2 of 3 epochs, its range from the first), then nothing while it lasts
+ * (the mix before stays the baseline), and its end is said once, at info.
+ */
+START_TEST(persist_takeover)
+{
+	const char *kv[] = { "persist", "2", NULL };
+	const struct vitals_finding *f;
+	unsigned i;
+
+	ck_assert_int_eq(start(kv), 0);
+	for (i = 0; i < 5; i++)
+		run2("/usr/bin/a", 60, "/usr/bin/b", 40);
+	run2("/usr/bin/x", 90, "/usr/bin/a", 10);
+	ck_assert_uint_eq(mock_nfindings(), 1);
+	ck_assert_uint_eq(mock_finding(0)->severity, VITALS_SEV_INFO);
+	run2("/usr/bin/x", 90, "/usr/bin/a", 10);
+	ck_assert_uint_eq(mock_nfindings(), 2);
+	f = mock_finding(1);
+	ck_assert_uint_eq(f->severity, VITALS_SEV_WARN);
+	ck_assert_str_eq(f->label, "/usr/bin/x");
+	ck_assert_uint_eq(f->start_ns, tep_start_ns(60, 5));
+	run2("/usr/bin/x", 90, "/usr/bin/a", 10);
+	ck_assert_uint_eq(mock_nfindings(), 2);
+	for (i = 0; i < 5; i++)
+		run2("/usr/bin/a", 60, "/usr/bin/b", 40);
+	ck_assert_uint_eq(changes(), 2);
+	ck_assert_uint_eq(mock_nfindings(), 3);
+	ck_assert_uint_eq(mock_finding(2)->severity, VITALS_SEV_INFO);
+}
+END_TEST
+
+/* A change that moves less weight per second than the floor is not said. */
+START_TEST(floor_option)
+{
+	const char *kv[] = { "floor", "cpu=2", NULL }; /* 100 per 60 s: 1.7/s */
+	unsigned i;
+
+	ck_assert_int_eq(start(kv), 0);
+	for (i = 0; i < 5; i++)
+		run2("/usr/bin/a", 60, "/usr/bin/b", 40);
+	run2("/usr/bin/x", 90, "/usr/bin/a", 10);
+	ck_assert_uint_eq(mock_nfindings(), 0);
 }
 END_TEST
 
@@ -436,6 +506,8 @@ affinity_suite(void)
 	tcase_add_test(tc, vitals_option);
 	tcase_add_test(tc, timescales_separate);
 	tcase_add_loop_test(tc, drift, 0, NCASES(drift_cases));
+	tcase_add_test(tc, persist_takeover);
+	tcase_add_test(tc, floor_option);
 	tcase_add_loop_test(tc, bad_options, 0, NCASES(bad_cases));
 	tcase_add_test(tc, descriptor);
 	suite_add_tcase(s, tc);

@@ -1342,8 +1342,7 @@ cpu_findings(const struct vitals_agg_result *r, uint64_t at)
 	for (i = 0; i < r->nfindings; i++)
 		if (r->findings[i].f.vital &&
 		    !strcmp(r->findings[i].f.vital, "cpu") &&
-		    r->findings[i].f.start_ns == at &&
-		    r->findings[i].f.label == NULL)
+		    r->findings[i].f.start_ns == at)
 			n++;
 	return n;
 }

@@ -185,11 +185,18 @@ make(unsigned i, const char *spec)
 	return &f->e;
 }
 
+/*
+ * Start the filter with defaults overridden by NULL-terminated pairs.  The
+ * floors are off (the hand-made rates are small) and persist is 1, as
+ * `vitals diff` compares two ranges, unless kv sets them.
+ */
 static void
 start(const char *const *kv)
 {
 	cfg = mock_config_new(&vitals_plugin);
 	ck_assert_ptr_nonnull(cfg);
+	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "floor", "*=0"), 0);
+	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "persist", "1"), 0);
 	for (; kv != NULL && kv[0] != NULL; kv += 2)
 		ck_assert_int_eq(
 		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
@@ -372,8 +379,14 @@ START_TEST(table)
 		ck_assert_uint_eq(f->end_ns,
 		    queue[q.n - 1]->start_ns + queue[q.n - 1]->length_ns);
 		ck_assert_uint_eq(f->timescale_s, 60);
+		/* A warning: the one that makes most of a rise (a fall, or
+		 * weight no sample names, is info). */
 		ck_assert_uint_eq(f->severity,
-		    w->share >= 0.5 ? VITALS_SEV_WARN : VITALS_SEV_INFO);
+		    i == 0 && w->share >= 0.5 &&
+			    strstr(f->text, "of the increase") != NULL &&
+			    strcmp(w->label, "(unattributed)") != 0
+			? VITALS_SEV_WARN
+			: VITALS_SEV_INFO);
 		if (w->text != NULL)
 			ck_assert_msg(strstr(f->text, w->text) != NULL,
 			    "%s: text '%s' lacks '%s'", cases[_i].name, f->text,
@@ -440,11 +453,19 @@ run_spec(unsigned k, char *buf, size_t len)
 		    : "");
 }
 
+/* The queue of epoch k of a sliding run: up to 6 epochs ending at k. */
+static void
+slide(struct vitals_queue *q, const struct vitals_epoch **run, unsigned k)
+{
+	q->n = k < 6 ? k + 1 : 6;
+	q->epochs = &run[k + 1 - q->n];
+}
+
 /*
  * One instance fed a sliding queue, as the daemon does, reports exactly
- * what a new instance reports for each queue: what it keeps between
- * epochs changes nothing, over bursts, baselines leaving epochs out and
- * vitals coming and going.
+ * what a new instance, fed the same queues from the start, reports at the
+ * last: the attributions it keeps between epochs change nothing, over
+ * bursts, baselines leaving epochs out and vitals coming and going.
  */
 START_TEST(sliding_queue)
 {
@@ -453,7 +474,7 @@ START_TEST(sliding_queue)
 	struct vitals_queue q = { .timescale_s = 60 };
 	const struct vitals_epoch *run[20];
 	const struct vitals_finding *a, *b;
-	unsigned k, i, n, total = 0;
+	unsigned k, i, j, n, m0, total = 0;
 	char spec[512];
 	void *fresh;
 
@@ -463,18 +484,23 @@ START_TEST(sliding_queue)
 		run[k] = make(k, spec);
 	}
 	for (k = 1; k < 20; k++) {
-		q.n = k < 6 ? k + 1 : 6;
-		q.epochs = &run[k + 1 - q.n];
+		slide(&q, run, k);
 		ck_assert_int_eq(vitals_plugin.epoch(st, &q), 0);
 		n = mock_nfindings();
 		ck_assert_int_eq(
 		    vitals_plugin.init(mock_ctx("diff"), cfg, &fresh), 0);
+		for (j = 0; j < k; j++) {
+			slide(&q, run, j);
+			ck_assert_int_eq(vitals_plugin.epoch(fresh, &q), 0);
+		}
+		m0 = mock_nfindings();
+		slide(&q, run, k);
 		ck_assert_int_eq(vitals_plugin.epoch(fresh, &q), 0);
 		vitals_plugin.fini(fresh);
-		ck_assert_uint_eq(mock_nfindings(), 2 * n);
+		ck_assert_uint_eq(mock_nfindings() - m0, n);
 		for (i = 0; i < n; i++) {
 			a = mock_finding(i);
-			b = mock_finding(n + i);
+			b = mock_finding(m0 + i);
 			ck_assert_str_eq(a->text, b->text);
 			ck_assert_str_eq(a->label, b->label);
 			ck_assert_str_eq(a->vital, b->vital);
@@ -491,6 +517,86 @@ START_TEST(sliding_queue)
 }
 END_TEST
 
+/* Feed spec[0..n) one by one as a sliding queue of up to 13 epochs. */
+static void
+feed_specs(const char *const *spec, unsigned n, unsigned *nfound)
+{
+	struct vitals_queue q = { .timescale_s = 60, .epochs = queue };
+	unsigned k, first;
+
+	for (k = 0; k < n; k++) {
+		queue[k] = make(k, spec[k]);
+		first = k >= 12 ? k - 12 : 0;
+		q.epochs = &queue[first];
+		q.n = k - first + 1;
+		ck_assert_int_eq(vitals_plugin.epoch(st, &q), 0);
+		nfound[k] = mock_nfindings();
+	}
+}
+
+#define CALM "cpu:/bin/a@foo#1=600"
+#define BURST "cpu:/bin/a@foo#1=600 cpu:/bin/b@bar#2=6000"
+
+/*
+ * A rise that lasts, live: once it is info, in 2 of 3 epochs a warning
+ * (its range from its first epoch), then nothing while it lasts; its end
+ * is no new change (the baseline leaves the burst's epochs out) and is
+ * said once, at info.
+ */
+START_TEST(incident)
+{
+	const char *kv[] = { "persist", "2", "baseline", "12", NULL };
+	const char *spec[] = { CALM, CALM, CALM, CALM, BURST, BURST, BURST,
+		BURST, BURST, BURST, BURST, CALM, CALM, CALM, CALM, CALM };
+	unsigned n[16], i, warn = 0, over = 0;
+	const struct vitals_finding *f;
+
+	start(kv);
+	feed_specs(spec, 16, n);
+	ck_assert_uint_eq(n[3], 0);
+	ck_assert_uint_eq(n[4], 1);
+	ck_assert_uint_eq(mock_finding(0)->severity, VITALS_SEV_INFO);
+	ck_assert_ptr_nonnull(strstr(mock_finding(0)->text, "seen once"));
+	ck_assert_uint_eq(n[5], 2);
+	f = mock_finding(1);
+	ck_assert_uint_eq(f->severity, VITALS_SEV_WARN);
+	ck_assert_str_eq(f->label, "/bin/b");
+	ck_assert_uint_eq(f->start_ns, queue[4]->start_ns);
+	ck_assert_ptr_nonnull(strstr(f->text, "an incident since"));
+	/* While it lasts, nothing; the burst's epochs stay out of the
+	 * baseline, so it is still a change after 7 epochs. */
+	ck_assert_uint_eq(n[10], 2);
+	for (i = 0; i < mock_nfindings(); i++) {
+		f = mock_finding(i);
+		warn += f->severity >= VITALS_SEV_WARN;
+		over += strstr(f->text, "is over") != NULL;
+		ck_assert_ptr_null(strstr(f->text, "decrease"));
+	}
+	ck_assert_uint_eq(warn, 1);
+	ck_assert_uint_eq(over, 1);
+}
+END_TEST
+
+/*
+ * A short command on an idle machine: a big rise in rate (+1000%) but
+ * under the vital's floor is explained at info, never a warning, even
+ * compared at once (persist 1).
+ */
+START_TEST(under_floor)
+{
+	const char *kv[] = { "floor", "cpu=20", NULL };
+	const char *spec[] = { "cpu:/bin/a@foo#1=60", "cpu:/bin/a@foo#1=60",
+		"cpu:/bin/a@foo#1=60 cpu:/bin/sh@bar#2=600" };
+	unsigned n[3];
+
+	start(kv);
+	feed_specs(spec, 3, n);
+	ck_assert_uint_eq(n[2], 1);
+	ck_assert_uint_eq(mock_finding(0)->severity, VITALS_SEV_INFO);
+	ck_assert_str_eq(mock_finding(0)->label, "/bin/sh");
+}
+END_TEST
+
 static const struct {
 	const char *key, *value;
 } bad_cases[] = {
@@ -500,6 +606,8 @@ static const struct {
 	{ "min_share", "2" },
 	{ "min_change", "-1" },
 	{ "min_rate", "-1" },
+	{ "persist", "0" },
+	{ "floor", "cpu=x" },
 };
 
 START_TEST(bad_options)
@@ -545,6 +653,8 @@ diff_suite(void)
 	tcase_add_loop_test(tc, table, 0, NCASES(cases));
 	tcase_add_test(tc, mixed_changes);
 	tcase_add_test(tc, sliding_queue);
+	tcase_add_test(tc, incident);
+	tcase_add_test(tc, under_floor);
 	tcase_add_loop_test(tc, bad_options, 0, NCASES(bad_cases));
 	tcase_add_test(tc, descriptor);
 	suite_add_tcase(s, tc);

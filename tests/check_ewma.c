@@ -40,7 +40,10 @@ struct history {
 static struct history h60, h300;
 static void *cfg, *st;
 
-/* Start the filter with defaults overridden by NULL-terminated pairs. */
+/*
+ * Start the filter with defaults overridden by NULL-terminated pairs.  The
+ * floors are off (the hand-made values are small) unless kv sets them.
+ */
 static void
 start(const char *const *kv)
 {
@@ -48,6 +51,9 @@ start(const char *const *kv)
 
 	cfg = mock_config_new(&vitals_plugin);
 	ck_assert_ptr_nonnull(cfg);
+	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "floor", "*=0"), 0);
+	ck_assert_int_eq(
+	    mock_config_set(&vitals_plugin, cfg, "min_share", "0"), 0);
 	for (; kv != NULL && kv[0] != NULL; kv += 2)
 		ck_assert_int_eq(
 		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
@@ -138,11 +144,27 @@ feed(struct history *h, unsigned n, uint64_t cpu, uint64_t sched)
 	}
 }
 
+/* Findings that are not an incident's end (said later, at info). */
+static unsigned
+changes(void)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < mock_nfindings(); i++)
+		n += strstr(mock_finding(i)->text, "is over") == NULL;
+	return n;
+}
+
+/* The one finding that is not an incident's end. */
 static const struct vitals_finding *
 only_finding(void)
 {
-	ck_assert_uint_eq(mock_nfindings(), 1);
-	return mock_finding(0);
+	unsigned i;
+
+	ck_assert_uint_eq(changes(), 1);
+	for (i = 0; strstr(mock_finding(i)->text, "is over") != NULL; i++)
+		;
+	return mock_finding(i);
 }
 
 /* ---- steady series: never a finding ---- */
@@ -180,7 +202,7 @@ START_TEST(steady_series)
 }
 END_TEST
 
-/* ---- a step after warm-up: exactly one finding ---- */
+/* ---- a one-epoch step after warm-up: exactly one finding, info ---- */
 
 static const struct {
 	unsigned vital; /* CPU or SCHED */
@@ -189,12 +211,12 @@ static const struct {
 	const char *warmup;
 	unsigned severity;
 } step_cases[] = {
-	{ CPU, 10, 10, "5", VITALS_SEV_CRIT },
-	{ SCHED, 7, 3, "5", VITALS_SEV_CRIT },
-	{ CPU, 5, 2, "5", VITALS_SEV_CRIT },
-	{ CPU, 12, 0, "5", VITALS_SEV_CRIT },
-	{ SCHED, 3, 1.2, "3", VITALS_SEV_WARN },
-	{ CPU, 1, 5, "0", VITALS_SEV_CRIT },
+	{ CPU, 10, 10, "5", VITALS_SEV_INFO },
+	{ SCHED, 7, 3, "5", VITALS_SEV_INFO },
+	{ CPU, 5, 2, "5", VITALS_SEV_INFO },
+	{ CPU, 12, 0, "5", VITALS_SEV_INFO },
+	{ SCHED, 3, 1.2, "3", VITALS_SEV_INFO },
+	{ CPU, 1, 5, "0", VITALS_SEV_INFO },
 };
 
 START_TEST(step_burst)
@@ -226,6 +248,165 @@ START_TEST(step_burst)
 }
 END_TEST
 
+/* Feed n epochs where slot 7 of cpu holds `count`, named by /usr/bin/foo. */
+static void
+feed_slot(struct history *h, unsigned n, uint64_t count)
+{
+	struct fake *f;
+
+	while (n-- > 0) {
+		f = next(h);
+		f->hca[CPU][7] = count;
+		f->v[CPU].wsum = 100 * HCA + count - 100;
+		f->s[0] = (struct vitals_sample){ .slot = 7,
+			.label = 0x401234,
+			.weight = 1,
+			.count = count,
+			.exe = "/usr/bin/foo",
+			.comm = "foo" };
+		f->v[CPU].samples = f->s;
+		f->v[CPU].nsamples = 1;
+		run(h);
+	}
+}
+
+/* The findings of severity sev or more, counted. */
+static unsigned
+count_sev(uint32_t sev)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < mock_nfindings(); i++)
+		n += mock_finding(i)->severity >= sev;
+	return n;
+}
+
+/*
+ * A rise one exe makes that lasts: seen once it is info; in 2 of 3 epochs
+ * a warning (one incident, its range from its first epoch), then nothing
+ * while it lasts, and its end (the fall back) is info, no new anomaly.
+ */
+START_TEST(persistent_rise)
+{
+	const struct vitals_finding *f;
+	unsigned i, warn = 0, at;
+
+	start(NULL);
+	feed_slot(&h60, 10, 300);
+	at = h60.n;
+	feed_slot(&h60, 1, 30000);
+	f = only_finding();
+	ck_assert_uint_eq(f->severity, VITALS_SEV_INFO);
+	ck_assert_str_eq(f->label, "/usr/bin/foo");
+	ck_assert_ptr_nonnull(strstr(f->text, "seen once"));
+	mock_findings_clear();
+	feed_slot(&h60, 1, 30000);
+	f = only_finding();
+	ck_assert_uint_eq(f->severity, VITALS_SEV_WARN);
+	ck_assert_str_eq(f->label, "/usr/bin/foo");
+	ck_assert_str_eq(f->vital, "cpu");
+	ck_assert_uint_eq(f->start_ns, h60.f[at].e.start_ns);
+	ck_assert_uint_eq(f->end_ns, h60.f[at + 1].e.start_ns + 60000000000ULL);
+	ck_assert_ptr_nonnull(strstr(f->text,
+	    "most of the change in /usr/bin/foo (foo) slot 7"));
+	ck_assert_ptr_nonnull(strstr(f->text, "in 2 of the last 3 epochs"));
+	mock_findings_clear();
+	feed_slot(&h60, 3, 30000);
+	ck_assert_uint_eq(mock_nfindings(), 0);
+	feed_slot(&h60, 6, 300);
+	/* The fall back is the incident's end: info, said once. */
+	for (i = 0; i < mock_nfindings(); i++) {
+		warn += mock_finding(i)->severity > VITALS_SEV_INFO;
+		if (strstr(mock_finding(i)->text, "is over") != NULL)
+			ck_assert_uint_eq(mock_finding(i)->start_ns,
+			    h60.f[at].e.start_ns);
+	}
+	ck_assert_uint_eq(warn, 0);
+	ck_assert_uint_eq(mock_nfindings(), 1);
+	ck_assert_ptr_nonnull(strstr(mock_finding(0)->text, "is over after"));
+}
+END_TEST
+
+/* k of 2k-1: a rise in epochs 1 and 3 of three is one incident. */
+START_TEST(intermittent_rise)
+{
+	start(NULL);
+	feed_slot(&h60, 10, 300);
+	feed_slot(&h60, 1, 30000);
+	feed_slot(&h60, 1, 300);
+	ck_assert_uint_eq(count_sev(VITALS_SEV_WARN), 0);
+	feed_slot(&h60, 1, 30000);
+	ck_assert_uint_eq(count_sev(VITALS_SEV_WARN), 1);
+	/* persist 3: 3 of 5 needed, two are not enough. */
+	teardown();
+	setup();
+	{
+		const char *kv[] = { "persist", "3", NULL };
+
+		start(kv);
+	}
+	feed_slot(&h60, 10, 300);
+	feed_slot(&h60, 2, 30000);
+	ck_assert_uint_eq(count_sev(VITALS_SEV_WARN), 0);
+	feed_slot(&h60, 1, 30000);
+	ck_assert_uint_eq(count_sev(VITALS_SEV_WARN), 1);
+}
+END_TEST
+
+/* A rise under the vital's floor is not said at all. */
+START_TEST(floor_option)
+{
+	const char *low[] = { "floor", "cpu=10", NULL };
+	const char *high[] = { "floor", "cpu=1000", NULL };
+
+	start(low); /* 30000 - 300 per 60 s is 495 per s: above 10 */
+	feed_slot(&h60, 10, 300);
+	feed_slot(&h60, 2, 30000);
+	ck_assert_uint_eq(count_sev(VITALS_SEV_WARN), 1);
+	teardown();
+	setup();
+	start(high);
+	feed_slot(&h60, 10, 300);
+	feed_slot(&h60, 2, 30000);
+	ck_assert_uint_eq(mock_nfindings(), 0);
+}
+END_TEST
+
+/*
+ * min_share: a slot that rises by far, but whose exe holds little of the
+ * vital (a victim among many), is no warning, only info.
+ */
+START_TEST(min_share_option)
+{
+	const char *kv[] = { "min_share", "0.6", NULL };
+
+	start(kv); /* slot 7 at 30000 holds 54% of the vital */
+	feed_slot(&h60, 10, 300);
+	feed_slot(&h60, 2, 30000);
+	ck_assert_uint_eq(count_sev(VITALS_SEV_WARN), 0);
+	ck_assert_ptr_nonnull(strstr(only_finding()->text, "holds too little"));
+}
+END_TEST
+
+/* The built-in floors apply without the option; wait is never a warning. */
+START_TEST(builtin_floors)
+{
+	struct vitals_ctx *ctx = mock_ctx("ewma");
+	unsigned i;
+
+	cfg = mock_config_new(&vitals_plugin);
+	ck_assert_int_eq(vitals_plugin.init(ctx, cfg, &st), 0);
+	/* sched: 0.5 s per 60 s is under 200 ms/s. */
+	for (i = 0; i < 12; i++)
+		feed(&h60, 1, 20000, i < 10 ? 1000000 : 500000000);
+	ck_assert_uint_eq(mock_nfindings(), 0);
+	/* sched: 60 s per 60 s is above it, but no exe made it: info. */
+	feed(&h60, 2, 20000, 60000000000ULL);
+	ck_assert_uint_gt(mock_nfindings(), 0);
+	ck_assert_uint_eq(count_sev(VITALS_SEV_WARN), 0);
+}
+END_TEST
+
 START_TEST(finding_text)
 {
 	const char *kv[] = { "top", "0", NULL };
@@ -239,10 +420,12 @@ START_TEST(finding_text)
 	ck_assert_double_eq_tol(f->score, 21.23, 1e-9);
 	ck_assert_str_eq(f->text,
 	    "cpu weighted sum 41230 is 21.2 sd above "
-	    "its EWMA 20000 (alpha 0.3, k 3)");
+	    "its EWMA 20000 (alpha 0.3, k 3); spread over many sites, no exe "
+	    "made most of it");
 	mock_findings_clear();
 	feed(&h60, 10, 20000, 1000);
-	ck_assert_uint_eq(mock_nfindings(), 0);
+	ck_assert_uint_eq(changes(), 0);
+	mock_findings_clear();
 	feed(&h60, 1, 100, 1000);
 	ck_assert_ptr_nonnull(strstr(only_finding()->text, " below its EWMA"));
 }
@@ -282,9 +465,9 @@ END_TEST
 
 static const struct {
 	int sample; /* a sample sits in slot 7 */
-	const char *label; /* expected label text */
+	const char *label; /* expected label: the exe, else the slot */
 } label_cases[] = {
-	{ 1, "/usr/bin/foo (foo) slot 7" },
+	{ 1, "/usr/bin/foo" },
 	{ 0, "slot 7" },
 };
 
@@ -316,6 +499,7 @@ START_TEST(label_burst)
 	fd = only_finding();
 	ck_assert_str_eq(fd->vital, "cpu");
 	ck_assert_str_eq(fd->label, label_cases[_i].label);
+	ck_assert_uint_eq(fd->severity, VITALS_SEV_INFO);
 	ck_assert_uint_eq(fd->start_ns, h60.f[8].e.start_ns);
 	ck_assert_double_eq(fd->value, 700);
 	ck_assert_double_eq_tol(fd->expected, 300, 1e-6);
@@ -325,10 +509,10 @@ START_TEST(label_burst)
 END_TEST
 
 /*
- * A slot new to the top has no history to be anomalous against: only the
- * weighted sum is reported, its text naming the slot that made the change.
+ * A slot new to the top rises from at most the smallest of the last top:
+ * one finding, charged to its exe, the weighted sum's text naming it.
  */
-START_TEST(new_label_not_anomalous)
+START_TEST(new_label_rises)
 {
 	struct fake *f;
 
@@ -348,7 +532,7 @@ START_TEST(new_label_not_anomalous)
 	f->v[CPU].nsamples = 1;
 	run(&h60);
 	ck_assert_str_eq(only_finding()->vital, "cpu");
-	ck_assert_ptr_null(only_finding()->label); /* the whole vital's */
+	ck_assert_str_eq(only_finding()->label, "/usr/bin/miner");
 	ck_assert_ptr_nonnull(strstr(only_finding()->text,
 	    "above its EWMA 25800 (alpha 0.3, k 3); most of the change in "
 	    "/usr/bin/miner (miner) slot 20 (count 50000, EWMA 0)"));
@@ -395,7 +579,7 @@ START_TEST(mover_left)
 		f->hca[CPU][i] /= 4;
 	f->v[CPU].wsum /= 4;
 	run(&h60);
-	/* The slots in the top are reported too; the sum names none. */
+	/* Only the sum is reported (falls of slots are not), naming none. */
 	for (i = 0; i < mock_nfindings(); i++)
 		if (strncmp(mock_finding(i)->text, "cpu weighted sum", 16) == 0)
 			break;
@@ -433,7 +617,10 @@ START_TEST(label_leaving_top)
 }
 END_TEST
 
-/* Many slots take turns at the top: bounded state, nothing reported. */
+/*
+ * Many slots take turns at the top: bounded state, and as none stays, no
+ * warning (each new slot's rise is said once, at info).
+ */
 START_TEST(label_eviction)
 {
 	struct fake *f;
@@ -447,7 +634,7 @@ START_TEST(label_eviction)
 		f->v[CPU].wsum = 100 * HCA + 9000;
 		run(&h60);
 	}
-	ck_assert_uint_eq(mock_nfindings(), 0);
+	ck_assert_uint_eq(count_sev(VITALS_SEV_WARN), 0);
 }
 END_TEST
 
@@ -510,7 +697,7 @@ START_TEST(k_option)
 	ck_assert_uint_eq(mock_nfindings(), 0);
 	feed(&h60, 10, 20000, 500);
 	feed(&h60, 1, 200000, 500);
-	ck_assert_uint_eq(only_finding()->severity, VITALS_SEV_CRIT);
+	ck_assert_uint_eq(only_finding()->severity, VITALS_SEV_INFO);
 }
 END_TEST
 
@@ -523,6 +710,12 @@ static const struct {
 	{ "alpha", "-0.1" },
 	{ "k", "-1" },
 	{ "warmup", "-2" },
+	{ "persist", "0" },
+	{ "persist", "9" },
+	{ "floor", "cpu" },
+	{ "floor", "cpu=-1" },
+	{ "floor", "cpu=1x" },
+	{ "min_share", "1.5" },
 };
 
 START_TEST(bad_options)
@@ -568,10 +761,15 @@ ewma_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_loop_test(tc, steady_series, 0, NCASES(steady_cases));
 	tcase_add_loop_test(tc, step_burst, 0, NCASES(step_cases));
+	tcase_add_test(tc, persistent_rise);
+	tcase_add_test(tc, intermittent_rise);
+	tcase_add_test(tc, floor_option);
+	tcase_add_test(tc, min_share_option);
+	tcase_add_test(tc, builtin_floors);
 	tcase_add_test(tc, finding_text);
 	tcase_add_loop_test(tc, warmup, 0, NCASES(warm_cases));
 	tcase_add_loop_test(tc, label_burst, 0, NCASES(label_cases));
-	tcase_add_test(tc, new_label_not_anomalous);
+	tcase_add_test(tc, new_label_rises);
 	tcase_add_test(tc, top_zero_ignores_labels);
 	tcase_add_test(tc, label_leaving_top);
 	tcase_add_test(tc, label_eviction);

@@ -198,22 +198,40 @@ START_TEST(finding_text)
 }
 END_TEST
 
-/* ---- one finding per violated rule and epoch ---- */
+/*
+ * ---- a bound crossed epoch after epoch: one incident per rule, said at
+ * its first epoch; back within the bound, its end, at info ----
+ */
 
 START_TEST(every_epoch)
 {
+	struct tep_epoch *e;
 	unsigned i;
 
 	start_rules("cpu.wsum > 100, syscall.events < 3, diskio.wsum > 1M");
 	for (i = 0; i < 3; i++)
 		run_one();
-	ck_assert_uint_eq(mock_nfindings(), 6);
-	for (i = 0; i < 6; i++) {
+	ck_assert_uint_eq(mock_nfindings(), 2);
+	for (i = 0; i < 2; i++) {
 		ck_assert_str_eq(
 		    mock_finding(i)->vital, i % 2 == 0 ? "cpu" : "diskio");
-		ck_assert_uint_eq(
-		    mock_finding(i)->start_ns, tep_start_ns(60, i / 2));
+		ck_assert_uint_eq(mock_finding(i)->start_ns, tep_start_ns(60, 0));
+		ck_assert_uint_eq(mock_finding(i)->severity, VITALS_SEV_WARN);
 	}
+	/* cpu back under its bound: the end of its incident only. */
+	e = tep_queue_next(q);
+	tep_add(e, "cpu",
+	    &(struct tep_ev){ .exe = "/usr/bin/yes", .label = 1, .events = 50 });
+	tep_add(e, "diskio",
+	    &(struct tep_ev){
+		.exe = "/usr/bin/dd", .label = 2, .weight = 4 << 20 });
+	ck_assert_int_eq(tep_queue_run(q, &vitals_plugin, st), 0);
+	ck_assert_uint_eq(mock_nfindings(), 3);
+	ck_assert_uint_eq(mock_finding(2)->severity, VITALS_SEV_INFO);
+	ck_assert_str_eq(mock_finding(2)->vital, "cpu");
+	ck_assert_ptr_nonnull(strstr(mock_finding(2)->text,
+	    "back within the bound of rule 1"));
+	ck_assert_uint_eq(mock_finding(2)->start_ns, tep_start_ns(60, 0));
 }
 END_TEST
 

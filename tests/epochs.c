@@ -29,6 +29,7 @@ struct tep_epoch {
 	uint32_t nv;
 	void **owned; /* strings and frames the samples point to */
 	uint32_t nowned;
+	struct vitals_metric metric; /* tep_metric's */
 };
 
 struct tep_queue {
@@ -270,6 +271,21 @@ tep_partial(struct tep_epoch *e, double length_s)
 {
 	e->e.partial = 1;
 	e->e.length_ns = (uint64_t)(length_s * 1e9);
+}
+
+/* See epochs.h. */
+void
+tep_metric(struct tep_epoch *e, const char *name, double value)
+{
+	e->metric = (struct vitals_metric){ .name = name,
+		.unit = "%",
+		.mean = value,
+		.min = value,
+		.max = value,
+		.last = value,
+		.n = 1 };
+	e->e.nmetrics = 1;
+	e->e.metrics = &e->metric;
 }
 
 static int

@@ -60,6 +60,12 @@ uint32_t tep_add(
  */
 void tep_merge(struct tep_epoch *dst, const struct tep_epoch *src);
 
+/*
+ * Give the epoch one named metric, name (a static string), observed once
+ * as value, in place of any it had.
+ */
+void tep_metric(struct tep_epoch *e, const char *name, double value);
+
 /* Mark the epoch partial and shorten it to length_s seconds. */
 void tep_partial(struct tep_epoch *e, double length_s);
 

@@ -7,7 +7,7 @@
 # per filter (injected, found, false positives, clean-store findings) and
 # one line per fault; exits 1 if a fault is missed or a filter flags the
 # clean store.  Usage: faults.py DIR, with in DIR: manifest.json (the fault
-# store's), {faults,clean}.json (findings --severity warn of every filter),
+# store's), {faults,clean}.json (findings --severity info of every filter),
 # {faults,clean}-cm.json (callmodel's findings, info included),
 # {faults,clean}-diff.json (vitals diff on the shift's ranges) and
 # top-N.json (vitals top on epoch N of the takeover, topk by label).
@@ -33,7 +33,10 @@ def overlaps(f, start, end):
 
 
 def loud(fs):
-    return [f for f in fs if SEV[f["severity"]] >= SEV["warn"]]
+    """Warnings and worse, and those grouped with another filter's warning
+    about the same exe (lowered to info, marked "[grouped with ...]")."""
+    return [f for f in fs if SEV[f["severity"]] >= SEV["warn"]
+            or "[grouped with " in f["text"]]
 
 
 def names(f, a):
@@ -63,10 +66,11 @@ def epoch_of(m, ns):
 
 
 def ranks_top(m, a, cm):
-    """callmodel: in every epoch of the fault, its exe scores highest."""
+    """callmodel: in every epoch of the fault, its exe scores highest (the
+    findings made at an epoch end with it; an incident's start earlier)."""
     for e in range(a["first_epoch"], a["first_epoch"] + a["epochs"]):
-        start = m["start_ns"] + e * m["epoch_ns"]
-        here = [f for f in cm if f["base"] and f["start_ns"] == start]
+        end = m["start_ns"] + (e + 1) * m["epoch_ns"]
+        here = [f for f in cm if f["base"] and f["end_ns"] == end]
         if not here or max(here, key=lambda f: f["score"])["label"] != a["exe"]:
             return False
     return True

@@ -4,11 +4,14 @@
 # wait on the run queue as long as the kernel's own schedstat says.  With
 # the kernel counting only pipe_sleeper (renamed) and no delay threshold,
 # sched must count exactly its switch-ins (perf's count of its switch-outs,
-# plus one), blocking one or two events per read, and its reads must block
-# at the pipe read site.  Nothing here may depend on how fast or how busy
-# the machine is: each workload runs under a name of its own that the
-# kernel's comm filter keeps every other process out by, and the checks
-# compare the vitals with the kernel's and the workloads' own accounts.
+# plus one), wait one or two events per read (an idle read of a pipe is a
+# wait for an event, not for a resource: none in blocking), and its reads
+# must wait at the pipe read site.  fsync_writer's waits for its writes
+# (uninterruptible) are blocking.  Nothing here may depend on how fast or
+# how busy the machine is: each workload runs under a name of its own that
+# the kernel's comm filter keeps every other process out by, and the
+# checks compare the vitals with the kernel's and the workloads' own
+# accounts.
 . "$top_srcdir/tests/lib.sh"
 need_probe sched
 command -v perf > /dev/null || skip "perf is not installed (apt-get install linux-perf)"
@@ -97,14 +100,18 @@ perf stat -x, -o "$TMP/perf.csv" -e context-switches -- "$TMP/$name" 2 \
 	> "$TMP/sleeper.json" || fail "perf stat or pipe_sleeper failed"
 daemon_stop
 python3 "$top_srcdir/tests/vital_share.py" sched "$name" $(epochs_json) > "$TMP/s.json"
-python3 "$top_srcdir/tests/vital_share.py" blocking "$name" $(epochs_json) > "$TMP/b.json"
-python3 - "$TMP/s.json" "$TMP/b.json" "$TMP/sleeper.json" "$TMP/perf.csv" <<'PY' || fail "pipe_sleeper counts are wrong"
+python3 "$top_srcdir/tests/vital_share.py" wait "$name" $(epochs_json) > "$TMP/b.json"
+python3 "$top_srcdir/tests/vital_share.py" blocking "$name" $(epochs_json) > "$TMP/r.json"
+python3 - "$TMP/s.json" "$TMP/b.json" "$TMP/sleeper.json" "$TMP/perf.csv" "$TMP/r.json" <<'PY' || fail "pipe_sleeper counts are wrong"
 import bisect, json, sys
 s = json.load(open(sys.argv[1]))
 b = json.load(open(sys.argv[2]))
 w = json.load(open(sys.argv[3]))
 perf = [int(l.split(",")[0]) for l in open(sys.argv[4])
         if "context-switches" in l]
+r = json.load(open(sys.argv[5]))
+# Its sleeps are all interruptible: waits for an event, none a resource's.
+assert r["events"] == 0, "pipe_sleeper has %d blocking events" % r["events"]
 assert perf, "no perf count"
 # Each switch-in was stamped (woken, new or preempted) and counted once.
 # perf counts switch-outs but not the two final ones at thread exit; the
@@ -154,9 +161,9 @@ for x in b["samples"]:
     if top is not None and "pipe_read" in top and x["tid"] == w["pid"]:
         pipe.append(x)
 if name is not None or any(x.get("ksyms") for x in b["samples"]):
-    assert pipe, "no sample of the reader blocked in pipe_read"
+    assert pipe, "no sample of the reader waiting in pipe_read"
     assert all(x["op"] & 0xff == 1 for x in pipe), "reader not interruptible"
-print("pipe_sleeper: %d switch-ins (perf: %d switch-outs), %d blocks for %d reads, "
+print("pipe_sleeper: %d switch-ins (perf: %d switch-outs), %d waits for %d reads, "
       "%.2f s off-CPU, %d pipe_read samples" %
       (s["events"], perf[0], b["events"], reads, b["wsum"] / 1e9, len(pipe)))
 PY
@@ -173,7 +180,7 @@ PY
 ATMP=$(cd "$TMP" && pwd -P) || fail "cannot resolve $TMP"
 name="pblk$$_"
 cp /bin/sleep "$ATMP/$name" || fail "cannot copy /bin/sleep"
-conf=$(probe_config sched 1s "vitals: [blocking], comm: $name, ustack: true")
+conf=$(probe_config sched 1s "vitals: [wait], comm: $name, ustack: true")
 start_daemon "$conf"
 kill -STOP "$DAEMON"
 i=0
@@ -189,7 +196,7 @@ for f in files:
     e = json.load(open(f))
     mods = dict((m["id"], m["path"]) for m in e.get("modules", []))
     for v in e["vitals"]:
-        if v["name"] != "blocking":
+        if v["name"] != "wait":
             continue
         for s in v["samples"]:
             if s["comm"] != name or not s["ustack"]:
@@ -199,7 +206,7 @@ for f in files:
             if top >> 48:
                 placed += 1
                 libc += "/libc.so" in mods.get((top >> 48) - 1, "")
-print("blocking: 60 runs of %s sleeping 10 ms: %d samples with a user stack, "
+print("wait: 60 runs of %s sleeping 10 ms: %d samples with a user stack, "
       "%d with the PC placed, %d in libc" % (name, total, placed, libc))
 # The runs block at one site, one label: sampled at its first sighting
 # and each power of t in the epoch, 5-6 times at t = 2; each run sleeps
@@ -213,4 +220,29 @@ print("blocking: 60 runs of %s sleeping 10 ms: %d samples with a user stack, "
 # with the daemon attached before the first run, 3-13 of 5-14.
 assert total >= 4, "%d samples" % total
 assert libc >= 1, "PCs placed %d of %d, %d in libc" % (placed, total, libc)
+PY
+
+# (e) Waits for a resource: fsync_writer's writes and fsyncs sleep
+# uninterruptibly (D state) and are blocking, at least a tenth of its time
+# (it does nothing but write and wait for the disk), every sample's state
+# uninterruptible and not TASK_IDLE; none of it is wait's.
+fw=$(workload fsync_writer) && [ -x "$fw" ] || fail "no fsync_writer workload"
+name="pfsync$$"
+cp "$fw" "$TMP/$name" || fail "cannot copy fsync_writer"
+conf=$(probe_config sched 1s "vitals: [blocking, wait], comm: $name")
+start_daemon "$conf"
+"$TMP/$name" 2 > "$TMP/fsync.json" || fail "fsync_writer failed"
+daemon_stop
+python3 "$top_srcdir/tests/vital_share.py" blocking "$name" $(epochs_json) > "$TMP/fb.json"
+python3 - "$TMP/fb.json" "$TMP/fsync.json" <<'PY' || fail "fsync_writer's waits are not blocking"
+import json, sys
+b = json.load(open(sys.argv[1]))
+w = json.load(open(sys.argv[2]))
+assert b["samples"], "no blocking sample of fsync_writer"
+bad = [x["op"] for x in b["samples"] if not x["op"] & 2 or x["op"] & 0x400]
+assert not bad, "blocking samples not in D state: %r" % bad
+assert b["wsum"] >= 0.1 * w["seconds"] * 1e9, \
+    "fsync_writer blocked %.3f s of %g s" % (b["wsum"] / 1e9, w["seconds"])
+print("fsync_writer: blocked %.2f s of %g s in %d events (%d samples, all D state)" %
+      (b["wsum"] / 1e9, w["seconds"], b["events"], len(b["samples"])))
 PY

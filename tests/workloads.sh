@@ -26,6 +26,7 @@ run signal_storm
 run udp_sender 1000 0
 run lock_contention 3
 run lib_loop
+run mem_leak 64
 # Default directory: a temporary one under /var/tmp, removed at exit.
 cp "$TMP/fsync_writer.json" "$TMP/fsync_dir.json"
 run fsync_writer
@@ -67,6 +68,9 @@ checks = {
         and 0 < d["received"] <= d["datagrams"],
     "lock_contention": lambda d: d["threads"] == 3 and d["ops"] >= 3 * 64
         and d["ops"] % 64 == 0,
+    # 64 MiB/s for 1 s, kept: pages touched == bytes held, held grows
+    "mem_leak": lambda d: d["rate_mib"] == 64 and d["held"] >= 32 << 20
+        and d["pages"] * d["page_size"] == d["held"],
     "lib_loop": lambda d: d["scans"] >= 1024 and d["scans"] % 1024 == 0
         and d["found"] == 0,
 }
@@ -106,5 +110,6 @@ bad "bad MAPS '0'" page_toucher 1 1 0
 bad "bad clock 'wall'" busy 1 wall
 bad "bad CALLS '-5'" syscall_loop 1 -5
 bad "bad SWITCHES 'x'" runq 1 x
+bad "bad RATE_MIB '0'" mem_leak 1 0
 "$W/page_toucher" --help | grep -q '^usage: .*page_toucher \[SECONDS \[THREADS \[MAPS\]\]\]' || fail "--help"
-echo "PASS: 9 workloads run 1 s each and report plausible counts"
+echo "PASS: 11 workloads run 1 s each and report plausible counts"

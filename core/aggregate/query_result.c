@@ -2,15 +2,19 @@
 /*
  * The result of a range query: slot totals, findings and series turned
  * from the JSON they are computed and cached as into the structs of
- * <vitals/aggregate.h>, sorted, their strings pointing into that JSON.
+ * <vitals/aggregate.h>, sorted, their strings pointing into that JSON;
+ * warnings of several filters about one exe grouped as vitalsd does.
  */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <vitals/aggregate.h>
 
+#include "group.h"
 #include "query.h"
 
 static uint64_t
@@ -192,6 +196,78 @@ query_point_from(json_t *o, struct vitals_agg_point *d)
 		d->host = "";
 }
 
+/* The findings in the order they were made, for group_note. */
+static const struct vitals_agg_finding *query_order_base;
+
+static int
+query_order_cmp(const void *x, const void *y)
+{
+	const struct vitals_agg_finding *a = &query_order_base[*(const size_t *)x];
+	const struct vitals_agg_finding *b = &query_order_base[*(const size_t *)y];
+	int ra = group_rank(a->f.filter), rb = group_rank(b->f.filter);
+
+	if (a->f.end_ns != b->f.end_ns)
+		return a->f.end_ns < b->f.end_ns ? -1 : 1;
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
+}
+
+/*
+ * Group warnings of several filters about one exe (group.h), as vitalsd
+ * does with the findings it stores: a repeat is lowered to info (a crit
+ * stays) and its text marked; the new text is held with the result.
+ */
+static int
+query_result_group(struct query_result *res, size_t n)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct vitals_agg_finding *f;
+	struct group *g;
+	char with[320], *text;
+	size_t *idx, i;
+	json_t *js;
+	int r = 0;
+
+	if (n == 0)
+		return 0;
+	if ((idx = malloc(n * sizeof(*idx))) == NULL ||
+	    (g = group_new()) == NULL) {
+		free(idx);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	pthread_mutex_lock(&lock);
+	query_order_base = res->findings;
+	qsort(idx, n, sizeof(*idx), query_order_cmp);
+	pthread_mutex_unlock(&lock);
+	for (i = 0; i < n && r >= 0; i++) {
+		f = &res->findings[idx[i]];
+		if ((r = group_note(g, f->host, f->f.filter, &f->f, with,
+			 sizeof(with))) != 1)
+			continue;
+		if ((text = malloc(strlen(f->f.text) + sizeof(with) + 32)) ==
+		    NULL) {
+			r = -ENOMEM;
+			break;
+		}
+		sprintf(text, "%s" GROUP_TEXT, f->f.text, with);
+		js = json_string(text);
+		free(text);
+		if (js == NULL || json_array_append_new(res->hold, js) != 0) {
+			r = -ENOMEM;
+			break;
+		}
+		f->f.text = json_string_value(js);
+		if (f->f.severity < VITALS_SEV_CRIT)
+			f->f.severity = VITALS_SEV_INFO;
+	}
+	group_free(g);
+	free(idx);
+	return r < 0 ? r : 0;
+}
+
 static int
 query_result_items(struct query *q, struct query_result *res)
 {
@@ -214,6 +290,8 @@ query_result_items(struct query *q, struct query_result *res)
 		json_array_foreach(q->insts[i].points, j, o)
 		    query_point_from(o, &res->points[np++]);
 	}
+	if (query_result_group(res, nf) != 0)
+		return -ENOMEM;
 	qsort(res->findings, nf, sizeof(*res->findings), query_finding_cmp);
 	qsort(res->points, np, sizeof(*res->points), query_point_cmp);
 	res->pub.findings = res->findings;

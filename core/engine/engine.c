@@ -462,6 +462,29 @@ engine_finding_add(struct engine *e, const struct vitals_finding *f,
 }
 
 int
+engine_finding_regroup(struct engine *e, uint32_t i, uint32_t severity,
+    const char *suffix)
+{
+	struct vitals_finding *f;
+	size_t a, b;
+	char *t;
+
+	if (i >= e->nfindings)
+		return -EINVAL;
+	f = &e->findings[i];
+	a = f->text != NULL ? strlen(f->text) : 0;
+	b = strlen(suffix);
+	if ((t = malloc(a + b + 1)) == NULL)
+		return -ENOMEM;
+	memcpy(t, f->text != NULL ? f->text : "", a);
+	memcpy(t + a, suffix, b + 1);
+	free((char *)f->text);
+	f->text = t;
+	f->severity = severity;
+	return 0;
+}
+
+int
 engine_metric_put(struct engine *e, const char *name, const char *unit,
     double value)
 {

@@ -101,6 +101,14 @@ int engine_finding_add(struct engine *e, const struct vitals_finding *f,
     const char *filter);
 
 /*
+ * Set the severity of the closed epoch's finding i and append suffix to
+ * its text (a warning grouped with another filter's).  Returns 0,
+ * -EINVAL for no such finding, or -ENOMEM (the finding unchanged).
+ */
+int engine_finding_regroup(struct engine *e, uint32_t i, uint32_t severity,
+    const char *suffix);
+
+/*
  * Record an observation of a named metric in the current epoch (the SDK's
  * vitals_metric_put, see core/engine/metric.h).  Returns 0 or a negative errno.
  */

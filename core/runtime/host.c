@@ -21,6 +21,7 @@
 #include "aggregate.h"
 #include "codec.h"
 #include "engine.h"
+#include "group.h"
 #include "host.h"
 #include "instance.h"
 #include "log.h"
@@ -62,6 +63,7 @@ struct host {
 	struct vitals_settings settings;
 	struct instance_list insts;
 	struct aggregate *agg;         /* filter queues and live rollups */
+	struct group *grp;             /* warnings of several filters, grouped */
 	uint64_t next_ns;              /* next epoch boundary */
 	uint64_t closed, max_epochs;
 	uint64_t gen;                  /* bumped at each (re)configuration */
@@ -104,7 +106,8 @@ host_new(struct config *c, struct loader *l)
 	h->lim = (struct log_limit)LOG_LIMIT_INIT;
 	host_settings_update(h);
 	if ((h->base = event_base_new()) == NULL ||
-	    (h->eng = engine_new(c, c->host)) == NULL)
+	    (h->eng = engine_new(c, c->host)) == NULL ||
+	    (h->grp = group_new()) == NULL)
 		goto fail;
 	return h;
 fail:
@@ -520,12 +523,65 @@ host_write(struct host *h, const struct vitals_epoch *e, int when, int findings)
 	}
 }
 
+/* Whether the epoch's finding a is made before b, for group_note. */
+static int
+host_group_before(const struct vitals_finding *a, uint32_t ia,
+    const struct vitals_finding *b, uint32_t ib)
+{
+	int ra = group_rank(a->filter), rb = group_rank(b->filter);
+
+	if (a->end_ns != b->end_ns)
+		return a->end_ns < b->end_ns;
+	if (ra != rb)
+		return ra < rb;
+	return ia < ib;
+}
+
+/*
+ * One warning per incident, whatever the filters that see it: the
+ * epoch's findings in the order group_note wants, a repeat lowered and
+ * marked (group.h).
+ */
+static void
+host_group(struct host *h, const struct vitals_epoch *e)
+{
+	const struct vitals_finding *f = e->findings;
+	char with[320], suffix[360];
+	uint32_t *idx, n = e->nfindings, i, j, x;
+
+	if (n == 0 || (idx = malloc(n * sizeof(*idx))) == NULL)
+		return;
+	for (i = 0; i < n; i++) {
+		x = i;
+		for (j = i; j > 0 && host_group_before(&f[x], x, &f[idx[j - 1]],
+				      idx[j - 1]);
+		     j--)
+			idx[j] = idx[j - 1];
+		idx[j] = x;
+	}
+	for (i = 0; i < n; i++) {
+		x = idx[i];
+		if (group_note(h->grp, e->host, f[x].filter, &f[x], with,
+			sizeof(with)) != 1)
+			continue;
+		snprintf(suffix, sizeof(suffix), GROUP_TEXT, with);
+		if (engine_finding_regroup(h->eng, x,
+			f[x].severity >= VITALS_SEV_CRIT ? VITALS_SEV_CRIT
+							 : VITALS_SEV_INFO,
+			suffix) != 0)
+			log_limited(&h->lim, VITALS_LOG_ERR, "core",
+			    "out of memory grouping findings");
+	}
+	free(idx);
+}
+
 /*
  * Close the current epoch at at_ns: probes flush, outputs write it, the
  * aggregator runs the filters on it and on every rollup it completes
- * (their findings land in this epoch), and outputs write it again if
- * findings came.  Writing first means a crash while the filters run (a
- * model scoring can take tens of ms) loses the findings, not the epoch.
+ * (their findings land in this epoch, warnings about one exe grouped),
+ * and outputs write it again if findings came.  Writing first means a
+ * crash while the filters run (a model scoring can take tens of ms) loses
+ * the findings, not the epoch.
  */
 static void
 host_close_epoch(struct host *h, uint64_t at_ns, int partial)
@@ -540,6 +596,7 @@ host_close_epoch(struct host *h, uint64_t at_ns, int partial)
 	if (aggregate_live(h->agg, e) == -ENOMEM)
 		log_limited(&h->lim, VITALS_LOG_ERR, "core",
 		    "out of memory keeping the filter queues");
+	host_group(h, e);
 	host_write(h, e, HOST_AFTER_FILTERS, e->nfindings != nfindings);
 	h->closed++;
 	log_msg(VITALS_LOG_DEBUG, "core",
@@ -580,15 +637,21 @@ static void
 host_on_epoch(evutil_socket_t fd, short what, void *arg)
 {
 	struct host *h = arg;
+	uint64_t now = host_now_ns(), d;
+	struct timeval tv;
 
 	(void)fd;
 	(void)what;
-	/* The timer may fire a little early; never close before the boundary. */
-	if (host_now_ns() + 1000000 < h->next_ns) {
-		uint64_t d = h->next_ns - host_now_ns();
-		struct timeval tv = { (time_t)(d / 1000000000ULL),
-			(suseconds_t)(d % 1000000000ULL / 1000) };
-
+	/*
+	 * The timer may fire a little early; never close before the boundary.
+	 * One reading of the clock: read twice, a thread preempted between
+	 * the two (a loaded machine) could pass the boundary in between and
+	 * arm the timer for centuries.
+	 */
+	if (now + 1000000 < h->next_ns) {
+		d = h->next_ns - now;
+		tv.tv_sec = (time_t)(d / 1000000000ULL);
+		tv.tv_usec = (suseconds_t)(d % 1000000000ULL / 1000);
 		evtimer_add(h->epoch_ev, &tv);
 		return;
 	}
@@ -819,6 +882,7 @@ host_free(struct host *h)
 		instance_free(ctx);
 	}
 	aggregate_free(h->agg);
+	group_free(h->grp);
 	if (h->epoch_ev)
 		event_free(h->epoch_ev);
 	if (h->tick_ev)
