@@ -329,8 +329,8 @@ main(int argc, char **argv)
 	    "/outputs", .rounds = 5, .ms = 1000 };
 	char tmp[] = "/var/tmp/vitals-cpuscale.XXXXXX";
 	char conf[PATH_MAX], log[PATH_MAX], cmd[PATH_MAX + 16];
-	int cpus[CPUSCALE_MAXN], ns[CPUSCALE_MAXN], ncpu, nn = 0, r, k, m, i;
-	double load[3] = { 0, 0, 0 };
+	int cpus[CPUSCALE_MAXN], ns[CPUSCALE_MAXN], ncpu, nn = 0, r, k, m, i, j;
+	double load[3] = { 0, 0, 0 }, w, c;
 	pid_t p = 0;
 	FILE *f;
 
@@ -377,16 +377,17 @@ main(int argc, char **argv)
 			if (m == CS_VITALSD && (p = cpuscale_vitalsd_start(&o,
 			    conf, log)) < 0)
 				return 1;
-			if (m == CS_VITALSD)
-				cpuscale_sleep_ms(500);
-			for (k = 0; k < nn; k++)
+			/* Unrecorded: first sightings, page faults. */
+			if (cpuscale_run(ncpu, 300, cpus, &w, &c) < 0)
+				goto thread_fail;
+			/* Ascending, then descending: no N always first. */
+			for (j = 0; j < nn; j++) {
+				k = r % 2 ? nn - 1 - j : j;
 				if (cpuscale_run(ns[k], o.ms, cpus,
 				    &cpuscale_wall[m][k][r],
-				    &cpuscale_cpu[m][k][r]) < 0) {
-					fprintf(stderr, "cpuscale: "
-					    "pthread_create failed\n");
-					return 1;
-				}
+				    &cpuscale_cpu[m][k][r]) < 0)
+					goto thread_fail;
+			}
 			if (m == CS_VITALSD)
 				cpuscale_vitalsd_stop(p);
 		}
@@ -405,4 +406,9 @@ main(int argc, char **argv)
 	if (system(cmd) != 0)
 		fprintf(stderr, "cpuscale: could not remove %s\n", tmp);
 	return 0;
+thread_fail:
+	fprintf(stderr, "cpuscale: pthread_create failed\n");
+	if (p > 0)
+		cpuscale_vitalsd_stop(p);
+	return 1;
 }
