@@ -28,16 +28,16 @@
 #define CPUSCALE_BUILDDIR "."
 #endif
 
-#define CPUSCALE_MAXN 64   /* thread counts measured, at most */
-#define CPUSCALE_MAXR 100  /* rounds, at most */
+#define CPUSCALE_MAXN 64 /* thread counts measured, at most */
+#define CPUSCALE_MAXR 100 /* rounds, at most */
 
 enum { CS_NONE, CS_VITALSD, CS_NMON };
 
 struct cpuscale_opts {
-	const char *vitalsd;     /* the daemon */
+	const char *vitalsd; /* the daemon */
 	const char *plugin_path; /* VITALS_PLUGIN_PATH */
-	int rounds;              /* interleaved rounds */
-	int ms;                  /* time per thread count per monitor */
+	int rounds; /* interleaved rounds */
+	int ms; /* time per thread count per monitor */
 };
 
 /* One loop thread: pinned to cpu, counts its calls until stop. */
@@ -112,7 +112,8 @@ cpuscale_run(int n, int ms, const int *cpus, double *wall, double *cpu)
 	cpuscale_go = cpuscale_stop = 0;
 	for (i = 0; i < n; i++) {
 		t[i].cpu = cpus[i];
-		if ((err = pthread_create(&t[i].tid, NULL, cpuscale_loop, &t[i]))) {
+		if ((err = pthread_create(
+			 &t[i].tid, NULL, cpuscale_loop, &t[i]))) {
 			cpuscale_stop = cpuscale_go = 1;
 			while (i-- > 0)
 				pthread_join(t[i].tid, NULL);
@@ -149,8 +150,8 @@ cpuscale_file_has(const char *path, const char *needle)
 
 /* Start vitalsd on conf, its log in log; its pid, or -1 (said why). */
 static pid_t
-cpuscale_vitalsd_start(const struct cpuscale_opts *o, const char *conf,
-    const char *log)
+cpuscale_vitalsd_start(
+    const struct cpuscale_opts *o, const char *conf, const char *log)
 {
 	pid_t p;
 	int waited;
@@ -170,8 +171,10 @@ cpuscale_vitalsd_start(const struct cpuscale_opts *o, const char *conf,
 		if (cpuscale_file_has(log, "core: started"))
 			return p;
 		if (waitpid(p, NULL, WNOHANG) == p) {
-			fprintf(stderr, "cpuscale: vitalsd exited at start; "
-			    "see %s\n", log);
+			fprintf(stderr,
+			    "cpuscale: vitalsd exited at start; "
+			    "see %s\n",
+			    log);
 			return -1;
 		}
 		cpuscale_sleep_ms(10);
@@ -236,13 +239,14 @@ cpuscale_table(const char *what, double (*v)[CPUSCALE_MAXN][CPUSCALE_MAXR],
 static void
 cpuscale_usage(FILE *f)
 {
-	fprintf(f, "usage: cpuscale [-r ROUNDS] [-t MS] [--vitalsd PATH] "
-		   "[--plugin-path DIRS]\n"
-		   "N threads of a null syscall loop (N = 1, 2, 4 ... CPUs), "
-		   "with no monitor and with vitalsd\n(syscall probe), "
-		   "interleaved; prints the added ns per call and its ratio "
-		   "to N = 1.\n  -r ROUNDS  rounds (5)\n"
-		   "  -t MS      time per thread count per monitor (1000)\n");
+	fprintf(f,
+	    "usage: cpuscale [-r ROUNDS] [-t MS] [--vitalsd PATH] "
+	    "[--plugin-path DIRS]\n"
+	    "N threads of a null syscall loop (N = 1, 2, 4 ... CPUs), "
+	    "with no monitor and with vitalsd\n(syscall probe), "
+	    "interleaved; prints the added ns per call and its ratio "
+	    "to N = 1.\n  -r ROUNDS  rounds (5)\n"
+	    "  -t MS      time per thread count per monitor (1000)\n");
 }
 
 static int
@@ -256,12 +260,24 @@ cpuscale_parse(int argc, char **argv, struct cpuscale_opts *o)
 
 	while ((c = getopt_long(argc, argv, "r:t:h", lo, NULL)) != -1) {
 		switch (c) {
-		case 'r': o->rounds = atoi(optarg); break;
-		case 't': o->ms = atoi(optarg); break;
-		case 'V': o->vitalsd = optarg; break;
-		case 'P': o->plugin_path = optarg; break;
-		case 'h': cpuscale_usage(stdout); exit(0);
-		default: cpuscale_usage(stderr); return -1;
+		case 'r':
+			o->rounds = atoi(optarg);
+			break;
+		case 't':
+			o->ms = atoi(optarg);
+			break;
+		case 'V':
+			o->vitalsd = optarg;
+			break;
+		case 'P':
+			o->plugin_path = optarg;
+			break;
+		case 'h':
+			cpuscale_usage(stdout);
+			exit(0);
+		default:
+			cpuscale_usage(stderr);
+			return -1;
 		}
 	}
 	if (o->rounds < 1 || o->rounds > CPUSCALE_MAXR || o->ms < 10) {
@@ -278,8 +294,8 @@ cpuscale_parse(int argc, char **argv, struct cpuscale_opts *o)
 static int
 cpuscale_others(void)
 {
-	static const char *names[] = { "vitalsd", "perf", "bpftrace",
-		"floor", NULL };
+	static const char *names[] = { "vitalsd", "perf", "bpftrace", "floor",
+		NULL };
 	char path[300], comm[64];
 	struct dirent *d;
 	DIR *dir = opendir("/proc");
@@ -323,10 +339,13 @@ cpuscale_cpus(int *cpus)
 int
 main(int argc, char **argv)
 {
-	struct cpuscale_opts o = { .vitalsd = CPUSCALE_BUILDDIR
-	    "/daemon/vitalsd", .plugin_path = CPUSCALE_BUILDDIR
-	    "/probes:" CPUSCALE_BUILDDIR "/filters:" CPUSCALE_BUILDDIR
-	    "/outputs", .rounds = 5, .ms = 1000 };
+	struct cpuscale_opts o = { .vitalsd =
+				       CPUSCALE_BUILDDIR "/daemon/vitalsd",
+		.plugin_path =
+		    CPUSCALE_BUILDDIR "/probes:" CPUSCALE_BUILDDIR
+				      "/filters:" CPUSCALE_BUILDDIR "/outputs",
+		.rounds = 5,
+		.ms = 1000 };
 	char tmp[] = "/var/tmp/vitals-cpuscale.XXXXXX";
 	char conf[PATH_MAX], log[PATH_MAX], cmd[PATH_MAX + 16];
 	int cpus[CPUSCALE_MAXN], ns[CPUSCALE_MAXN], ncpu, nn = 0, r, k, m, i, j;
@@ -342,15 +361,17 @@ main(int argc, char **argv)
 	ns[nn++] = ncpu;
 	getloadavg(load, 3);
 	printf("bench/cpuscale: %d CPUs usable (this machine has %ld online), "
-	       "load average %.2f %.2f %.2f\n", ncpu,
-	    sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2]);
+	       "load average %.2f %.2f %.2f\n",
+	    ncpu, sysconf(_SC_NPROCESSORS_ONLN), load[0], load[1], load[2]);
 	if (ncpu <= 2)
 		printf("NOTE: only %d CPUs here: N goes to %d, too few to show "
-		       "cache lines bouncing between many CPUs\n", ncpu, ncpu);
+		       "cache lines bouncing between many CPUs\n",
+		    ncpu, ncpu);
 	if ((k = cpuscale_others()) > 0)
 		printf("NOTE: %d other monitor processes (vitalsd, perf, "
 		       "bpftrace, bcc) run here: their probes are in every "
-		       "column, none's too\n", k);
+		       "column, none's too\n",
+		    k);
 	if (geteuid() != 0) {
 		printf("cpuscale: vitalsd's probes need root: skipped\n");
 		return 0;
@@ -365,17 +386,20 @@ main(int argc, char **argv)
 		perror(conf);
 		return 1;
 	}
-	fprintf(f, "data_dir: %s/data\nlog: stderr\nepoch: 60s\n"
-		   "probes:\n  syscall: {}\nplugins:\n  store: {}\n", tmp);
+	fprintf(f,
+	    "data_dir: %s/data\nlog: stderr\nepoch: 60s\n"
+	    "probes:\n  syscall: {}\nplugins:\n  store: {}\n",
+	    tmp);
 	fclose(f);
 	printf("rounds %d, %d ms per thread count per monitor; vitalsd: "
-	       "syscall probe alone, epoch 60 s\n", o.rounds, o.ms);
+	       "syscall probe alone, epoch 60 s\n",
+	    o.rounds, o.ms);
 	fflush(stdout);
 	for (r = 0; r < o.rounds; r++) {
 		for (i = 0; i < CS_NMON; i++) {
 			m = (i + r) % CS_NMON; /* A/B, then B/A */
-			if (m == CS_VITALSD && (p = cpuscale_vitalsd_start(&o,
-			    conf, log)) < 0)
+			if (m == CS_VITALSD &&
+			    (p = cpuscale_vitalsd_start(&o, conf, log)) < 0)
 				return 1;
 			/* Unrecorded: first sightings, page faults. */
 			if (cpuscale_run(ncpu, 300, cpus, &w, &c) < 0)
@@ -384,8 +408,8 @@ main(int argc, char **argv)
 			for (j = 0; j < nn; j++) {
 				k = r % 2 ? nn - 1 - j : j;
 				if (cpuscale_run(ns[k], o.ms, cpus,
-				    &cpuscale_wall[m][k][r],
-				    &cpuscale_cpu[m][k][r]) < 0)
+					&cpuscale_wall[m][k][r],
+					&cpuscale_cpu[m][k][r]) < 0)
 					goto thread_fail;
 			}
 			if (m == CS_VITALSD)

@@ -32,6 +32,13 @@ ops_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+static uint64_t
+ops_tv_ns(struct timeval tv)
+{
+	return (uint64_t)tv.tv_sec * 1000000000ULL +
+	    (uint64_t)tv.tv_usec * 1000ULL;
+}
+
 /* User + system time of the process and of the children it waited for. */
 static uint64_t
 ops_cpu(void)
@@ -40,10 +47,8 @@ ops_cpu(void)
 
 	getrusage(RUSAGE_SELF, &s);
 	getrusage(RUSAGE_CHILDREN, &c);
-	return ((uint64_t)(s.ru_utime.tv_sec + s.ru_stime.tv_sec +
-		    c.ru_utime.tv_sec + c.ru_stime.tv_sec)) * 1000000000ULL +
-	    (uint64_t)(s.ru_utime.tv_usec + s.ru_stime.tv_usec +
-		c.ru_utime.tv_usec + c.ru_stime.tv_usec) * 1000ULL;
+	return ops_tv_ns(s.ru_utime) + ops_tv_ns(s.ru_stime) +
+	    ops_tv_ns(c.ru_utime) + ops_tv_ns(c.ru_stime);
 }
 
 static void
@@ -141,8 +146,8 @@ ops_fsync(uint64_t deadline, const char *dir)
 	memset(buf, 0xa5, sizeof(buf));
 	do {
 		/* 64 blocks rewritten in turn: the file stays small. */
-		if (pwrite(fd, buf, sizeof(buf),
-			(off_t)(n % 64) * OPS_BLOCK) != (ssize_t)sizeof(buf) ||
+		if (pwrite(fd, buf, sizeof(buf), (off_t)(n % 64) * OPS_BLOCK) !=
+			(ssize_t)sizeof(buf) ||
 		    fsync(fd) < 0)
 			ops_die(path);
 		n++;
@@ -160,9 +165,10 @@ main(int argc, char **argv)
 	long ms = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
 
 	if (ms <= 0 || (strcmp(mode, "fsync") == 0 && argc < 4)) {
-		fprintf(stderr, "usage: ops null|exec|pipe|fsync MS [DIR]\n"
-				"prints: MODE OPS WALL_NS CPU_NS (CPU of the "
-				"process and its children)\n");
+		fprintf(stderr,
+		    "usage: ops null|exec|pipe|fsync MS [DIR]\n"
+		    "prints: MODE OPS WALL_NS CPU_NS (CPU of the "
+		    "process and its children)\n");
 		return 2;
 	}
 	c0 = ops_cpu();
