@@ -267,7 +267,7 @@ END {
 	nm = split(mons, m, " "); nw = split(wls, w, " ")
 	printf "%-6s %10s %16s", "work", "none ns/op", "none spread"
 	for (i = 2; i <= nm; i++)
-		printf " %11s %9s %6s", "+" m[i] " ns", "+cpu%", "own%"
+		printf " %11s %16s %9s %6s", "+" m[i] " ns", m[i] " spread", "+cpu%", "own%"
 	if (nm == 3) printf " %14s %14s", "ratio ns v/b", "ratio cpu v/b"
 	printf "\n"
 	for (j = 1; j <= nw; j++) {
@@ -282,11 +282,12 @@ END {
 			# added CPU: the workload CPU per op over the baseline,
 			# at the monitored rate, plus the monitor processes own
 			addc[i] = 100 * (median(cpu[k]) - basecpu) * median(rate[k]) / 1e9 + median(mc[k])
-			printf " %+11.0f %+8.2f%% %5.2f%%", add[i], addc[i], median(mc[k])
+			printf " %+11.0f %16s %+8.2f%% %5.2f%%", add[i], range(ns[k]), addc[i], median(mc[k])
 		}
 		if (nm == 3) {
-				rn = (add[2] > 0) ? sprintf("%.2f", add[3] / add[2]) : "-"
-			rc = (addc[2] > 0) ? sprintf("%.2f", addc[3] / addc[2]) : "-"
+				# a ratio of a negative (noise) means nothing
+			rn = (add[2] > 0 && add[3] >= 0) ? sprintf("%.2f", add[3] / add[2]) : "-"
+			rc = (addc[2] > 0 && addc[3] >= 0) ? sprintf("%.2f", addc[3] / addc[2]) : "-"
 			printf " %14s %14s", rn, rc
 		}
 		printf "\n"
@@ -295,7 +296,8 @@ END {
 cat <<'EOF'
 
 none ns/op: median wall time per operation unmonitored (spread: the
-rounds' lowest-highest); +X ns: the monitor's median less it; +cpu%: the
+rounds' lowest-highest, ns/op, as for each monitor); +X ns: the
+monitor's median less it; +cpu%: the
 CPU the monitor adds while the workload runs, in % of one CPU: the
 workload's own CPU per op (user + system, children included: BPF programs
 run in the task that hit the event) over the unmonitored, at the monitored
