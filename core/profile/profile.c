@@ -295,7 +295,8 @@ profile_stack(struct vitals_profile *p, uint32_t exe, const uint32_t *ids,
 			return -ENOMEM;
 		p->stacks[p->nstacks++] =
 		    (struct prof_stack){ exe, p->npool, n, 0, 0 };
-		memcpy(p->pool + p->npool, ids, n * sizeof(*ids));
+		if (n > 0) /* a stack of no frames has no ids (NULL) */
+			memcpy(p->pool + p->npool, ids, n * sizeof(*ids));
 		p->npool += n;
 		p->st.stacks++;
 	}
