@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Install missing Debian packages, build, run the whole test suite, check
+# Install missing Debian packages, build, run the whole test suite, then
+# the findings test alone on the quiet machine (make check-calm), check
 # that the distribution tarball builds and passes its tests (make
-# distcheck), run each fuzz target briefly, then run the suite once more
-# while stress-ng loads every CPU: no test may depend on how fast the
-# machine is.
+# distcheck), run each fuzz target briefly, run the suite built with
+# ASan and UBSan, then run the suite once more while stress-ng loads
+# every CPU: no test may depend on how fast the machine is.
 #   scripts/test.sh            all of the above
 #   scripts/test.sh --quick    build and make check only
 set -eu
@@ -31,20 +32,40 @@ for f in tests/*.log; do
 	cat "$f"
 done
 [ "$quick" -eq 1 ] && exit 0
+# Calm epochs and the fault workloads (doc/findings.md): alone, while
+# nothing else runs, before anything loads the machine.
+echo "==> make check-calm"
+make check-calm
 make -j"$(nproc)" distcheck
+
+# unpack: a fresh copy of the distributed tree in a new directory,
+# printed.
+unpack() {
+	d=$(mktemp -d)
+	tar -xzf "$(ls -t vitals-*.tar.gz | head -1)" -C "$d"
+	echo "$d"
+}
 
 # The fuzz targets, a few seconds each (a smoke run), built with clang
 # from the distributed tree: this tree's in-place build cannot take a
 # second configuration.
 if command -v clang >/dev/null 2>&1; then
 	echo "==> make fuzz (10 s per target)"
-	fz=$(mktemp -d)
-	tar -xzf "$(ls -t vitals-*.tar.gz | head -1)" -C "$fz"
+	fz=$(unpack)
 	(cd "$fz"/vitals-* && ./configure -q CC=clang --enable-fuzz \
 		--prefix=/usr/local --sysconfdir=/etc --localstatedir=/var &&
 		make -j"$(nproc)" fuzz FUZZ_SECONDS=10)
 	rm -rf "$fz"
 fi
+
+# The suite built with AddressSanitizer and UBSan (doc/testing.md): a
+# report fails the test it happens in.
+echo "==> make check built with --enable-asan"
+as=$(unpack)
+(cd "$as"/vitals-* && ./configure -q --enable-asan \
+	--prefix=/usr/local --sysconfdir=/etc --localstatedir=/var &&
+	make -j"$(nproc)" && check)
+rm -rf "$as"
 
 # The suite again under load, one CPU hog per CPU (a busy laptop);
 # stress-ng also stops by itself after 30 minutes.
