@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Install missing Debian packages, build, run the whole test suite, then
-# the findings test alone on the quiet machine (make check-calm), check
+# the findings test alone on the quiet machine (make check-calm), the
+# package under systemd in a container (make check-systemd), check
 # that the distribution tarball builds and passes its tests (make
 # distcheck), run each fuzz target briefly, run the suite built with
 # ASan and UBSan, then run the suite once more while stress-ng loads
@@ -25,6 +26,9 @@ check() {
 	fi
 }
 
+# tests/package.sh leaves its packages here for tests/systemd.sh.
+VITALS_DEB_DIR=$(mktemp -d)
+export VITALS_DEB_DIR
 check
 # Show each test's own output (coverage figures, skips with their reasons).
 for f in tests/*.log; do
@@ -36,6 +40,10 @@ done
 # nothing else runs, before anything loads the machine.
 echo "==> make check-calm"
 make check-calm
+# The package under real systemd, in a Debian 12 container.
+echo "==> make check-systemd"
+make check-systemd
+unset VITALS_DEB_DIR
 make -j"$(nproc)" distcheck
 
 # unpack: a fresh copy of the distributed tree in a new directory,

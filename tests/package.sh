@@ -33,12 +33,14 @@ make -C "$top_builddir" distdir distdir="$src" >"$TMP/distdir.log" 2>&1 ||
 deb="$TMP/vitals_${ver}_$(dpkg --print-architecture).deb"
 dev="$TMP/vitals-dev_${ver}_$(dpkg --print-architecture).deb"
 [ -f "$deb" ] && [ -f "$dev" ] || { ls "$TMP" >&2; fail "no vitals and vitals-dev packages"; }
+# Kept for tests/systemd.sh, which would build them again.
+[ -z "${VITALS_DEB_DIR:-}" ] || cp "$deb" "$dev" "$VITALS_DEB_DIR/"
 
 # ---- what they hold ----
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$TMP/files"
 dpkg-deb -c "$dev" | awk '{ print $6 }' | sed 's|^\./|/|' >"$TMP/devfiles"
 for f in /usr/sbin/vitalsd /usr/bin/vitals /etc/vitals/vitals.yaml \
-    /usr/lib/systemd/system/vitalsd.service /usr/share/vitals/web/index.html; do
+    /lib/systemd/system/vitalsd.service /usr/share/vitals/web/index.html; do
 	grep -qx "$f" "$TMP/files" || fail "$f not in the vitals package"
 done
 # Every plugin this tree built, in the plugin directory.
@@ -52,6 +54,8 @@ for m in man1/vitals.1 man5/vitals.yaml.5 man8/vitalsd.8; do
 	grep -qx "/usr/share/man/$m.gz" "$TMP/files" || fail "manual page $m not in the vitals package"
 done
 dpkg-deb -f "$deb" Depends | grep -q libbpf || fail "vitals does not depend on libbpf"
+# The unit's ExecReload runs /bin/kill, which is procps'.
+dpkg-deb -f "$deb" Depends | grep -q procps || fail "vitals does not depend on procps (/bin/kill)"
 dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -qx /etc/vitals/vitals.yaml ||
 	fail "/etc/vitals/vitals.yaml is not a conffile"
 grep -qx /usr/include/vitals/vitals.h "$TMP/devfiles" || fail "vitals.h not in vitals-dev"
@@ -66,7 +70,10 @@ unset VITALS_PLUGIN_PATH
 getent group vitals >/dev/null || fail "no vitals group after install"
 [ "$(stat -c %a:%U:%G /var/lib/vitals)" = "2750:root:vitals" ] ||
 	fail "/var/lib/vitals is $(stat -c %a:%U:%G /var/lib/vitals), expected 2750:root:vitals"
-assert_grep '^CapabilityBoundingSet=' /usr/lib/systemd/system/vitalsd.service
+assert_grep '^CapabilityBoundingSet=' /lib/systemd/system/vitalsd.service
+# Enabled (not started): the postinst has debhelper's unit snippet.
+dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./postinst | grep -q 'deb-systemd-helper.*enable' ||
+	fail "the postinst does not enable vitalsd.service"
 /usr/sbin/vitalsd --list-plugins >"$TMP/list.out" 2>&1 || { cat "$TMP/list.out"; fail "--list-plugins"; }
 for p in syscall sched kmem proc ewma rules callmodel store; do
 	assert_grep "^$p +(probe|filter|output) " "$TMP/list.out"
