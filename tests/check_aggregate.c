@@ -8,7 +8,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include "config.h"
 #include "instance.h"
 #include "rollup.h"
+#include "testutil.h"
 
 #define NS 1000000000ull
 #define FX_VITALS 3
@@ -1043,42 +1043,25 @@ END_TEST
 
 static char *tdir;
 
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void
 setup(void)
 {
-	char tmpl[] = "/tmp/check_aggregate.XXXXXX";
-
-	ck_assert_ptr_nonnull(mkdtemp(tmpl));
-	tdir = strdup(tmpl);
+	tdir = testutil_tmpdir("check_aggregate");
 }
 
 static void
 teardown(void)
 {
-	nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(tdir);
+	testutil_tmpdir_remove(tdir);
 	tdir = NULL;
 }
 
 static const char *
 write_yaml(const char *name, const char *text)
 {
-	static char path[512];
-	FILE *f;
+	const char *path = testutil_path(tdir, name);
 
-	snprintf(path, sizeof(path), "%s/%s", tdir, name);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	fputs(text, f);
-	fclose(f);
+	testutil_write_file(path, text);
 	return path;
 }
 
@@ -1181,22 +1164,6 @@ START_TEST(test_cache)
 }
 END_TEST
 
-/* The contents of path, "" if it cannot be read (a static buffer). */
-static const char *
-slurp(const char *path)
-{
-	static char buf[256];
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	if (f != NULL) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
 /*
  * The key of an entry is public (a hash of file names and sizes): only
  * what this user wrote under that very name is trusted, and no link
@@ -1241,7 +1208,7 @@ START_TEST(test_cache_trust)
 	ck_assert_int_eq(symlink(victim, path), 0);
 	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k, &got), -ENOENT);
 	ck_assert_int_eq(cache_put(c, "r/e.json.gz", &k, v), 0);
-	ck_assert_str_eq(slurp(victim), "precious");
+	ck_assert_str_eq(testutil_read_text(victim), "precious");
 	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k, &got), 0);
 	json_decref(got);
 	/* The old, predictable temporary name as a link: left alone. */
@@ -1249,7 +1216,7 @@ START_TEST(test_cache_trust)
 	    (long)getpid());
 	ck_assert_int_eq(symlink(victim, other), 0);
 	ck_assert_int_eq(cache_put(c, "r/e.json.gz", &k, v), 0);
-	ck_assert_str_eq(slurp(victim), "precious");
+	ck_assert_str_eq(testutil_read_text(victim), "precious");
 	/* A link for a directory of the cache: nothing goes through it. */
 	snprintf(other, sizeof(other), "%s/elsewhere", tdir);
 	ck_assert_int_eq(mkdir(other, 0755), 0);
@@ -1261,7 +1228,7 @@ START_TEST(test_cache_trust)
 	ck_assert_int_ne(access(path, F_OK), 0);
 	/* Pruning removes entries, not what a link in the cache points to. */
 	ck_assert_int_eq(cache_prune(c, "r", 0), 2); /* e and f; not the link */
-	ck_assert_str_eq(slurp(victim), "precious");
+	ck_assert_str_eq(testutil_read_text(victim), "precious");
 	cache_close(c);
 	json_decref(v);
 }
@@ -1424,7 +1391,7 @@ aggregate_suite(void)
 	TCase *io = tcase_create("io");
 
 	tcase_add_loop_test(
-	    ro, test_slot_start, 0, sizeof(slot_cases) / sizeof(slot_cases[0]));
+	    ro, test_slot_start, 0, NCASES(slot_cases));
 	tcase_add_test(ro, test_fold);
 	tcase_add_test(ro, test_rollup_sums);
 	tcase_add_test(ro, test_rollup_fold_mixed);
@@ -1444,7 +1411,7 @@ aggregate_suite(void)
 	suite_add_tcase(s, ag);
 	tcase_add_checked_fixture(io, setup, teardown);
 	tcase_add_loop_test(io, test_config_timescales, 0,
-	    sizeof(ts_cases) / sizeof(ts_cases[0]));
+	    NCASES(ts_cases));
 	tcase_add_test(io, test_cache);
 	tcase_add_test(io, test_cache_trust);
 	tcase_add_test(io, test_cache_refused);
@@ -1457,11 +1424,5 @@ aggregate_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(aggregate_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(aggregate_suite());
 }

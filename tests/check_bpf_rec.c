@@ -12,6 +12,8 @@
 
 #include <vitals/bpf_shared.h>
 
+#include "testutil.h"
+
 static struct vitals_bpf_rec rec;
 
 static void
@@ -64,7 +66,7 @@ main(void)
 	tcase_add_test(tc, test_whole_record);
 	tcase_add_test(tc, test_short_record);
 	tcase_add_loop_test(tc, test_other_layout, 0,
-	    sizeof(other_words) / sizeof(other_words[0]));
+	    NCASES(other_words));
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);

@@ -18,6 +18,7 @@
 
 #include "../filters/callmodel.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -238,7 +239,7 @@ struct fake {
 static struct fake fakes[NFAKE];
 static const struct vitals_epoch *queue[NFAKE];
 static unsigned nfake;
-static char dir[64], model_path[128];
+static char *dir, model_path[128];
 static void *cfg, *st;
 
 static struct fake *
@@ -412,20 +413,9 @@ train(unsigned n)
 }
 
 static void
-write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/check_callmodel.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	dir = testutil_tmpdir("check_callmodel");
 	snprintf(model_path, sizeof(model_path), "%s/model.json", dir);
 	nfake = 0;
 	cfg = st = NULL;
@@ -434,15 +424,12 @@ setup(void)
 static void
 teardown(void)
 {
-	char cmd[128];
-
 	if (st != NULL)
 		vitals_plugin.fini(st);
 	mock_config_free(&vitals_plugin, cfg);
 	mock_reset();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+	testutil_tmpdir_remove(dir);
+	dir = NULL;
 }
 
 /*
@@ -524,7 +511,7 @@ START_TEST(train_over_link)
 	json_t *j;
 
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
-	write_file(victim, "precious");
+	testutil_write_file(victim, "precious");
 	ck_assert_int_eq(symlink(victim, model_path), 0);
 	snprintf(
 	    old_tmp, sizeof(old_tmp), "%s.tmp.%ld", model_path, (long)getpid());
@@ -900,7 +887,7 @@ START_TEST(model_file_by_hand)
 	const struct vitals_finding *f;
 	struct fake *e;
 
-	write_file(model_path,
+	testutil_write_file(model_path,
 	    "{\"format\": \"vitals-callmodel\", \"version\": 1, \"epochs\": "
 	    "100,\n"
 	    " \"timescale_s\": 60, \"depth\": 0, \"offsets\": false,\n"
@@ -992,7 +979,7 @@ START_TEST(bad_model_files)
 	char want[256];
 
 	if (bad_cases[_i].text != NULL)
-		write_file(model_path, bad_cases[_i].text);
+		testutil_write_file(model_path, bad_cases[_i].text);
 	ck_assert_int_eq(start_rc(NULL), bad_cases[_i].rc);
 	ck_assert_ptr_null(st);
 	ck_assert_uint_eq(mock_nerrors(), 1);
@@ -1101,7 +1088,6 @@ START_TEST(descriptor)
 }
 END_TEST
 
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 callmodel_suite(void)
@@ -1140,11 +1126,5 @@ callmodel_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(callmodel_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(callmodel_suite());
 }

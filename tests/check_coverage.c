@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "testutil.h"
 
 struct stream {
 	const char *name;
@@ -144,7 +145,7 @@ main(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_coverage, 0,
-	    sizeof(streams) / sizeof(streams[0]));
+	    NCASES(streams));
 	suite_add_tcase(su, tc);
 	sr = srunner_create(su);
 	srunner_run_all(sr, CK_NORMAL);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -641,7 +642,6 @@ START_TEST(descriptor)
 }
 END_TEST
 
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 diff_suite(void)
@@ -664,11 +664,5 @@ diff_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(diff_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(diff_suite());
 }

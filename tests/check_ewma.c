@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -750,7 +751,6 @@ START_TEST(descriptor)
 }
 END_TEST
 
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 ewma_suite(void)
@@ -787,11 +787,5 @@ ewma_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(ewma_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(ewma_suite());
 }

@@ -14,6 +14,7 @@
 
 #include "epochs.h"
 #include "metrics.h"
+#include "testutil.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -811,7 +812,7 @@ metrics_suite(void)
 	tcase_add_test(tc, test_topk_off);
 	tcase_add_test(tc, test_escape);
 	tcase_add_loop_test(
-	    tc, test_convert, 0, sizeof(conv_cases) / sizeof(conv_cases[0]));
+	    tc, test_convert, 0, NCASES(conv_cases));
 	tcase_add_test(tc, test_metrics_newest);
 	tcase_add_test(tc, test_findings);
 	tcase_add_test(tc, test_rewrite);

@@ -20,6 +20,7 @@
 #include "config.h"
 #include "engine.h"
 #include "module.h"
+#include "testutil.h"
 
 /* ---- the encoding ---- */
 
@@ -304,9 +305,9 @@ modules_suite(void)
 	TCase *c = tcase_create("codec");
 
 	tcase_add_loop_test(f, test_uframe_roundtrip, 0,
-	    sizeof(frame_cases) / sizeof(frame_cases[0]));
+	    NCASES(frame_cases));
 	tcase_add_loop_test(
-	    f, test_uframe_raw, 0, sizeof(raw_cases) / sizeof(raw_cases[0]));
+	    f, test_uframe_raw, 0, NCASES(raw_cases));
 	suite_add_tcase(s, f);
 	tcase_add_checked_fixture(g, engine_setup, engine_teardown);
 	tcase_add_test(g, test_engine_table);
@@ -315,7 +316,7 @@ modules_suite(void)
 	tcase_add_test(c, test_codec_none);
 	tcase_add_test(c, test_codec_absent_and_sorted);
 	tcase_add_loop_test(
-	    c, test_codec_bad, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
+	    c, test_codec_bad, 0, NCASES(bad_cases));
 	suite_add_tcase(s, c);
 	return s;
 }
@@ -323,11 +324,5 @@ modules_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(modules_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(modules_suite());
 }

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "option.h"
+#include "testutil.h"
 
 /* ---- parsers ---- */
 
@@ -611,7 +612,6 @@ START_TEST(test_fill_short_err)
 }
 END_TEST
 
-#define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static Suite *
 option_suite(void)
@@ -645,11 +645,5 @@ option_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(option_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run(option_suite());
 }

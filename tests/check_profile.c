@@ -7,12 +7,8 @@
  * profile decoded back with the generated protobuf-c code, and ranges
  * read from a store.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* nftw */
-#endif
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +24,7 @@
 
 #include "labels.h"
 #include "profile.pb-c.h"
+#include "testutil.h"
 
 #define NS 1000000000ull
 /* 2023-11-14T00:00:00Z */
@@ -873,29 +870,16 @@ END_TEST
 
 static char *tdir;
 
-static int
-rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void
 setup(void)
 {
-	char tmpl[] = "/tmp/check_profile.XXXXXX";
-
-	ck_assert_ptr_nonnull(mkdtemp(tmpl));
-	tdir = strdup(tmpl);
+	tdir = testutil_tmpdir("check_profile");
 }
 
 static void
 teardown(void)
 {
-	nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(tdir);
+	testutil_tmpdir_remove(tdir);
 	tdir = NULL;
 }
 
@@ -981,10 +965,10 @@ profile_suite(void)
 	TCase *st = tcase_create("store");
 
 	tcase_add_loop_test(
-	    t, test_totals, 0, (int)(sizeof(totals) / sizeof(totals[0])));
+	    t, test_totals, 0, NCASES(totals));
 	tcase_add_test(t, test_merge);
 	tcase_add_loop_test(
-	    t, test_exe_filter, 0, (int)(sizeof(exes) / sizeof(exes[0])));
+	    t, test_exe_filter, 0, NCASES(exes));
 	tcase_add_test(t, test_tree_order);
 	tcase_add_test(t, test_folded_rounding);
 	tcase_add_test(t, test_folded_names);
@@ -994,7 +978,7 @@ profile_suite(void)
 	suite_add_tcase(s, t);
 	tcase_add_test(pp, test_pprof);
 	tcase_add_loop_test(
-	    pp, test_pprof_units, 0, (int)(sizeof(units) / sizeof(units[0])));
+	    pp, test_pprof_units, 0, NCASES(units));
 	suite_add_tcase(s, pp);
 	tcase_add_checked_fixture(st, setup, teardown);
 	tcase_add_test(st, test_range);
@@ -1005,11 +989,5 @@ profile_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(profile_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(profile_suite());
 }

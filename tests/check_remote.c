@@ -20,28 +20,25 @@
 #include <vitals/vitals.h>
 
 #include "verify.h"
+#include "testutil.h"
 
 #define NS 1000000000ull
 /* 2023-11-14T00:00:00Z */
 #define T0 (1699920000ull * NS)
 
-static char tdir[] = "/tmp/check_remote.XXXXXX";
+static char *tdir;
 
 static void
 setup(void)
 {
-	strcpy(tdir, "/tmp/check_remote.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tdir));
+	tdir = testutil_tmpdir("check_remote");
 }
 
 static void
 teardown(void)
 {
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tdir);
-	if (system(cmd) != 0)
-		return;
+	testutil_tmpdir_remove(tdir);
+	tdir = NULL;
 }
 
 /* An epoch of host starting at start, len long. */
@@ -456,11 +453,5 @@ remote_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(remote_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(remote_suite());
 }

@@ -17,6 +17,7 @@
 
 #include "epochs.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -1708,7 +1709,6 @@ START_TEST(descriptor)
 }
 END_TEST
 
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 rules_suite(void)
@@ -1731,11 +1731,5 @@ rules_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(rules_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(rules_suite());
 }

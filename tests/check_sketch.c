@@ -11,6 +11,7 @@
 #include <vitals/hash.h>
 
 #include "sketch.h"
+#include "testutil.h"
 
 static const struct sketch_params small = {
 	.hca_size = 64, .seen_bits = 1024, .max_samples = 8,
@@ -256,7 +257,7 @@ main(void)
 	int failed;
 
 	tcase_add_loop_test(tc, test_crossed_table, 0,
-	    sizeof(cross_cases) / sizeof(cross_cases[0]));
+	    NCASES(cross_cases));
 	tcase_add_test(tc, test_log_samples);
 	tcase_add_test(tc, test_weights_and_slot);
 	tcase_add_test(tc, test_floor);

@@ -6,14 +6,10 @@
  * never follow a link planted in the data dir, refuse FIFOs, devices and
  * gzip bombs, and recover the temporary files a killed writer left.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* nftw */
-#endif
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +25,7 @@
 
 #include "codec.h"
 #include "epoch_json.h"
+#include "testutil.h"
 
 #define NS 1000000000ull
 #define HOUR (3600 * NS)
@@ -121,29 +118,16 @@ fx(const char *host, uint64_t start_ns)
 
 /* ---- helpers ---- */
 
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void
 setup(void)
 {
-	char tmpl[] = "/tmp/check_store.XXXXXX";
-
-	ck_assert_ptr_nonnull(mkdtemp(tmpl));
-	tdir = strdup(tmpl);
+	tdir = testutil_tmpdir("check_store");
 }
 
 static void
 teardown(void)
 {
-	nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(tdir);
+	testutil_tmpdir_remove(tdir);
 	tdir = NULL;
 }
 
@@ -158,16 +142,6 @@ save(const char *host, uint64_t start_ns, char *path, size_t len)
 	ck_assert_msg(r == 0, "save: %d %s", r, err);
 }
 
-static void
-write_file(const char *path, const void *buf, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
 static int
 exists(const char *path)
 {
@@ -176,16 +150,8 @@ exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-static char *
-tpath(const char *rel)
-{
-	static char buf[4][512];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tdir, rel);
-	return buf[k];
-}
+/* rel in this test's directory (see testutil_path). */
+#define tpath(rel) testutil_path(tdir, rel)
 
 /* Both epochs encode to the same JSON: every field is equal. */
 static void
@@ -299,7 +265,7 @@ START_TEST(test_encode_put)
 	check_same(fx("web-1", DAY0 + 5000000000ull), e);
 	vitals_epoch_free(e);
 	/* A failed put leaves f whole for the next try. */
-	write_file(tpath("file"), "x", 1);
+	testutil_write_bytes(tpath("file"), "x", 1);
 	ck_assert_int_eq(vitals_epoch_put(&f, tpath("file"), NULL, 0, err,
 			     sizeof(err)),
 	    -ENOTDIR);
@@ -336,15 +302,15 @@ START_TEST(test_list_since)
 		*strchr(rel, '/') = '\0';
 		mkdir(tpath(rel), 0755);
 		rel[strlen(rel)] = '/';
-		write_file(tpath(rel), "x", 1);
+		testutil_write_bytes(tpath(rel), "x", 1);
 		ck_assert_int_gt(codec_epoch_relpath(t, "a", rel, sizeof(rel)),
 		    0);
-		write_file(tpath(rel), "x", 1);
+		testutil_write_bytes(tpath(rel), "x", 1);
 		want += t >= since ? 2 : 0;
 	}
 	/* In the first day's dir but named for the last: not read. */
-	write_file(tpath("2023-11-14/20231116T000000.000Z_z.json.gz"), "x", 1);
-	write_file(tpath("2023-11-16/.tmp.junk"), "x", 1);
+	testutil_write_bytes(tpath("2023-11-14/20231116T000000.000Z_z.json.gz"), "x", 1);
+	testutil_write_bytes(tpath("2023-11-16/.tmp.junk"), "x", 1);
 	ck_assert_int_eq(vitals_store_list_since(tdir, since, &l), 0);
 	ck_assert_uint_eq(l.n, want);
 	ck_assert_uint_eq(l.v[0].start_ns, since);
@@ -409,13 +375,13 @@ START_TEST(test_list_order)
 	for (i = 0; i < 5; i++)
 		save(in[i].host, in[i].start, NULL, 0);
 	/* Junk the listing must skip. */
-	write_file(tpath("README"), "x", 1);
-	write_file(tpath("2023-11-14/notes.txt"), "x", 1);
-	write_file(
+	testutil_write_bytes(tpath("README"), "x", 1);
+	testutil_write_bytes(tpath("2023-11-14/notes.txt"), "x", 1);
+	testutil_write_bytes(
 	    tpath("2023-11-14/.20231114T000000.000Z_a.json.gz.tmp.9"), "x", 1);
 	ck_assert_int_eq(mkdir(tpath("lost+found"), 0700), 0);
-	write_file(tpath("lost+found/20231114T000000.000Z_z.json.gz"), "x", 1);
-	write_file(tpath("2023-11-16"), "not a dir", 9);
+	testutil_write_bytes(tpath("lost+found/20231114T000000.000Z_z.json.gz"), "x", 1);
+	testutil_write_bytes(tpath("2023-11-16"), "not a dir", 9);
 	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
 	ck_assert_uint_eq(l.n, 5);
 	for (i = 0; i < 5; i++) {
@@ -468,16 +434,16 @@ make_bad(int kind, const char *path)
 	case BAD_GARBAGE:
 		for (i = 0; i < sizeof(junk); i++)
 			junk[i] = (unsigned char)(i * 7 + 3);
-		write_file(path, junk, sizeof(junk));
+		testutil_write_bytes(path, junk, sizeof(junk));
 		break;
 	case BAD_JSON:
-		write_file(path, gz_bad_json, sizeof(gz_bad_json));
+		testutil_write_bytes(path, gz_bad_json, sizeof(gz_bad_json));
 		break;
 	case BAD_EPOCH:
-		write_file(path, gz_bad_epoch, sizeof(gz_bad_epoch));
+		testutil_write_bytes(path, gz_bad_epoch, sizeof(gz_bad_epoch));
 		break;
 	default:
-		write_file(path, "", 0);
+		testutil_write_bytes(path, "", 0);
 	}
 }
 
@@ -620,13 +586,13 @@ START_TEST(test_save_fails)
 	char err[512] = "", path[16];
 
 	/* The data dir is a file: mkdir of the date dir fails. */
-	write_file(tpath("file"), "x", 1);
+	testutil_write_bytes(tpath("file"), "x", 1);
 	ck_assert_int_eq(vitals_epoch_save(fx("h", DAY0), tpath("file"), NULL,
 			     0, err, sizeof(err)),
 	    -ENOTDIR);
 	ck_assert_ptr_nonnull(strstr(err, tpath("file")));
 	/* The date dir exists but is a file. */
-	write_file(tpath("2023-11-14"), "x", 1);
+	testutil_write_bytes(tpath("2023-11-14"), "x", 1);
 	ck_assert_int_lt(
 	    vitals_epoch_save(fx("h", DAY0), tdir, NULL, 0, err, sizeof(err)),
 	    0);
@@ -647,7 +613,7 @@ START_TEST(test_save_tmp_cleanup)
 				     "json.gz"),
 			     0755),
 	    0);
-	write_file(
+	testutil_write_bytes(
 	    tpath("2023-11-14/20231114T000000.000Z_h.json.gz/x"), "x", 1);
 	ck_assert_int_lt(
 	    vitals_epoch_save(fx("h", DAY0), tdir, NULL, 0, err, sizeof(err)),
@@ -681,7 +647,7 @@ START_TEST(test_date_dir_link)
 	    strstr(err, tpath("data/2023-11-14: not a directory")));
 	ck_assert_int_eq(count_dotfiles(tpath("elsewhere")), 0);
 	/* A file there named like an epoch: not listed, not pruned. */
-	write_file(tpath("elsewhere/" DAY0_NAME("h")), "x", 1);
+	testutil_write_bytes(tpath("elsewhere/" DAY0_NAME("h")), "x", 1);
 	ck_assert_int_eq(vitals_store_list(tpath("data"), &l), 0);
 	ck_assert_uint_eq(l.n, 0);
 	vitals_store_list_free(&l);
@@ -696,7 +662,7 @@ END_TEST
 START_TEST(test_prune_file_link)
 {
 	ck_assert_int_eq(mkdir(tpath("2023-11-14"), 0755), 0);
-	write_file(tpath("victim"), "x", 1);
+	testutil_write_bytes(tpath("victim"), "x", 1);
 	ck_assert_int_eq(
 	    symlink(tpath("victim"), tpath("2023-11-14/" DAY0_NAME("h"))), 0);
 	ck_assert_int_eq(vitals_store_prune(tdir, HOUR, 0, DAY0 + DAY), 1);
@@ -937,8 +903,8 @@ START_TEST(test_prune_tmp)
 
 	ck_assert_int_eq(mkdir(tpath("2023-11-14"), 0755), 0);
 	ck_assert_int_eq(mkdir(tpath("2023-11-15"), 0755), 0);
-	write_file(old, "x", 1);
-	write_file(fresh, "x", 1);
+	testutil_write_bytes(old, "x", 1);
+	testutil_write_bytes(fresh, "x", 1);
 	clock_gettime(CLOCK_REALTIME, &ts[0]);
 	now = (uint64_t)ts[0].tv_sec * NS + (uint64_t)ts[0].tv_nsec;
 	ts[0].tv_sec -= 2 * 3600;
@@ -974,15 +940,15 @@ store_suite(void)
 	tcase_add_test(io, test_list_order);
 	tcase_add_test(io, test_list_missing);
 	tcase_add_loop_test(
-	    io, test_corrupt, 0, sizeof(bad_files) / sizeof(bad_files[0]));
+	    io, test_corrupt, 0, NCASES(bad_files));
 	tcase_add_test(io, test_load_missing);
 	tcase_add_loop_test(io, test_gzip_forms, 0,
-	    (int)(sizeof(gz_forms) / sizeof(gz_forms[0])));
+	    NCASES(gz_forms));
 	tcase_add_test(io, test_save_fails);
 	tcase_add_test(io, test_save_tmp_cleanup);
 	tcase_add_test(io, test_date_dir_link);
 	tcase_add_loop_test(io, test_load_not_a_file, 0,
-	    (int)(sizeof(not_files) / sizeof(not_files[0])));
+	    NCASES(not_files));
 	tcase_add_test(io, test_recover);
 	suite_add_tcase(s, io);
 	/* Inflating 256 MiB: seconds on a loaded machine; a hang guard only. */
@@ -1003,11 +969,5 @@ store_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(store_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(store_suite());
 }

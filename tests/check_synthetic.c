@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -482,7 +483,6 @@ START_TEST(bad_options)
 }
 END_TEST
 
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 synthetic_suite(void)
@@ -512,11 +512,5 @@ synthetic_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(synthetic_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(synthetic_suite());
 }

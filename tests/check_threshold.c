@@ -12,6 +12,7 @@
 
 #include "epochs.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -438,7 +439,6 @@ START_TEST(descriptor)
 }
 END_TEST
 
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 threshold_suite(void)
@@ -465,11 +465,5 @@ threshold_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(threshold_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(threshold_suite());
 }

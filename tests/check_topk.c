@@ -13,6 +13,7 @@
 
 #include "epochs.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -436,7 +437,6 @@ START_TEST(descriptor)
 }
 END_TEST
 
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 topk_suite(void)
@@ -464,11 +464,5 @@ topk_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(topk_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(topk_suite());
 }

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every plugin's unit test checks the same way, against the mock core
+ * (tests/mock_host.h): the descriptor's fixed fields, and that a bad option
+ * is refused at init with one message naming it and alike by
+ * --check-config.
+ */
+#ifndef VITALS_CONTRACT_H
+#define VITALS_CONTRACT_H
+
+#include <stdint.h>
+#include <vitals/vitals.h>
+
+/*
+ * p has this ABI major, kind (VITALS_PLUGIN_*) and name, and its fini
+ * accepts NULL.
+ */
+void contract_descriptor(const struct vitals_plugin *p, uint32_t kind,
+    const char *name);
+
+/*
+ * init refused config block cfg: it returned rc == -EINVAL and left state
+ * NULL, after exactly one vitals_error whose text holds `message`; and
+ * p's check callback refuses cfg with the same message.
+ */
+void contract_refused(const struct vitals_plugin *p, const void *cfg,
+    int rc, const void *state, const char *message);
+
+/*
+ * Start p (its context named `name`) with defaults but key = value, and
+ * check it is refused as contract_refused says, with a message holding
+ * `message`, or 'key' when message is NULL.  Frees what it made.
+ */
+void contract_bad_option(const struct vitals_plugin *p, const char *name,
+    const char *key, const char *value, const char *message);
+
+#endif
