@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract.h"
 #include "epochs.h"
 #include "mock_host.h"
 #include "testutil.h"
@@ -419,15 +420,11 @@ START_TEST(bad_options)
 {
 	const char *kv[] = { bad_cases[_i].key, bad_cases[_i].value, NULL };
 	char quoted[40];
+	int rc;
 
 	snprintf(quoted, sizeof(quoted), "option '%s'", bad_cases[_i].key);
-	ck_assert_int_eq(start(kv), -EINVAL);
-	ck_assert_ptr_null(st);
-	ck_assert_uint_eq(mock_nerrors(), 1);
-	ck_assert_ptr_nonnull(strstr(mock_last_error(), quoted));
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	rc = start(kv);
+	contract_refused(&vitals_plugin, cfg, rc, st, quoted);
 }
 END_TEST
 
@@ -480,10 +477,7 @@ END_TEST
 
 START_TEST(descriptor)
 {
-	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
-	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
-	ck_assert_str_eq(vitals_plugin.name, "affinity");
-	vitals_plugin.fini(NULL);
+	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "affinity");
 }
 END_TEST
 

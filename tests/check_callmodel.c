@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "../filters/callmodel.h"
+#include "contract.h"
 #include "mock_host.h"
 #include "testutil.h"
 
@@ -1067,24 +1068,18 @@ static const struct {
 START_TEST(bad_options)
 {
 	const char *kv[] = { opt_cases[_i].key, opt_cases[_i].value, NULL };
+	int rc;
 
 	train(2);
-	ck_assert_int_eq(start_rc(kv), -EINVAL);
-	ck_assert_ptr_null(st);
-	ck_assert_ptr_nonnull(strstr(mock_last_error(), opt_cases[_i].why));
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	rc = start_rc(kv);
+	contract_refused(&vitals_plugin, cfg, rc, st, opt_cases[_i].why);
 }
 END_TEST
 
 START_TEST(descriptor)
 {
-	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
-	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
-	ck_assert_str_eq(vitals_plugin.name, "callmodel");
+	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "callmodel");
 	ck_assert_ptr_nonnull(vitals_plugin.epoch);
-	vitals_plugin.fini(NULL);
 }
 END_TEST
 

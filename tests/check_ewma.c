@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract.h"
 #include "mock_host.h"
 #include "testutil.h"
 
@@ -721,33 +722,16 @@ static const struct {
 
 START_TEST(bad_options)
 {
-	char quoted[32];
-	void *s = NULL;
-
-	snprintf(quoted, sizeof(quoted), "'%s'", bad_cases[_i].key);
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, bad_cases[_i].key,
-			     bad_cases[_i].value),
-	    0);
-	ck_assert_int_eq(
-	    vitals_plugin.init(mock_ctx("ewma"), cfg, &s), -EINVAL);
-	ck_assert_ptr_null(s);
-	ck_assert_uint_eq(mock_nerrors(), 1);
-	ck_assert_ptr_nonnull(strstr(mock_last_error(), quoted));
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	contract_bad_option(&vitals_plugin, "ewma", bad_cases[_i].key,
+	    bad_cases[_i].value, NULL);
 }
 END_TEST
 
 START_TEST(descriptor)
 {
-	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
-	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
-	ck_assert_str_eq(vitals_plugin.name, "ewma");
+	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "ewma");
 	ck_assert_ptr_nonnull(vitals_plugin.epoch);
 	ck_assert_ptr_null(vitals_plugin.flush);
-	vitals_plugin.fini(NULL);
 }
 END_TEST
 

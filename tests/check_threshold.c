@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract.h"
 #include "epochs.h"
 #include "mock_host.h"
 #include "testutil.h"
@@ -391,15 +392,11 @@ END_TEST
 START_TEST(bad_rules)
 {
 	const char *kv[] = { "rules", bad_cases[_i].rules, NULL };
+	int rc;
 
-	ck_assert_int_eq(start(kv), -EINVAL);
-	ck_assert_ptr_null(st);
-	ck_assert_uint_eq(mock_nerrors(), 1);
-	ck_assert_msg(strstr(mock_last_error(), bad_cases[_i].message) != NULL,
-	    "'%s' gave '%s'", bad_cases[_i].rules, mock_last_error());
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	rc = start(kv);
+	contract_refused(
+	    &vitals_plugin, cfg, rc, st, bad_cases[_i].message);
 }
 END_TEST
 
@@ -414,28 +411,22 @@ START_TEST(bad_options)
 {
 	const char *kv[] = { bad_option_cases[_i].key,
 		bad_option_cases[_i].value, NULL, NULL, NULL };
+	int rc;
 
 	if (strcmp(kv[0], "rules") != 0) {
 		kv[2] = "rules";
 		kv[3] = "cpu.wsum > 1";
 	}
-	ck_assert_int_eq(start(kv), -EINVAL);
-	ck_assert_ptr_null(st);
-	ck_assert_ptr_nonnull(
-	    strstr(mock_last_error(), bad_option_cases[_i].message));
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	rc = start(kv);
+	contract_refused(
+	    &vitals_plugin, cfg, rc, st, bad_option_cases[_i].message);
 }
 END_TEST
 
 START_TEST(descriptor)
 {
-	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
-	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
-	ck_assert_str_eq(vitals_plugin.name, "threshold");
+	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "threshold");
 	ck_assert_ptr_nonnull(vitals_plugin.epoch);
-	vitals_plugin.fini(NULL);
 }
 END_TEST
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract.h"
 #include "epochs.h"
 #include "mock_host.h"
 #include "testutil.h"
@@ -417,23 +418,17 @@ static const struct {
 START_TEST(bad_options)
 {
 	const char *kv[] = { bad_cases[_i].key, bad_cases[_i].value, NULL };
+	int rc;
 
-	ck_assert_int_eq(start(kv), -EINVAL);
-	ck_assert_ptr_null(st);
-	ck_assert_uint_eq(mock_nerrors(), 1);
-	ck_assert_ptr_nonnull(strstr(mock_last_error(), bad_cases[_i].message));
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	rc = start(kv);
+	contract_refused(
+	    &vitals_plugin, cfg, rc, st, bad_cases[_i].message);
 }
 END_TEST
 
 START_TEST(descriptor)
 {
-	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
-	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
-	ck_assert_str_eq(vitals_plugin.name, "topk");
-	vitals_plugin.fini(NULL);
+	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "topk");
 }
 END_TEST
 

@@ -18,8 +18,8 @@ contract_descriptor(const struct vitals_plugin *p, uint32_t kind,
 	ck_assert_uint_eq(p->abi_major, VITALS_ABI_MAJOR);
 	ck_assert_uint_eq(p->kind, kind);
 	ck_assert_str_eq(p->name, name);
-	if (p->fini != NULL)
-		p->fini(NULL);
+	ck_assert_ptr_nonnull(p->fini);
+	p->fini(NULL);
 }
 
 void
