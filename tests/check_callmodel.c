@@ -370,17 +370,12 @@ run(struct fake *f)
 static int
 start_rc(const char *const *kv)
 {
+	const char *const dflt[] = { "model", model_path, NULL };
 	struct vitals_ctx *ctx = mock_ctx("callmodel");
 
 	if (cfg != NULL)
 		mock_config_free(&vitals_plugin, cfg);
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_ptr_nonnull(cfg);
-	ck_assert_int_eq(
-	    mock_config_set(&vitals_plugin, cfg, "model", model_path), 0);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
+	cfg = contract_config(&vitals_plugin, dflt, kv);
 	st = NULL;
 	return vitals_plugin.init(ctx, cfg, &st);
 }
@@ -425,10 +420,7 @@ setup(void)
 static void
 teardown(void)
 {
-	if (st != NULL)
-		vitals_plugin.fini(st);
-	mock_config_free(&vitals_plugin, cfg);
-	mock_reset();
+	contract_stop(&vitals_plugin, cfg, st);
 	testutil_tmpdir_remove(dir);
 	dir = NULL;
 }

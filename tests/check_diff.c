@@ -195,13 +195,10 @@ make(unsigned i, const char *spec)
 static void
 start(const char *const *kv)
 {
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_ptr_nonnull(cfg);
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "floor", "*=0"), 0);
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "persist", "1"), 0);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
+	static const char *const dflt[] = { "floor", "*=0", "persist", "1",
+		NULL };
+
+	cfg = contract_config(&vitals_plugin, dflt, kv);
 	ck_assert_int_eq(vitals_plugin.init(mock_ctx("diff"), cfg, &st), 0);
 }
 
@@ -214,10 +211,7 @@ setup(void)
 static void
 teardown(void)
 {
-	if (st != NULL)
-		vitals_plugin.fini(st);
-	mock_config_free(&vitals_plugin, cfg);
-	mock_reset();
+	contract_stop(&vitals_plugin, cfg, st);
 }
 
 struct want {

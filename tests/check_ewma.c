@@ -49,17 +49,11 @@ static void *cfg, *st;
 static void
 start(const char *const *kv)
 {
-	struct vitals_ctx *ctx = mock_ctx("ewma");
+	static const char *const dflt[] = { "floor", "*=0", "min_share", "0",
+		NULL };
 
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_ptr_nonnull(cfg);
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "floor", "*=0"), 0);
-	ck_assert_int_eq(
-	    mock_config_set(&vitals_plugin, cfg, "min_share", "0"), 0);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
-	ck_assert_int_eq(vitals_plugin.init(ctx, cfg, &st), 0);
+	cfg = contract_config(&vitals_plugin, dflt, kv);
+	ck_assert_int_eq(vitals_plugin.init(mock_ctx("ewma"), cfg, &st), 0);
 }
 
 static void
@@ -75,10 +69,7 @@ setup(void)
 static void
 teardown(void)
 {
-	if (st != NULL)
-		vitals_plugin.fini(st);
-	mock_config_free(&vitals_plugin, cfg);
-	mock_reset();
+	contract_stop(&vitals_plugin, cfg, st);
 }
 
 /*

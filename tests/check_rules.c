@@ -43,13 +43,9 @@ static struct tep_queue *q;
 static int
 start(const char *const *kv)
 {
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_ptr_nonnull(cfg);
-	ck_assert_int_eq(
-	    mock_config_set(&vitals_plugin, cfg, "block_share", "0"), 0);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
+	static const char *const dflt[] = { "block_share", "0", NULL };
+
+	cfg = contract_config(&vitals_plugin, dflt, kv);
 	return vitals_plugin.init(mock_ctx("rules"), cfg, &st);
 }
 
@@ -63,11 +59,8 @@ setup(void)
 static void
 teardown(void)
 {
-	if (st != NULL)
-		vitals_plugin.fini(st);
-	mock_config_free(&vitals_plugin, cfg);
+	contract_stop(&vitals_plugin, cfg, st);
 	tep_queue_free(q);
-	mock_reset();
 }
 
 static void

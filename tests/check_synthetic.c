@@ -43,23 +43,10 @@ teardown(void)
 	mock_reset();
 }
 
-/* A config block with defaults overridden by NULL-terminated pairs. */
-static void *
-config(const char *const *kv)
-{
-	void *c = mock_config_new(&vitals_plugin);
-
-	ck_assert_ptr_nonnull(c);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, c, kv[0], kv[1]), 0);
-	return c;
-}
-
 static void
 start(const char *const *kv)
 {
-	cfg = config(kv);
+	cfg = contract_config(&vitals_plugin, NULL, kv);
 	ck_assert_int_eq(
 	    vitals_plugin.init(mock_ctx("synthetic"), cfg, &st), 0);
 	ck_assert_ptr_nonnull(st);
@@ -469,7 +456,7 @@ START_TEST(bad_options)
 	void *s = NULL;
 	int rc;
 
-	cfg = config(kv);
+	cfg = contract_config(&vitals_plugin, NULL, kv);
 	rc = vitals_plugin.init(mock_ctx("synthetic"), cfg, &s);
 	snprintf(quoted, sizeof(quoted), "'%s'", bad_cases[_i].key);
 	ck_assert_uint_eq(mock_nvitals(), 0);

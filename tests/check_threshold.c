@@ -26,11 +26,7 @@ static struct tep_queue *q;
 static int
 start(const char *const *kv)
 {
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_ptr_nonnull(cfg);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
+	cfg = contract_config(&vitals_plugin, NULL, kv);
 	return vitals_plugin.init(mock_ctx("threshold"), cfg, &st);
 }
 
@@ -52,11 +48,8 @@ setup(void)
 static void
 teardown(void)
 {
-	if (st != NULL)
-		vitals_plugin.fini(st);
-	mock_config_free(&vitals_plugin, cfg);
+	contract_stop(&vitals_plugin, cfg, st);
 	tep_queue_free(q);
-	mock_reset();
 }
 
 /*

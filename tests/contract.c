@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The checks every plugin's unit test makes alike (see contract.h), on the
- * mock core.
+ * What every plugin's unit test does alike (see contract.h), on the mock
+ * core.
  */
 #include <check.h>
 #include <errno.h>
@@ -10,6 +10,35 @@
 
 #include "contract.h"
 #include "mock_host.h"
+
+static void
+contract_set(const struct vitals_plugin *p, void *cfg, const char *const *kv)
+{
+	for (; kv != NULL && kv[0] != NULL; kv += 2)
+		ck_assert_msg(mock_config_set(p, cfg, kv[0], kv[1]) == 0,
+		    "option %s: '%s' does not parse", kv[0], kv[1]);
+}
+
+void *
+contract_config(const struct vitals_plugin *p, const char *const *defaults,
+    const char *const *kv)
+{
+	void *cfg = mock_config_new(p);
+
+	ck_assert_ptr_nonnull(cfg);
+	contract_set(p, cfg, defaults);
+	contract_set(p, cfg, kv);
+	return cfg;
+}
+
+void
+contract_stop(const struct vitals_plugin *p, void *cfg, void *state)
+{
+	if (state != NULL)
+		p->fini(state);
+	mock_config_free(p, cfg);
+	mock_reset();
+}
 
 void
 contract_descriptor(const struct vitals_plugin *p, uint32_t kind,
@@ -40,12 +69,11 @@ void
 contract_bad_option(const struct vitals_plugin *p, const char *name,
     const char *key, const char *value, const char *message)
 {
-	void *cfg = mock_config_new(p), *state = NULL;
+	const char *kv[] = { key, value, NULL };
+	void *cfg = contract_config(p, NULL, kv), *state = NULL;
 	char quoted[64];
 	int rc;
 
-	ck_assert_ptr_nonnull(cfg);
-	ck_assert_int_eq(mock_config_set(p, cfg, key, value), 0);
 	rc = p->init(mock_ctx(name), cfg, &state);
 	if (message == NULL) {
 		snprintf(quoted, sizeof(quoted), "'%s'", key);
