@@ -475,7 +475,6 @@ START_TEST(descriptor)
 }
 END_TEST
 
-
 static Suite *
 affinity_suite(void)
 {

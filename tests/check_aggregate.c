@@ -1390,8 +1390,7 @@ aggregate_suite(void)
 	TCase *ag = tcase_create("aggregate");
 	TCase *io = tcase_create("io");
 
-	tcase_add_loop_test(
-	    ro, test_slot_start, 0, NCASES(slot_cases));
+	tcase_add_loop_test(ro, test_slot_start, 0, NCASES(slot_cases));
 	tcase_add_test(ro, test_fold);
 	tcase_add_test(ro, test_rollup_sums);
 	tcase_add_test(ro, test_rollup_fold_mixed);
@@ -1410,8 +1409,7 @@ aggregate_suite(void)
 	tcase_add_test(ag, test_lanes_free_busy);
 	suite_add_tcase(s, ag);
 	tcase_add_checked_fixture(io, setup, teardown);
-	tcase_add_loop_test(io, test_config_timescales, 0,
-	    NCASES(ts_cases));
+	tcase_add_loop_test(io, test_config_timescales, 0, NCASES(ts_cases));
 	tcase_add_test(io, test_cache);
 	tcase_add_test(io, test_cache_trust);
 	tcase_add_test(io, test_cache_refused);

@@ -1075,7 +1075,6 @@ START_TEST(descriptor)
 }
 END_TEST
 
-
 static Suite *
 callmodel_suite(void)
 {

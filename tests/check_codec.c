@@ -866,15 +866,12 @@ codec_suite(void)
 	tcase_add_test(t, test_metrics_absent);
 	tcase_add_test(t, test_metrics_sorted);
 	tcase_add_test(t, test_metrics_defensive);
-	tcase_add_loop_test(
-	    t, test_bad_document, 0, NCASES(bad_cases));
+	tcase_add_loop_test(t, test_bad_document, 0, NCASES(bad_cases));
 	tcase_add_test(t, test_bad_root);
 	tcase_add_test(t, test_too_many_frames);
 	suite_add_tcase(s, t);
-	tcase_add_loop_test(n, test_name_roundtrip, 0,
-	    NCASES(name_cases));
-	tcase_add_loop_test(
-	    n, test_name_reject, 0, NCASES(bad_names));
+	tcase_add_loop_test(n, test_name_roundtrip, 0, NCASES(name_cases));
+	tcase_add_loop_test(n, test_name_reject, 0, NCASES(bad_names));
 	tcase_add_test(n, test_name_limits);
 	suite_add_tcase(s, n);
 	return s;

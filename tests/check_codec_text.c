@@ -1098,8 +1098,7 @@ codec_text_suite(void)
 	tcase_add_test(w, encode_sink_fails);
 	tcase_add_loop_test(r, decode_same_epoch, 0, 100);
 	tcase_add_loop_test(r, decode_takes_plain, 0, 100);
-	tcase_add_loop_test(
-	    r, decode_declines, 0, NCASES(declined));
+	tcase_add_loop_test(r, decode_declines, 0, NCASES(declined));
 	tcase_add_test(r, decode_any_order);
 	tcase_add_loop_test(r, decode_mutations, 0, 20);
 	tcase_add_loop_test(r, round_trip, 0, 100);

@@ -798,7 +798,6 @@ START_TEST(test_short_err)
 }
 END_TEST
 
-
 static Suite *
 config_suite(void)
 {

@@ -620,7 +620,6 @@ START_TEST(descriptor)
 }
 END_TEST
 
-
 static Suite *
 diff_suite(void)
 {

@@ -726,7 +726,6 @@ START_TEST(descriptor)
 }
 END_TEST
 
-
 static Suite *
 ewma_suite(void)
 {

@@ -103,7 +103,6 @@ START_TEST(rank)
 }
 END_TEST
 
-
 static Suite *
 group_suite(void)
 {

@@ -318,8 +318,7 @@ api_suite(void)
 	TCase *tc = tcase_create("api");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_loop_test(tc, test_cases, 0,
-	    NCASES(cases));
+	tcase_add_loop_test(tc, test_cases, 0, NCASES(cases));
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_time);
 	tcase_add_test(tc, test_hosts);

@@ -242,8 +242,7 @@ metric_suite(void)
 	tcase_add_test(t, test_swap);
 	tcase_add_test(t, test_idle_forgotten);
 	tcase_add_test(t, test_view_stable);
-	tcase_add_loop_test(
-	    t, test_refused, 0, NCASES(refused));
+	tcase_add_loop_test(t, test_refused, 0, NCASES(refused));
 	tcase_add_test(t, test_name_limits);
 	tcase_add_test(t, test_full);
 	tcase_add_test(t, test_engine);

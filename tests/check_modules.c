@@ -304,10 +304,8 @@ modules_suite(void)
 	TCase *f = tcase_create("uframe"), *g = tcase_create("engine");
 	TCase *c = tcase_create("codec");
 
-	tcase_add_loop_test(f, test_uframe_roundtrip, 0,
-	    NCASES(frame_cases));
-	tcase_add_loop_test(
-	    f, test_uframe_raw, 0, NCASES(raw_cases));
+	tcase_add_loop_test(f, test_uframe_roundtrip, 0, NCASES(frame_cases));
+	tcase_add_loop_test(f, test_uframe_raw, 0, NCASES(raw_cases));
 	suite_add_tcase(s, f);
 	tcase_add_checked_fixture(g, engine_setup, engine_teardown);
 	tcase_add_test(g, test_engine_table);
@@ -315,8 +313,7 @@ modules_suite(void)
 	tcase_add_test(c, test_codec_roundtrip);
 	tcase_add_test(c, test_codec_none);
 	tcase_add_test(c, test_codec_absent_and_sorted);
-	tcase_add_loop_test(
-	    c, test_codec_bad, 0, NCASES(bad_cases));
+	tcase_add_loop_test(c, test_codec_bad, 0, NCASES(bad_cases));
 	suite_add_tcase(s, c);
 	return s;
 }

@@ -201,7 +201,8 @@ static const struct {
 
 START_TEST(test_parse_duration)
 {
-	check_parse(VITALS_OPT_DURATION, duration_cases[_i].s, duration_cases[_i].ok,
+	check_parse(VITALS_OPT_DURATION, duration_cases[_i].s,
+	    duration_cases[_i].ok,
 	    (union value){ .u = duration_cases[_i].want });
 }
 END_TEST
@@ -624,7 +625,6 @@ START_TEST(test_fill_short_err)
 	option_free(table, &c);
 }
 END_TEST
-
 
 static Suite *
 option_suite(void)

@@ -527,8 +527,7 @@ proc_suite(void)
 	tcase_add_test(t, test_steady);
 	suite_add_tcase(s, t);
 	tcase_add_checked_fixture(o, setup, teardown);
-	tcase_add_loop_test(
-	    o, test_filters, 0, NCASES(filter_cases));
+	tcase_add_loop_test(o, test_filters, 0, NCASES(filter_cases));
 	tcase_add_test(o, test_no_root);
 	tcase_add_test(o, test_not_proc);
 	tcase_add_test(o, test_bad_interval);

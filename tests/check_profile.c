@@ -964,11 +964,9 @@ profile_suite(void)
 	TCase *pp = tcase_create("pprof");
 	TCase *st = tcase_create("store");
 
-	tcase_add_loop_test(
-	    t, test_totals, 0, NCASES(totals));
+	tcase_add_loop_test(t, test_totals, 0, NCASES(totals));
 	tcase_add_test(t, test_merge);
-	tcase_add_loop_test(
-	    t, test_exe_filter, 0, NCASES(exes));
+	tcase_add_loop_test(t, test_exe_filter, 0, NCASES(exes));
 	tcase_add_test(t, test_tree_order);
 	tcase_add_test(t, test_folded_rounding);
 	tcase_add_test(t, test_folded_names);
@@ -977,8 +975,7 @@ profile_suite(void)
 	tcase_add_test(t, test_rollup_runs);
 	suite_add_tcase(s, t);
 	tcase_add_test(pp, test_pprof);
-	tcase_add_loop_test(
-	    pp, test_pprof_units, 0, NCASES(units));
+	tcase_add_loop_test(pp, test_pprof_units, 0, NCASES(units));
 	suite_add_tcase(s, pp);
 	tcase_add_checked_fixture(st, setup, teardown);
 	tcase_add_test(st, test_range);

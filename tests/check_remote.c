@@ -428,8 +428,6 @@ START_TEST(test_verify)
 }
 END_TEST
 
-#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 static Suite *
 remote_suite(void)
 {
@@ -437,15 +435,15 @@ remote_suite(void)
 	TCase *store = tcase_create("store"), *chk = tcase_create("checks");
 
 	tcase_add_checked_fixture(store, setup, teardown);
-	tcase_add_loop_test(store, test_name_parse, 0, N(names));
+	tcase_add_loop_test(store, test_name_parse, 0, NCASES(names));
 	tcase_add_test(store, test_list_after);
 	tcase_add_test(store, test_file_load_decode);
 	tcase_add_test(store, test_node_state);
 	suite_add_tcase(s, store);
-	tcase_add_loop_test(chk, test_spec, 0, N(specs));
-	tcase_add_loop_test(chk, test_listing, 0, N(listings));
-	tcase_add_loop_test(chk, test_local, 0, N(locals));
-	tcase_add_loop_test(chk, test_verify, 0, N(verifies));
+	tcase_add_loop_test(chk, test_spec, 0, NCASES(specs));
+	tcase_add_loop_test(chk, test_listing, 0, NCASES(listings));
+	tcase_add_loop_test(chk, test_local, 0, NCASES(locals));
+	tcase_add_loop_test(chk, test_verify, 0, NCASES(verifies));
 	suite_add_tcase(s, chk);
 	return s;
 }

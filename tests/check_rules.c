@@ -868,7 +868,10 @@ struct rcase {
 	struct rwant want;
 };
 
-#define NONE { 0 } /* no finding */
+#define NONE \
+	{ \
+		0 \
+	} /* no finding */
 #define WARN VITALS_SEV_WARN
 #define INFO VITALS_SEV_INFO
 #define CRIT VITALS_SEV_CRIT
@@ -1285,8 +1288,7 @@ START_TEST(bad_options)
 	int rc;
 
 	rc = start(kv);
-	contract_refused(
-	    &vitals_plugin, cfg, rc, st, bad_cases[_i].message);
+	contract_refused(&vitals_plugin, cfg, rc, st, bad_cases[_i].message);
 }
 END_TEST
 
@@ -1295,7 +1297,6 @@ START_TEST(descriptor)
 	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "rules");
 }
 END_TEST
-
 
 static Suite *
 rules_suite(void)

@@ -377,8 +377,7 @@ safefile_suite(void)
 	suite_add_tcase(s, w);
 	tcase_add_checked_fixture(d, setup, teardown);
 	tcase_add_test(d, test_dir_open);
-	tcase_add_loop_test(
-	    d, test_dir_refused, 0, NCASES(refused));
+	tcase_add_loop_test(d, test_dir_refused, 0, NCASES(refused));
 	tcase_add_test(d, test_dir_sticky);
 	tcase_add_test(d, test_dir_link_refused);
 	tcase_add_test(d, test_subdir_link);

@@ -309,7 +309,8 @@ START_TEST(test_list_since)
 		want += t >= since ? 2 : 0;
 	}
 	/* In the first day's dir but named for the last: not read. */
-	testutil_write_bytes(tpath("2023-11-14/20231116T000000.000Z_z.json.gz"), "x", 1);
+	testutil_write_bytes(
+	    tpath("2023-11-14/20231116T000000.000Z_z.json.gz"), "x", 1);
 	testutil_write_bytes(tpath("2023-11-16/.tmp.junk"), "x", 1);
 	ck_assert_int_eq(vitals_store_list_since(tdir, since, &l), 0);
 	ck_assert_uint_eq(l.n, want);
@@ -380,7 +381,8 @@ START_TEST(test_list_order)
 	testutil_write_bytes(
 	    tpath("2023-11-14/.20231114T000000.000Z_a.json.gz.tmp.9"), "x", 1);
 	ck_assert_int_eq(mkdir(tpath("lost+found"), 0700), 0);
-	testutil_write_bytes(tpath("lost+found/20231114T000000.000Z_z.json.gz"), "x", 1);
+	testutil_write_bytes(
+	    tpath("lost+found/20231114T000000.000Z_z.json.gz"), "x", 1);
 	testutil_write_bytes(tpath("2023-11-16"), "not a dir", 9);
 	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
 	ck_assert_uint_eq(l.n, 5);
@@ -939,16 +941,13 @@ store_suite(void)
 	tcase_add_test(io, test_epoch_json);
 	tcase_add_test(io, test_list_order);
 	tcase_add_test(io, test_list_missing);
-	tcase_add_loop_test(
-	    io, test_corrupt, 0, NCASES(bad_files));
+	tcase_add_loop_test(io, test_corrupt, 0, NCASES(bad_files));
 	tcase_add_test(io, test_load_missing);
-	tcase_add_loop_test(io, test_gzip_forms, 0,
-	    NCASES(gz_forms));
+	tcase_add_loop_test(io, test_gzip_forms, 0, NCASES(gz_forms));
 	tcase_add_test(io, test_save_fails);
 	tcase_add_test(io, test_save_tmp_cleanup);
 	tcase_add_test(io, test_date_dir_link);
-	tcase_add_loop_test(io, test_load_not_a_file, 0,
-	    NCASES(not_files));
+	tcase_add_loop_test(io, test_load_not_a_file, 0, NCASES(not_files));
 	tcase_add_test(io, test_recover);
 	suite_add_tcase(s, io);
 	/* Inflating 256 MiB: seconds on a loaded machine; a hang guard only. */

@@ -465,7 +465,6 @@ START_TEST(bad_options)
 }
 END_TEST
 
-
 static Suite *
 synthetic_suite(void)
 {

@@ -388,8 +388,7 @@ START_TEST(bad_rules)
 	int rc;
 
 	rc = start(kv);
-	contract_refused(
-	    &vitals_plugin, cfg, rc, st, bad_cases[_i].message);
+	contract_refused(&vitals_plugin, cfg, rc, st, bad_cases[_i].message);
 }
 END_TEST
 
@@ -422,7 +421,6 @@ START_TEST(descriptor)
 	ck_assert_ptr_nonnull(vitals_plugin.epoch);
 }
 END_TEST
-
 
 static Suite *
 threshold_suite(void)

@@ -90,8 +90,7 @@ times_suite(void)
 	Suite *s = suite_create("times");
 	TCase *tc = tcase_create("parse");
 
-	tcase_add_loop_test(tc, test_time_forms, 0,
-	    NCASES(cases));
+	tcase_add_loop_test(tc, test_time_forms, 0, NCASES(cases));
 	tcase_add_test(tc, test_ranges);
 	suite_add_tcase(s, tc);
 	return s;

@@ -414,8 +414,7 @@ START_TEST(bad_options)
 	int rc;
 
 	rc = start(kv);
-	contract_refused(
-	    &vitals_plugin, cfg, rc, st, bad_cases[_i].message);
+	contract_refused(&vitals_plugin, cfg, rc, st, bad_cases[_i].message);
 }
 END_TEST
 
@@ -424,7 +423,6 @@ START_TEST(descriptor)
 	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "topk");
 }
 END_TEST
-
 
 static Suite *
 topk_suite(void)

@@ -41,8 +41,8 @@ contract_stop(const struct vitals_plugin *p, void *cfg, void *state)
 }
 
 void
-contract_descriptor(const struct vitals_plugin *p, uint32_t kind,
-    const char *name)
+contract_descriptor(
+    const struct vitals_plugin *p, uint32_t kind, const char *name)
 {
 	ck_assert_uint_eq(p->abi_major, VITALS_ABI_MAJOR);
 	ck_assert_uint_eq(p->kind, kind);

@@ -30,16 +30,16 @@ void contract_stop(const struct vitals_plugin *p, void *cfg, void *state);
  * p has this ABI major, kind (VITALS_PLUGIN_*) and name, and its fini
  * accepts NULL.
  */
-void contract_descriptor(const struct vitals_plugin *p, uint32_t kind,
-    const char *name);
+void contract_descriptor(
+    const struct vitals_plugin *p, uint32_t kind, const char *name);
 
 /*
  * init refused config block cfg: it returned rc == -EINVAL and left state
  * NULL, after exactly one vitals_error whose text holds `message`; and
  * p's check callback refuses cfg with the same message.
  */
-void contract_refused(const struct vitals_plugin *p, const void *cfg,
-    int rc, const void *state, const char *message);
+void contract_refused(const struct vitals_plugin *p, const void *cfg, int rc,
+    const void *state, const char *message);
 
 /*
  * Start p (its context named `name`) with defaults but key = value, and

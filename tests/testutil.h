@@ -49,8 +49,8 @@ const char *testutil_read_text(const char *path);
 char *testutil_read_file(const char *path, size_t *len);
 
 /*
- * Run every test of s (Check's fork mode unless CK_FORK says otherwise)
- * and free it.  Returns EXIT_SUCCESS when none failed, for main().
+ * Run every test of s (Check's fork mode unless CK_FORK says otherwise;
+ * output as CK_VERBOSITY says, normal by default) and free it.  Returns EXIT_SUCCESS when none failed, for main().
  */
 int testutil_run(Suite *s);
 
