@@ -1041,25 +1041,10 @@ END_TEST
 
 /* ---- the timescales setting ---- */
 
-static char *tdir;
-
-static void
-setup(void)
-{
-	tdir = testutil_tmpdir("check_aggregate");
-}
-
-static void
-teardown(void)
-{
-	testutil_tmpdir_remove(tdir);
-	tdir = NULL;
-}
-
 static const char *
 write_yaml(const char *name, const char *text)
 {
-	const char *path = testutil_path(tdir, name);
+	const char *path = testutil_path(testutil_dir, name);
 
 	testutil_write_file(path, text);
 	return path;
@@ -1136,7 +1121,7 @@ START_TEST(test_cache)
 	cache_key_hex(&k2, hex2);
 	ck_assert_str_ne(hex1, hex2);
 	ck_assert(memcmp(&k1, &k3, sizeof(k1)) == 0);
-	snprintf(dir, sizeof(dir), "%s/cache", tdir);
+	snprintf(dir, sizeof(dir), "%s/cache", testutil_dir);
 	ck_assert_int_eq(cache_open(dir, &c, err, sizeof(err)), 0);
 	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k1, &got), -ENOENT);
 	ck_assert_int_eq(cache_put(c, "r/e.json.gz", &k1, v), 0);
@@ -1178,8 +1163,8 @@ START_TEST(test_cache_trust)
 	FILE *f;
 
 	cache_key_init(&k, "t");
-	snprintf(dir, sizeof(dir), "%s/cache", tdir);
-	snprintf(victim, sizeof(victim), "%s/victim", tdir);
+	snprintf(dir, sizeof(dir), "%s/cache", testutil_dir);
+	snprintf(victim, sizeof(victim), "%s/victim", testutil_dir);
 	ck_assert_ptr_nonnull(f = fopen(victim, "w"));
 	fputs("precious", f);
 	fclose(f);
@@ -1218,13 +1203,13 @@ START_TEST(test_cache_trust)
 	ck_assert_int_eq(cache_put(c, "r/e.json.gz", &k, v), 0);
 	ck_assert_str_eq(testutil_read_text(victim), "precious");
 	/* A link for a directory of the cache: nothing goes through it. */
-	snprintf(other, sizeof(other), "%s/elsewhere", tdir);
+	snprintf(other, sizeof(other), "%s/elsewhere", testutil_dir);
 	ck_assert_int_eq(mkdir(other, 0755), 0);
 	snprintf(path, sizeof(path), "%s/s", dir);
 	ck_assert_int_eq(symlink(other, path), 0);
 	ck_assert_int_lt(cache_put(c, "s/e.json.gz", &k, v), 0);
 	ck_assert_int_eq(cache_get(c, "s/e.json.gz", &k, &got), -ENOENT);
-	snprintf(path, sizeof(path), "%s/elsewhere/e.json.gz", tdir);
+	snprintf(path, sizeof(path), "%s/elsewhere/e.json.gz", testutil_dir);
 	ck_assert_int_ne(access(path, F_OK), 0);
 	/* Pruning removes entries, not what a link in the cache points to. */
 	ck_assert_int_eq(cache_prune(c, "r", 0), 2); /* e and f; not the link */
@@ -1242,7 +1227,7 @@ START_TEST(test_cache_refused)
 
 	if (geteuid() != 0)
 		return;
-	snprintf(dir, sizeof(dir), "%s/open", tdir);
+	snprintf(dir, sizeof(dir), "%s/open", testutil_dir);
 	ck_assert_int_eq(mkdir(dir, 0777), 0);
 	ck_assert_int_eq(chmod(dir, 0777), 0);
 	strcat(dir, "/cache");
@@ -1274,8 +1259,8 @@ make_store(void)
 		x->v[0].wsum = x->v[0].events = x->hca[0][3];
 		for (j = 0; j < 2; j++)
 			x->s[0][j].slot = 3;
-		ck_assert_int_eq(
-		    vitals_epoch_save(&x->e, tdir, NULL, 0, err, sizeof(err)),
+		ck_assert_int_eq(vitals_epoch_save(&x->e, testutil_dir, NULL, 0,
+				     err, sizeof(err)),
 		    0);
 		free(x);
 	}
@@ -1285,7 +1270,7 @@ static struct vitals_agg_result *
 run_query(const char *config, uint32_t ts)
 {
 	static const char *const filters[] = { "ewma" };
-	struct vitals_agg_params p = { .data_dir = tdir,
+	struct vitals_agg_params p = { .data_dir = testutil_dir,
 		.config = config,
 		.from_ns = T0,
 		.to_ns = T0 + 20 * 60 * NS,
@@ -1351,7 +1336,7 @@ START_TEST(test_query_cache)
 	ck_assert_uint_eq(cpu_findings(r, T0 + 12 * 60 * NS), 0);
 	vitals_agg_result_free(r);
 	/* A rewritten epoch file invalidates the results of its range. */
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	snprintf(file, sizeof(file), "%s", l.v[4].path);
 	vitals_store_list_free(&l);
 	clock_gettime(CLOCK_REALTIME, &ts[0]);
@@ -1408,7 +1393,8 @@ aggregate_suite(void)
 	tcase_add_loop_test(ag, test_lanes_same, 0, 3);
 	tcase_add_test(ag, test_lanes_free_busy);
 	suite_add_tcase(s, ag);
-	tcase_add_checked_fixture(io, setup, teardown);
+	tcase_add_checked_fixture(
+	    io, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_loop_test(io, test_config_timescales, 0, NCASES(ts_cases));
 	tcase_add_test(io, test_cache);
 	tcase_add_test(io, test_cache_trust);

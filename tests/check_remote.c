@@ -26,21 +26,6 @@
 /* 2023-11-14T00:00:00Z */
 #define T0 (1699920000ull * NS)
 
-static char *tdir;
-
-static void
-setup(void)
-{
-	tdir = testutil_tmpdir("check_remote");
-}
-
-static void
-teardown(void)
-{
-	testutil_tmpdir_remove(tdir);
-	tdir = NULL;
-}
-
 /* An epoch of host starting at start, len long. */
 static void
 fx_epoch(struct vitals_epoch *e, const char *host, uint64_t start, uint64_t len)
@@ -72,7 +57,7 @@ fx_store(const char *host, uint64_t start)
 
 	fx_encode(host, start, NS, &f);
 	ck_assert_int_eq(
-	    vitals_epoch_put(&f, tdir, NULL, 0, err, sizeof(err)), 0);
+	    vitals_epoch_put(&f, testutil_dir, NULL, 0, err, sizeof(err)), 0);
 	vitals_epoch_file_free(&f);
 }
 
@@ -134,7 +119,8 @@ START_TEST(test_list_after)
 	/* Host a, two at a time, resuming from the last name each time. */
 	for (;;) {
 		ck_assert_int_eq(
-		    vitals_store_list_after(tdir, cursor, "a", 2, &l), 0);
+		    vitals_store_list_after(testutil_dir, cursor, "a", 2, &l),
+		    0);
 		if (l.n == 0)
 			break;
 		ck_assert_uint_le(l.n, 2);
@@ -150,14 +136,16 @@ START_TEST(test_list_after)
 	vitals_store_list_free(&l);
 	ck_assert_uint_eq(seen, 4);
 	/* All hosts, no limit. */
-	ck_assert_int_eq(vitals_store_list_after(tdir, NULL, NULL, 0, &l), 0);
+	ck_assert_int_eq(
+	    vitals_store_list_after(testutil_dir, NULL, NULL, 0, &l), 0);
 	ck_assert_uint_eq(l.n, 6);
 	for (i = 1; i < l.n; i++)
 		ck_assert_int_lt(
 		    strcmp(base(l.v[i - 1].path), base(l.v[i].path)), 0);
 	vitals_store_list_free(&l);
 	ck_assert_int_eq(
-	    vitals_store_list_after(tdir, "x/../y", NULL, 0, &l), -EINVAL);
+	    vitals_store_list_after(testutil_dir, "x/../y", NULL, 0, &l),
+	    -EINVAL);
 }
 END_TEST
 
@@ -170,7 +158,8 @@ START_TEST(test_file_load_decode)
 	char err[256];
 
 	fx_store("web1", T0 + 5 * NS);
-	ck_assert_int_eq(vitals_store_list_after(tdir, NULL, NULL, 0, &l), 0);
+	ck_assert_int_eq(
+	    vitals_store_list_after(testutil_dir, NULL, NULL, 0, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_int_eq(
 	    vitals_epoch_file_load(l.v[0].path, 1 << 20, &f, err, sizeof(err)),
@@ -205,19 +194,20 @@ START_TEST(test_node_state)
 	n.host = "web1";
 	n.cursor = "20231114T000005.000Z_web1.json.gz";
 	n.pulled = 7;
-	ck_assert_int_eq(vitals_node_save(tdir, &n, err, sizeof(err)), 0);
-	snprintf(path, sizeof(path), "%s/nodes/junk.json", tdir);
+	ck_assert_int_eq(
+	    vitals_node_save(testutil_dir, &n, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/nodes/junk.json", testutil_dir);
 	ck_assert_ptr_nonnull(f = fopen(path, "w"));
 	fputs("{\"key\": \"j\", \"url\": \"u\", \"cursor\": \"../x\"}", f);
 	fclose(f);
 	/* What a killed writer left behind is removed, the state kept. */
-	snprintf(
-	    path, sizeof(path), "%s/nodes/.k.json.tmp.0123456789abcdef", tdir);
+	snprintf(path, sizeof(path), "%s/nodes/.k.json.tmp.0123456789abcdef",
+	    testutil_dir);
 	ck_assert_ptr_nonnull(f = fopen(path, "w"));
 	fclose(f);
-	ck_assert_int_eq(vitals_nodes_recover(tdir), 1);
+	ck_assert_int_eq(vitals_nodes_recover(testutil_dir), 1);
 	ck_assert_int_eq(access(path, F_OK), -1);
-	ck_assert_int_eq(vitals_nodes_load(tdir, &l), 0);
+	ck_assert_int_eq(vitals_nodes_load(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_str_eq(l.v[0].host, "web1");
 	ck_assert_str_eq(l.v[0].cursor, n.cursor);
@@ -434,7 +424,8 @@ remote_suite(void)
 	Suite *s = suite_create("remote");
 	TCase *store = tcase_create("store"), *chk = tcase_create("checks");
 
-	tcase_add_checked_fixture(store, setup, teardown);
+	tcase_add_checked_fixture(
+	    store, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_loop_test(store, test_name_parse, 0, NCASES(names));
 	tcase_add_test(store, test_list_after);
 	tcase_add_test(store, test_file_load_decode);

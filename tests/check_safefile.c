@@ -22,23 +22,8 @@
 
 #define NOBODY 65534 /* a user other than root */
 
-static char *tdir; /* this test's directory */
-
-static void
-setup(void)
-{
-	tdir = testutil_tmpdir("check_safefile");
-}
-
-static void
-teardown(void)
-{
-	testutil_tmpdir_remove(tdir);
-	tdir = NULL;
-}
-
 /* rel in this test's directory (see testutil_path). */
-#define tpath(rel) testutil_path(tdir, rel)
+#define tpath(rel) testutil_path(testutil_dir, rel)
 
 /* Whether the checks that apply to root can be seen here. */
 static int
@@ -59,7 +44,7 @@ START_TEST(test_tmp_names)
 	const char *p;
 	int dfd, fd;
 
-	ck_assert_int_ge(dfd = open(tdir, O_RDONLY | O_DIRECTORY), 0);
+	ck_assert_int_ge(dfd = open(testutil_dir, O_RDONLY | O_DIRECTORY), 0);
 	ck_assert_int_eq(safefile_begin(&a, dfd, "x.json.gz", 0644), 0);
 	ck_assert_int_eq(safefile_begin(&b, dfd, "x.json.gz", 0644), 0);
 	/* ".x.json.gz.tmp." and 16 random hex digits, never twice the same. */
@@ -100,7 +85,7 @@ START_TEST(test_put_over_link)
 	testutil_write_file(tpath("victim"), "precious");
 	ck_assert_int_eq(chmod(tpath("victim"), 0600), 0);
 	ck_assert_int_eq(symlink(tpath("victim"), tpath("out")), 0);
-	ck_assert_int_ge(dfd = open(tdir, O_RDONLY | O_DIRECTORY), 0);
+	ck_assert_int_ge(dfd = open(testutil_dir, O_RDONLY | O_DIRECTORY), 0);
 	ck_assert_int_eq(safefile_put(dfd, "out", "new", 3, 0644), 0);
 	close(dfd);
 	ck_assert_str_eq(testutil_read_text(tpath("victim")), "precious");
@@ -214,7 +199,8 @@ START_TEST(test_dir_refused)
 	snprintf(want, sizeof(want),
 	    "%s: %s is %s; refused as vitals runs as "
 	    "root",
-	    tpath("data/sub"), refused[_i].at[0] ? at : tdir, refused[_i].why);
+	    tpath("data/sub"), refused[_i].at[0] ? at : testutil_dir,
+	    refused[_i].why);
 	ck_assert_str_eq(err, want);
 	ck_assert_int_ne(access(tpath("data/sub"), F_OK), 0);
 	ck_assert_int_eq(
@@ -320,8 +306,8 @@ START_TEST(test_open_read)
 			     &st, why, sizeof(why)),
 	    -ELOOP);
 	ck_assert_str_eq(why, "a symbolic link: not followed");
-	ck_assert_int_eq(
-	    safefile_open_read(AT_FDCWD, tdir, 0, 100, &st, why, sizeof(why)),
+	ck_assert_int_eq(safefile_open_read(AT_FDCWD, testutil_dir, 0, 100, &st,
+			     why, sizeof(why)),
 	    -EISDIR);
 	testutil_write_file(tpath("big"), "0123456789");
 	ck_assert_int_eq(safefile_open_read(AT_FDCWD, tpath("big"), 1, 9, &st,
@@ -370,19 +356,19 @@ safefile_suite(void)
 	TCase *d = tcase_create("dirs");
 	TCase *r = tcase_create("read");
 
-	tcase_add_checked_fixture(w, setup, teardown);
+	tcase_add_checked_fixture(w, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_test(w, test_tmp_names);
 	tcase_add_test(w, test_put_over_link);
 	tcase_add_test(w, test_file_write);
 	suite_add_tcase(s, w);
-	tcase_add_checked_fixture(d, setup, teardown);
+	tcase_add_checked_fixture(d, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_test(d, test_dir_open);
 	tcase_add_loop_test(d, test_dir_refused, 0, NCASES(refused));
 	tcase_add_test(d, test_dir_sticky);
 	tcase_add_test(d, test_dir_link_refused);
 	tcase_add_test(d, test_subdir_link);
 	suite_add_tcase(s, d);
-	tcase_add_checked_fixture(r, setup, teardown);
+	tcase_add_checked_fixture(r, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_test(r, test_open_read);
 	tcase_add_test(r, test_read);
 	suite_add_tcase(s, r);

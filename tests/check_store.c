@@ -46,8 +46,6 @@ static const unsigned char gz_bad_epoch[] = { 0x1f, 0x8b, 0x08, 0x00, 0x00,
 	0x81, 0xdc, 0xe2, 0xfc, 0xfc, 0x3c, 0xa5, 0x5a, 0x00, 0x19, 0xfd, 0x47,
 	0xaa, 0x29, 0x00, 0x00, 0x00 };
 
-static char *tdir; /* this test's data dir */
-
 /* ---- a small epoch ---- */
 
 static uint64_t fx_hca[32];
@@ -119,26 +117,13 @@ fx(const char *host, uint64_t start_ns)
 /* ---- helpers ---- */
 
 static void
-setup(void)
-{
-	tdir = testutil_tmpdir("check_store");
-}
-
-static void
-teardown(void)
-{
-	testutil_tmpdir_remove(tdir);
-	tdir = NULL;
-}
-
-static void
 save(const char *host, uint64_t start_ns, char *path, size_t len)
 {
 	char err[512] = "";
 	int r;
 
 	r = vitals_epoch_save(
-	    fx(host, start_ns), tdir, path, len, err, sizeof(err));
+	    fx(host, start_ns), testutil_dir, path, len, err, sizeof(err));
 	ck_assert_msg(r == 0, "save: %d %s", r, err);
 }
 
@@ -151,7 +136,7 @@ exists(const char *path)
 }
 
 /* rel in this test's directory (see testutil_path). */
-#define tpath(rel) testutil_path(tdir, rel)
+#define tpath(rel) testutil_path(testutil_dir, rel)
 
 /* Both epochs encode to the same JSON: every field is equal. */
 static void
@@ -203,7 +188,7 @@ START_TEST(test_save_load)
 	ck_assert_uint_eq(e->nmetrics, 2);
 	ck_assert(vitals_epoch_metric(e, "proc.mem.free_bytes")->min == 9e8);
 	vitals_epoch_free(e);
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_str_eq(l.v[0].path, path);
 	ck_assert_str_eq(l.v[0].host, "web-1");
@@ -270,12 +255,13 @@ START_TEST(test_encode_put)
 			     sizeof(err)),
 	    -ENOTDIR);
 	ck_assert_ptr_nonnull(strstr(err, tpath("file")));
-	ck_assert_int_eq(vitals_epoch_put(&f, tdir, NULL, 0, err, sizeof(err)),
-	    0);
+	ck_assert_int_eq(
+	    vitals_epoch_put(&f, testutil_dir, NULL, 0, err, sizeof(err)), 0);
 	vitals_epoch_file_free(&f);
 	ck_assert_ptr_null(f.data);
 	/* A freed (or never encoded) one is refused, not dereferenced. */
-	ck_assert_int_eq(vitals_epoch_put(&f, tdir, NULL, 0, err, sizeof(err)),
+	ck_assert_int_eq(
+	    vitals_epoch_put(&f, testutil_dir, NULL, 0, err, sizeof(err)),
 	    -EINVAL);
 	vitals_epoch_file_free(&f);
 	vitals_epoch_file_free(NULL);
@@ -312,7 +298,7 @@ START_TEST(test_list_since)
 	testutil_write_bytes(
 	    tpath("2023-11-14/20231116T000000.000Z_z.json.gz"), "x", 1);
 	testutil_write_bytes(tpath("2023-11-16/.tmp.junk"), "x", 1);
-	ck_assert_int_eq(vitals_store_list_since(tdir, since, &l), 0);
+	ck_assert_int_eq(vitals_store_list_since(testutil_dir, since, &l), 0);
 	ck_assert_uint_eq(l.n, want);
 	ck_assert_uint_eq(l.v[0].start_ns, since);
 	ck_assert_str_eq(l.v[0].host, "a");
@@ -323,15 +309,15 @@ START_TEST(test_list_since)
 			strcmp(l.v[i - 1].host, l.v[i].host) < 0));
 	vitals_store_list_free(&l);
 	/* From 0, and by vitals_store_list(), every file. */
-	ck_assert_int_eq(vitals_store_list_since(tdir, 0, &l), 0);
+	ck_assert_int_eq(vitals_store_list_since(testutil_dir, 0, &l), 0);
 	ck_assert_uint_eq(l.n, 289);
 	vitals_store_list_free(&l);
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 289);
 	vitals_store_list_free(&l);
 	/* From after the last file, none; a missing store, -ENOENT. */
-	ck_assert_int_eq(vitals_store_list_since(tdir, DAY0 + 4 * 86400 * NS,
-			     &l),
+	ck_assert_int_eq(
+	    vitals_store_list_since(testutil_dir, DAY0 + 4 * 86400 * NS, &l),
 	    0);
 	ck_assert_uint_eq(l.n, 0);
 	vitals_store_list_free(&l);
@@ -346,7 +332,7 @@ START_TEST(test_save_no_path)
 
 	save("h", DAY0, NULL, 0);
 	save("h", DAY0, NULL, 0); /* the same epoch again replaces it */
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
 	vitals_store_list_free(&l);
 }
@@ -384,7 +370,7 @@ START_TEST(test_list_order)
 	testutil_write_bytes(
 	    tpath("lost+found/20231114T000000.000Z_z.json.gz"), "x", 1);
 	testutil_write_bytes(tpath("2023-11-16"), "not a dir", 9);
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 5);
 	for (i = 0; i < 5; i++) {
 		ck_assert_str_eq(l.v[i].host, want[i].host);
@@ -464,7 +450,7 @@ START_TEST(test_corrupt)
 	snprintf(want, sizeof(want), "%s: ", bad);
 	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "err '%s'", err);
 	ck_assert_msg(strstr(err, bad_files[_i].why) != NULL, "err '%s'", err);
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 2);
 	ck_assert_str_eq(l.v[0].path, good);
 	ck_assert_int_eq(
@@ -595,11 +581,11 @@ START_TEST(test_save_fails)
 	ck_assert_ptr_nonnull(strstr(err, tpath("file")));
 	/* The date dir exists but is a file. */
 	testutil_write_bytes(tpath("2023-11-14"), "x", 1);
-	ck_assert_int_lt(
-	    vitals_epoch_save(fx("h", DAY0), tdir, NULL, 0, err, sizeof(err)),
+	ck_assert_int_lt(vitals_epoch_save(fx("h", DAY0), testutil_dir, NULL, 0,
+			     err, sizeof(err)),
 	    0);
-	ck_assert_int_eq(vitals_epoch_save(fx("h", DAY0 + DAY), tdir, path,
-			     sizeof(path), err, sizeof(err)),
+	ck_assert_int_eq(vitals_epoch_save(fx("h", DAY0 + DAY), testutil_dir,
+			     path, sizeof(path), err, sizeof(err)),
 	    -ENAMETOOLONG);
 	ck_assert(!exists(tpath("2023-11-15")));
 }
@@ -617,8 +603,8 @@ START_TEST(test_save_tmp_cleanup)
 	    0);
 	testutil_write_bytes(
 	    tpath("2023-11-14/20231114T000000.000Z_h.json.gz/x"), "x", 1);
-	ck_assert_int_lt(
-	    vitals_epoch_save(fx("h", DAY0), tdir, NULL, 0, err, sizeof(err)),
+	ck_assert_int_lt(vitals_epoch_save(fx("h", DAY0), testutil_dir, NULL, 0,
+			     err, sizeof(err)),
 	    0);
 	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 0);
 }
@@ -667,7 +653,8 @@ START_TEST(test_prune_file_link)
 	testutil_write_bytes(tpath("victim"), "x", 1);
 	ck_assert_int_eq(
 	    symlink(tpath("victim"), tpath("2023-11-14/" DAY0_NAME("h"))), 0);
-	ck_assert_int_eq(vitals_store_prune(tdir, HOUR, 0, DAY0 + DAY), 1);
+	ck_assert_int_eq(
+	    vitals_store_prune(testutil_dir, HOUR, 0, DAY0 + DAY), 1);
 	ck_assert(exists(tpath("victim")));
 	ck_assert(!exists(tpath("2023-11-14")));
 }
@@ -807,8 +794,8 @@ START_TEST(test_recover)
 	ck_assert_int_ge(fd = open(tmp, O_RDONLY), 0);
 	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
 
-	ck_assert_int_eq(
-	    vitals_store_recover(tdir, &recovered, &removed, err, sizeof(err)),
+	ck_assert_int_eq(vitals_store_recover(testutil_dir, &recovered,
+			     &removed, err, sizeof(err)),
 	    0);
 	ck_assert_uint_eq(recovered, 1);
 	ck_assert_uint_eq(removed, 3);
@@ -820,8 +807,8 @@ START_TEST(test_recover)
 	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 1);
 	close(fd);
 	/* Its writer gone, it is recovered too. */
-	ck_assert_int_eq(
-	    vitals_store_recover(tdir, &recovered, &removed, err, sizeof(err)),
+	ck_assert_int_eq(vitals_store_recover(testutil_dir, &recovered,
+			     &removed, err, sizeof(err)),
 	    0);
 	ck_assert_uint_eq(recovered, 1);
 	ck_assert(exists(locked));
@@ -844,15 +831,17 @@ START_TEST(test_prune_age)
 	save("a", DAY0 + DAY + 12 * HOUR, NULL, 0);
 	save("a", DAY0 + 2 * DAY + 12 * HOUR, NULL, 0);
 	/* Cutoff now - 36h = day 1, 01:00: the two of day 0 go. */
-	ck_assert_int_eq(vitals_store_prune(tdir, 36 * HOUR, 0, now), 2);
+	ck_assert_int_eq(
+	    vitals_store_prune(testutil_dir, 36 * HOUR, 0, now), 2);
 	ck_assert(!exists(tpath("2023-11-14")));
 	ck_assert(exists(tpath("2023-11-15")));
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 2);
 	ck_assert_uint_eq(l.v[0].start_ns, DAY0 + DAY + 12 * HOUR);
 	vitals_store_list_free(&l);
-	ck_assert_int_eq(vitals_store_prune(tdir, 36 * HOUR, 0, now), 0);
-	ck_assert_int_eq(vitals_store_prune(tdir, 0, 0, now), 0);
+	ck_assert_int_eq(
+	    vitals_store_prune(testutil_dir, 36 * HOUR, 0, now), 0);
+	ck_assert_int_eq(vitals_store_prune(testutil_dir, 0, 0, now), 0);
 }
 END_TEST
 
@@ -878,16 +867,16 @@ START_TEST(test_prune_size)
 	s2 = file_size(p[2]);
 	s3 = file_size(p[3]);
 	/* Room for the newest two and a byte short of a third. */
-	ck_assert_int_eq(
-	    vitals_store_prune(tdir, 0, s2 + s3 + file_size(p[1]) - 1, DAY0),
+	ck_assert_int_eq(vitals_store_prune(testutil_dir, 0,
+			     s2 + s3 + file_size(p[1]) - 1, DAY0),
 	    2);
 	ck_assert(!exists(p[0]) && !exists(p[1]));
 	ck_assert(!exists(tpath("2023-11-14")));
 	ck_assert(exists(p[2]) && exists(p[3]));
 	/* Exactly the newest two: nothing more to do. */
-	ck_assert_int_eq(vitals_store_prune(tdir, 0, s2 + s3, DAY0), 0);
-	ck_assert_int_eq(vitals_store_prune(tdir, 0, s3, DAY0), 1);
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_prune(testutil_dir, 0, s2 + s3, DAY0), 0);
+	ck_assert_int_eq(vitals_store_prune(testutil_dir, 0, s3, DAY0), 1);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_str_eq(l.v[0].path, p[3]);
 	vitals_store_list_free(&l);
@@ -912,7 +901,7 @@ START_TEST(test_prune_tmp)
 	ts[0].tv_sec -= 2 * 3600;
 	ts[1] = ts[0];
 	ck_assert_int_eq(utimensat(AT_FDCWD, old, ts, 0), 0);
-	ck_assert_int_eq(vitals_store_prune(tdir, 0, 0, now), 1);
+	ck_assert_int_eq(vitals_store_prune(testutil_dir, 0, 0, now), 1);
 	ck_assert(!exists(old));
 	ck_assert(!exists(tpath("2023-11-14")));
 	ck_assert(exists(fresh));
@@ -933,7 +922,8 @@ store_suite(void)
 	TCase *big = tcase_create("bomb");
 	TCase *pr = tcase_create("prune");
 
-	tcase_add_checked_fixture(io, setup, teardown);
+	tcase_add_checked_fixture(
+	    io, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_test(io, test_save_load);
 	tcase_add_test(io, test_save_no_path);
 	tcase_add_test(io, test_list_since);
@@ -951,11 +941,13 @@ store_suite(void)
 	tcase_add_test(io, test_recover);
 	suite_add_tcase(s, io);
 	/* Inflating 256 MiB: seconds on a loaded machine; a hang guard only. */
-	tcase_add_checked_fixture(big, setup, teardown);
+	tcase_add_checked_fixture(
+	    big, testutil_dir_setup, testutil_dir_teardown);
 	tcase_set_timeout(big, 120);
 	tcase_add_test(big, test_gzip_bomb);
 	suite_add_tcase(s, big);
-	tcase_add_checked_fixture(pr, setup, teardown);
+	tcase_add_checked_fixture(
+	    pr, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_test(pr, test_prune_age);
 	tcase_add_test(pr, test_prune_size);
 	tcase_add_test(pr, test_prune_tmp);

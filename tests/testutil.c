@@ -6,6 +6,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* nftw */
 #endif
+#include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,21 @@ testutil_tmpdir_remove(char *dir)
 		return;
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	free(dir);
+}
+
+char *testutil_dir;
+
+void
+testutil_dir_setup(void)
+{
+	testutil_dir = testutil_tmpdir(program_invocation_short_name);
+}
+
+void
+testutil_dir_teardown(void)
+{
+	testutil_tmpdir_remove(testutil_dir);
+	testutil_dir = NULL;
 }
 
 const char *

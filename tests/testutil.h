@@ -27,6 +27,15 @@ char *testutil_tmpdir(const char *name);
 void testutil_tmpdir_remove(char *dir);
 
 /*
+ * A checked fixture for tests that want a directory of their own:
+ * testutil_dir_setup makes testutil_dir (named after the program) and
+ * testutil_dir_teardown removes it with all it holds.  NULL outside.
+ */
+extern char *testutil_dir;
+void testutil_dir_setup(void);
+void testutil_dir_teardown(void);
+
+/*
  * dir/rel in one of four static buffers used in turn: a result stays
  * valid for the next three calls.  Borrowed.
  */
