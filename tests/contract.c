@@ -47,6 +47,8 @@ contract_descriptor(
 	ck_assert_uint_eq(p->abi_major, VITALS_ABI_MAJOR);
 	ck_assert_uint_eq(p->kind, kind);
 	ck_assert_str_eq(p->name, name);
+	if (kind == VITALS_PLUGIN_FILTER)
+		ck_assert_ptr_nonnull(p->epoch);
 	ck_assert_ptr_nonnull(p->fini);
 	p->fini(NULL);
 }

@@ -27,8 +27,8 @@ void *contract_config(const struct vitals_plugin *p,
 void contract_stop(const struct vitals_plugin *p, void *cfg, void *state);
 
 /*
- * p has this ABI major, kind (VITALS_PLUGIN_*) and name, and its fini
- * accepts NULL.
+ * p has this ABI major, kind (VITALS_PLUGIN_*) and name, an epoch
+ * callback if it is a filter, and a fini that accepts NULL.
  */
 void contract_descriptor(
     const struct vitals_plugin *p, uint32_t kind, const char *name);
