@@ -11,7 +11,7 @@ libltdl-dev libevent-dev libjansson-dev zlib1g-dev libyaml-dev check \
 libsubunit-dev python3 procps linux-perf curl man-db \
 clang libbpf-dev bpftool linux-libc-dev libelf-dev debhelper \
 protobuf-c-compiler libprotobuf-c-dev golang-github-google-pprof-dev \
-prometheus golang-go chromium fonts-dejavu-core stress-ng \
+prometheus golang-go chromium fonts-dejavu-core stress-ng clang-format \
 systemd-container debootstrap"
 
 missing=""

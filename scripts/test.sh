@@ -14,6 +14,8 @@ cd "$(dirname "$0")/.."
 quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 sh scripts/build.sh
+# The sources as .clang-format lays them out (scripts/format.sh rewrites).
+make check-format
 
 # check [MAKE-ARGS]: make check, with the failing tests' logs on failure.
 check() {

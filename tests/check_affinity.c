@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract.h"
 #include "epochs.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -30,13 +32,10 @@ static struct tep_queue *q;
 static int
 start(const char *const *kv)
 {
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_ptr_nonnull(cfg);
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "floor", "*=0"), 0);
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "persist", "1"), 0);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
+	static const char *const dflt[] = { "floor", "*=0", "persist", "1",
+		NULL };
+
+	cfg = contract_config(&vitals_plugin, dflt, kv);
 	return vitals_plugin.init(mock_ctx("affinity"), cfg, &st);
 }
 
@@ -50,11 +49,8 @@ setup(void)
 static void
 teardown(void)
 {
-	if (st != NULL)
-		vitals_plugin.fini(st);
-	mock_config_free(&vitals_plugin, cfg);
+	contract_stop(&vitals_plugin, cfg, st);
 	tep_queue_free(q);
-	mock_reset();
 }
 
 /* One exe's weight in a vital of the next epoch. */
@@ -418,15 +414,11 @@ START_TEST(bad_options)
 {
 	const char *kv[] = { bad_cases[_i].key, bad_cases[_i].value, NULL };
 	char quoted[40];
+	int rc;
 
 	snprintf(quoted, sizeof(quoted), "option '%s'", bad_cases[_i].key);
-	ck_assert_int_eq(start(kv), -EINVAL);
-	ck_assert_ptr_null(st);
-	ck_assert_uint_eq(mock_nerrors(), 1);
-	ck_assert_ptr_nonnull(strstr(mock_last_error(), quoted));
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	rc = start(kv);
+	contract_refused(&vitals_plugin, cfg, rc, st, quoted);
 }
 END_TEST
 
@@ -479,14 +471,9 @@ END_TEST
 
 START_TEST(descriptor)
 {
-	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
-	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
-	ck_assert_str_eq(vitals_plugin.name, "affinity");
-	vitals_plugin.fini(NULL);
+	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "affinity");
 }
 END_TEST
-
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 affinity_suite(void)
@@ -517,11 +504,5 @@ affinity_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(affinity_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(affinity_suite());
 }

@@ -8,7 +8,6 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include "config.h"
 #include "instance.h"
 #include "rollup.h"
+#include "testutil.h"
 
 #define NS 1000000000ull
 #define FX_VITALS 3
@@ -1041,44 +1041,12 @@ END_TEST
 
 /* ---- the timescales setting ---- */
 
-static char *tdir;
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void
-setup(void)
-{
-	char tmpl[] = "/tmp/check_aggregate.XXXXXX";
-
-	ck_assert_ptr_nonnull(mkdtemp(tmpl));
-	tdir = strdup(tmpl);
-}
-
-static void
-teardown(void)
-{
-	nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(tdir);
-	tdir = NULL;
-}
-
 static const char *
 write_yaml(const char *name, const char *text)
 {
-	static char path[512];
-	FILE *f;
+	const char *path = testutil_path(testutil_dir, name);
 
-	snprintf(path, sizeof(path), "%s/%s", tdir, name);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	fputs(text, f);
-	fclose(f);
+	testutil_write_file(path, text);
 	return path;
 }
 
@@ -1153,7 +1121,7 @@ START_TEST(test_cache)
 	cache_key_hex(&k2, hex2);
 	ck_assert_str_ne(hex1, hex2);
 	ck_assert(memcmp(&k1, &k3, sizeof(k1)) == 0);
-	snprintf(dir, sizeof(dir), "%s/cache", tdir);
+	snprintf(dir, sizeof(dir), "%s/cache", testutil_dir);
 	ck_assert_int_eq(cache_open(dir, &c, err, sizeof(err)), 0);
 	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k1, &got), -ENOENT);
 	ck_assert_int_eq(cache_put(c, "r/e.json.gz", &k1, v), 0);
@@ -1181,22 +1149,6 @@ START_TEST(test_cache)
 }
 END_TEST
 
-/* The contents of path, "" if it cannot be read (a static buffer). */
-static const char *
-slurp(const char *path)
-{
-	static char buf[256];
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	if (f != NULL) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return buf;
-}
-
 /*
  * The key of an entry is public (a hash of file names and sizes): only
  * what this user wrote under that very name is trusted, and no link
@@ -1211,8 +1163,8 @@ START_TEST(test_cache_trust)
 	FILE *f;
 
 	cache_key_init(&k, "t");
-	snprintf(dir, sizeof(dir), "%s/cache", tdir);
-	snprintf(victim, sizeof(victim), "%s/victim", tdir);
+	snprintf(dir, sizeof(dir), "%s/cache", testutil_dir);
+	snprintf(victim, sizeof(victim), "%s/victim", testutil_dir);
 	ck_assert_ptr_nonnull(f = fopen(victim, "w"));
 	fputs("precious", f);
 	fclose(f);
@@ -1241,7 +1193,7 @@ START_TEST(test_cache_trust)
 	ck_assert_int_eq(symlink(victim, path), 0);
 	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k, &got), -ENOENT);
 	ck_assert_int_eq(cache_put(c, "r/e.json.gz", &k, v), 0);
-	ck_assert_str_eq(slurp(victim), "precious");
+	ck_assert_str_eq(testutil_read_text(victim), "precious");
 	ck_assert_int_eq(cache_get(c, "r/e.json.gz", &k, &got), 0);
 	json_decref(got);
 	/* The old, predictable temporary name as a link: left alone. */
@@ -1249,19 +1201,19 @@ START_TEST(test_cache_trust)
 	    (long)getpid());
 	ck_assert_int_eq(symlink(victim, other), 0);
 	ck_assert_int_eq(cache_put(c, "r/e.json.gz", &k, v), 0);
-	ck_assert_str_eq(slurp(victim), "precious");
+	ck_assert_str_eq(testutil_read_text(victim), "precious");
 	/* A link for a directory of the cache: nothing goes through it. */
-	snprintf(other, sizeof(other), "%s/elsewhere", tdir);
+	snprintf(other, sizeof(other), "%s/elsewhere", testutil_dir);
 	ck_assert_int_eq(mkdir(other, 0755), 0);
 	snprintf(path, sizeof(path), "%s/s", dir);
 	ck_assert_int_eq(symlink(other, path), 0);
 	ck_assert_int_lt(cache_put(c, "s/e.json.gz", &k, v), 0);
 	ck_assert_int_eq(cache_get(c, "s/e.json.gz", &k, &got), -ENOENT);
-	snprintf(path, sizeof(path), "%s/elsewhere/e.json.gz", tdir);
+	snprintf(path, sizeof(path), "%s/elsewhere/e.json.gz", testutil_dir);
 	ck_assert_int_ne(access(path, F_OK), 0);
 	/* Pruning removes entries, not what a link in the cache points to. */
 	ck_assert_int_eq(cache_prune(c, "r", 0), 2); /* e and f; not the link */
-	ck_assert_str_eq(slurp(victim), "precious");
+	ck_assert_str_eq(testutil_read_text(victim), "precious");
 	cache_close(c);
 	json_decref(v);
 }
@@ -1275,7 +1227,7 @@ START_TEST(test_cache_refused)
 
 	if (geteuid() != 0)
 		return;
-	snprintf(dir, sizeof(dir), "%s/open", tdir);
+	snprintf(dir, sizeof(dir), "%s/open", testutil_dir);
 	ck_assert_int_eq(mkdir(dir, 0777), 0);
 	ck_assert_int_eq(chmod(dir, 0777), 0);
 	strcat(dir, "/cache");
@@ -1307,8 +1259,8 @@ make_store(void)
 		x->v[0].wsum = x->v[0].events = x->hca[0][3];
 		for (j = 0; j < 2; j++)
 			x->s[0][j].slot = 3;
-		ck_assert_int_eq(
-		    vitals_epoch_save(&x->e, tdir, NULL, 0, err, sizeof(err)),
+		ck_assert_int_eq(vitals_epoch_save(&x->e, testutil_dir, NULL, 0,
+				     err, sizeof(err)),
 		    0);
 		free(x);
 	}
@@ -1318,7 +1270,7 @@ static struct vitals_agg_result *
 run_query(const char *config, uint32_t ts)
 {
 	static const char *const filters[] = { "ewma" };
-	struct vitals_agg_params p = { .data_dir = tdir,
+	struct vitals_agg_params p = { .data_dir = testutil_dir,
 		.config = config,
 		.from_ns = T0,
 		.to_ns = T0 + 20 * 60 * NS,
@@ -1384,7 +1336,7 @@ START_TEST(test_query_cache)
 	ck_assert_uint_eq(cpu_findings(r, T0 + 12 * 60 * NS), 0);
 	vitals_agg_result_free(r);
 	/* A rewritten epoch file invalidates the results of its range. */
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	snprintf(file, sizeof(file), "%s", l.v[4].path);
 	vitals_store_list_free(&l);
 	clock_gettime(CLOCK_REALTIME, &ts[0]);
@@ -1423,8 +1375,7 @@ aggregate_suite(void)
 	TCase *ag = tcase_create("aggregate");
 	TCase *io = tcase_create("io");
 
-	tcase_add_loop_test(
-	    ro, test_slot_start, 0, sizeof(slot_cases) / sizeof(slot_cases[0]));
+	tcase_add_loop_test(ro, test_slot_start, 0, NCASES(slot_cases));
 	tcase_add_test(ro, test_fold);
 	tcase_add_test(ro, test_rollup_sums);
 	tcase_add_test(ro, test_rollup_fold_mixed);
@@ -1442,9 +1393,9 @@ aggregate_suite(void)
 	tcase_add_loop_test(ag, test_lanes_same, 0, 3);
 	tcase_add_test(ag, test_lanes_free_busy);
 	suite_add_tcase(s, ag);
-	tcase_add_checked_fixture(io, setup, teardown);
-	tcase_add_loop_test(io, test_config_timescales, 0,
-	    sizeof(ts_cases) / sizeof(ts_cases[0]));
+	tcase_add_checked_fixture(
+	    io, testutil_dir_setup, testutil_dir_teardown);
+	tcase_add_loop_test(io, test_config_timescales, 0, NCASES(ts_cases));
 	tcase_add_test(io, test_cache);
 	tcase_add_test(io, test_cache_trust);
 	tcase_add_test(io, test_cache_refused);
@@ -1457,11 +1408,5 @@ aggregate_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(aggregate_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(aggregate_suite());
 }

@@ -12,6 +12,8 @@
 
 #include <vitals/bpf_shared.h>
 
+#include "testutil.h"
+
 static struct vitals_bpf_rec rec;
 
 static void
@@ -57,18 +59,11 @@ main(void)
 {
 	Suite *su = suite_create("bpf_rec");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_add_test(tc, test_whole_record);
 	tcase_add_test(tc, test_short_record);
-	tcase_add_loop_test(tc, test_other_layout, 0,
-	    sizeof(other_words) / sizeof(other_words[0]));
+	tcase_add_loop_test(tc, test_other_layout, 0, NCASES(other_words));
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testutil_run(su);
 }

@@ -17,7 +17,9 @@
 #include <jansson.h>
 
 #include "../filters/callmodel.h"
+#include "contract.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -238,7 +240,7 @@ struct fake {
 static struct fake fakes[NFAKE];
 static const struct vitals_epoch *queue[NFAKE];
 static unsigned nfake;
-static char dir[64], model_path[128];
+static char *dir, model_path[128];
 static void *cfg, *st;
 
 static struct fake *
@@ -368,17 +370,12 @@ run(struct fake *f)
 static int
 start_rc(const char *const *kv)
 {
+	const char *const dflt[] = { "model", model_path, NULL };
 	struct vitals_ctx *ctx = mock_ctx("callmodel");
 
 	if (cfg != NULL)
 		mock_config_free(&vitals_plugin, cfg);
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_ptr_nonnull(cfg);
-	ck_assert_int_eq(
-	    mock_config_set(&vitals_plugin, cfg, "model", model_path), 0);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
+	cfg = contract_config(&vitals_plugin, dflt, kv);
 	st = NULL;
 	return vitals_plugin.init(ctx, cfg, &st);
 }
@@ -412,20 +409,9 @@ train(unsigned n)
 }
 
 static void
-write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/check_callmodel.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	dir = testutil_tmpdir("check_callmodel");
 	snprintf(model_path, sizeof(model_path), "%s/model.json", dir);
 	nfake = 0;
 	cfg = st = NULL;
@@ -434,15 +420,9 @@ setup(void)
 static void
 teardown(void)
 {
-	char cmd[128];
-
-	if (st != NULL)
-		vitals_plugin.fini(st);
-	mock_config_free(&vitals_plugin, cfg);
-	mock_reset();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+	contract_stop(&vitals_plugin, cfg, st);
+	testutil_tmpdir_remove(dir);
+	dir = NULL;
 }
 
 /*
@@ -524,7 +504,7 @@ START_TEST(train_over_link)
 	json_t *j;
 
 	snprintf(victim, sizeof(victim), "%s/victim", dir);
-	write_file(victim, "precious");
+	testutil_write_file(victim, "precious");
 	ck_assert_int_eq(symlink(victim, model_path), 0);
 	snprintf(
 	    old_tmp, sizeof(old_tmp), "%s.tmp.%ld", model_path, (long)getpid());
@@ -900,7 +880,7 @@ START_TEST(model_file_by_hand)
 	const struct vitals_finding *f;
 	struct fake *e;
 
-	write_file(model_path,
+	testutil_write_file(model_path,
 	    "{\"format\": \"vitals-callmodel\", \"version\": 1, \"epochs\": "
 	    "100,\n"
 	    " \"timescale_s\": 60, \"depth\": 0, \"offsets\": false,\n"
@@ -992,7 +972,7 @@ START_TEST(bad_model_files)
 	char want[256];
 
 	if (bad_cases[_i].text != NULL)
-		write_file(model_path, bad_cases[_i].text);
+		testutil_write_file(model_path, bad_cases[_i].text);
 	ck_assert_int_eq(start_rc(NULL), bad_cases[_i].rc);
 	ck_assert_ptr_null(st);
 	ck_assert_uint_eq(mock_nerrors(), 1);
@@ -1080,28 +1060,19 @@ static const struct {
 START_TEST(bad_options)
 {
 	const char *kv[] = { opt_cases[_i].key, opt_cases[_i].value, NULL };
+	int rc;
 
 	train(2);
-	ck_assert_int_eq(start_rc(kv), -EINVAL);
-	ck_assert_ptr_null(st);
-	ck_assert_ptr_nonnull(strstr(mock_last_error(), opt_cases[_i].why));
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	rc = start_rc(kv);
+	contract_refused(&vitals_plugin, cfg, rc, st, opt_cases[_i].why);
 }
 END_TEST
 
 START_TEST(descriptor)
 {
-	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
-	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
-	ck_assert_str_eq(vitals_plugin.name, "callmodel");
-	ck_assert_ptr_nonnull(vitals_plugin.epoch);
-	vitals_plugin.fini(NULL);
+	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "callmodel");
 }
 END_TEST
-
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 callmodel_suite(void)
@@ -1140,11 +1111,5 @@ callmodel_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(callmodel_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(callmodel_suite());
 }

@@ -16,6 +16,7 @@
 
 #include "codec.h"
 #include "epoch_json.h"
+#include "testutil.h"
 
 #define NS 1000000000ull
 
@@ -865,15 +866,12 @@ codec_suite(void)
 	tcase_add_test(t, test_metrics_absent);
 	tcase_add_test(t, test_metrics_sorted);
 	tcase_add_test(t, test_metrics_defensive);
-	tcase_add_loop_test(
-	    t, test_bad_document, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
+	tcase_add_loop_test(t, test_bad_document, 0, NCASES(bad_cases));
 	tcase_add_test(t, test_bad_root);
 	tcase_add_test(t, test_too_many_frames);
 	suite_add_tcase(s, t);
-	tcase_add_loop_test(n, test_name_roundtrip, 0,
-	    sizeof(name_cases) / sizeof(name_cases[0]));
-	tcase_add_loop_test(
-	    n, test_name_reject, 0, sizeof(bad_names) / sizeof(bad_names[0]));
+	tcase_add_loop_test(n, test_name_roundtrip, 0, NCASES(name_cases));
+	tcase_add_loop_test(n, test_name_reject, 0, NCASES(bad_names));
 	tcase_add_test(n, test_name_limits);
 	suite_add_tcase(s, n);
 	return s;
@@ -882,11 +880,5 @@ codec_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(codec_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(codec_suite());
 }

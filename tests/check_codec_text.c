@@ -19,6 +19,7 @@
 
 #include "codec.h"
 #include "epoch_json.h"
+#include "testutil.h"
 
 #define NS 1000000000ull
 /* Random epochs in the fixtures. */
@@ -1097,8 +1098,7 @@ codec_text_suite(void)
 	tcase_add_test(w, encode_sink_fails);
 	tcase_add_loop_test(r, decode_same_epoch, 0, 100);
 	tcase_add_loop_test(r, decode_takes_plain, 0, 100);
-	tcase_add_loop_test(
-	    r, decode_declines, 0, (int)(sizeof(declined) / sizeof(*declined)));
+	tcase_add_loop_test(r, decode_declines, 0, NCASES(declined));
 	tcase_add_test(r, decode_any_order);
 	tcase_add_loop_test(r, decode_mutations, 0, 20);
 	tcase_add_loop_test(r, round_trip, 0, 100);
@@ -1116,12 +1116,5 @@ codec_text_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(codec_text_suite());
-	int failed;
-
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(codec_text_suite());
 }

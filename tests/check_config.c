@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "option.h"
+#include "testutil.h"
 
 #ifndef LOCALSTATEDIR
 #define LOCALSTATEDIR "/var"
@@ -21,33 +22,28 @@
 
 #define S 1000000000ULL
 
-static char dir[64];
+static char *dir;
 static char path[128];
 
 static void
 setup(void)
 {
-	snprintf(dir, sizeof(dir), "/tmp/check_config.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	dir = testutil_tmpdir("check_config");
 	snprintf(path, sizeof(path), "%s/vitals.yaml", dir);
 }
 
 static void
 teardown(void)
 {
-	unlink(path);
-	rmdir(dir);
+	testutil_tmpdir_remove(dir);
+	dir = NULL;
 }
 
 /* Write yaml to the test's file and load it. */
 static int
 load(const char *yaml, struct config **c, char *err, size_t errlen)
 {
-	FILE *f;
-
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	ck_assert_int_ge(fputs(yaml, f), 0);
-	ck_assert_int_eq(fclose(f), 0);
+	testutil_write_file(path, yaml);
 	*c = NULL;
 	if (err != NULL)
 		err[0] = '\0';
@@ -802,8 +798,6 @@ START_TEST(test_short_err)
 }
 END_TEST
 
-#define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 static Suite *
 config_suite(void)
 {
@@ -835,11 +829,5 @@ config_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(config_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run(config_suite());
 }

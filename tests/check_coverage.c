@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "testutil.h"
 
 struct stream {
 	const char *name;
@@ -139,16 +140,9 @@ main(void)
 {
 	Suite *su = suite_create("coverage");
 	TCase *tc = tcase_create("zipf");
-	SRunner *sr;
-	int failed;
 
 	tcase_set_timeout(tc, 120);
-	tcase_add_loop_test(tc, test_coverage, 0,
-	    sizeof(streams) / sizeof(streams[0]));
+	tcase_add_loop_test(tc, test_coverage, 0, NCASES(streams));
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testutil_run(su);
 }

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -193,13 +195,10 @@ make(unsigned i, const char *spec)
 static void
 start(const char *const *kv)
 {
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_ptr_nonnull(cfg);
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "floor", "*=0"), 0);
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "persist", "1"), 0);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
+	static const char *const dflt[] = { "floor", "*=0", "persist", "1",
+		NULL };
+
+	cfg = contract_config(&vitals_plugin, dflt, kv);
 	ck_assert_int_eq(vitals_plugin.init(mock_ctx("diff"), cfg, &st), 0);
 }
 
@@ -212,10 +211,7 @@ setup(void)
 static void
 teardown(void)
 {
-	if (st != NULL)
-		vitals_plugin.fini(st);
-	mock_config_free(&vitals_plugin, cfg);
-	mock_reset();
+	contract_stop(&vitals_plugin, cfg, st);
 }
 
 struct want {
@@ -612,36 +608,16 @@ static const struct {
 
 START_TEST(bad_options)
 {
-	char quoted[32];
-	void *s = NULL;
-
-	snprintf(quoted, sizeof(quoted), "'%s'", bad_cases[_i].key);
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, bad_cases[_i].key,
-			     bad_cases[_i].value),
-	    0);
-	ck_assert_int_eq(
-	    vitals_plugin.init(mock_ctx("diff"), cfg, &s), -EINVAL);
-	ck_assert_ptr_null(s);
-	ck_assert_uint_eq(mock_nerrors(), 1);
-	ck_assert_ptr_nonnull(strstr(mock_last_error(), quoted));
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	contract_bad_option(&vitals_plugin, "diff", bad_cases[_i].key,
+	    bad_cases[_i].value, NULL);
 }
 END_TEST
 
 START_TEST(descriptor)
 {
-	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
-	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
-	ck_assert_str_eq(vitals_plugin.name, "diff");
-	ck_assert_ptr_nonnull(vitals_plugin.epoch);
-	vitals_plugin.fini(NULL);
+	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "diff");
 }
 END_TEST
-
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 diff_suite(void)
@@ -664,11 +640,5 @@ diff_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(diff_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(diff_suite());
 }

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "testutil.h"
 
 static struct config *cfg;
 static struct engine *eng;
@@ -284,8 +285,6 @@ main(void)
 {
 	Suite *su = suite_create("engine");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_swap_loses_nothing);
@@ -298,9 +297,5 @@ main(void)
 	tcase_add_test(tc, test_load_external);
 	tcase_add_test(tc, test_findings);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testutil_run(su);
 }

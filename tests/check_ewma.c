@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -47,17 +49,11 @@ static void *cfg, *st;
 static void
 start(const char *const *kv)
 {
-	struct vitals_ctx *ctx = mock_ctx("ewma");
+	static const char *const dflt[] = { "floor", "*=0", "min_share", "0",
+		NULL };
 
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_ptr_nonnull(cfg);
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, "floor", "*=0"), 0);
-	ck_assert_int_eq(
-	    mock_config_set(&vitals_plugin, cfg, "min_share", "0"), 0);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
-	ck_assert_int_eq(vitals_plugin.init(ctx, cfg, &st), 0);
+	cfg = contract_config(&vitals_plugin, dflt, kv);
+	ck_assert_int_eq(vitals_plugin.init(mock_ctx("ewma"), cfg, &st), 0);
 }
 
 static void
@@ -73,10 +69,7 @@ setup(void)
 static void
 teardown(void)
 {
-	if (st != NULL)
-		vitals_plugin.fini(st);
-	mock_config_free(&vitals_plugin, cfg);
-	mock_reset();
+	contract_stop(&vitals_plugin, cfg, st);
 }
 
 /*
@@ -720,37 +713,17 @@ static const struct {
 
 START_TEST(bad_options)
 {
-	char quoted[32];
-	void *s = NULL;
-
-	snprintf(quoted, sizeof(quoted), "'%s'", bad_cases[_i].key);
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, cfg, bad_cases[_i].key,
-			     bad_cases[_i].value),
-	    0);
-	ck_assert_int_eq(
-	    vitals_plugin.init(mock_ctx("ewma"), cfg, &s), -EINVAL);
-	ck_assert_ptr_null(s);
-	ck_assert_uint_eq(mock_nerrors(), 1);
-	ck_assert_ptr_nonnull(strstr(mock_last_error(), quoted));
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	contract_bad_option(&vitals_plugin, "ewma", bad_cases[_i].key,
+	    bad_cases[_i].value, NULL);
 }
 END_TEST
 
 START_TEST(descriptor)
 {
-	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
-	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
-	ck_assert_str_eq(vitals_plugin.name, "ewma");
-	ck_assert_ptr_nonnull(vitals_plugin.epoch);
+	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "ewma");
 	ck_assert_ptr_null(vitals_plugin.flush);
-	vitals_plugin.fini(NULL);
 }
 END_TEST
-
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 ewma_suite(void)
@@ -787,11 +760,5 @@ ewma_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(ewma_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(ewma_suite());
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "group.h"
+#include "testutil.h"
 
 #define E 60000000000ULL /* one 60 s epoch */
 #define T0 1700000040000000000ULL
@@ -102,8 +103,6 @@ START_TEST(rank)
 }
 END_TEST
 
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
-
 static Suite *
 group_suite(void)
 {
@@ -119,11 +118,5 @@ group_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(group_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(group_suite());
 }

@@ -12,6 +12,7 @@
 #include <vitals/vitals.h>
 
 #include "hash_vectors.h"
+#include "testutil.h"
 
 START_TEST(test_mix)
 {
@@ -48,16 +49,10 @@ main(void)
 {
 	Suite *su = suite_create("hash");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_loop_test(tc, test_mix, 0, HASH_NMIX);
 	tcase_add_loop_test(tc, test_label, 0, HASH_NLABEL);
 	tcase_add_test(tc, test_label_of_mix);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testutil_run(su);
 }

@@ -19,18 +19,19 @@
 #include <vitals/store.h>
 
 #include "api.h"
+#include "testutil.h"
 
 #define NS 1000000000ull
 /* 2026-11-22T10:00:00Z */
 #define NOW (1795341600ull * NS)
 
-static char tdir[] = "/tmp/check_http_api.XXXXXX";
+static char *tdir;
 static struct api_env env;
 
 static void
 setup(void)
 {
-	ck_assert_ptr_nonnull(mkdtemp(tdir));
+	tdir = testutil_tmpdir("check_http_api");
 	memset(&env, 0, sizeof(env));
 	env.data_dir = strdup(tdir);
 	env.epoch_ns = 60 * NS;
@@ -46,8 +47,8 @@ static void
 teardown(void)
 {
 	api_env_free(&env);
-	rmdir(tdir);
-	strcpy(tdir, "/tmp/check_http_api.XXXXXX");
+	testutil_tmpdir_remove(tdir);
+	tdir = NULL;
 }
 
 /* Answer path?query; the JSON body in *j (the caller's). */
@@ -317,8 +318,7 @@ api_suite(void)
 	TCase *tc = tcase_create("api");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_loop_test(tc, test_cases, 0,
-	    (int)(sizeof(cases) / sizeof(cases[0])));
+	tcase_add_loop_test(tc, test_cases, 0, NCASES(cases));
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_time);
 	tcase_add_test(tc, test_hosts);
@@ -331,11 +331,5 @@ api_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(api_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(api_suite());
 }

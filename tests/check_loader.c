@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "loader.h"
+#include "testutil.h"
 
 /* The directory of the built test modules ($VITALS_TEST_PLUGINS). */
 static const char *plugdir;
@@ -840,24 +841,17 @@ loader_suite(void)
 	TCase *tc;
 
 	tc = tcase_create("load");
-	tcase_add_loop_test(tc, test_load, 0, sizeof(loads) / sizeof(loads[0]));
+	tcase_add_loop_test(tc, test_load, 0, NCASES(loads));
 	tcase_add_test(tc, test_good_descriptor);
-	tcase_add_loop_test(
-	    tc, test_check_config, 0,
-	    sizeof(value_checks) / sizeof(value_checks[0]));
-	tcase_add_loop_test(
-	    tc, test_refuse, 0, sizeof(refusals) / sizeof(refusals[0]));
+	tcase_add_loop_test(tc, test_check_config, 0, NCASES(value_checks));
+	tcase_add_loop_test(tc, test_refuse, 0, NCASES(refusals));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("file checks");
-	tcase_add_loop_test(
-	    tc, test_file_check, 0, sizeof(checks) / sizeof(checks[0]));
-	tcase_add_loop_test(
-	    tc, test_archive, 0, sizeof(archives) / sizeof(archives[0]));
-	tcase_add_loop_test(tc, test_archive_libdir, 0,
-	    sizeof(redirects) / sizeof(redirects[0]));
-	tcase_add_loop_test(
-	    tc, test_ancestors, 0, sizeof(ancestors) / sizeof(ancestors[0]));
+	tcase_add_loop_test(tc, test_file_check, 0, NCASES(checks));
+	tcase_add_loop_test(tc, test_archive, 0, NCASES(archives));
+	tcase_add_loop_test(tc, test_archive_libdir, 0, NCASES(redirects));
+	tcase_add_loop_test(tc, test_ancestors, 0, NCASES(ancestors));
 	tcase_add_test(tc, test_not_a_file);
 	suite_add_tcase(s, tc);
 
@@ -865,8 +859,7 @@ loader_suite(void)
 	tcase_add_test(tc, test_unknown_name);
 	tcase_add_test(tc, test_known_names);
 	tcase_add_test(tc, test_scan);
-	tcase_add_loop_test(
-	    tc, test_precedence, 0, sizeof(precedence) / sizeof(precedence[0]));
+	tcase_add_loop_test(tc, test_precedence, 0, NCASES(precedence));
 	tcase_add_test(tc, test_open_twice);
 	tcase_add_test(tc, test_two_loaders);
 	tcase_add_test(tc, test_relative_path);
@@ -877,18 +870,11 @@ loader_suite(void)
 int
 main(void)
 {
-	SRunner *sr;
-	int failed;
-
 	plugdir = getenv("VITALS_TEST_PLUGINS");
 	if (plugdir == NULL || *plugdir == '\0') {
 		printf("check_loader: SKIP: VITALS_TEST_PLUGINS is not set "
 		       "(run through make check)\n");
 		return (77);
 	}
-	sr = srunner_create(loader_suite());
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return (failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+	return testutil_run(loader_suite());
 }

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "engine.h"
 #include "metric.h"
+#include "testutil.h"
 
 static struct metric_table *tab;
 
@@ -241,8 +242,7 @@ metric_suite(void)
 	tcase_add_test(t, test_swap);
 	tcase_add_test(t, test_idle_forgotten);
 	tcase_add_test(t, test_view_stable);
-	tcase_add_loop_test(
-	    t, test_refused, 0, sizeof(refused) / sizeof(refused[0]));
+	tcase_add_loop_test(t, test_refused, 0, NCASES(refused));
 	tcase_add_test(t, test_name_limits);
 	tcase_add_test(t, test_full);
 	tcase_add_test(t, test_engine);
@@ -253,11 +253,5 @@ metric_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(metric_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(metric_suite());
 }

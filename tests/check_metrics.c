@@ -14,6 +14,7 @@
 
 #include "epochs.h"
 #include "metrics.h"
+#include "testutil.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
@@ -810,8 +811,7 @@ metrics_suite(void)
 	tcase_add_test(tc, test_topk);
 	tcase_add_test(tc, test_topk_off);
 	tcase_add_test(tc, test_escape);
-	tcase_add_loop_test(
-	    tc, test_convert, 0, sizeof(conv_cases) / sizeof(conv_cases[0]));
+	tcase_add_loop_test(tc, test_convert, 0, NCASES(conv_cases));
 	tcase_add_test(tc, test_metrics_newest);
 	tcase_add_test(tc, test_findings);
 	tcase_add_test(tc, test_rewrite);
@@ -825,7 +825,6 @@ metrics_suite(void)
 int
 main(int argc, char **argv)
 {
-	SRunner *sr;
 	int failed;
 
 	if (argc == 2 && strcmp(argv[1], "--dump") == 0) {
@@ -833,9 +832,5 @@ main(int argc, char **argv)
 		teardown();
 		return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 	}
-	sr = srunner_create(metrics_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run(metrics_suite());
 }

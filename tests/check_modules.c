@@ -20,6 +20,7 @@
 #include "config.h"
 #include "engine.h"
 #include "module.h"
+#include "testutil.h"
 
 /* ---- the encoding ---- */
 
@@ -303,10 +304,8 @@ modules_suite(void)
 	TCase *f = tcase_create("uframe"), *g = tcase_create("engine");
 	TCase *c = tcase_create("codec");
 
-	tcase_add_loop_test(f, test_uframe_roundtrip, 0,
-	    sizeof(frame_cases) / sizeof(frame_cases[0]));
-	tcase_add_loop_test(
-	    f, test_uframe_raw, 0, sizeof(raw_cases) / sizeof(raw_cases[0]));
+	tcase_add_loop_test(f, test_uframe_roundtrip, 0, NCASES(frame_cases));
+	tcase_add_loop_test(f, test_uframe_raw, 0, NCASES(raw_cases));
 	suite_add_tcase(s, f);
 	tcase_add_checked_fixture(g, engine_setup, engine_teardown);
 	tcase_add_test(g, test_engine_table);
@@ -314,8 +313,7 @@ modules_suite(void)
 	tcase_add_test(c, test_codec_roundtrip);
 	tcase_add_test(c, test_codec_none);
 	tcase_add_test(c, test_codec_absent_and_sorted);
-	tcase_add_loop_test(
-	    c, test_codec_bad, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
+	tcase_add_loop_test(c, test_codec_bad, 0, NCASES(bad_cases));
 	suite_add_tcase(s, c);
 	return s;
 }
@@ -323,11 +321,5 @@ modules_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(modules_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(modules_suite());
 }

@@ -13,8 +13,70 @@
 
 #include "config.h"
 #include "option.h"
+#include "testutil.h"
 
 /* ---- parsers ---- */
+
+/* What a parser writes, whichever its type. */
+union value {
+	int b; /* VITALS_OPT_BOOL */
+	int64_t i; /* VITALS_OPT_INT */
+	double d; /* VITALS_OPT_DOUBLE */
+	uint64_t u; /* VITALS_OPT_DURATION, VITALS_OPT_SIZE */
+};
+
+/*
+ * Parse s as an option of type: when ok it must be taken and give want,
+ * else refused with -EINVAL and the output left as it was (a value no
+ * case parses to).
+ */
+static void
+check_parse(uint32_t type, const char *s, int ok, union value want)
+{
+	union value v, old;
+	int r;
+
+	memset(&v, 0, sizeof(v));
+	if (type == VITALS_OPT_BOOL)
+		v.b = -1;
+	else if (type == VITALS_OPT_INT)
+		v.i = 12345;
+	else if (type == VITALS_OPT_DOUBLE)
+		v.d = 99;
+	else
+		v.u = 77;
+	old = v;
+	switch (type) {
+	case VITALS_OPT_BOOL:
+		r = option_parse_bool(s, &v.b);
+		break;
+	case VITALS_OPT_INT:
+		r = option_parse_int(s, &v.i);
+		break;
+	case VITALS_OPT_DOUBLE:
+		r = option_parse_double(s, &v.d);
+		break;
+	case VITALS_OPT_DURATION:
+		r = option_parse_duration(s, &v.u);
+		break;
+	default:
+		r = option_parse_size(s, &v.u);
+	}
+	if (ok)
+		ck_assert_msg(r == 0, "\"%s\" rejected", s);
+	else {
+		ck_assert_msg(r == -EINVAL, "\"%s\" accepted", s);
+		want = old;
+	}
+	if (type == VITALS_OPT_BOOL)
+		ck_assert_int_eq(v.b, want.b);
+	else if (type == VITALS_OPT_INT)
+		ck_assert_int_eq(v.i, want.i);
+	else if (type == VITALS_OPT_DOUBLE)
+		ck_assert_double_eq(v.d, want.d);
+	else
+		ck_assert_uint_eq(v.u, want.u);
+}
 
 static const struct {
 	const char *s;
@@ -40,17 +102,8 @@ static const struct {
 
 START_TEST(test_parse_bool)
 {
-	int v = -1, r;
-
-	r = option_parse_bool(bool_cases[_i].s, &v);
-	if (bool_cases[_i].ok) {
-		ck_assert_msg(r == 0, "\"%s\" rejected", bool_cases[_i].s);
-		ck_assert_int_eq(v, bool_cases[_i].want);
-	} else {
-		ck_assert_msg(
-		    r == -EINVAL, "\"%s\" accepted", bool_cases[_i].s);
-		ck_assert_int_eq(v, -1);
-	}
+	check_parse(VITALS_OPT_BOOL, bool_cases[_i].s, bool_cases[_i].ok,
+	    (union value){ .b = bool_cases[_i].want });
 }
 END_TEST
 
@@ -79,17 +132,8 @@ static const struct {
 
 START_TEST(test_parse_int)
 {
-	int64_t v = 12345;
-	int r;
-
-	r = option_parse_int(int_cases[_i].s, &v);
-	if (int_cases[_i].ok) {
-		ck_assert_msg(r == 0, "\"%s\" rejected", int_cases[_i].s);
-		ck_assert_int_eq(v, int_cases[_i].want);
-	} else {
-		ck_assert_msg(r == -EINVAL, "\"%s\" accepted", int_cases[_i].s);
-		ck_assert_int_eq(v, 12345);
-	}
+	check_parse(VITALS_OPT_INT, int_cases[_i].s, int_cases[_i].ok,
+	    (union value){ .i = int_cases[_i].want });
 }
 END_TEST
 
@@ -115,18 +159,8 @@ static const struct {
 
 START_TEST(test_parse_double)
 {
-	double v = 99;
-	int r;
-
-	r = option_parse_double(double_cases[_i].s, &v);
-	if (double_cases[_i].ok) {
-		ck_assert_msg(r == 0, "\"%s\" rejected", double_cases[_i].s);
-		ck_assert_double_eq(v, double_cases[_i].want);
-	} else {
-		ck_assert_msg(
-		    r == -EINVAL, "\"%s\" accepted", double_cases[_i].s);
-		ck_assert_double_eq(v, 99);
-	}
+	check_parse(VITALS_OPT_DOUBLE, double_cases[_i].s, double_cases[_i].ok,
+	    (union value){ .d = double_cases[_i].want });
 }
 END_TEST
 
@@ -167,18 +201,9 @@ static const struct {
 
 START_TEST(test_parse_duration)
 {
-	uint64_t v = 77;
-	int r;
-
-	r = option_parse_duration(duration_cases[_i].s, &v);
-	if (duration_cases[_i].ok) {
-		ck_assert_msg(r == 0, "\"%s\" rejected", duration_cases[_i].s);
-		ck_assert_uint_eq(v, duration_cases[_i].want);
-	} else {
-		ck_assert_msg(
-		    r == -EINVAL, "\"%s\" accepted", duration_cases[_i].s);
-		ck_assert_uint_eq(v, 77);
-	}
+	check_parse(VITALS_OPT_DURATION, duration_cases[_i].s,
+	    duration_cases[_i].ok,
+	    (union value){ .u = duration_cases[_i].want });
 }
 END_TEST
 
@@ -214,18 +239,8 @@ static const struct {
 
 START_TEST(test_parse_size)
 {
-	uint64_t v = 77;
-	int r;
-
-	r = option_parse_size(size_cases[_i].s, &v);
-	if (size_cases[_i].ok) {
-		ck_assert_msg(r == 0, "\"%s\" rejected", size_cases[_i].s);
-		ck_assert_uint_eq(v, size_cases[_i].want);
-	} else {
-		ck_assert_msg(
-		    r == -EINVAL, "\"%s\" accepted", size_cases[_i].s);
-		ck_assert_uint_eq(v, 77);
-	}
+	check_parse(VITALS_OPT_SIZE, size_cases[_i].s, size_cases[_i].ok,
+	    (union value){ .u = size_cases[_i].want });
 }
 END_TEST
 
@@ -611,8 +626,6 @@ START_TEST(test_fill_short_err)
 }
 END_TEST
 
-#define NCASES(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 static Suite *
 option_suite(void)
 {
@@ -645,11 +658,5 @@ option_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(option_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed != 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return testutil_run(option_suite());
 }

@@ -16,6 +16,7 @@
 
 #include "../filters/peer.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -487,27 +488,21 @@ peer_suite(void)
 	Suite *s = suite_create("peer");
 	TCase *tc = tcase_create("math");
 
-	tcase_add_loop_test(
-	    tc, test_skl, 0, sizeof(kl_cases) / sizeof(kl_cases[0]));
-	tcase_add_loop_test(
-	    tc, test_hist, 0, sizeof(hist_cases) / sizeof(hist_cases[0]));
-	tcase_add_loop_test(
-	    tc, test_majority, 0, sizeof(maj_cases) / sizeof(maj_cases[0]));
-	tcase_add_loop_test(
-	    tc, test_kofn, 0, sizeof(kofn_cases) / sizeof(kofn_cases[0]));
+	tcase_add_loop_test(tc, test_skl, 0, NCASES(kl_cases));
+	tcase_add_loop_test(tc, test_hist, 0, NCASES(hist_cases));
+	tcase_add_loop_test(tc, test_majority, 0, NCASES(maj_cases));
+	tcase_add_loop_test(tc, test_kofn, 0, NCASES(kofn_cases));
 	tcase_add_test(tc, test_smooth);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("slots");
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(
-	    tc, test_slots, 0, sizeof(slot_cases) / sizeof(slot_cases[0]));
+	tcase_add_loop_test(tc, test_slots, 0, NCASES(slot_cases));
 	tcase_add_test(tc, test_late_fault);
 	tcase_add_test(tc, test_groups);
 	tcase_add_test(tc, test_train);
 	tcase_add_test(tc, test_whitebox);
-	tcase_add_loop_test(
-	    tc, test_check, 0, sizeof(bad_cases) / sizeof(bad_cases[0]));
+	tcase_add_loop_test(tc, test_check, 0, NCASES(bad_cases));
 	tcase_add_test(tc, test_train_needs_model);
 	suite_add_tcase(s, tc);
 	return s;
@@ -516,11 +511,5 @@ peer_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(peer_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(peer_suite());
 }

@@ -9,14 +9,15 @@
 
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "contract.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -25,28 +26,15 @@ static const char *const files[] = { "stat", "meminfo", "diskstats", "net/dev",
 	"net/snmp" };
 #define NFILES (sizeof(files) / sizeof(files[0]))
 
-static char root[256];
+static char *root;
 static void *cfg, *st;
 
 /* ---- the temporary root ---- */
 
-static int
-rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void
 setup(void)
 {
-	const char *tmp = getenv("TMPDIR");
-
-	snprintf(root, sizeof(root), "%s/check_proc.XXXXXX",
-	    tmp != NULL && *tmp != '\0' ? tmp : "/tmp");
-	ck_assert_ptr_nonnull(mkdtemp(root));
+	root = testutil_tmpdir("check_proc");
 	cfg = st = NULL;
 }
 
@@ -58,22 +46,16 @@ teardown(void)
 	mock_config_free(&vitals_plugin, cfg);
 	cfg = st = NULL;
 	mock_reset();
-	nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	testutil_tmpdir_remove(root);
+	root = NULL;
 }
 
 /* Write text to root/rel, making root/net as needed. */
 static void
 put_text(const char *rel, const char *text)
 {
-	char path[512];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/net", root);
-	mkdir(path, 0755);
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	ck_assert_ptr_nonnull(f = fopen(path, "w"));
-	ck_assert_int_eq(fputs(text, f) >= 0, 1);
-	ck_assert_int_eq(fclose(f), 0);
+	mkdir(testutil_path(root, "net"), 0755);
+	testutil_write_file(testutil_path(root, rel), text);
 }
 
 /* Make root hold snapshot `snap` (a or b) of a fixture case. */
@@ -503,13 +485,11 @@ END_TEST
 START_TEST(test_bad_interval)
 {
 	static const char *const kv[] = { "interval", "1ms", NULL };
+	int rc;
 
 	use_snapshot("basic", "a");
-	ck_assert_int_eq(start(kv), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(mock_last_error(), "interval"));
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	rc = start(kv);
+	contract_refused(&vitals_plugin, cfg, rc, st, "interval");
 }
 END_TEST
 
@@ -520,8 +500,7 @@ START_TEST(test_descriptor)
 	char why[128] = "";
 	size_t i;
 
-	ck_assert_str_eq(vitals_plugin.name, "proc");
-	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_PROBE);
+	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_PROBE, "proc");
 	ck_assert_uint_eq(vitals_plugin.abi_minor, VITALS_ABI_MINOR);
 	for (i = 0; i < 4; i++) {
 		ck_assert_str_eq(vitals_plugin.options[i].key, keys[i]);
@@ -548,8 +527,7 @@ proc_suite(void)
 	tcase_add_test(t, test_steady);
 	suite_add_tcase(s, t);
 	tcase_add_checked_fixture(o, setup, teardown);
-	tcase_add_loop_test(
-	    o, test_filters, 0, sizeof(filter_cases) / sizeof(filter_cases[0]));
+	tcase_add_loop_test(o, test_filters, 0, NCASES(filter_cases));
 	tcase_add_test(o, test_no_root);
 	tcase_add_test(o, test_not_proc);
 	tcase_add_test(o, test_bad_interval);
@@ -561,11 +539,5 @@ proc_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(proc_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(proc_suite());
 }

@@ -7,12 +7,8 @@
  * profile decoded back with the generated protobuf-c code, and ranges
  * read from a store.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* nftw */
-#endif
 #include <check.h>
 #include <errno.h>
-#include <ftw.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,6 +24,7 @@
 
 #include "labels.h"
 #include "profile.pb-c.h"
+#include "testutil.h"
 
 #define NS 1000000000ull
 /* 2023-11-14T00:00:00Z */
@@ -871,34 +868,6 @@ END_TEST
 
 /* ---- ranges of a store ---- */
 
-static char *tdir;
-
-static int
-rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-	(void)sb;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void
-setup(void)
-{
-	char tmpl[] = "/tmp/check_profile.XXXXXX";
-
-	ck_assert_ptr_nonnull(mkdtemp(tmpl));
-	tdir = strdup(tmpl);
-}
-
-static void
-teardown(void)
-{
-	nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(tdir);
-	tdir = NULL;
-}
-
 /* Save an epoch of host starting at T0 + min minutes, of weight w. */
 static void
 save(const char *host, unsigned min, uint64_t w)
@@ -910,8 +879,8 @@ save(const char *host, unsigned min, uint64_t w)
 
 	fx_module(f, 1, "/usr/bin/app", "abcd");
 	f->e.host = host;
-	ck_assert_msg(
-	    vitals_epoch_save(&f->e, tdir, NULL, 0, err, sizeof(err)) == 0,
+	ck_assert_msg(vitals_epoch_save(
+			  &f->e, testutil_dir, NULL, 0, err, sizeof(err)) == 0,
 	    "save: %s", err);
 	fx_free(f);
 }
@@ -930,14 +899,14 @@ START_TEST(test_range)
 	save("h2", 1, 10);
 	save("h1", 5, 100); /* after the range */
 	snprintf(path, sizeof(path),
-	    "%s/2023-11-14/20231114T000200.000Z_h1.json.gz", tdir);
+	    "%s/2023-11-14/20231114T000200.000Z_h1.json.gz", testutil_dir);
 	ck_assert_ptr_nonnull(fp = fopen(path, "w"));
 	fputs("not gzip", fp);
 	fclose(fp);
 
 	p = vitals_profile_new("cpu", NULL);
 	r = vitals_profile_range(
-	    p, tdir, T0, T0 + 5 * 60 * NS, NULL, 0, err, sizeof(err));
+	    p, testutil_dir, T0, T0 + 5 * 60 * NS, NULL, 0, err, sizeof(err));
 	ck_assert_msg(r == 0, "range: %d %s", r, err);
 	ck_assert_uint_eq(vitals_profile_stats(p)->epochs, 3);
 	ck_assert_uint_eq(vitals_profile_stats(p)->skipped, 1);
@@ -950,8 +919,8 @@ START_TEST(test_range)
 	vitals_profile_free(p);
 
 	p = vitals_profile_new("cpu", NULL);
-	ck_assert_int_eq(vitals_profile_range(p, tdir, T0, T0 + 5 * 60 * NS, h2,
-			     1, err, sizeof(err)),
+	ck_assert_int_eq(vitals_profile_range(p, testutil_dir, T0,
+			     T0 + 5 * 60 * NS, h2, 1, err, sizeof(err)),
 	    0);
 	ck_assert_double_eq_tol(vitals_profile_stats(p)->total, 10, 1e-9);
 	ck_assert_uint_eq(vitals_profile_stats(p)->skipped, 0);
@@ -959,11 +928,11 @@ START_TEST(test_range)
 	vitals_profile_free(p);
 
 	p = vitals_profile_new("cpu", NULL);
-	ck_assert_int_eq(vitals_profile_range(p, tdir, T0 + 3600 * NS,
+	ck_assert_int_eq(vitals_profile_range(p, testutil_dir, T0 + 3600 * NS,
 			     T0 + 7200 * NS, NULL, 0, err, sizeof(err)),
 	    -ENODATA);
 	ck_assert_msg(strstr(err, "no epoch") != NULL, "%s", err);
-	snprintf(path, sizeof(path), "%s/nowhere", tdir);
+	snprintf(path, sizeof(path), "%s/nowhere", testutil_dir);
 	ck_assert_int_eq(vitals_profile_range(p, path, T0, T0 + 60 * NS, NULL,
 			     0, err, sizeof(err)),
 	    -ENOENT);
@@ -980,11 +949,9 @@ profile_suite(void)
 	TCase *pp = tcase_create("pprof");
 	TCase *st = tcase_create("store");
 
-	tcase_add_loop_test(
-	    t, test_totals, 0, (int)(sizeof(totals) / sizeof(totals[0])));
+	tcase_add_loop_test(t, test_totals, 0, NCASES(totals));
 	tcase_add_test(t, test_merge);
-	tcase_add_loop_test(
-	    t, test_exe_filter, 0, (int)(sizeof(exes) / sizeof(exes[0])));
+	tcase_add_loop_test(t, test_exe_filter, 0, NCASES(exes));
 	tcase_add_test(t, test_tree_order);
 	tcase_add_test(t, test_folded_rounding);
 	tcase_add_test(t, test_folded_names);
@@ -993,10 +960,10 @@ profile_suite(void)
 	tcase_add_test(t, test_rollup_runs);
 	suite_add_tcase(s, t);
 	tcase_add_test(pp, test_pprof);
-	tcase_add_loop_test(
-	    pp, test_pprof_units, 0, (int)(sizeof(units) / sizeof(units[0])));
+	tcase_add_loop_test(pp, test_pprof_units, 0, NCASES(units));
 	suite_add_tcase(s, pp);
-	tcase_add_checked_fixture(st, setup, teardown);
+	tcase_add_checked_fixture(
+	    st, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_test(st, test_range);
 	suite_add_tcase(s, st);
 	return s;
@@ -1005,11 +972,5 @@ profile_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(profile_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(profile_suite());
 }

@@ -20,29 +20,11 @@
 #include <vitals/vitals.h>
 
 #include "verify.h"
+#include "testutil.h"
 
 #define NS 1000000000ull
 /* 2023-11-14T00:00:00Z */
 #define T0 (1699920000ull * NS)
-
-static char tdir[] = "/tmp/check_remote.XXXXXX";
-
-static void
-setup(void)
-{
-	strcpy(tdir, "/tmp/check_remote.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(tdir));
-}
-
-static void
-teardown(void)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tdir);
-	if (system(cmd) != 0)
-		return;
-}
 
 /* An epoch of host starting at start, len long. */
 static void
@@ -75,7 +57,7 @@ fx_store(const char *host, uint64_t start)
 
 	fx_encode(host, start, NS, &f);
 	ck_assert_int_eq(
-	    vitals_epoch_put(&f, tdir, NULL, 0, err, sizeof(err)), 0);
+	    vitals_epoch_put(&f, testutil_dir, NULL, 0, err, sizeof(err)), 0);
 	vitals_epoch_file_free(&f);
 }
 
@@ -137,7 +119,8 @@ START_TEST(test_list_after)
 	/* Host a, two at a time, resuming from the last name each time. */
 	for (;;) {
 		ck_assert_int_eq(
-		    vitals_store_list_after(tdir, cursor, "a", 2, &l), 0);
+		    vitals_store_list_after(testutil_dir, cursor, "a", 2, &l),
+		    0);
 		if (l.n == 0)
 			break;
 		ck_assert_uint_le(l.n, 2);
@@ -153,14 +136,16 @@ START_TEST(test_list_after)
 	vitals_store_list_free(&l);
 	ck_assert_uint_eq(seen, 4);
 	/* All hosts, no limit. */
-	ck_assert_int_eq(vitals_store_list_after(tdir, NULL, NULL, 0, &l), 0);
+	ck_assert_int_eq(
+	    vitals_store_list_after(testutil_dir, NULL, NULL, 0, &l), 0);
 	ck_assert_uint_eq(l.n, 6);
 	for (i = 1; i < l.n; i++)
 		ck_assert_int_lt(
 		    strcmp(base(l.v[i - 1].path), base(l.v[i].path)), 0);
 	vitals_store_list_free(&l);
 	ck_assert_int_eq(
-	    vitals_store_list_after(tdir, "x/../y", NULL, 0, &l), -EINVAL);
+	    vitals_store_list_after(testutil_dir, "x/../y", NULL, 0, &l),
+	    -EINVAL);
 }
 END_TEST
 
@@ -173,7 +158,8 @@ START_TEST(test_file_load_decode)
 	char err[256];
 
 	fx_store("web1", T0 + 5 * NS);
-	ck_assert_int_eq(vitals_store_list_after(tdir, NULL, NULL, 0, &l), 0);
+	ck_assert_int_eq(
+	    vitals_store_list_after(testutil_dir, NULL, NULL, 0, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_int_eq(
 	    vitals_epoch_file_load(l.v[0].path, 1 << 20, &f, err, sizeof(err)),
@@ -208,19 +194,20 @@ START_TEST(test_node_state)
 	n.host = "web1";
 	n.cursor = "20231114T000005.000Z_web1.json.gz";
 	n.pulled = 7;
-	ck_assert_int_eq(vitals_node_save(tdir, &n, err, sizeof(err)), 0);
-	snprintf(path, sizeof(path), "%s/nodes/junk.json", tdir);
+	ck_assert_int_eq(
+	    vitals_node_save(testutil_dir, &n, err, sizeof(err)), 0);
+	snprintf(path, sizeof(path), "%s/nodes/junk.json", testutil_dir);
 	ck_assert_ptr_nonnull(f = fopen(path, "w"));
 	fputs("{\"key\": \"j\", \"url\": \"u\", \"cursor\": \"../x\"}", f);
 	fclose(f);
 	/* What a killed writer left behind is removed, the state kept. */
-	snprintf(
-	    path, sizeof(path), "%s/nodes/.k.json.tmp.0123456789abcdef", tdir);
+	snprintf(path, sizeof(path), "%s/nodes/.k.json.tmp.0123456789abcdef",
+	    testutil_dir);
 	ck_assert_ptr_nonnull(f = fopen(path, "w"));
 	fclose(f);
-	ck_assert_int_eq(vitals_nodes_recover(tdir), 1);
+	ck_assert_int_eq(vitals_nodes_recover(testutil_dir), 1);
 	ck_assert_int_eq(access(path, F_OK), -1);
-	ck_assert_int_eq(vitals_nodes_load(tdir, &l), 0);
+	ck_assert_int_eq(vitals_nodes_load(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_str_eq(l.v[0].host, "web1");
 	ck_assert_str_eq(l.v[0].cursor, n.cursor);
@@ -431,24 +418,23 @@ START_TEST(test_verify)
 }
 END_TEST
 
-#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 static Suite *
 remote_suite(void)
 {
 	Suite *s = suite_create("remote");
 	TCase *store = tcase_create("store"), *chk = tcase_create("checks");
 
-	tcase_add_checked_fixture(store, setup, teardown);
-	tcase_add_loop_test(store, test_name_parse, 0, N(names));
+	tcase_add_checked_fixture(
+	    store, testutil_dir_setup, testutil_dir_teardown);
+	tcase_add_loop_test(store, test_name_parse, 0, NCASES(names));
 	tcase_add_test(store, test_list_after);
 	tcase_add_test(store, test_file_load_decode);
 	tcase_add_test(store, test_node_state);
 	suite_add_tcase(s, store);
-	tcase_add_loop_test(chk, test_spec, 0, N(specs));
-	tcase_add_loop_test(chk, test_listing, 0, N(listings));
-	tcase_add_loop_test(chk, test_local, 0, N(locals));
-	tcase_add_loop_test(chk, test_verify, 0, N(verifies));
+	tcase_add_loop_test(chk, test_spec, 0, NCASES(specs));
+	tcase_add_loop_test(chk, test_listing, 0, NCASES(listings));
+	tcase_add_loop_test(chk, test_local, 0, NCASES(locals));
+	tcase_add_loop_test(chk, test_verify, 0, NCASES(verifies));
 	suite_add_tcase(s, chk);
 	return s;
 }
@@ -456,11 +442,5 @@ remote_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(remote_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(remote_suite());
 }

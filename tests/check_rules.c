@@ -15,8 +15,10 @@
 #include <string.h>
 #include <sys/syscall.h>
 
+#include "contract.h"
 #include "epochs.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -41,13 +43,9 @@ static struct tep_queue *q;
 static int
 start(const char *const *kv)
 {
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_ptr_nonnull(cfg);
-	ck_assert_int_eq(
-	    mock_config_set(&vitals_plugin, cfg, "block_share", "0"), 0);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
+	static const char *const dflt[] = { "block_share", "0", NULL };
+
+	cfg = contract_config(&vitals_plugin, dflt, kv);
 	return vitals_plugin.init(mock_ctx("rules"), cfg, &st);
 }
 
@@ -61,11 +59,8 @@ setup(void)
 static void
 teardown(void)
 {
-	if (st != NULL)
-		vitals_plugin.fini(st);
-	mock_config_free(&vitals_plugin, cfg);
+	contract_stop(&vitals_plugin, cfg, st);
 	tep_queue_free(q);
-	mock_reset();
 }
 
 static void
@@ -847,646 +842,247 @@ inj_vanish_small(struct tep_epoch *e, unsigned i)
 
 /* ---- the table ---- */
 
-struct rcase {
-	const char *name;
-	void (*inject)(struct tep_epoch *e, unsigned i);
-	unsigned nepochs; /* epochs 0 .. nepochs-1 are run */
-	unsigned bg; /* BG_* */
-	const char *kv[5]; /* options, NULL-terminated pairs */
+/* What a case must find; all zero: nothing. */
+struct rwant {
 	int rule; /* rule of every finding; 0: no finding */
 	unsigned count; /* findings */
 	unsigned at; /* epoch the first finding is made at */
 	unsigned from; /* epoch its range starts at */
 	const char *label;
-	const char *vital;
-	unsigned severity; /* the highest of its findings */
-	const char *text; /* in the first finding's text */
+	const char *vital; /* NULL: not checked */
+	unsigned severity; /* the highest of its findings; 0: not checked */
+	const char *text; /* in the first finding's text; NULL: not checked */
 };
 
+/*
+ * A case: its name, what it injects into the background and for how many
+ * epochs (0 .. nepochs-1), then by name the background variations, the
+ * options and what it must find.
+ */
+struct rcase {
+	const char *name;
+	void (*inject)(struct tep_epoch *e, unsigned i);
+	unsigned nepochs;
+	unsigned bg; /* BG_* */
+	const char *kv[5]; /* options, NULL-terminated pairs */
+	struct rwant want;
+};
+
+#define NONE \
+	{ \
+		0 \
+	} /* no finding */
 #define WARN VITALS_SEV_WARN
 #define INFO VITALS_SEV_INFO
 #define CRIT VITALS_SEV_CRIT
 
+/* clang-format off */
 static const struct rcase cases[] = {
-	{ .name = "clean background",
-	    .inject = inj_none,
-	    .nepochs = 12,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "clean, no kmem_free or cache",
-	    .inject = inj_none,
-	    .nepochs = 12,
-	    .bg = BG_NO_KFREE | BG_NO_CACHE,
-	    .rule = 0,
-	    .count = 0 },
+	{ "clean background", inj_none, 12, .want = NONE },
+	{ "clean, no kmem_free or cache", inj_none, 12,
+	    .bg = BG_NO_KFREE | BG_NO_CACHE, .want = NONE },
 	/* #1 */
-	{ .name = "busy loop",
-	    .inject = inj_busy,
-	    .nepochs = 6,
-	    .rule = 1,
-	    .count = 2,
-	    .at = 3,
-	    .from = 3,
-	    .label = "/usr/bin/spin",
-	    .vital = "cpu",
-	    .severity = WARN,
-	    .text = "had 75% of CPU samples but caused 1.0% of cache "
-		    "misses" },
-	{ .name = "busy loop, cache misses",
-	    .inject = inj_busy_cache,
-	    .nepochs = 6,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "busy loop, in the kernel",
-	    .inject = inj_busy_kernel,
-	    .nepochs = 6,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "busy loop, idle system",
-	    .inject = inj_busy,
-	    .nepochs = 6,
-	    .kv = { "cpu_busy", "100000", NULL },
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "busy loop, high_share",
-	    .inject = inj_busy,
-	    .nepochs = 6,
-	    .kv = { "high_share", "0.8", NULL },
-	    .rule = 0,
-	    .count = 0 },
+	{ "busy loop", inj_busy, 6,
+	    .want = { 1, 2, 3, 3, "/usr/bin/spin", "cpu", WARN,
+		"had 75% of CPU samples but caused 1.0% of cache misses" } },
+	{ "busy loop, cache misses", inj_busy_cache, 6, .want = NONE },
+	{ "busy loop, in the kernel", inj_busy_kernel, 6, .want = NONE },
+	{ "busy loop, idle system", inj_busy, 6, .kv = { "cpu_busy", "100000" },
+	    .want = NONE },
+	{ "busy loop, high_share", inj_busy, 6, .kv = { "high_share", "0.8" },
+	    .want = NONE },
 	/* #2 */
-	{ .name = "kmem leak",
-	    .inject = inj_leak_kmem,
-	    .nepochs = 10,
-	    .rule = 2,
-	    .count = 1,
-	    .at = 6,
-	    .from = 2,
-	    .label = "/usr/bin/leaky",
-	    .vital = "kmem",
-	    .severity = WARN,
-	    .text =
-		"took at least 400 pages net of frees in each of the last 5 "
-		"epochs (2000 in all) while free memory fell by 400.0 MiB, "
-		"from 3.8 GiB to "
-		"3.4 GiB" },
-	{ .name = "kmem leak, leak_epochs 3",
-	    .inject = inj_leak_kmem,
-	    .nepochs = 10,
-	    .kv = { "leak_epochs", "3", NULL },
-	    .rule = 2,
-	    .count = 1,
-	    .at = 4,
-	    .from = 2,
-	    .label = "/usr/bin/leaky",
-	    .vital = "kmem",
-	    .severity = WARN,
-	    .text = "in each of the last 3 epochs" },
-	{ .name = "kmem leak that stops",
-	    .inject = inj_leak_short,
-	    .nepochs = 10,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "kmem leak, small",
-	    .inject = inj_leak_small,
-	    .nepochs = 10,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "kmem leak, small, leak_pages 200",
-	    .inject = inj_leak_small,
-	    .nepochs = 10,
-	    .kv = { "leak_pages", "200", NULL },
-	    .rule = 2,
-	    .count = 1,
-	    .at = 6,
-	    .from = 2,
-	    .label = "/usr/bin/leaky" },
-	{ .name = "kmem of a parent that forks",
-	    .inject = inj_kmem_forker,
-	    .nepochs = 10,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "kmem of the page cache a reader fills",
-	    .inject = inj_kmem_page_cache,
-	    .nepochs = 10,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "kmem leak, free memory rising",
-	    .inject = inj_leak_rising,
-	    .nepochs = 10,
-	    .rule = 0,
-	    .count = 0 },
+	{ "kmem leak", inj_leak_kmem, 10,
+	    .want = { 2, 1, 6, 2, "/usr/bin/leaky", "kmem", WARN,
+		"took at least 400 pages net of frees in each of the last "
+		"5 epochs (2000 in all) while free memory fell by 400.0 "
+		"MiB, from 3.8 GiB to 3.4 GiB" } },
+	{ "kmem leak, leak_epochs 3", inj_leak_kmem, 10,
+	    .kv = { "leak_epochs", "3" },
+	    .want = { 2, 1, 4, 2, "/usr/bin/leaky", "kmem", WARN,
+		"in each of the last 3 epochs" } },
+	{ "kmem leak that stops", inj_leak_short, 10, .want = NONE },
+	{ "kmem leak, small", inj_leak_small, 10, .want = NONE },
+	{ "kmem leak, small, leak_pages 200", inj_leak_small, 10,
+	    .kv = { "leak_pages", "200" },
+	    .want = { 2, 1, 6, 2, "/usr/bin/leaky" } },
+	{ "kmem of a parent that forks", inj_kmem_forker, 10, .want = NONE },
+	{ "kmem of the page cache a reader fills", inj_kmem_page_cache, 10,
+	    .want = NONE },
+	{ "kmem leak, free memory rising", inj_leak_rising, 10, .want = NONE },
 	/*
 	 * Gross allocation must rise over the epochs before the window:
 	 * 500 against 0, 0 (epoch 6), 0, 0, 500 (7) and 0, 0, 500, 500 (8),
 	 * not against 0, 0, 500, 500, 500 (9).
 	 */
-	{ .name = "kmem without kmem_free",
-	    .inject = inj_leak_kmem_gross,
-	    .nepochs = 10,
-	    .bg = BG_NO_KFREE,
-	    .rule = 2,
-	    .count = 1,
-	    .at = 6,
-	    .from = 2,
-	    .label = "/usr/bin/leaky",
-	    .vital = "kmem",
-	    .severity = WARN,
-	    .text = "took at least 500 pages allocated in each" },
-	{ .name = "kmem without kmem_free, steady free memory",
-	    .inject = inj_leak_kmem_gross_steady,
-	    .nepochs = 10,
-	    .bg = BG_NO_KFREE,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "umem leak",
-	    .inject = inj_leak_umem,
-	    .nepochs = 10,
-	    .bg = BG_NO_KFREE,
-	    .rule = 2,
-	    .count = 1,
-	    .at = 6,
-	    .from = 2,
-	    .label = "/usr/bin/leaky",
-	    .vital = "umem",
-	    .severity = WARN,
-	    .text = "took at least 1000 page faults in each of the last 5 "
-		    "epochs (5000 in all, up from 0 per epoch before) while "
-		    "free memory fell" },
-	{ .name = "umem faults at a steady rate, free memory falling",
-	    .inject = inj_umem_busy_falling,
-	    .nepochs = 10,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "umem faults, steady free memory",
-	    .inject = inj_leak_umem_steady,
-	    .nepochs = 10,
-	    .rule = 0,
-	    .count = 0 },
+	{ "kmem without kmem_free", inj_leak_kmem_gross, 10, .bg = BG_NO_KFREE,
+	    .want = { 2, 1, 6, 2, "/usr/bin/leaky", "kmem", WARN,
+		"took at least 500 pages allocated in each" } },
+	{ "kmem without kmem_free, steady free memory",
+	    inj_leak_kmem_gross_steady, 10, .bg = BG_NO_KFREE, .want = NONE },
+	{ "umem leak", inj_leak_umem, 10, .bg = BG_NO_KFREE,
+	    .want = { 2, 1, 6, 2, "/usr/bin/leaky", "umem", WARN,
+		"took at least 1000 page faults in each of the last 5 "
+		"epochs (5000 in all, up from 0 per epoch before) while "
+		"free memory fell" } },
+	{ "umem faults at a steady rate, free memory falling",
+	    inj_umem_busy_falling, 10, .want = NONE },
+	{ "umem faults, steady free memory", inj_leak_umem_steady, 10,
+	    .want = NONE },
 	/* #3 */
-	{ .name = "unsatisfied I/O",
-	    .inject = inj_io,
-	    .nepochs = 6,
-	    .rule = 3,
-	    .count = 1,
-	    .at = 4,
-	    .from = 4,
-	    .label = "/usr/bin/dd",
-	    .vital = "diskio",
-	    .severity = CRIT,
-	    .text = "2 sampled disk requests of /usr/bin/dd completed short or "
-		    "with "
-		    "an error (dev 8:16 sector 2048, dev 8:16 sector 4096): "
-		    "suspect "
-		    "bad blocks" },
-	{ .name = "unsatisfied I/O, io_errors 3",
-	    .inject = inj_io,
-	    .nepochs = 6,
-	    .kv = { "io_errors", "3", NULL },
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "satisfied I/O",
-	    .inject = inj_io_ok,
-	    .nepochs = 6,
-	    .rule = 0,
-	    .count = 0 },
+	{ "unsatisfied I/O", inj_io, 6,
+	    .want = { 3, 1, 4, 4, "/usr/bin/dd", "diskio", CRIT,
+		"2 sampled disk requests of /usr/bin/dd completed short "
+		"or with an error (dev 8:16 sector 2048, dev 8:16 sector "
+		"4096): suspect bad blocks" } },
+	{ "unsatisfied I/O, io_errors 3", inj_io, 6, .kv = { "io_errors", "3" },
+	    .want = NONE },
+	{ "satisfied I/O", inj_io_ok, 6, .want = NONE },
 	/* #4 */
-	{ .name = "kernel bottleneck, sched",
-	    .inject = inj_kernel,
-	    .nepochs = 5,
-	    .rule = 4,
-	    .count = 1,
-	    .at = 3,
-	    .from = 3,
-	    .label = "kswapd0",
-	    .vital = "cpu",
-	    .severity = INFO,
-	    .text =
-		"74% of CPU samples were at kernel PCs (most in kswapd0, at "
-		"shrink_node) while run-queue delay was 1.70 s and lock wait "
-		"50.0 ms per 60 s" },
-	{ .name = "kernel bottleneck, lock",
-	    .inject = inj_kernel_lock,
-	    .nepochs = 5,
-	    .rule = 4,
-	    .count = 1,
-	    .at = 3,
-	    .from = 3,
-	    .label = "kswapd0",
-	    .vital = "cpu",
-	    .severity = INFO,
-	    .text = "lock wait 2.05 s" },
-	{ .name = "kernel busy, nobody waits",
-	    .inject = inj_kernel_quiet,
-	    .nepochs = 5,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "kernel not dominant",
-	    .inject = inj_kernel_small,
-	    .nepochs = 5,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "kernel bottleneck, kernel_share 0.8",
-	    .inject = inj_kernel,
-	    .nepochs = 5,
-	    .kv = { "kernel_share", "0.8", NULL },
-	    .rule = 0,
-	    .count = 0 },
+	{ "kernel bottleneck, sched", inj_kernel, 5,
+	    .want = { 4, 1, 3, 3, "kswapd0", "cpu", INFO,
+		"74% of CPU samples were at kernel PCs (most in kswapd0, "
+		"at shrink_node) while run-queue delay was 1.70 s and "
+		"lock wait 50.0 ms per 60 s" } },
+	{ "kernel bottleneck, lock", inj_kernel_lock, 5,
+	    .want = { 4, 1, 3, 3, "kswapd0", "cpu", INFO,
+		"lock wait 2.05 s" } },
+	{ "kernel busy, nobody waits", inj_kernel_quiet, 5, .want = NONE },
+	{ "kernel not dominant", inj_kernel_small, 5, .want = NONE },
+	{ "kernel bottleneck, kernel_share 0.8", inj_kernel, 5,
+	    .kv = { "kernel_share", "0.8" }, .want = NONE },
 	/* #5 */
-	{ .name = "blocking with diskio",
-	    .inject = inj_block_disk,
-	    .nepochs = 7,
-	    .rule = 5,
-	    .count = 1,
-	    .at = 5,
-	    .from = 5,
-	    .label = "/usr/sbin/sshd",
-	    .vital = "blocking",
-	    .severity = INFO,
-	    .text = "/usr/sbin/sshd was blocked 3.00 s per 60 s, up from 7% of "
-		    "that, "
-		    "and rising with it: diskio (5.0 MiB)" },
-	{ .name = "blocking with diskio, lasting",
-	    .inject = inj_block_disk_lasting,
-	    .nepochs = 7,
-	    .rule = 5,
-	    .count = 2,
-	    .at = 5,
-	    .from = 5,
-	    .label = "/usr/sbin/sshd",
-	    .vital = "blocking",
-	    .severity = WARN,
-	    .text = "seen once: a warning if it lasts" },
-	{ .name = "blocking, block_share 0.1",
-	    .inject = inj_block_disk_lasting,
-	    .nepochs = 7,
-	    .kv = { "block_share", "0.1", NULL },
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "blocking with lock",
-	    .inject = inj_block_lock,
-	    .nepochs = 7,
-	    .rule = 5,
-	    .count = 1,
-	    .at = 5,
-	    .from = 5,
-	    .label = "/usr/sbin/sshd",
-	    .vital = "blocking",
-	    .severity = INFO,
-	    .text = "rising with it: lock (500.0 ms)" },
-	{ .name = "blocking with socket",
-	    .inject = inj_block_socket,
-	    .nepochs = 7,
-	    .rule = 5,
-	    .count = 1,
-	    .at = 5,
-	    .from = 5,
-	    .label = "/usr/sbin/sshd",
-	    .vital = "blocking",
-	    .severity = INFO,
-	    .text = "rising with it: socket (64.0 KiB)" },
-	{ .name = "blocking alone",
-	    .inject = inj_block_alone,
-	    .nepochs = 7,
-	    .rule = 5,
-	    .count = 1,
-	    .at = 5,
-	    .from = 5,
-	    .label = "/usr/sbin/sshd",
-	    .vital = "blocking",
-	    .severity = INFO,
-	    .text =
-		"neither diskio, lock nor socket rose with it; blocking site "
-		"futex_wait_queue" },
-	{ .name = "blocking, steady",
-	    .inject = inj_block_steady,
-	    .nepochs = 7,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "blocking, below block_high",
-	    .inject = inj_block_small,
-	    .nepochs = 7,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "blocking, rise 20",
-	    .inject = inj_block_disk,
-	    .nepochs = 7,
-	    .kv = { "rise", "20", NULL },
-	    .rule = 0,
-	    .count = 0 },
+	{ "blocking with diskio", inj_block_disk, 7,
+	    .want = { 5, 1, 5, 5, "/usr/sbin/sshd", "blocking", INFO,
+		"/usr/sbin/sshd was blocked 3.00 s per 60 s, up from 7% "
+		"of that, and rising with it: diskio (5.0 MiB)" } },
+	{ "blocking with diskio, lasting", inj_block_disk_lasting, 7,
+	    .want = { 5, 2, 5, 5, "/usr/sbin/sshd", "blocking", WARN,
+		"seen once: a warning if it lasts" } },
+	{ "blocking, block_share 0.1", inj_block_disk_lasting, 7,
+	    .kv = { "block_share", "0.1" }, .want = NONE },
+	{ "blocking with lock", inj_block_lock, 7,
+	    .want = { 5, 1, 5, 5, "/usr/sbin/sshd", "blocking", INFO,
+		"rising with it: lock (500.0 ms)" } },
+	{ "blocking with socket", inj_block_socket, 7,
+	    .want = { 5, 1, 5, 5, "/usr/sbin/sshd", "blocking", INFO,
+		"rising with it: socket (64.0 KiB)" } },
+	{ "blocking alone", inj_block_alone, 7,
+	    .want = { 5, 1, 5, 5, "/usr/sbin/sshd", "blocking", INFO,
+		"neither diskio, lock nor socket rose with it; blocking "
+		"site futex_wait_queue" } },
+	{ "blocking, steady", inj_block_steady, 7, .want = NONE },
+	{ "blocking, below block_high", inj_block_small, 7, .want = NONE },
+	{ "blocking, rise 20", inj_block_disk, 7, .kv = { "rise", "20" },
+	    .want = NONE },
 	/* #6 */
-	{ .name = "swapping",
-	    .inject = inj_swap,
-	    .nepochs = 3,
-	    .rule = 6,
-	    .count = 2,
-	    .at = 0,
-	    .from = 0,
-	    .label = "/usr/bin/hog",
-	    .vital = "umem",
-	    .severity = WARN,
-	    .text = "took 20000 page faults while blocked 2.00 s and doing "
-		    "100.0 MiB "
-		    "of disk I/O per 60 s" },
-	{ .name = "faults without I/O",
-	    .inject = inj_swap_noio,
-	    .nepochs = 3,
-	    .rule = 0,
-	    .count = 0 },
+	{ "swapping", inj_swap, 3,
+	    .want = { 6, 2, 0, 0, "/usr/bin/hog", "umem", WARN,
+		"took 20000 page faults while blocked 2.00 s and doing "
+		"100.0 MiB of disk I/O per 60 s" } },
+	{ "faults without I/O", inj_swap_noio, 3, .want = NONE },
 	/* #7 */
-	{ .name = "held, busy CPU",
-	    .inject = inj_held,
-	    .nepochs = 2,
-	    .rule = 7,
-	    .count = 1,
-	    .at = 0,
-	    .from = 0,
-	    .label = "/usr/bin/victim",
-	    .vital = "sched",
-	    .severity = INFO,
-	    .text = "waited 2.00 s per 60 s in the run queue with 0.5% of CPU "
-		    "samples: held normally" },
-	{ .name = "held, idle CPU",
-	    .inject = inj_held,
-	    .nepochs = 2,
-	    .kv = { "cpu_busy", "5000", NULL },
-	    .rule = 7,
-	    .count = 2, /* info once, then a warning */
-	    .at = 0,
-	    .from = 0,
-	    .label = "/usr/bin/victim",
-	    .vital = "sched",
-	    .severity = WARN,
-	    .text = "held abnormally" },
-	{ .name = "held, few samples but no idle CPU",
-	    .inject = inj_held_saturated,
-	    .nepochs = 2,
-	    .kv = { "cpu_busy", "5000", NULL },
-	    .rule = 7,
-	    .count = 1,
-	    .at = 0,
-	    .from = 0,
-	    .label = "/usr/bin/victim",
-	    .vital = "sched",
-	    .severity = INFO,
-	    .text = "held normally" },
-	{ .name = "held, few samples, CPUs idle 40%",
-	    .inject = inj_held_idle,
-	    .nepochs = 2,
-	    .kv = { "cpu_busy", "5000", NULL },
-	    .rule = 7,
-	    .count = 2,
-	    .at = 0,
-	    .from = 0,
-	    .label = "/usr/bin/victim",
-	    .vital = "sched",
-	    .severity = WARN,
-	    .text = "held abnormally" },
-	{ .name = "waiting but running",
-	    .inject = inj_held_cpu,
-	    .nepochs = 2,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "held, sched_high 3s",
-	    .inject = inj_held,
-	    .nepochs = 2,
-	    .kv = { "sched_high", "3s", NULL },
-	    .rule = 0,
-	    .count = 0 },
+	{ "held, busy CPU", inj_held, 2,
+	    .want = { 7, 1, 0, 0, "/usr/bin/victim", "sched", INFO,
+		"waited 2.00 s per 60 s in the run queue with 0.5% of CPU "
+		"samples: held normally" } },
+	/* Info once, then a warning. */
+	{ "held, idle CPU", inj_held, 2, .kv = { "cpu_busy", "5000" },
+	    .want = { 7, 2, 0, 0, "/usr/bin/victim", "sched", WARN,
+		"held abnormally" } },
+	{ "held, few samples but no idle CPU", inj_held_saturated, 2,
+	    .kv = { "cpu_busy", "5000" },
+	    .want = { 7, 1, 0, 0, "/usr/bin/victim", "sched", INFO,
+		"held normally" } },
+	{ "held, few samples, CPUs idle 40%", inj_held_idle, 2,
+	    .kv = { "cpu_busy", "5000" },
+	    .want = { 7, 2, 0, 0, "/usr/bin/victim", "sched", WARN,
+		"held abnormally" } },
+	{ "waiting but running", inj_held_cpu, 2, .want = NONE },
+	{ "held, sched_high 3s", inj_held, 2, .kv = { "sched_high", "3s" },
+	    .want = NONE },
 	/* #8 */
-	{ .name = "syscall loop",
-	    .inject = inj_loop,
-	    .nepochs = 2,
-	    .rule = 8,
-	    .count = 2,
-	    .at = 0,
-	    .from = 0,
-	    .label = "/usr/bin/loop",
-	    .vital = "syscall",
-	    .severity = WARN,
-	    .text =
-		"made 200000 system calls per 60 s, 100% of them system call "
-		"44 "
-		"from one site (first argument 3), with 71% of CPU samples, "
-		"10.0 ms blocked and little kernel memory per call" },
-	{ .name = "syscalls from many sites",
-	    .inject = inj_loop_spread,
-	    .nepochs = 1,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "syscall loop that blocks",
-	    .inject = inj_loop_blocked,
-	    .nepochs = 1,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "syscalls that allocate",
-	    .inject = inj_loop_kmem,
-	    .nepochs = 1,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "few syscalls",
-	    .inject = inj_loop_few,
-	    .nepochs = 1,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "few syscalls, syscall_high 40000",
-	    .inject = inj_loop_few,
-	    .nepochs = 1,
-	    .kv = { "syscall_high", "40000", NULL },
-	    .rule = 8,
-	    .count = 1,
-	    .at = 0,
-	    .from = 0,
-	    .label = "/usr/bin/loop" },
+	{ "syscall loop", inj_loop, 2,
+	    .want = { 8, 2, 0, 0, "/usr/bin/loop", "syscall", WARN,
+		"made 200000 system calls per 60 s, 100% of them system "
+		"call 44 from one site (first argument 3), with 71% of "
+		"CPU samples, 10.0 ms blocked and little kernel memory "
+		"per call" } },
+	{ "syscalls from many sites", inj_loop_spread, 1, .want = NONE },
+	{ "syscall loop that blocks", inj_loop_blocked, 1, .want = NONE },
+	{ "syscalls that allocate", inj_loop_kmem, 1, .want = NONE },
+	{ "few syscalls", inj_loop_few, 1, .want = NONE },
+	{ "few syscalls, syscall_high 40000", inj_loop_few, 1,
+	    .kv = { "syscall_high", "40000" },
+	    .want = { 8, 1, 0, 0, "/usr/bin/loop" } },
 	/* #9 */
-	{ .name = "initialising",
-	    .inject = inj_init,
-	    .nepochs = 1,
-	    .rule = 9,
-	    .count = 1,
-	    .at = 0,
-	    .from = 0,
-	    .label = "/usr/bin/init",
-	    .vital = "umem",
-	    .severity = INFO,
-	    .text = "took 20000 page faults per 60 s with 1.0% of cache "
-		    "misses: it is "
-		    "initialising" },
-	{ .name = "growing load",
-	    .inject = inj_load,
-	    .nepochs = 1,
-	    .rule = 9,
-	    .count = 1,
-	    .at = 0,
-	    .from = 0,
-	    .label = "/usr/bin/init",
-	    .vital = "umem",
-	    .severity = INFO,
-	    .text = "60.0% of cache misses: its load "
-		    "is increasing" },
-	{ .name = "faults, middling misses",
-	    .inject = inj_grow_mid,
-	    .nepochs = 1,
-	    .rule = 0,
-	    .count = 0 },
+	{ "initialising", inj_init, 1,
+	    .want = { 9, 1, 0, 0, "/usr/bin/init", "umem", INFO,
+		"took 20000 page faults per 60 s with 1.0% of cache "
+		"misses: it is initialising" } },
+	{ "growing load", inj_load, 1,
+	    .want = { 9, 1, 0, 0, "/usr/bin/init", "umem", INFO,
+		"60.0% of cache misses: its load is increasing" } },
+	{ "faults, middling misses", inj_grow_mid, 1, .want = NONE },
 	/* #10 */
-	{ .name = "vanished, killed",
-	    .inject = inj_vanish_kill,
-	    .nepochs = 9,
-	    .rule = 10,
-	    .count = 1,
-	    .at = 6,
-	    .from = 5,
-	    .label = "/usr/bin/worker",
-	    .vital = NULL,
-	    .severity = WARN,
-	    .text = "/usr/bin/worker (pid 4242), prominent in 6 earlier "
-		    "epochs, left "
-		    "no sample in any vital: it was killed (SIGKILL from pid "
-		    "1); its "
-		    "last system calls: 0, 1" },
-	{ .name = "vanished, crashed",
-	    .inject = inj_vanish_segv,
-	    .nepochs = 9,
-	    .rule = 10,
-	    .count = 1,
-	    .at = 6,
-	    .from = 5,
-	    .label = "/usr/bin/worker",
-	    .vital = NULL,
-	    .severity = CRIT,
-	    .text = "it crashed (SIGSEGV from pid 4242)" },
-	{ .name = "vanished, exited",
-	    .inject = inj_vanish_exit,
-	    .nepochs = 9,
-	    .rule = 10,
-	    .count = 1,
-	    .at = 6,
-	    .from = 5,
-	    .label = "/usr/bin/worker",
-	    .vital = NULL,
-	    .severity = INFO,
-	    .text = "it exited; its last system calls: "
-		    "0, 1, 231 (exit_group)" },
-	{ .name = "vanished, no cause",
-	    .inject = inj_vanish_hang,
-	    .nepochs = 9,
-	    .rule = 10,
-	    .count = 1,
-	    .at = 6,
-	    .from = 5,
-	    .label = "/usr/bin/worker",
-	    .vital = NULL,
-	    .severity = INFO,
-	    .text = "no fatal signal or exit was sampled" },
-	{ .name = "still making syscalls",
-	    .inject = inj_vanish_alive,
-	    .nepochs = 9,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "vanished young",
-	    .inject = inj_vanish_young,
-	    .nepochs = 9,
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "vanished young, vanish_epochs 2",
-	    .inject = inj_vanish_young,
-	    .nepochs = 9,
-	    .kv = { "vanish_epochs", "2", NULL },
-	    .rule = 10,
-	    .count = 1,
-	    .at = 6,
-	    .from = 5,
-	    .label = "/usr/bin/worker" },
-	{ .name = "vanished, never prominent",
-	    .inject = inj_vanish_small,
-	    .nepochs = 9,
-	    .rule = 0,
-	    .count = 0 },
+	{ "vanished, killed", inj_vanish_kill, 9,
+	    .want = { 10, 1, 6, 5, "/usr/bin/worker", NULL, WARN,
+		"/usr/bin/worker (pid 4242), prominent in 6 earlier "
+		"epochs, left no sample in any vital: it was killed "
+		"(SIGKILL from pid 1); its last system calls: 0, 1" } },
+	{ "vanished, crashed", inj_vanish_segv, 9,
+	    .want = { 10, 1, 6, 5, "/usr/bin/worker", NULL, CRIT,
+		"it crashed (SIGSEGV from pid 4242)" } },
+	{ "vanished, exited", inj_vanish_exit, 9,
+	    .want = { 10, 1, 6, 5, "/usr/bin/worker", NULL, INFO,
+		"it exited; its last system calls: 0, 1, 231 (exit_group)" } },
+	{ "vanished, no cause", inj_vanish_hang, 9,
+	    .want = { 10, 1, 6, 5, "/usr/bin/worker", NULL, INFO,
+		"no fatal signal or exit was sampled" } },
+	{ "still making syscalls", inj_vanish_alive, 9, .want = NONE },
+	{ "vanished young", inj_vanish_young, 9, .want = NONE },
+	{ "vanished young, vanish_epochs 2", inj_vanish_young, 9,
+	    .kv = { "vanish_epochs", "2" },
+	    .want = { 10, 1, 6, 5, "/usr/bin/worker" } },
+	{ "vanished, never prominent", inj_vanish_small, 9, .want = NONE },
 	/* the thresholds not exercised above */
-	{ .name = "busy loop, low_share 0.005",
-	    .inject = inj_busy,
-	    .nepochs = 6,
-	    .kv = { "low_share", "0.005", NULL } },
-	{ .name = "kernel bottleneck, lock_high 3s",
-	    .inject = inj_kernel_lock,
-	    .nepochs = 5,
-	    .kv = { "lock_high", "3s", NULL } },
-	{ .name = "blocking, block_high 4s",
-	    .inject = inj_block_disk,
-	    .nepochs = 7,
-	    .kv = { "block_high", "4s", NULL } },
-	{ .name = "blocking after a smaller rise",
-	    .inject = inj_block_spike,
-	    .nepochs = 7,
-	    .rule = 5,
-	    .count = 1,
-	    .at = 5,
-	    .from = 5,
-	    .label = "/usr/sbin/sshd",
-	    .text = "blocked 1.50 s per 60 s" },
-	{ .name = "blocking after a smaller rise, window 1",
-	    .inject = inj_block_spike,
-	    .nepochs = 7,
-	    .kv = { "window", "1", NULL } },
-	{ .name = "swapping, umem_high 30000",
-	    .inject = inj_swap,
-	    .nepochs = 3,
-	    .kv = { "umem_high", "30000", NULL } },
-	{ .name = "swapping, io_high 200M",
-	    .inject = inj_swap,
-	    .nepochs = 3,
-	    .kv = { "io_high", "200M", NULL } },
-	{ .name = "syscall loop that blocks, block_low 2s",
-	    .inject = inj_loop_blocked,
-	    .nepochs = 1,
-	    .kv = { "block_low", "2s", NULL },
-	    .rule = 8,
-	    .count = 1,
-	    .label = "/usr/bin/loop",
-	    .text = "1.00 s blocked" },
-	{ .name = "syscalls from many sites, loop_share 0.05",
-	    .inject = inj_loop_spread,
-	    .nepochs = 1,
-	    .kv = { "loop_share", "0.05", NULL },
-	    .rule = 8,
-	    .count = 1,
-	    .label = "/usr/bin/loop",
-	    .text = "10% of them system call 44" },
-	{ .name = "syscalls that allocate, kmem_per_call 0.05",
-	    .inject = inj_loop_kmem,
-	    .nepochs = 1,
-	    .kv = { "kmem_per_call", "0.05", NULL },
-	    .rule = 8,
-	    .count = 1,
-	    .label = "/usr/bin/loop" },
-	{ .name = "vanished, never prominent, vanish_share 0.005",
-	    .inject = inj_vanish_small,
-	    .nepochs = 9,
-	    .kv = { "vanish_share", "0.005", NULL },
-	    .rule = 10,
-	    .count = 1,
-	    .at = 6,
-	    .from = 5,
-	    .label = "/usr/bin/worker",
-	    .text = "it was killed (SIGKILL from pid 1)" },
+	{ "busy loop, low_share 0.005", inj_busy, 6,
+	    .kv = { "low_share", "0.005" }, .want = NONE },
+	{ "kernel bottleneck, lock_high 3s", inj_kernel_lock, 5,
+	    .kv = { "lock_high", "3s" }, .want = NONE },
+	{ "blocking, block_high 4s", inj_block_disk, 7,
+	    .kv = { "block_high", "4s" }, .want = NONE },
+	{ "blocking after a smaller rise", inj_block_spike, 7,
+	    .want = { 5, 1, 5, 5, "/usr/sbin/sshd", NULL, 0,
+		"blocked 1.50 s per 60 s" } },
+	{ "blocking after a smaller rise, window 1", inj_block_spike, 7,
+	    .kv = { "window", "1" }, .want = NONE },
+	{ "swapping, umem_high 30000", inj_swap, 3,
+	    .kv = { "umem_high", "30000" }, .want = NONE },
+	{ "swapping, io_high 200M", inj_swap, 3, .kv = { "io_high", "200M" },
+	    .want = NONE },
+	{ "syscall loop that blocks, block_low 2s", inj_loop_blocked, 1,
+	    .kv = { "block_low", "2s" },
+	    .want = { 8, 1, 0, 0, "/usr/bin/loop", NULL, 0,
+		"1.00 s blocked" } },
+	{ "syscalls from many sites, loop_share 0.05", inj_loop_spread, 1,
+	    .kv = { "loop_share", "0.05" },
+	    .want = { 8, 1, 0, 0, "/usr/bin/loop", NULL, 0,
+		"10% of them system call 44" } },
+	{ "syscalls that allocate, kmem_per_call 0.05", inj_loop_kmem, 1,
+	    .kv = { "kmem_per_call", "0.05" },
+	    .want = { 8, 1, 0, 0, "/usr/bin/loop" } },
+	{ "vanished, never prominent, vanish_share 0.005", inj_vanish_small, 9,
+	    .kv = { "vanish_share", "0.005" },
+	    .want = { 10, 1, 6, 5, "/usr/bin/worker", NULL, 0,
+		"it was killed (SIGKILL from pid 1)" } },
 	/* the rules option */
-	{ .name = "busy loop, rules 2,3",
-	    .inject = inj_busy,
-	    .nepochs = 6,
-	    .kv = { "rules", "2, 3", NULL },
-	    .rule = 0,
-	    .count = 0 },
-	{ .name = "busy loop, rules #1",
-	    .inject = inj_busy,
-	    .nepochs = 6,
-	    .kv = { "rules", "#1", NULL },
-	    .rule = 1,
-	    .count = 2,
-	    .at = 3,
-	    .from = 3,
-	    .label = "/usr/bin/spin" },
+	{ "busy loop, rules 2,3", inj_busy, 6, .kv = { "rules", "2, 3" },
+	    .want = NONE },
+	{ "busy loop, rules #1", inj_busy, 6, .kv = { "rules", "#1" },
+	    .want = { 1, 2, 3, 3, "/usr/bin/spin" } },
 };
+/* clang-format on */
 
 /* Rule number in a finding's text ("... (rule #7): ..."), or 0. */
 static int
@@ -1500,6 +1096,7 @@ rule_of(const struct vitals_finding *f)
 START_TEST(patterns)
 {
 	const struct rcase *c = &cases[_i];
+	const struct rwant *w = &c->want;
 	const struct vitals_finding *f;
 	struct tep_epoch *e;
 	uint32_t sev;
@@ -1511,37 +1108,37 @@ START_TEST(patterns)
 		background(e, c->bg);
 		c->inject(e, i);
 		ck_assert_int_eq(tep_queue_run(q, &vitals_plugin, st), 0);
-		if (i < c->at)
+		if (i < w->at)
 			ck_assert_msg(mock_nfindings() == 0,
 			    "%s: finding at epoch %u: %s", c->name, i,
 			    mock_finding(0)->text);
 	}
-	ck_assert_msg(mock_nfindings() == c->count, "%s: %u findings%s%s",
+	ck_assert_msg(mock_nfindings() == w->count, "%s: %u findings%s%s",
 	    c->name, mock_nfindings(), mock_nfindings() ? ", first: " : "",
 	    mock_nfindings() ? mock_finding(0)->text : "");
 	if (!(c->bg & BG_NO_CACHE))
 		ck_assert_uint_eq(mock_nlogs(), 0);
 	for (i = 0; i < mock_nfindings(); i++)
-		ck_assert_msg(rule_of(mock_finding(i)) == c->rule, "%s: %s",
+		ck_assert_msg(rule_of(mock_finding(i)) == w->rule, "%s: %s",
 		    c->name, mock_finding(i)->text);
-	if (c->count == 0)
+	if (w->count == 0)
 		return;
 	f = mock_finding(0);
 	ck_assert_str_eq(f->filter, "rules");
-	ck_assert_uint_eq(f->start_ns, tep_start_ns(60, c->from));
-	ck_assert_uint_eq(f->end_ns, tep_start_ns(60, c->at + 1));
+	ck_assert_uint_eq(f->start_ns, tep_start_ns(60, w->from));
+	ck_assert_uint_eq(f->end_ns, tep_start_ns(60, w->at + 1));
 	ck_assert_uint_eq(f->timescale_s, 60);
-	ck_assert_str_eq(f->label, c->label);
-	if (c->vital != NULL)
-		ck_assert_str_eq(f->vital, c->vital);
-	if (c->severity != 0) {
+	ck_assert_str_eq(f->label, w->label);
+	if (w->vital != NULL)
+		ck_assert_str_eq(f->vital, w->vital);
+	if (w->severity != 0) {
 		for (i = 0, sev = 0; i < mock_nfindings(); i++)
 			if (mock_finding(i)->severity > sev)
 				sev = mock_finding(i)->severity;
-		ck_assert_uint_eq(sev, c->severity);
+		ck_assert_uint_eq(sev, w->severity);
 	}
-	if (c->text != NULL)
-		ck_assert_msg(strstr(f->text, c->text) != NULL, "%s: text '%s'",
+	if (w->text != NULL)
+		ck_assert_msg(strstr(f->text, w->text) != NULL, "%s: text '%s'",
 		    c->name, f->text);
 }
 END_TEST
@@ -1688,27 +1285,18 @@ static const struct {
 START_TEST(bad_options)
 {
 	const char *kv[] = { bad_cases[_i].key, bad_cases[_i].value, NULL };
+	int rc;
 
-	ck_assert_int_eq(start(kv), -EINVAL);
-	ck_assert_ptr_null(st);
-	ck_assert_uint_eq(mock_nerrors(), 1);
-	ck_assert_ptr_nonnull(strstr(mock_last_error(), bad_cases[_i].message));
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	rc = start(kv);
+	contract_refused(&vitals_plugin, cfg, rc, st, bad_cases[_i].message);
 }
 END_TEST
 
 START_TEST(descriptor)
 {
-	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
-	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
-	ck_assert_str_eq(vitals_plugin.name, "rules");
-	vitals_plugin.fini(NULL);
+	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "rules");
 }
 END_TEST
-
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 rules_suite(void)
@@ -1731,11 +1319,5 @@ rules_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(rules_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(rules_suite());
 }

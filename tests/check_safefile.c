@@ -5,13 +5,9 @@
  * name, directories others may write refused when running as root, and
  * reads that refuse FIFOs, devices, links and files too large.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* nftw */
-#endif
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,73 +18,12 @@
 #include <vitals/vitals.h>
 
 #include "safefile.h"
+#include "testutil.h"
 
 #define NOBODY 65534 /* a user other than root */
 
-static char *tdir; /* this test's directory */
-
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void
-setup(void)
-{
-	char tmpl[] = "/tmp/check_safefile.XXXXXX";
-
-	ck_assert_ptr_nonnull(mkdtemp(tmpl));
-	tdir = strdup(tmpl);
-}
-
-static void
-teardown(void)
-{
-	nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(tdir);
-	tdir = NULL;
-}
-
-static char *
-tpath(const char *rel)
-{
-	static char buf[4][512];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tdir, rel);
-	return buf[k];
-}
-
-static void
-write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_ge(fputs(text, f), 0);
-	ck_assert_int_eq(fclose(f), 0);
-}
-
-/* The contents of path (a static buffer), "" if it cannot be read. */
-static const char *
-read_text(const char *path)
-{
-	static char buf[256];
-	FILE *f = fopen(path, "r");
-	size_t n = 0;
-
-	if (f != NULL) {
-		n = fread(buf, 1, sizeof(buf) - 1, f);
-		fclose(f);
-	}
-	buf[n] = '\0';
-	return buf;
-}
+/* rel in this test's directory (see testutil_path). */
+#define tpath(rel) testutil_path(testutil_dir, rel)
 
 /* Whether the checks that apply to root can be seen here. */
 static int
@@ -109,7 +44,7 @@ START_TEST(test_tmp_names)
 	const char *p;
 	int dfd, fd;
 
-	ck_assert_int_ge(dfd = open(tdir, O_RDONLY | O_DIRECTORY), 0);
+	ck_assert_int_ge(dfd = open(testutil_dir, O_RDONLY | O_DIRECTORY), 0);
 	ck_assert_int_eq(safefile_begin(&a, dfd, "x.json.gz", 0644), 0);
 	ck_assert_int_eq(safefile_begin(&b, dfd, "x.json.gz", 0644), 0);
 	/* ".x.json.gz.tmp." and 16 random hex digits, never twice the same. */
@@ -147,19 +82,19 @@ START_TEST(test_put_over_link)
 	struct stat st;
 	int dfd;
 
-	write_file(tpath("victim"), "precious");
+	testutil_write_file(tpath("victim"), "precious");
 	ck_assert_int_eq(chmod(tpath("victim"), 0600), 0);
 	ck_assert_int_eq(symlink(tpath("victim"), tpath("out")), 0);
-	ck_assert_int_ge(dfd = open(tdir, O_RDONLY | O_DIRECTORY), 0);
+	ck_assert_int_ge(dfd = open(testutil_dir, O_RDONLY | O_DIRECTORY), 0);
 	ck_assert_int_eq(safefile_put(dfd, "out", "new", 3, 0644), 0);
 	close(dfd);
-	ck_assert_str_eq(read_text(tpath("victim")), "precious");
+	ck_assert_str_eq(testutil_read_text(tpath("victim")), "precious");
 	ck_assert_int_eq(lstat(tpath("victim"), &st), 0);
 	ck_assert_uint_eq(st.st_mode & 07777, 0600);
 	ck_assert_int_eq(lstat(tpath("out"), &st), 0);
 	ck_assert(S_ISREG(st.st_mode));
 	ck_assert_uint_eq(st.st_mode & 07777, 0644);
-	ck_assert_str_eq(read_text(tpath("out")), "new");
+	ck_assert_str_eq(testutil_read_text(tpath("out")), "new");
 }
 END_TEST
 
@@ -168,15 +103,15 @@ START_TEST(test_file_write)
 {
 	char err[512];
 
-	write_file(tpath("victim"), "precious");
+	testutil_write_file(tpath("victim"), "precious");
 	ck_assert_int_eq(symlink(tpath("victim"), tpath("model.json")), 0);
 	ck_assert_int_eq(
 	    vitals_file_check(tpath("model.json"), err, sizeof(err)), 0);
 	ck_assert_int_eq(
 	    vitals_file_write(tpath("model.json"), "{}\n", 3, err, sizeof(err)),
 	    0);
-	ck_assert_str_eq(read_text(tpath("victim")), "precious");
-	ck_assert_str_eq(read_text(tpath("model.json")), "{}\n");
+	ck_assert_str_eq(testutil_read_text(tpath("victim")), "precious");
+	ck_assert_str_eq(testutil_read_text(tpath("model.json")), "{}\n");
 	ck_assert_int_eq(
 	    vitals_file_check(tpath("gone/model.json"), err, sizeof(err)),
 	    -ENOENT);
@@ -207,7 +142,7 @@ START_TEST(test_dir_open)
 	    0);
 	close(fd);
 	ck_assert_int_eq(access(tpath("a/b/c"), W_OK), 0);
-	write_file(tpath("file"), "x");
+	testutil_write_file(tpath("file"), "x");
 	ck_assert_int_eq(safefile_dir_open(tpath("file/d"), SAFEFILE_DIR_CREATE,
 			     err, sizeof(err)),
 	    -ENOTDIR);
@@ -264,7 +199,8 @@ START_TEST(test_dir_refused)
 	snprintf(want, sizeof(want),
 	    "%s: %s is %s; refused as vitals runs as "
 	    "root",
-	    tpath("data/sub"), refused[_i].at[0] ? at : tdir, refused[_i].why);
+	    tpath("data/sub"), refused[_i].at[0] ? at : testutil_dir,
+	    refused[_i].why);
 	ck_assert_str_eq(err, want);
 	ck_assert_int_ne(access(tpath("data/sub"), F_OK), 0);
 	ck_assert_int_eq(
@@ -370,10 +306,10 @@ START_TEST(test_open_read)
 			     &st, why, sizeof(why)),
 	    -ELOOP);
 	ck_assert_str_eq(why, "a symbolic link: not followed");
-	ck_assert_int_eq(
-	    safefile_open_read(AT_FDCWD, tdir, 0, 100, &st, why, sizeof(why)),
+	ck_assert_int_eq(safefile_open_read(AT_FDCWD, testutil_dir, 0, 100, &st,
+			     why, sizeof(why)),
 	    -EISDIR);
-	write_file(tpath("big"), "0123456789");
+	testutil_write_file(tpath("big"), "0123456789");
 	ck_assert_int_eq(safefile_open_read(AT_FDCWD, tpath("big"), 1, 9, &st,
 			     why, sizeof(why)),
 	    -EFBIG);
@@ -393,7 +329,7 @@ START_TEST(test_read)
 	char why[256], *buf = NULL;
 	size_t len = 0;
 
-	write_file(tpath("f"), "hello");
+	testutil_write_file(tpath("f"), "hello");
 	ck_assert_int_eq(
 	    safefile_read(tpath("f"), 5, &buf, &len, why, sizeof(why)), 0);
 	ck_assert_uint_eq(len, 5);
@@ -420,20 +356,19 @@ safefile_suite(void)
 	TCase *d = tcase_create("dirs");
 	TCase *r = tcase_create("read");
 
-	tcase_add_checked_fixture(w, setup, teardown);
+	tcase_add_checked_fixture(w, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_test(w, test_tmp_names);
 	tcase_add_test(w, test_put_over_link);
 	tcase_add_test(w, test_file_write);
 	suite_add_tcase(s, w);
-	tcase_add_checked_fixture(d, setup, teardown);
+	tcase_add_checked_fixture(d, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_test(d, test_dir_open);
-	tcase_add_loop_test(
-	    d, test_dir_refused, 0, sizeof(refused) / sizeof(refused[0]));
+	tcase_add_loop_test(d, test_dir_refused, 0, NCASES(refused));
 	tcase_add_test(d, test_dir_sticky);
 	tcase_add_test(d, test_dir_link_refused);
 	tcase_add_test(d, test_subdir_link);
 	suite_add_tcase(s, d);
-	tcase_add_checked_fixture(r, setup, teardown);
+	tcase_add_checked_fixture(r, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_test(r, test_open_read);
 	tcase_add_test(r, test_read);
 	suite_add_tcase(s, r);
@@ -443,11 +378,5 @@ safefile_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(safefile_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(safefile_suite());
 }

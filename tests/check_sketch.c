@@ -11,6 +11,7 @@
 #include <vitals/hash.h>
 
 #include "sketch.h"
+#include "testutil.h"
 
 static const struct sketch_params small = {
 	.hca_size = 64, .seen_bits = 1024, .max_samples = 8,
@@ -252,11 +253,8 @@ main(void)
 {
 	Suite *su = suite_create("sketch");
 	TCase *tc = tcase_create("core");
-	SRunner *sr;
-	int failed;
 
-	tcase_add_loop_test(tc, test_crossed_table, 0,
-	    sizeof(cross_cases) / sizeof(cross_cases[0]));
+	tcase_add_loop_test(tc, test_crossed_table, 0, NCASES(cross_cases));
 	tcase_add_test(tc, test_log_samples);
 	tcase_add_test(tc, test_weights_and_slot);
 	tcase_add_test(tc, test_floor);
@@ -266,9 +264,5 @@ main(void)
 	tcase_add_test(tc, test_unique_estimate);
 	tcase_add_test(tc, test_bad_params);
 	suite_add_tcase(su, tc);
-	sr = srunner_create(su);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? 1 : 0;
+	return testutil_run(su);
 }

@@ -6,14 +6,10 @@
  * never follow a link planted in the data dir, refuse FIFOs, devices and
  * gzip bombs, and recover the temporary files a killed writer left.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE /* nftw */
-#endif
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +25,7 @@
 
 #include "codec.h"
 #include "epoch_json.h"
+#include "testutil.h"
 
 #define NS 1000000000ull
 #define HOUR (3600 * NS)
@@ -48,8 +45,6 @@ static const unsigned char gz_bad_epoch[] = { 0x1f, 0x8b, 0x08, 0x00, 0x00,
 	0x32, 0x94, 0x74, 0x94, 0x8a, 0x4b, 0x12, 0x8b, 0x4a, 0xe2, 0xf3, 0x8a,
 	0x81, 0xdc, 0xe2, 0xfc, 0xfc, 0x3c, 0xa5, 0x5a, 0x00, 0x19, 0xfd, 0x47,
 	0xaa, 0x29, 0x00, 0x00, 0x00 };
-
-static char *tdir; /* this test's data dir */
 
 /* ---- a small epoch ---- */
 
@@ -121,32 +116,6 @@ fx(const char *host, uint64_t start_ns)
 
 /* ---- helpers ---- */
 
-static int
-rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void
-setup(void)
-{
-	char tmpl[] = "/tmp/check_store.XXXXXX";
-
-	ck_assert_ptr_nonnull(mkdtemp(tmpl));
-	tdir = strdup(tmpl);
-}
-
-static void
-teardown(void)
-{
-	nftw(tdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	free(tdir);
-	tdir = NULL;
-}
-
 static void
 save(const char *host, uint64_t start_ns, char *path, size_t len)
 {
@@ -154,18 +123,8 @@ save(const char *host, uint64_t start_ns, char *path, size_t len)
 	int r;
 
 	r = vitals_epoch_save(
-	    fx(host, start_ns), tdir, path, len, err, sizeof(err));
+	    fx(host, start_ns), testutil_dir, path, len, err, sizeof(err));
 	ck_assert_msg(r == 0, "save: %d %s", r, err);
-}
-
-static void
-write_file(const char *path, const void *buf, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-
-	ck_assert_ptr_nonnull(f);
-	ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
-	ck_assert_int_eq(fclose(f), 0);
 }
 
 static int
@@ -176,16 +135,8 @@ exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
-static char *
-tpath(const char *rel)
-{
-	static char buf[4][512];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", tdir, rel);
-	return buf[k];
-}
+/* rel in this test's directory (see testutil_path). */
+#define tpath(rel) testutil_path(testutil_dir, rel)
 
 /* Both epochs encode to the same JSON: every field is equal. */
 static void
@@ -237,7 +188,7 @@ START_TEST(test_save_load)
 	ck_assert_uint_eq(e->nmetrics, 2);
 	ck_assert(vitals_epoch_metric(e, "proc.mem.free_bytes")->min == 9e8);
 	vitals_epoch_free(e);
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_str_eq(l.v[0].path, path);
 	ck_assert_str_eq(l.v[0].host, "web-1");
@@ -299,17 +250,18 @@ START_TEST(test_encode_put)
 	check_same(fx("web-1", DAY0 + 5000000000ull), e);
 	vitals_epoch_free(e);
 	/* A failed put leaves f whole for the next try. */
-	write_file(tpath("file"), "x", 1);
+	testutil_write_bytes(tpath("file"), "x", 1);
 	ck_assert_int_eq(vitals_epoch_put(&f, tpath("file"), NULL, 0, err,
 			     sizeof(err)),
 	    -ENOTDIR);
 	ck_assert_ptr_nonnull(strstr(err, tpath("file")));
-	ck_assert_int_eq(vitals_epoch_put(&f, tdir, NULL, 0, err, sizeof(err)),
-	    0);
+	ck_assert_int_eq(
+	    vitals_epoch_put(&f, testutil_dir, NULL, 0, err, sizeof(err)), 0);
 	vitals_epoch_file_free(&f);
 	ck_assert_ptr_null(f.data);
 	/* A freed (or never encoded) one is refused, not dereferenced. */
-	ck_assert_int_eq(vitals_epoch_put(&f, tdir, NULL, 0, err, sizeof(err)),
+	ck_assert_int_eq(
+	    vitals_epoch_put(&f, testutil_dir, NULL, 0, err, sizeof(err)),
 	    -EINVAL);
 	vitals_epoch_file_free(&f);
 	vitals_epoch_file_free(NULL);
@@ -336,16 +288,17 @@ START_TEST(test_list_since)
 		*strchr(rel, '/') = '\0';
 		mkdir(tpath(rel), 0755);
 		rel[strlen(rel)] = '/';
-		write_file(tpath(rel), "x", 1);
+		testutil_write_bytes(tpath(rel), "x", 1);
 		ck_assert_int_gt(codec_epoch_relpath(t, "a", rel, sizeof(rel)),
 		    0);
-		write_file(tpath(rel), "x", 1);
+		testutil_write_bytes(tpath(rel), "x", 1);
 		want += t >= since ? 2 : 0;
 	}
 	/* In the first day's dir but named for the last: not read. */
-	write_file(tpath("2023-11-14/20231116T000000.000Z_z.json.gz"), "x", 1);
-	write_file(tpath("2023-11-16/.tmp.junk"), "x", 1);
-	ck_assert_int_eq(vitals_store_list_since(tdir, since, &l), 0);
+	testutil_write_bytes(
+	    tpath("2023-11-14/20231116T000000.000Z_z.json.gz"), "x", 1);
+	testutil_write_bytes(tpath("2023-11-16/.tmp.junk"), "x", 1);
+	ck_assert_int_eq(vitals_store_list_since(testutil_dir, since, &l), 0);
 	ck_assert_uint_eq(l.n, want);
 	ck_assert_uint_eq(l.v[0].start_ns, since);
 	ck_assert_str_eq(l.v[0].host, "a");
@@ -356,15 +309,15 @@ START_TEST(test_list_since)
 			strcmp(l.v[i - 1].host, l.v[i].host) < 0));
 	vitals_store_list_free(&l);
 	/* From 0, and by vitals_store_list(), every file. */
-	ck_assert_int_eq(vitals_store_list_since(tdir, 0, &l), 0);
+	ck_assert_int_eq(vitals_store_list_since(testutil_dir, 0, &l), 0);
 	ck_assert_uint_eq(l.n, 289);
 	vitals_store_list_free(&l);
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 289);
 	vitals_store_list_free(&l);
 	/* From after the last file, none; a missing store, -ENOENT. */
-	ck_assert_int_eq(vitals_store_list_since(tdir, DAY0 + 4 * 86400 * NS,
-			     &l),
+	ck_assert_int_eq(
+	    vitals_store_list_since(testutil_dir, DAY0 + 4 * 86400 * NS, &l),
 	    0);
 	ck_assert_uint_eq(l.n, 0);
 	vitals_store_list_free(&l);
@@ -379,7 +332,7 @@ START_TEST(test_save_no_path)
 
 	save("h", DAY0, NULL, 0);
 	save("h", DAY0, NULL, 0); /* the same epoch again replaces it */
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
 	vitals_store_list_free(&l);
 }
@@ -409,14 +362,15 @@ START_TEST(test_list_order)
 	for (i = 0; i < 5; i++)
 		save(in[i].host, in[i].start, NULL, 0);
 	/* Junk the listing must skip. */
-	write_file(tpath("README"), "x", 1);
-	write_file(tpath("2023-11-14/notes.txt"), "x", 1);
-	write_file(
+	testutil_write_bytes(tpath("README"), "x", 1);
+	testutil_write_bytes(tpath("2023-11-14/notes.txt"), "x", 1);
+	testutil_write_bytes(
 	    tpath("2023-11-14/.20231114T000000.000Z_a.json.gz.tmp.9"), "x", 1);
 	ck_assert_int_eq(mkdir(tpath("lost+found"), 0700), 0);
-	write_file(tpath("lost+found/20231114T000000.000Z_z.json.gz"), "x", 1);
-	write_file(tpath("2023-11-16"), "not a dir", 9);
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	testutil_write_bytes(
+	    tpath("lost+found/20231114T000000.000Z_z.json.gz"), "x", 1);
+	testutil_write_bytes(tpath("2023-11-16"), "not a dir", 9);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 5);
 	for (i = 0; i < 5; i++) {
 		ck_assert_str_eq(l.v[i].host, want[i].host);
@@ -468,16 +422,16 @@ make_bad(int kind, const char *path)
 	case BAD_GARBAGE:
 		for (i = 0; i < sizeof(junk); i++)
 			junk[i] = (unsigned char)(i * 7 + 3);
-		write_file(path, junk, sizeof(junk));
+		testutil_write_bytes(path, junk, sizeof(junk));
 		break;
 	case BAD_JSON:
-		write_file(path, gz_bad_json, sizeof(gz_bad_json));
+		testutil_write_bytes(path, gz_bad_json, sizeof(gz_bad_json));
 		break;
 	case BAD_EPOCH:
-		write_file(path, gz_bad_epoch, sizeof(gz_bad_epoch));
+		testutil_write_bytes(path, gz_bad_epoch, sizeof(gz_bad_epoch));
 		break;
 	default:
-		write_file(path, "", 0);
+		testutil_write_bytes(path, "", 0);
 	}
 }
 
@@ -496,7 +450,7 @@ START_TEST(test_corrupt)
 	snprintf(want, sizeof(want), "%s: ", bad);
 	ck_assert_msg(strncmp(err, want, strlen(want)) == 0, "err '%s'", err);
 	ck_assert_msg(strstr(err, bad_files[_i].why) != NULL, "err '%s'", err);
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 2);
 	ck_assert_str_eq(l.v[0].path, good);
 	ck_assert_int_eq(
@@ -620,18 +574,18 @@ START_TEST(test_save_fails)
 	char err[512] = "", path[16];
 
 	/* The data dir is a file: mkdir of the date dir fails. */
-	write_file(tpath("file"), "x", 1);
+	testutil_write_bytes(tpath("file"), "x", 1);
 	ck_assert_int_eq(vitals_epoch_save(fx("h", DAY0), tpath("file"), NULL,
 			     0, err, sizeof(err)),
 	    -ENOTDIR);
 	ck_assert_ptr_nonnull(strstr(err, tpath("file")));
 	/* The date dir exists but is a file. */
-	write_file(tpath("2023-11-14"), "x", 1);
-	ck_assert_int_lt(
-	    vitals_epoch_save(fx("h", DAY0), tdir, NULL, 0, err, sizeof(err)),
+	testutil_write_bytes(tpath("2023-11-14"), "x", 1);
+	ck_assert_int_lt(vitals_epoch_save(fx("h", DAY0), testutil_dir, NULL, 0,
+			     err, sizeof(err)),
 	    0);
-	ck_assert_int_eq(vitals_epoch_save(fx("h", DAY0 + DAY), tdir, path,
-			     sizeof(path), err, sizeof(err)),
+	ck_assert_int_eq(vitals_epoch_save(fx("h", DAY0 + DAY), testutil_dir,
+			     path, sizeof(path), err, sizeof(err)),
 	    -ENAMETOOLONG);
 	ck_assert(!exists(tpath("2023-11-15")));
 }
@@ -647,10 +601,10 @@ START_TEST(test_save_tmp_cleanup)
 				     "json.gz"),
 			     0755),
 	    0);
-	write_file(
+	testutil_write_bytes(
 	    tpath("2023-11-14/20231114T000000.000Z_h.json.gz/x"), "x", 1);
-	ck_assert_int_lt(
-	    vitals_epoch_save(fx("h", DAY0), tdir, NULL, 0, err, sizeof(err)),
+	ck_assert_int_lt(vitals_epoch_save(fx("h", DAY0), testutil_dir, NULL, 0,
+			     err, sizeof(err)),
 	    0);
 	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 0);
 }
@@ -681,7 +635,7 @@ START_TEST(test_date_dir_link)
 	    strstr(err, tpath("data/2023-11-14: not a directory")));
 	ck_assert_int_eq(count_dotfiles(tpath("elsewhere")), 0);
 	/* A file there named like an epoch: not listed, not pruned. */
-	write_file(tpath("elsewhere/" DAY0_NAME("h")), "x", 1);
+	testutil_write_bytes(tpath("elsewhere/" DAY0_NAME("h")), "x", 1);
 	ck_assert_int_eq(vitals_store_list(tpath("data"), &l), 0);
 	ck_assert_uint_eq(l.n, 0);
 	vitals_store_list_free(&l);
@@ -696,10 +650,11 @@ END_TEST
 START_TEST(test_prune_file_link)
 {
 	ck_assert_int_eq(mkdir(tpath("2023-11-14"), 0755), 0);
-	write_file(tpath("victim"), "x", 1);
+	testutil_write_bytes(tpath("victim"), "x", 1);
 	ck_assert_int_eq(
 	    symlink(tpath("victim"), tpath("2023-11-14/" DAY0_NAME("h"))), 0);
-	ck_assert_int_eq(vitals_store_prune(tdir, HOUR, 0, DAY0 + DAY), 1);
+	ck_assert_int_eq(
+	    vitals_store_prune(testutil_dir, HOUR, 0, DAY0 + DAY), 1);
 	ck_assert(exists(tpath("victim")));
 	ck_assert(!exists(tpath("2023-11-14")));
 }
@@ -839,8 +794,8 @@ START_TEST(test_recover)
 	ck_assert_int_ge(fd = open(tmp, O_RDONLY), 0);
 	ck_assert_int_eq(flock(fd, LOCK_EX), 0);
 
-	ck_assert_int_eq(
-	    vitals_store_recover(tdir, &recovered, &removed, err, sizeof(err)),
+	ck_assert_int_eq(vitals_store_recover(testutil_dir, &recovered,
+			     &removed, err, sizeof(err)),
 	    0);
 	ck_assert_uint_eq(recovered, 1);
 	ck_assert_uint_eq(removed, 3);
@@ -852,8 +807,8 @@ START_TEST(test_recover)
 	ck_assert_int_eq(count_dotfiles(tpath("2023-11-14")), 1);
 	close(fd);
 	/* Its writer gone, it is recovered too. */
-	ck_assert_int_eq(
-	    vitals_store_recover(tdir, &recovered, &removed, err, sizeof(err)),
+	ck_assert_int_eq(vitals_store_recover(testutil_dir, &recovered,
+			     &removed, err, sizeof(err)),
 	    0);
 	ck_assert_uint_eq(recovered, 1);
 	ck_assert(exists(locked));
@@ -876,15 +831,17 @@ START_TEST(test_prune_age)
 	save("a", DAY0 + DAY + 12 * HOUR, NULL, 0);
 	save("a", DAY0 + 2 * DAY + 12 * HOUR, NULL, 0);
 	/* Cutoff now - 36h = day 1, 01:00: the two of day 0 go. */
-	ck_assert_int_eq(vitals_store_prune(tdir, 36 * HOUR, 0, now), 2);
+	ck_assert_int_eq(
+	    vitals_store_prune(testutil_dir, 36 * HOUR, 0, now), 2);
 	ck_assert(!exists(tpath("2023-11-14")));
 	ck_assert(exists(tpath("2023-11-15")));
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 2);
 	ck_assert_uint_eq(l.v[0].start_ns, DAY0 + DAY + 12 * HOUR);
 	vitals_store_list_free(&l);
-	ck_assert_int_eq(vitals_store_prune(tdir, 36 * HOUR, 0, now), 0);
-	ck_assert_int_eq(vitals_store_prune(tdir, 0, 0, now), 0);
+	ck_assert_int_eq(
+	    vitals_store_prune(testutil_dir, 36 * HOUR, 0, now), 0);
+	ck_assert_int_eq(vitals_store_prune(testutil_dir, 0, 0, now), 0);
 }
 END_TEST
 
@@ -910,16 +867,16 @@ START_TEST(test_prune_size)
 	s2 = file_size(p[2]);
 	s3 = file_size(p[3]);
 	/* Room for the newest two and a byte short of a third. */
-	ck_assert_int_eq(
-	    vitals_store_prune(tdir, 0, s2 + s3 + file_size(p[1]) - 1, DAY0),
+	ck_assert_int_eq(vitals_store_prune(testutil_dir, 0,
+			     s2 + s3 + file_size(p[1]) - 1, DAY0),
 	    2);
 	ck_assert(!exists(p[0]) && !exists(p[1]));
 	ck_assert(!exists(tpath("2023-11-14")));
 	ck_assert(exists(p[2]) && exists(p[3]));
 	/* Exactly the newest two: nothing more to do. */
-	ck_assert_int_eq(vitals_store_prune(tdir, 0, s2 + s3, DAY0), 0);
-	ck_assert_int_eq(vitals_store_prune(tdir, 0, s3, DAY0), 1);
-	ck_assert_int_eq(vitals_store_list(tdir, &l), 0);
+	ck_assert_int_eq(vitals_store_prune(testutil_dir, 0, s2 + s3, DAY0), 0);
+	ck_assert_int_eq(vitals_store_prune(testutil_dir, 0, s3, DAY0), 1);
+	ck_assert_int_eq(vitals_store_list(testutil_dir, &l), 0);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_str_eq(l.v[0].path, p[3]);
 	vitals_store_list_free(&l);
@@ -937,14 +894,14 @@ START_TEST(test_prune_tmp)
 
 	ck_assert_int_eq(mkdir(tpath("2023-11-14"), 0755), 0);
 	ck_assert_int_eq(mkdir(tpath("2023-11-15"), 0755), 0);
-	write_file(old, "x", 1);
-	write_file(fresh, "x", 1);
+	testutil_write_bytes(old, "x", 1);
+	testutil_write_bytes(fresh, "x", 1);
 	clock_gettime(CLOCK_REALTIME, &ts[0]);
 	now = (uint64_t)ts[0].tv_sec * NS + (uint64_t)ts[0].tv_nsec;
 	ts[0].tv_sec -= 2 * 3600;
 	ts[1] = ts[0];
 	ck_assert_int_eq(utimensat(AT_FDCWD, old, ts, 0), 0);
-	ck_assert_int_eq(vitals_store_prune(tdir, 0, 0, now), 1);
+	ck_assert_int_eq(vitals_store_prune(testutil_dir, 0, 0, now), 1);
 	ck_assert(!exists(old));
 	ck_assert(!exists(tpath("2023-11-14")));
 	ck_assert(exists(fresh));
@@ -965,7 +922,8 @@ store_suite(void)
 	TCase *big = tcase_create("bomb");
 	TCase *pr = tcase_create("prune");
 
-	tcase_add_checked_fixture(io, setup, teardown);
+	tcase_add_checked_fixture(
+	    io, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_test(io, test_save_load);
 	tcase_add_test(io, test_save_no_path);
 	tcase_add_test(io, test_list_since);
@@ -973,24 +931,23 @@ store_suite(void)
 	tcase_add_test(io, test_epoch_json);
 	tcase_add_test(io, test_list_order);
 	tcase_add_test(io, test_list_missing);
-	tcase_add_loop_test(
-	    io, test_corrupt, 0, sizeof(bad_files) / sizeof(bad_files[0]));
+	tcase_add_loop_test(io, test_corrupt, 0, NCASES(bad_files));
 	tcase_add_test(io, test_load_missing);
-	tcase_add_loop_test(io, test_gzip_forms, 0,
-	    (int)(sizeof(gz_forms) / sizeof(gz_forms[0])));
+	tcase_add_loop_test(io, test_gzip_forms, 0, NCASES(gz_forms));
 	tcase_add_test(io, test_save_fails);
 	tcase_add_test(io, test_save_tmp_cleanup);
 	tcase_add_test(io, test_date_dir_link);
-	tcase_add_loop_test(io, test_load_not_a_file, 0,
-	    (int)(sizeof(not_files) / sizeof(not_files[0])));
+	tcase_add_loop_test(io, test_load_not_a_file, 0, NCASES(not_files));
 	tcase_add_test(io, test_recover);
 	suite_add_tcase(s, io);
 	/* Inflating 256 MiB: seconds on a loaded machine; a hang guard only. */
-	tcase_add_checked_fixture(big, setup, teardown);
+	tcase_add_checked_fixture(
+	    big, testutil_dir_setup, testutil_dir_teardown);
 	tcase_set_timeout(big, 120);
 	tcase_add_test(big, test_gzip_bomb);
 	suite_add_tcase(s, big);
-	tcase_add_checked_fixture(pr, setup, teardown);
+	tcase_add_checked_fixture(
+	    pr, testutil_dir_setup, testutil_dir_teardown);
 	tcase_add_test(pr, test_prune_age);
 	tcase_add_test(pr, test_prune_size);
 	tcase_add_test(pr, test_prune_tmp);
@@ -1003,11 +960,5 @@ store_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(store_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(store_suite());
 }

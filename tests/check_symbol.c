@@ -26,6 +26,7 @@
 #include "exe.h"
 #include "module.h"
 #include "symbol.h"
+#include "testutil.h"
 
 /* The build-id tests/buildid_known is linked with (Makefile.am). */
 #define KNOWN_ID "0123456789abcdeffedcba9876543210deadbeef"
@@ -645,11 +646,5 @@ symbol_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(symbol_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(symbol_suite());
 }

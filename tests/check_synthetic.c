@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -41,23 +43,10 @@ teardown(void)
 	mock_reset();
 }
 
-/* A config block with defaults overridden by NULL-terminated pairs. */
-static void *
-config(const char *const *kv)
-{
-	void *c = mock_config_new(&vitals_plugin);
-
-	ck_assert_ptr_nonnull(c);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, c, kv[0], kv[1]), 0);
-	return c;
-}
-
 static void
 start(const char *const *kv)
 {
-	cfg = config(kv);
+	cfg = contract_config(&vitals_plugin, NULL, kv);
 	ck_assert_int_eq(
 	    vitals_plugin.init(mock_ctx("synthetic"), cfg, &st), 0);
 	ck_assert_ptr_nonnull(st);
@@ -465,24 +454,16 @@ START_TEST(bad_options)
 	const char *kv[] = { bad_cases[_i].key, bad_cases[_i].value, NULL };
 	char quoted[32];
 	void *s = NULL;
+	int rc;
 
-	cfg = config(kv);
-	ck_assert_int_eq(
-	    vitals_plugin.init(mock_ctx("synthetic"), cfg, &s), -EINVAL);
-	ck_assert_ptr_null(s);
-	ck_assert_uint_eq(mock_nerrors(), 1);
+	cfg = contract_config(&vitals_plugin, NULL, kv);
+	rc = vitals_plugin.init(mock_ctx("synthetic"), cfg, &s);
 	snprintf(quoted, sizeof(quoted), "'%s'", bad_cases[_i].key);
-	ck_assert_msg(strstr(mock_last_error(), quoted) != NULL,
-	    "error \"%s\" does not name %s", mock_last_error(), quoted);
 	ck_assert_uint_eq(mock_nvitals(), 0);
 	ck_assert_uint_eq(mock_ntimers(), 0);
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	contract_refused(&vitals_plugin, cfg, rc, s, quoted);
 }
 END_TEST
-
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 synthetic_suite(void)
@@ -512,11 +493,5 @@ synthetic_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(synthetic_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(synthetic_suite());
 }

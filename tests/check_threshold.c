@@ -10,8 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract.h"
 #include "epochs.h"
 #include "mock_host.h"
+#include "testutil.h"
 
 extern const struct vitals_plugin vitals_plugin;
 
@@ -24,11 +26,7 @@ static struct tep_queue *q;
 static int
 start(const char *const *kv)
 {
-	cfg = mock_config_new(&vitals_plugin);
-	ck_assert_ptr_nonnull(cfg);
-	for (; kv != NULL && kv[0] != NULL; kv += 2)
-		ck_assert_int_eq(
-		    mock_config_set(&vitals_plugin, cfg, kv[0], kv[1]), 0);
+	cfg = contract_config(&vitals_plugin, NULL, kv);
 	return vitals_plugin.init(mock_ctx("threshold"), cfg, &st);
 }
 
@@ -50,11 +48,8 @@ setup(void)
 static void
 teardown(void)
 {
-	if (st != NULL)
-		vitals_plugin.fini(st);
-	mock_config_free(&vitals_plugin, cfg);
+	contract_stop(&vitals_plugin, cfg, st);
 	tep_queue_free(q);
-	mock_reset();
 }
 
 /*
@@ -390,15 +385,10 @@ END_TEST
 START_TEST(bad_rules)
 {
 	const char *kv[] = { "rules", bad_cases[_i].rules, NULL };
+	int rc;
 
-	ck_assert_int_eq(start(kv), -EINVAL);
-	ck_assert_ptr_null(st);
-	ck_assert_uint_eq(mock_nerrors(), 1);
-	ck_assert_msg(strstr(mock_last_error(), bad_cases[_i].message) != NULL,
-	    "'%s' gave '%s'", bad_cases[_i].rules, mock_last_error());
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	rc = start(kv);
+	contract_refused(&vitals_plugin, cfg, rc, st, bad_cases[_i].message);
 }
 END_TEST
 
@@ -413,32 +403,23 @@ START_TEST(bad_options)
 {
 	const char *kv[] = { bad_option_cases[_i].key,
 		bad_option_cases[_i].value, NULL, NULL, NULL };
+	int rc;
 
 	if (strcmp(kv[0], "rules") != 0) {
 		kv[2] = "rules";
 		kv[3] = "cpu.wsum > 1";
 	}
-	ck_assert_int_eq(start(kv), -EINVAL);
-	ck_assert_ptr_null(st);
-	ck_assert_ptr_nonnull(
-	    strstr(mock_last_error(), bad_option_cases[_i].message));
-	/* --check-config refuses it alike, without starting anything. */
-	ck_assert_int_eq(mock_check(&vitals_plugin, cfg), -EINVAL);
-	ck_assert_str_eq(mock_check_why(), mock_last_error());
+	rc = start(kv);
+	contract_refused(
+	    &vitals_plugin, cfg, rc, st, bad_option_cases[_i].message);
 }
 END_TEST
 
 START_TEST(descriptor)
 {
-	ck_assert_uint_eq(vitals_plugin.abi_major, VITALS_ABI_MAJOR);
-	ck_assert_uint_eq(vitals_plugin.kind, VITALS_PLUGIN_FILTER);
-	ck_assert_str_eq(vitals_plugin.name, "threshold");
-	ck_assert_ptr_nonnull(vitals_plugin.epoch);
-	vitals_plugin.fini(NULL);
+	contract_descriptor(&vitals_plugin, VITALS_PLUGIN_FILTER, "threshold");
 }
 END_TEST
-
-#define NCASES(a) (int)(sizeof(a) / sizeof((a)[0]))
 
 static Suite *
 threshold_suite(void)
@@ -465,11 +446,5 @@ threshold_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(threshold_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(threshold_suite());
 }

@@ -10,6 +10,8 @@
 #include <check.h>
 #include <vitals/aggregate.h>
 
+#include "testutil.h"
+
 #define NS 1000000000ull
 /* 2026-11-22T10:00:00Z */
 #define T0 1795341600ull
@@ -88,8 +90,7 @@ times_suite(void)
 	Suite *s = suite_create("times");
 	TCase *tc = tcase_create("parse");
 
-	tcase_add_loop_test(tc, test_time_forms, 0,
-	    (int)(sizeof(cases) / sizeof(cases[0])));
+	tcase_add_loop_test(tc, test_time_forms, 0, NCASES(cases));
 	tcase_add_test(tc, test_ranges);
 	suite_add_tcase(s, tc);
 	return s;
@@ -98,11 +99,5 @@ times_suite(void)
 int
 main(void)
 {
-	SRunner *sr = srunner_create(times_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return testutil_run(times_suite());
 }
