@@ -136,6 +136,7 @@ struct ewma_pass {
 struct ewma {
 	struct vitals_ctx *ctx;
 	const struct ewma_config *cf;
+	const struct vitals_queue *q; /* being looked at, for ewma_end */
 	uint32_t nvitals;
 	struct ewma_vital *vitals;
 	struct incidents inc;
@@ -492,20 +493,12 @@ ewma_emit(struct ewma *e, const struct vitals_queue *q, const char *vital,
     const char *label, uint32_t sev, uint64_t start_ns, double score,
     double value, double expected, const char *text)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
-	struct vitals_finding f = { 0 };
+	struct vitals_finding f = { .severity = sev, .score = score,
+		.value = value, .expected = expected, .vital = vital,
+		.label = label, .text = text };
 
-	f.start_ns = start_ns != 0 ? start_ns : ep->start_ns;
-	f.end_ns = ep->start_ns + ep->length_ns;
-	f.timescale_s = q->timescale_s;
-	f.severity = sev;
-	f.score = score;
-	f.value = value;
-	f.expected = expected;
-	f.vital = vital;
-	f.label = label;
-	f.text = text;
-	return vitals_finding_emit(e->ctx, &f);
+	f.start_ns = start_ns != 0 ? start_ns : vitals_queue_newest(q)->start_ns;
+	return vitals_queue_emit(e->ctx, q, &f);
 }
 
 /* What is said of a rise, by what its incident step decided. */
@@ -514,16 +507,16 @@ ewma_report(struct ewma *e, const struct vitals_queue *q,
     const struct ewma_vital *v, const struct ewma_rise *r,
     const struct incident_out *o)
 {
-	char text[EWMA_TEXT + 256], t[16];
+	char text[EWMA_TEXT + 256], tail[160];
 	const char *label = r->exe[0] != '\0' ? r->exe : NULL;
-	uint32_t k = (uint32_t)e->cf->persist;
+	struct incident_out said = *o;
 
 	if (o->what == INCIDENT_QUIET || o->what == INCIDENT_ON)
 		return 0;
-	if (o->what == INCIDENT_NOTE)
-		snprintf(text, sizeof(text),
-		    "%s; seen once: a warning if it lasts", r->text);
-	else if (o->what == INCIDENT_START && o->severity <= VITALS_SEV_INFO)
+	/* An end stepped here (a rise below the floor) is said as going on. */
+	if (said.what == INCIDENT_END)
+		said.what = INCIDENT_UPDATE;
+	if (o->what == INCIDENT_START && o->severity <= VITALS_SEV_INFO)
 		snprintf(text, sizeof(text), "%s; %s", r->text,
 		    label == NULL ? "spread over many sites, no exe made most "
 				    "of it"
@@ -534,32 +527,19 @@ ewma_report(struct ewma *e, const struct vitals_queue *q,
 			  "no one process"
 			: "its exe holds too little of the vital to be the "
 			  "culprit");
-	else if (o->what == INCIDENT_START)
-		snprintf(text, sizeof(text),
-		    "%s; in %u of the last %u epochs: an incident since %s",
-		    r->text, o->epochs, 2 * k - 1,
-		    incident_time(o->start_ns, t, sizeof(t)));
 	else
-		snprintf(text, sizeof(text),
-		    "%s; the incident since %s goes on (%u epochs)", r->text,
-		    incident_time(o->start_ns, t, sizeof(t)), o->epochs);
+		snprintf(text, sizeof(text), "%s%s", r->text,
+		    incident_tail(&e->inc, &said, 1, tail, sizeof(tail)));
 	return ewma_emit(e, q, v->key.name, label, o->severity,
 	    o->what == INCIDENT_NOTE ? 0 : o->start_ns, r->score, r->value,
 	    r->expected, text);
 }
 
-/* What ewma_end needs. */
-struct ewma_sweep {
-	struct ewma *e;
-	const struct vitals_queue *q;
-};
-
 /* An incident that is over: its end, at info. */
 static int
 ewma_end(void *arg, const struct incident *in, const struct incident_out *o)
 {
-	const struct ewma_sweep *sw = arg;
-	struct ewma *e = sw->e;
+	struct ewma *e = arg;
 	char text[512], t[16];
 
 	snprintf(text, sizeof(text),
@@ -569,7 +549,7 @@ ewma_end(void *arg, const struct incident *in, const struct incident_out *o)
 	    in->label ? in->label : "",
 	    incident_time(o->start_ns, t, sizeof(t)), o->epochs,
 	    strncmp(in->key, "-\t", 2) == 0 ? "fall" : "rise", o->peak);
-	return ewma_emit(e, sw->q, in->vital, in->label, VITALS_SEV_INFO,
+	return ewma_emit(e, e->q, in->vital, in->label, VITALS_SEV_INFO,
 	    o->start_ns, 0, 0, 0, text);
 }
 
@@ -739,7 +719,7 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 	uint64_t now = ++v->epochs;
 	int rc;
 
-	p.scale = ewma_scale(q->epochs[q->n - 1]);
+	p.scale = ewma_scale(vitals_queue_newest(q));
 	p.floor = incident_floor(&e->cf->floor, v->key.name) *
 	    (q->timescale_s > 0 ? q->timescale_s : 1);
 	if (v->hca_size != ve->hca_size) {
@@ -776,12 +756,12 @@ static int
 ewma_epoch(void *state, const struct vitals_queue *q)
 {
 	struct ewma *e = state;
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	const struct vitals_vital_epoch *ve;
-	struct ewma_sweep sw = { e, q };
 	struct ewma_vital *v;
 	int rc = 0;
 
+	e->q = q;
 	for (ve = ep->vitals; ve < ep->vitals + ep->nvitals; ve++) {
 		if (!vitals_strlist_selects(&e->cf->vitals, ve->name))
 			continue;
@@ -789,7 +769,7 @@ ewma_epoch(void *state, const struct vitals_queue *q)
 		if (v == NULL || ewma_vital(e, q, v, ve) != 0)
 			rc = -ENOMEM;
 	}
-	if (incident_sweep(&e->inc, q, ewma_end, &sw) != 0)
+	if (incident_sweep(&e->inc, q, ewma_end, e) != 0)
 		rc = -ENOMEM;
 	return rc;
 }
@@ -798,13 +778,10 @@ static void
 ewma_fini(void *state)
 {
 	struct ewma *e = state;
-	uint32_t i;
 
 	if (e == NULL)
 		return;
-	for (i = 0; i < e->nvitals; i++)
-		free(e->vitals[i].key.name);
-	free(e->vitals);
+	vitals_keyed_free(e->vitals, e->nvitals, sizeof(*e->vitals));
 	incident_free(&e->inc);
 	free(e);
 }
@@ -842,10 +819,9 @@ ewma_init(struct vitals_ctx *ctx, const void *config, void **state)
 	struct ewma *e;
 	int r;
 
-	if ((r = vitals_init_check(ctx, ewma_check, config)) != 0)
+	e = vitals_init_state(ctx, ewma_check, config, sizeof(*e), &r);
+	if (e == NULL)
 		return r;
-	if ((e = calloc(1, sizeof(*e))) == NULL)
-		return -ENOMEM;
 	e->ctx = ctx;
 	e->cf = cf;
 	e->inc.k = (uint32_t)cf->persist;
@@ -854,16 +830,12 @@ ewma_init(struct vitals_ctx *ctx, const void *config, void **state)
 }
 
 const struct vitals_plugin vitals_plugin = {
-	.abi_major = VITALS_ABI_MAJOR,
-	.abi_minor = VITALS_ABI_MINOR,
-	.kind = VITALS_PLUGIN_FILTER,
-	.config_size = sizeof(struct ewma_config),
+	VITALS_PLUGIN_HEAD(VITALS_PLUGIN_FILTER, struct ewma_config),
 	.name = "ewma",
 	.version = "0.1.0",
 	.description = "EWMA anomaly detector on weighted sums and top labels: "
 		       "a rise one exe makes, lasting, is an incident",
 	.options = ewma_options,
-	.available = NULL,
 	.init = ewma_init,
 	.fini = ewma_fini,
 	.epoch = ewma_epoch,

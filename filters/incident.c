@@ -409,3 +409,24 @@ incident_time(uint64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "@%lld", (long long)t);
 	return buf;
 }
+
+const char *
+incident_tail(const struct incidents *s, const struct incident_out *o,
+    int window, char *buf, size_t len)
+{
+	char tm[16];
+
+	buf[0] = '\0';
+	if (o->what == INCIDENT_NOTE)
+		snprintf(buf, len, "; seen once: a warning if it lasts");
+	else if (o->what == INCIDENT_START && window)
+		snprintf(buf, len,
+		    "; in %u of the last %u epochs: an incident since %s",
+		    o->epochs, 2 * s->k - 1,
+		    incident_time(o->start_ns, tm, sizeof(tm)));
+	else if (o->what == INCIDENT_UPDATE)
+		snprintf(buf, len,
+		    "; the incident since %s goes on (%u epochs)",
+		    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
+	return buf;
+}

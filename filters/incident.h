@@ -156,4 +156,14 @@ int incident_floors_check(
 /* "12:00:10" (local time) of ns, for a sentence. */
 const char *incident_time(uint64_t ns, char *buf, size_t len);
 
+/*
+ * What a finding adds to its sentence to say step o of an incident of s:
+ * "; seen once: a warning if it lasts" (NOTE), "; in N of the last 2k-1
+ * epochs: an incident since T" (START, when window is set: the filter
+ * says how long it held), "; the incident since T goes on (N epochs)"
+ * (UPDATE), else "".  Returns buf.
+ */
+const char *incident_tail(const struct incidents *s,
+    const struct incident_out *o, int window, char *buf, size_t len);
+
 #endif /* VITALS_FILTERS_INCIDENT_H */

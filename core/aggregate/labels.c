@@ -356,6 +356,27 @@ labels_name(const struct vitals_sample *s, int by, char *buf, size_t len)
 	return buf;
 }
 
+int
+labels_family(const struct vitals_vital_epoch *ve, int by, const char *who)
+{
+	uint32_t pid[2], n = 0, i, j;
+	char buf[LABELS_NAME_LEN];
+
+	for (i = 0; i < ve->nsamples; i++) {
+		if (strcmp(labels_name(&ve->samples[i], by, buf, sizeof(buf)),
+			who) != 0)
+			continue;
+		for (j = 0; j < n && pid[j] != ve->samples[i].pid; j++)
+			;
+		if (j < n)
+			continue;
+		if (n == 2)
+			return 1;
+		pid[n++] = ve->samples[i].pid;
+	}
+	return 0;
+}
+
 /* A user frame v of epoch e as "file+0xoff" into buf; 0, or -1 if none. */
 static int
 labels_uframe(const struct vitals_epoch *e, uint64_t v, char *buf, size_t len)

@@ -105,6 +105,13 @@ const char *labels_name(
     const struct vitals_sample *s, int by, char *buf, size_t len);
 
 /*
+ * Whether the samples of group `who` in ve (as labels_name names them by
+ * `by`) come from more than two processes: a family (a build's, a
+ * script's), no one process.
+ */
+int labels_family(const struct vitals_vital_epoch *ve, int by, const char *who);
+
+/*
  * Name frame i of a sample of epoch e, in its kernel (kernel != 0) or
  * user stack, into buf: the symbol when the sample has one, without its
  * "+0x.." offset unless offsets is set; else for a user frame its

@@ -8,6 +8,7 @@
 #ifndef VITALS_VITALS_H
 #define VITALS_VITALS_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -289,6 +290,13 @@ struct vitals_queue {
 	const struct vitals_epoch *const *peers;  /* other hosts, same slot */
 };
 
+/* The newest epoch of a queue, the one a filter's epoch call is about. */
+static inline const struct vitals_epoch *
+vitals_queue_newest(const struct vitals_queue *q)
+{
+	return q->epochs[q->n - 1];
+}
+
 /*
  * The key of a filter's state for one vital at one timescale, first in
  * each record of an array that vitals_keyed_get() grows (see ewma).
@@ -326,6 +334,20 @@ vitals_keyed_get(void **v, uint32_t *n, size_t size, uint32_t ts,
 		return NULL;
 	(*n)++;
 	return k;
+}
+
+/*
+ * Free the n records of size bytes at v that vitals_keyed_get() grew: each
+ * one's name, then the array.  What else a record owns is freed first.
+ */
+static inline void
+vitals_keyed_free(void *v, uint32_t n, size_t size)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		free(((struct vitals_keyed *)((char *)v + i * size))->name);
+	free(v);
 }
 
 /* Opaque handles owned by the core. */
@@ -420,6 +442,20 @@ struct vitals_plugin {
 	uint32_t scope; /* a filter's VITALS_SCOPE_*; 0 (HOST) otherwise */
 };
 
+/*
+ * The first members of a descriptor: the ABI the plugin is built with, its
+ * kind (VITALS_PLUGIN_*) and its config block's type, so that the rest of
+ * the descriptor, from .name on, is the plugin's own:
+ *
+ *	const struct vitals_plugin vitals_plugin = {
+ *		VITALS_PLUGIN_HEAD(VITALS_PLUGIN_FILTER, struct ewma_config),
+ *		.name = "ewma",
+ *		...
+ */
+#define VITALS_PLUGIN_HEAD(kind_, config_type) \
+	.abi_major = VITALS_ABI_MAJOR, .abi_minor = VITALS_ABI_MINOR, \
+	.kind = (kind_), .config_size = sizeof(config_type)
+
 /* Global settings, read-only, as the core parsed them. */
 struct vitals_settings {
 	const char *host;         /* host name written into epochs */
@@ -472,6 +508,25 @@ vitals_init_check(struct vitals_ctx *ctx,
 	if ((r = check(config, why, sizeof(why))) != 0)
 		vitals_error(ctx, "%s", why[0] != '\0' ? why : strerror(-r));
 	return r;
+}
+
+/*
+ * For init: vitals_init_check(), then a zeroed state of size bytes, the
+ * plugin's (its fini frees it).  Returns the state, or NULL with *rc set
+ * to check's negative errno or -ENOMEM.
+ */
+static inline void *
+vitals_init_state(struct vitals_ctx *ctx,
+    int (*check)(const void *config, char *why, size_t len),
+    const void *config, size_t size, int *rc)
+{
+	void *state;
+
+	if ((*rc = vitals_init_check(ctx, check, config)) != 0)
+		return NULL;
+	if ((state = calloc(1, size)) == NULL)
+		*rc = -ENOMEM;
+	return state;
 }
 
 /*
@@ -572,6 +627,23 @@ int vitals_metric_put(struct vitals_ctx *ctx, const char *name,
  * epoch of the queue being looked at.  Returns 0 or -ENOMEM.
  */
 int vitals_finding_emit(struct vitals_ctx *ctx, const struct vitals_finding *f);
+
+/*
+ * Filter: emit finding f as one of q: at q's timescale, ending where q's
+ * newest epoch ends, from f's start_ns as the caller set it (the newest
+ * epoch's start, or an incident's).  f is copied.  Returns 0 or -ENOMEM.
+ */
+static inline int
+vitals_queue_emit(struct vitals_ctx *ctx, const struct vitals_queue *q,
+    const struct vitals_finding *f)
+{
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
+	struct vitals_finding g = *f;
+
+	g.end_ns = ep->start_ns + ep->length_ns;
+	g.timescale_s = q->timescale_s;
+	return vitals_finding_emit(ctx, &g);
+}
 
 /*
  * Filter: emit one point of a derived series, such as a score the filter
