@@ -523,31 +523,15 @@ affinity_fini(void *state)
 	free(a);
 }
 
-/* The bounds again (a mock core may skip the table's), and `by`. */
+/* The table's bounds (a mock core may skip them), `by`, the floors. */
 static int
 affinity_check(const void *config, char *why, size_t len)
 {
 	const struct affinity_config *cf = config;
-	const char *bad = NULL;
 	int by;
 
-	if (cf->top < 1 || cf->top > AFFINITY_TOP_MAX)
-		bad = "top";
-	else if (!(cf->min_similarity >= 0 && cf->min_similarity <= 1))
-		bad = "min_similarity";
-	else if (cf->warmup < 0)
-		bad = "warmup";
-	else if (!(cf->alpha >= 0 && cf->alpha <= 1))
-		bad = "alpha";
-	else if (cf->min_events < 0)
-		bad = "min_events";
-	else if (cf->persist < 1 || cf->persist > INCIDENT_K_MAX)
-		bad = "persist";
-	if (bad != NULL) {
-		snprintf(why, len, "option '%s' is out of range", bad);
-		return -EINVAL;
-	}
-	if (labels_by(cf->by, &by, why, len) != 0)
+	if (vitals_options_check(affinity_options, config, why, len) != 0 ||
+	    labels_by(cf->by, &by, why, len) != 0)
 		return -EINVAL;
 	return incident_floors_check(&cf->floor, why, len);
 }

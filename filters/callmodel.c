@@ -1223,15 +1223,7 @@ callmodel_check(const void *config, char *why, size_t len)
 		    cf->mode ? cf->mode : "");
 		return -EINVAL;
 	}
-	if (!(cf->min_score >= 0 && cf->min_score <= 1) || cf->top < 1 ||
-	    cf->depth < 0 || cf->depth > CALLMODEL_DEPTH_MAX) {
-		snprintf(why, len, "option '%s' is out of range",
-		    !(cf->min_score >= 0 && cf->min_score <= 1) ? "min_score"
-			: cf->top < 1				? "top"
-								: "depth");
-		return -EINVAL;
-	}
-	return 0;
+	return vitals_options_check(callmodel_options, config, why, len);
 }
 
 /*

@@ -870,29 +870,14 @@ diff_fini(void *state)
 	free(d);
 }
 
-/* The core checks the table's bounds; a test or embedder may not. */
+/* The table's bounds (a test or embedder may skip them), `by`, floors. */
 static int
 diff_check(const void *config, char *why, size_t len)
 {
 	const struct diff_config *cf = config;
-	const char *bad = NULL;
 
-	if (cf->baseline < 1)
-		bad = "baseline";
-	else if (cf->top < 1)
-		bad = "top";
-	else if (!(cf->min_share >= 0 && cf->min_share <= 1))
-		bad = "min_share";
-	else if (!(cf->min_change >= 0))
-		bad = "min_change";
-	else if (!(cf->min_rate >= 0))
-		bad = "min_rate";
-	else if (cf->persist < 1 || cf->persist > INCIDENT_K_MAX)
-		bad = "persist";
-	if (bad != NULL) {
-		snprintf(why, len, "option '%s' is out of range", bad);
+	if (vitals_options_check(diff_options, config, why, len) != 0)
 		return -EINVAL;
-	}
 	if (cf->by == NULL ||
 	    (strcmp(cf->by, "exe") != 0 && strcmp(cf->by, "site") != 0)) {
 		snprintf(why, len, "option 'by' must be exe or site, not '%s'",

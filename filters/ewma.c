@@ -786,29 +786,14 @@ ewma_fini(void *state)
 	free(e);
 }
 
-/* The core checks the table's bounds; a test or embedder may not. */
+/* The table's bounds (a test or embedder may skip them), the floors. */
 static int
 ewma_check(const void *config, char *why, size_t len)
 {
 	const struct ewma_config *cf = config;
-	const char *bad = NULL;
 
-	if (!(cf->alpha >= 0 && cf->alpha <= 1))
-		bad = "alpha";
-	else if (!(cf->k >= 0))
-		bad = "k";
-	else if (cf->warmup < 0)
-		bad = "warmup";
-	else if (cf->top < 0 || cf->top > EWMA_TOP_MAX)
-		bad = "top";
-	else if (cf->persist < 1 || cf->persist > INCIDENT_K_MAX)
-		bad = "persist";
-	else if (!(cf->min_share >= 0 && cf->min_share <= 1))
-		bad = "min_share";
-	if (bad != NULL) {
-		snprintf(why, len, "option '%s' is out of range", bad);
+	if (vitals_options_check(ewma_options, config, why, len) != 0)
 		return -EINVAL;
-	}
 	return incident_floors_check(&cf->floor, why, len);
 }
 

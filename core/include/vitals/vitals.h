@@ -40,9 +40,11 @@ extern "C" {
  * fails loses the epoch and fails vitalsd's exit status.
  * Minor 5: a filter's scope (the scope member appended to struct
  * vitals_plugin): by default every host gets its own instance.
+ * Minor 6: vitals_options_check, the option table's bounds checked on a
+ * filled config block.
  */
 #define VITALS_ABI_MAJOR 1
-#define VITALS_ABI_MINOR 5
+#define VITALS_ABI_MINOR 6
 
 /*
  * A filter's scope (struct vitals_plugin.scope, ABI minor 5).  HOST: the
@@ -509,6 +511,16 @@ vitals_init_check(struct vitals_ctx *ctx,
 		vitals_error(ctx, "%s", why[0] != '\0' ? why : strerror(-r));
 	return r;
 }
+
+/*
+ * ABI minor 6.  For a plugin's check: whether every INT, DOUBLE, DURATION
+ * and SIZE option of table that has bounds (min < max) is within them in
+ * the config block, in table order, as the core checks a value it reads
+ * from YAML; a test or an embedder may fill the block without the table.
+ * Returns 0, or -EINVAL with "option 'KEY' is out of range" in why.
+ */
+int vitals_options_check(const struct vitals_option *table,
+    const void *config, char *why, size_t len);
 
 /*
  * For init: vitals_init_check(), then a zeroed state of size bytes, the
