@@ -16,6 +16,7 @@
 #include <vitals/vitals.h>
 
 #include "incident.h"
+#include "labels.h"
 
 #define EWMA_TOP_MAX 16 /* most slots checked per vital and epoch */
 #define EWMA_LABELS 64 /* slots tracked per vital; least recent evicted */
@@ -189,58 +190,6 @@ ewma_score(const struct ewma *e, const struct ewma_stat *s, double x)
 	return fabs(x - s->mean) / ewma_sd(s);
 }
 
-/* "exe (comm) slot N" and the exe of a sample that hashed to the slot. */
-static void
-ewma_label_text(const struct vitals_vital_epoch *ve, uint32_t slot, char *buf,
-    size_t len, char *exe, size_t elen)
-{
-	const struct vitals_sample *s, *best = NULL;
-	uint32_t i;
-
-	/*
-	 * Labels of other exes may share the slot (no collision handling):
-	 * the sample that saw the slot's counter highest stands for it, as
-	 * the label that made most of a count is the one crossing its last
-	 * powers of t.
-	 */
-	for (i = 0; i < ve->nsamples; i++) {
-		s = &ve->samples[i];
-		if (s->slot == slot &&
-		    (s->exe[0] != '\0' || s->comm[0] != '\0') &&
-		    (best == NULL || s->count > best->count))
-			best = s;
-	}
-	if (best != NULL) {
-		snprintf(
-		    buf, len, "%s (%s) slot %u", best->exe, best->comm, slot);
-		if (exe != NULL)
-			snprintf(exe, elen, "%s",
-			    best->exe[0] != '\0' ? best->exe : best->comm);
-		return;
-	}
-	snprintf(buf, len, "slot %u", slot);
-	if (exe != NULL)
-		exe[0] = '\0';
-}
-
-/* The n largest non-zero slots, largest first; returns how many. */
-static uint32_t
-ewma_find_top(const struct vitals_vital_epoch *ve, uint32_t n, uint32_t *top)
-{
-	uint32_t ntop = 0, i, j;
-
-	for (i = 0; i < ve->hca_size && ve->hca != NULL; i++) {
-		for (j = ntop; j > 0 && ve->hca[top[j - 1]] < ve->hca[i]; j--)
-			if (j < n)
-				top[j] = top[j - 1];
-		if (j < n && ve->hca[i] > 0) {
-			top[j] = i;
-			ntop += ntop < n;
-		}
-	}
-	return ntop;
-}
-
 /* The tracked state of slot, or NULL. */
 static struct ewma_label *
 ewma_tracked(struct ewma_vital *v, uint32_t slot)
@@ -293,7 +242,7 @@ ewma_moves(struct ewma_vital *v, const struct vitals_vital_epoch *ve,
 		mv[n].d =
 		    delta > 0 ? mv[n].now - mv[n].was : mv[n].was - mv[n].now;
 		if (i < ntop || l->who[0] == '\0')
-			ewma_label_text(ve, slot, mv[n].who, sizeof(mv[n].who),
+			labels_slot_name(ve, slot, mv[n].who, sizeof(mv[n].who),
 			    mv[n].exe, sizeof(mv[n].exe));
 		else {
 			snprintf(mv[n].who, sizeof(mv[n].who), "%s", l->who);
@@ -363,35 +312,13 @@ ewma_mark_top(const struct ewma *e, struct ewma_vital *v,
 					.n = (uint64_t)e->cf->warmup };
 		}
 		l->seen = now;
-		ewma_label_text(ve, top[i], who, sizeof(who), exe, sizeof(exe));
+		labels_slot_name(ve, top[i], who, sizeof(who), exe, sizeof(exe));
 		/* Keep the exe it was last seen with when no sample names it. */
 		if (l->who[0] == '\0' || strncmp(who, "slot ", 5) != 0) {
 			snprintf(l->who, sizeof(l->who), "%s", who);
 			snprintf(l->exe, sizeof(l->exe), "%s", exe);
 		}
 	}
-}
-
-/*
- * Values are scaled to the nominal epoch length: the first epoch after a
- * start and the last before a stop are shorter or longer than the rest,
- * and must not look like a change in rate.
- */
-static double
-ewma_scale(const struct vitals_epoch *ep)
-{
-	double nominal = (double)ep->timescale_s * 1e9;
-
-	if (ep->length_ns == 0 || nominal == 0)
-		return 1.0;
-	return nominal / (double)ep->length_ns;
-}
-
-/* A sample's exe as the filters name it: its path, else its comm. */
-static const char *
-ewma_sample_exe(const struct vitals_sample *s)
-{
-	return s->exe[0] != '\0' ? s->exe : s->comm;
 }
 
 /*
@@ -410,7 +337,8 @@ ewma_pids(
 		s = &ve->samples[i];
 		if (s->slot != slot ||
 		    (r->exe[0] != '\0' &&
-			strcmp(ewma_sample_exe(s), r->exe) != 0))
+			strcmp(s->exe[0] != '\0' ? s->exe : s->comm, r->exe) !=
+			    0))
 			continue;
 		for (j = 0;
 		     j < r->npids && j < EWMA_PIDS && r->pid[j] != s->pid; j++)
@@ -420,44 +348,6 @@ ewma_pids(
 		else if (j == EWMA_PIDS)
 			r->npids = EWMA_PIDS + 1;
 	}
-}
-
-/*
- * The share of slot's counter that exe's labels hold: labels of other
- * exes may share the slot (no collision handling), so each label sampled
- * there takes the slot in proportion to its highest count, as every
- * filter attributes it (doc/filters.md, Attribution).  1 when the slot
- * has no sample.
- */
-static double
-ewma_exe_share(
-    const struct vitals_vital_epoch *ve, uint32_t slot, const char *exe)
-{
-	const struct vitals_sample *a, *b;
-	double mine = 0, all = 0;
-	uint32_t i, j;
-
-	for (i = 0; i < ve->nsamples; i++) {
-		a = &ve->samples[i];
-		if (a->slot != slot)
-			continue;
-		/* Only a label's highest count (the first of equals) counts. */
-		for (j = 0; j < ve->nsamples; j++) {
-			b = &ve->samples[j];
-			if (j != i && b->slot == slot && b->label == a->label &&
-			    strcmp(ewma_sample_exe(b), ewma_sample_exe(a)) ==
-				0 &&
-			    (b->count > a->count ||
-				(b->count == a->count && j < i)))
-				break;
-		}
-		if (j < ve->nsamples)
-			continue;
-		all += (double)a->count;
-		if (strcmp(ewma_sample_exe(a), exe) == 0)
-			mine += (double)a->count;
-	}
-	return all > 0 ? mine / all : 1.0;
 }
 
 /* The rise charged to exe ("" for none) this epoch, added if new. */
@@ -681,14 +571,14 @@ ewma_slots(struct ewma_pass *p, uint64_t now)
 		x = p->scale * (double)ve->hca[l->slot];
 		sc = ewma_score(p->e, &l->st, x);
 		if (l->seen == now && sc > p->e->cf->k && x > l->st.mean) {
-			ewma_label_text(
+			labels_slot_name(
 			    ve, l->slot, who, sizeof(who), exe, sizeof(exe));
 			if (exe[0] == '\0')
 				snprintf(exe, sizeof(exe), "%.127s", who);
 			ri = ewma_rise_get(p->r, &p->nr, EWMA_TOP_MAX + 1, exe);
 			if (ri != NULL) {
 				ri->weight +=
-				    x * ewma_exe_share(ve, l->slot, exe);
+				    x * labels_slot_share(ve, l->slot, exe);
 				ewma_pids(ve, l->slot, ri);
 			}
 			if (ri != NULL && x - l->st.mean > ri->rise) {
@@ -714,19 +604,23 @@ static int
 ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
     const struct vitals_vital_epoch *ve)
 {
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	struct ewma_pass p = { .e = e, .q = q, .v = v, .ve = ve };
 	uint32_t top[EWMA_TOP_MAX], ntop, i;
 	uint64_t now = ++v->epochs;
 	int rc;
 
-	p.scale = ewma_scale(vitals_queue_newest(q));
+	/* Values are scaled to the nominal epoch length: the first epoch
+	 * after a start and the last before a stop are shorter or longer
+	 * than the rest, and must not look like a change in rate. */
+	p.scale = labels_scale(ep, (uint64_t)ep->timescale_s * 1000000000u);
 	p.floor = incident_floor(&e->cf->floor, v->key.name) *
 	    (q->timescale_s > 0 ? q->timescale_s : 1);
 	if (v->hca_size != ve->hca_size) {
 		memset(v->labels, 0, sizeof(v->labels));
 		v->hca_size = ve->hca_size;
 	}
-	ntop = ewma_find_top(ve, (uint32_t)e->cf->top, top);
+	ntop = labels_top_slots(ve, (uint32_t)e->cf->top, top);
 	rc = ewma_sum(&p, top, ntop);
 	ewma_mark_top(e, v, ve, top, ntop, now);
 	ewma_slots(&p, now);
