@@ -314,12 +314,7 @@ affinity_end(void *arg, const struct incident *in, const struct incident_out *o)
 	    "%u epochs",
 	    in->vital ? in->vital : "", in->label ? in->label : "",
 	    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
-	return vitals_queue_emit(a->ctx, a->q,
-	    &(struct vitals_finding){ .start_ns = o->start_ns,
-		.severity = VITALS_SEV_INFO,
-		.vital = in->vital,
-		.label = in->label,
-		.text = text });
+	return incident_end_emit(a->ctx, a->q, in, o, text);
 }
 
 static int
@@ -474,32 +469,19 @@ affinity_vital(struct affinity *a, const struct vitals_queue *q,
 	return rc;
 }
 
-/* State of vital `name` at timescale ts, created on first sight. */
-static struct affinity_vital *
-affinity_vital_get(struct affinity *a, uint32_t ts, const char *name)
-{
-	void *v = a->vitals, *r;
-
-	r = vitals_keyed_get(&v, &a->nvitals, sizeof(*a->vitals), ts, name);
-	a->vitals = v;
-	return r;
-}
-
 /* Only the newest epoch of the queue is new; the state holds the past. */
 static int
 affinity_epoch(void *state, const struct vitals_queue *q)
 {
 	struct affinity *a = state;
-	const struct vitals_epoch *ep = vitals_queue_newest(q);
-	const struct vitals_vital_epoch *ve;
+	const struct vitals_vital_epoch *ve = NULL;
 	struct affinity_vital *v;
 	int rc = 0;
 
 	a->q = q;
-	for (ve = ep->vitals; ve < ep->vitals + ep->nvitals; ve++) {
-		if (!vitals_strlist_selects(&a->cf->vitals, ve->name))
-			continue;
-		v = affinity_vital_get(a, q->timescale_s, ve->name);
+	while ((ve = vitals_queue_next_vital(q, &a->cf->vitals, ve)) != NULL) {
+		v = vitals_keyed_get(&a->vitals, &a->nvitals, sizeof(*a->vitals),
+		    q->timescale_s, ve->name);
 		if (v == NULL || affinity_vital(a, q, v, ve) != 0)
 			rc = -ENOMEM;
 	}

@@ -747,17 +747,6 @@ diff_sides(struct diff *d, const struct vitals_queue *q,
 	return 0;
 }
 
-/* State of vital `name` at timescale ts, created on first sight. */
-static struct diff_vital *
-diff_vital_get(struct diff *d, uint32_t ts, const char *name)
-{
-	void *v = d->vitals, *r;
-
-	r = vitals_keyed_get(&v, &d->nvitals, sizeof(*d->vitals), ts, name);
-	d->vitals = v;
-	return r;
-}
-
 /*
  * Compare one vital of the newest epoch with the baseline epochs; the
  * samples are attributed only when the vital changed enough.  An epoch
@@ -769,7 +758,8 @@ diff_vital(struct diff *d, const struct vitals_queue *q,
 {
 	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	struct diff_table t = { .new_s = diff_seconds(ep) };
-	struct diff_vital *v = diff_vital_get(d, q->timescale_s, ve->name);
+	struct diff_vital *v = vitals_keyed_get(&d->vitals, &d->nvitals,
+	    sizeof(*d->vitals), q->timescale_s, ve->name);
 	double floor = incident_floor(&d->cf->floor, ve->name);
 	uint32_t nb = q->n - 1, i, first;
 	int keep[1024] = { 0 }, r;
@@ -817,12 +807,7 @@ diff_end(void *arg, const struct incident *in, const struct incident_out *o)
 	    "epochs",
 	    in->vital ? in->vital : "", in->label ? in->label : "",
 	    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
-	return vitals_queue_emit(d->ctx, d->q,
-	    &(struct vitals_finding){ .start_ns = o->start_ns,
-		.severity = VITALS_SEV_INFO,
-		.vital = in->vital,
-		.label = in->label,
-		.text = text });
+	return incident_end_emit(d->ctx, d->q, in, o, text);
 }
 
 /*
@@ -833,17 +818,15 @@ static int
 diff_epoch(void *state, const struct vitals_queue *q)
 {
 	struct diff *d = state;
-	const struct vitals_epoch *ep;
-	uint32_t i, nb;
+	const struct vitals_vital_epoch *ve = NULL;
+	uint32_t nb;
 	int rc = 0;
 
 	d->q = q;
 	if (q->n < 2)
 		return incident_sweep(&d->inc, q, diff_end, d);
-	ep = vitals_queue_newest(q);
-	for (i = 0; i < ep->nvitals; i++)
-		if (vitals_strlist_selects(&d->cf->vitals,
-		    ep->vitals[i].name) && diff_vital(d, q, &ep->vitals[i]) != 0)
+	while ((ve = vitals_queue_next_vital(q, &d->cf->vitals, ve)) != NULL)
+		if (diff_vital(d, q, ve) != 0)
 			rc = -ENOMEM;
 	nb = q->n - 1 < (uint32_t)d->cf->baseline ? q->n - 1
 						  : (uint32_t)d->cf->baseline;

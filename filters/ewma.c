@@ -439,8 +439,7 @@ ewma_end(void *arg, const struct incident *in, const struct incident_out *o)
 	    in->label ? in->label : "",
 	    incident_time(o->start_ns, t, sizeof(t)), o->epochs,
 	    strncmp(in->key, "-\t", 2) == 0 ? "fall" : "rise", o->peak);
-	return ewma_emit(e, e->q, in->vital, in->label, VITALS_SEV_INFO,
-	    o->start_ns, 0, 0, 0, text);
+	return incident_end_emit(e->ctx, e->q, in, o, text);
 }
 
 /*
@@ -634,32 +633,19 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 	return ewma_rises(&p) != 0 ? -ENOMEM : rc;
 }
 
-/* State of vital `name` at timescale ts, created on first sight. */
-static struct ewma_vital *
-ewma_vital_get(struct ewma *e, uint32_t ts, const char *name)
-{
-	void *v = e->vitals, *r;
-
-	r = vitals_keyed_get(&v, &e->nvitals, sizeof(*e->vitals), ts, name);
-	e->vitals = v;
-	return r;
-}
-
 /* Only the newest epoch of the queue is new; the state holds the past. */
 static int
 ewma_epoch(void *state, const struct vitals_queue *q)
 {
 	struct ewma *e = state;
-	const struct vitals_epoch *ep = vitals_queue_newest(q);
-	const struct vitals_vital_epoch *ve;
+	const struct vitals_vital_epoch *ve = NULL;
 	struct ewma_vital *v;
 	int rc = 0;
 
 	e->q = q;
-	for (ve = ep->vitals; ve < ep->vitals + ep->nvitals; ve++) {
-		if (!vitals_strlist_selects(&e->cf->vitals, ve->name))
-			continue;
-		v = ewma_vital_get(e, q->timescale_s, ve->name);
+	while ((ve = vitals_queue_next_vital(q, &e->cf->vitals, ve)) != NULL) {
+		v = vitals_keyed_get(&e->vitals, &e->nvitals, sizeof(*e->vitals),
+		    q->timescale_s, ve->name);
 		if (v == NULL || ewma_vital(e, q, v, ve) != 0)
 			rc = -ENOMEM;
 	}

@@ -246,6 +246,20 @@ incident_sweep(struct incidents *s, const struct vitals_queue *q,
 }
 
 int
+incident_end_emit(struct vitals_ctx *ctx, const struct vitals_queue *q,
+    const struct incident *in, const struct incident_out *out,
+    const char *text)
+{
+	struct vitals_finding f = { .start_ns = out->start_ns,
+		.severity = VITALS_SEV_INFO,
+		.text = text };
+
+	f.vital = in->vital != NULL && in->vital[0] != '\0' ? in->vital : NULL;
+	f.label = in->label != NULL && in->label[0] != '\0' ? in->label : NULL;
+	return vitals_queue_emit(ctx, q, &f);
+}
+
+int
 incident_process(const char *name)
 {
 	return name != NULL && name[0] == '/';

@@ -107,6 +107,16 @@ int incident_sweep(struct incidents *s, const struct vitals_queue *q,
 	void *arg, const struct incident *in, const struct incident_out *out),
     void *arg);
 
+/*
+ * For incident_sweep's end(): emit the end of incident in (out, the
+ * step's) at info, naming its vital and label (NULL for one that is ""),
+ * from its start to the end of q's newest epoch, saying text.  Returns 0
+ * or -ENOMEM.
+ */
+int incident_end_emit(struct vitals_ctx *ctx, const struct vitals_queue *q,
+    const struct incident *in, const struct incident_out *out,
+    const char *text);
+
 /* Free every incident; the set is left empty. */
 void incident_free(struct incidents *s);
 

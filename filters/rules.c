@@ -1576,9 +1576,6 @@ rules_end(void *arg, const struct incident *in, const struct incident_out *o)
 {
 	struct rules *r = arg;
 	char text[768], tm[16];
-	struct vitals_finding f = { .start_ns = o->start_ns,
-		.severity = VITALS_SEV_INFO,
-		.text = text };
 	int n = atoi(in->key + 1);
 
 	if (n < 1 || n > RULES_N || RULES_ONESHOT(n))
@@ -1589,9 +1586,7 @@ rules_end(void *arg, const struct incident *in, const struct incident_out *o)
 	    rules_names[n], n, in->label ? " for " : "",
 	    in->label ? in->label : "",
 	    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
-	f.vital = in->vital != NULL && in->vital[0] != '\0' ? in->vital : NULL;
-	f.label = in->label != NULL && in->label[0] != '\0' ? in->label : NULL;
-	return vitals_queue_emit(r->ctx, r->q, &f);
+	return incident_end_emit(r->ctx, r->q, in, o, text);
 }
 
 static int

@@ -123,15 +123,13 @@ static int
 topk_epoch(void *state, const struct vitals_queue *q)
 {
 	struct topk *t = state;
-	const struct vitals_epoch *ep = vitals_queue_newest(q);
-	uint32_t i;
+	const struct vitals_vital_epoch *ve = NULL;
 	int rc = 0;
 
 	if ((uint64_t)q->timescale_s * 1000000000ull < t->cf->min_timescale)
 		return 0;
-	for (i = 0; i < ep->nvitals; i++)
-		if (vitals_strlist_selects(&t->cf->vitals,
-		    ep->vitals[i].name) && topk_vital(t, q, &ep->vitals[i]) != 0)
+	while ((ve = vitals_queue_next_vital(q, &t->cf->vitals, ve)) != NULL)
+		if (topk_vital(t, q, ve) != 0)
 			rc = -ENOMEM;
 	return rc;
 }

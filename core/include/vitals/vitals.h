@@ -300,6 +300,24 @@ vitals_queue_newest(const struct vitals_queue *q)
 }
 
 /*
+ * The vital after ve (NULL: the first) of q's newest epoch that list
+ * selects (vitals_strlist_selects: every vital when it is empty), or
+ * NULL: a filter's walk over the vitals its `vitals` option names.
+ */
+static inline const struct vitals_vital_epoch *
+vitals_queue_next_vital(const struct vitals_queue *q,
+    const struct vitals_strlist *list, const struct vitals_vital_epoch *ve)
+{
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
+	uint32_t i = ve == NULL ? 0 : (uint32_t)(ve - ep->vitals) + 1;
+
+	for (; i < ep->nvitals; i++)
+		if (vitals_strlist_selects(list, ep->vitals[i].name))
+			return &ep->vitals[i];
+	return NULL;
+}
+
+/*
  * The key of a filter's state for one vital at one timescale, first in
  * each record of an array that vitals_keyed_get() grows (see ewma).
  */
@@ -309,27 +327,31 @@ struct vitals_keyed {
 };
 
 /*
- * The record keyed (ts, name) in *v (*n records of size bytes, each
- * starting with struct vitals_keyed), appended zeroed on first sight.
- * Records move when the array grows: keep indexes, not pointers, across
- * calls.  NULL when out of memory.
+ * The record keyed (ts, name) in the array whose pointer is at arrayp (the
+ * address of a struct T *, such as &state->vitals; a void ** before) of
+ * *n records of size bytes, each starting with struct vitals_keyed,
+ * appended zeroed on first sight.  Records move when the array grows: keep
+ * indexes, not pointers, across calls.  NULL when out of memory.
  */
 static inline void *
-vitals_keyed_get(void **v, uint32_t *n, size_t size, uint32_t ts,
+vitals_keyed_get(void *arrayp, uint32_t *n, size_t size, uint32_t ts,
     const char *name)
 {
 	struct vitals_keyed *k;
-	char *p;
+	char *v, *p;
 	uint32_t i;
 
+	/* The array's pointer, whatever its type, is read and written as
+	 * bytes. */
+	memcpy(&v, arrayp, sizeof(v));
 	for (i = 0; i < *n; i++) {
-		k = (struct vitals_keyed *)((char *)*v + i * size);
+		k = (struct vitals_keyed *)(v + i * size);
 		if (k->timescale_s == ts && strcmp(k->name, name) == 0)
 			return k;
 	}
-	if ((p = realloc(*v, (i + 1) * size)) == NULL)
+	if ((p = realloc(v, (i + 1) * size)) == NULL)
 		return NULL;
-	*v = p;
+	memcpy(arrayp, &p, sizeof(p));
 	k = memset(p + i * size, 0, size);
 	k->timescale_s = ts;
 	if ((k->name = strdup(name)) == NULL)
