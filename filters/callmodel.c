@@ -381,19 +381,6 @@ callmodel_model_add_vital(struct callmodel_model *m, const char *name)
 	return 0;
 }
 
-static int
-callmodel_listed(const struct vitals_strlist *l, const char *name)
-{
-	uint32_t i;
-
-	if (l == NULL || l->n == 0)
-		return 1;
-	for (i = 0; i < l->n; i++)
-		if (strcmp(l->v[i], name) == 0)
-			return 1;
-	return 0;
-}
-
 /* Add one sample's path under its vital node vn, outermost frame first. */
 static int
 callmodel_build_sample(struct callmodel_tree *t, uint32_t vn,
@@ -453,7 +440,8 @@ callmodel_build(struct callmodel_tree *t, const struct vitals_epoch *e,
 	int r;
 
 	for (ve = e->vitals; ve < e->vitals + e->nvitals; ve++) {
-		if (!callmodel_listed(only, ve->name) ||
+		if ((only != NULL &&
+			!vitals_strlist_selects(only, ve->name)) ||
 		    (!learning && !callmodel_model_has_vital(m, ve->name)))
 			continue;
 		if (learning &&
@@ -1181,7 +1169,7 @@ callmodel_restrict(struct callmodel_model *m, const struct vitals_strlist *only)
 		for (v = callmodel_tree_child(old, x);
 		     v != CALLMODEL_NONE && r == 0;
 		     v = callmodel_tree_sibling(old, v))
-			if (callmodel_listed(
+			if (vitals_strlist_selects(
 				only, callmodel_tree_name(old, v)) &&
 			    (r = callmodel_tree_add(t, nx,
 				 callmodel_tree_name(old, v),
