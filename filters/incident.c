@@ -202,7 +202,7 @@ incident_step(struct incidents *s, const struct vitals_queue *q,
     const char *key, const char *vital, const char *label, int held,
     double magnitude, uint32_t sev, uint32_t need, struct incident_out *out)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	struct incident *in;
 
 	memset(out, 0, sizeof(*out));
@@ -226,7 +226,7 @@ incident_sweep(struct incidents *s, const struct vitals_queue *q,
 	void *arg, const struct incident *in, const struct incident_out *out),
     void *arg)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	struct incident_out out;
 	uint32_t i;
 	int rc = 0, r;
