@@ -419,7 +419,8 @@ vitals_options_check(const struct vitals_option *table, const void *config,
 			continue;
 		/* NaN is out of every range. */
 		if (o->min < o->max && !(v >= o->min && v <= o->max)) {
-			snprintf(why, len, "option '%s' is out of range", o->key);
+			snprintf(
+			    why, len, "option '%s' is out of range", o->key);
 			return -EINVAL;
 		}
 	}

@@ -327,10 +327,10 @@ struct vitals_keyed {
 };
 
 /*
- * The record keyed (ts, name) in the array whose pointer is at arrayp (the
- * address of a struct T *, such as &state->vitals; a void ** before) of
- * *n records of size bytes, each starting with struct vitals_keyed,
- * appended zeroed on first sight.  Records move when the array grows: keep
+ * The record keyed (ts, name) in the array whose pointer, of any type, is
+ * at arrayp (&state->vitals; a void ** as well) of *n records of size
+ * bytes, each starting with struct vitals_keyed, appended zeroed on first
+ * sight.  Records move when the array grows: keep
  * indexes, not pointers, across calls.  NULL when out of memory.
  */
 static inline void *
