@@ -337,8 +337,7 @@ ewma_pids(
 		s = &ve->samples[i];
 		if (s->slot != slot ||
 		    (r->exe[0] != '\0' &&
-			strcmp(s->exe[0] != '\0' ? s->exe : s->comm, r->exe) !=
-			    0))
+			strcmp(labels_sample_exe(s), r->exe) != 0))
 			continue;
 		for (j = 0;
 		     j < r->npids && j < EWMA_PIDS && r->pid[j] != s->pid; j++)

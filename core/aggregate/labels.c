@@ -389,8 +389,7 @@ labels_slot_name(const struct vitals_vital_epoch *ve, uint32_t slot,
 		exe[0] = '\0';
 }
 
-/* A sample's exe as labels_slot_name names it: its path, else its comm. */
-static const char *
+const char *
 labels_sample_exe(const struct vitals_sample *s)
 {
 	return s->exe[0] != '\0' ? s->exe : s->comm;

@@ -121,6 +121,13 @@ void labels_slot_name(const struct vitals_vital_epoch *ve, uint32_t slot,
     char *buf, size_t len, char *exe, size_t elen);
 
 /*
+ * A sample's exe as labels_slot_name names it: its path, else its comm
+ * ("" when it has neither, where labels_name gives the hex label).
+ * Borrowed from s.
+ */
+const char *labels_sample_exe(const struct vitals_sample *s);
+
+/*
  * The share of slot's counter that exe's labels hold (exe as
  * labels_slot_name names it): each label sampled in the slot takes it in
  * proportion to its highest count.  1 when the slot has no sample.
