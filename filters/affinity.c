@@ -259,34 +259,6 @@ affinity_who(const struct affinity_dist *cur, const struct affinity_dist *base)
 	return who != NULL ? who : affinity_gainer(cur, base);
 }
 
-/*
- * Whether the samples of group `who` in ve (as a->by names them) come
- * from more than two processes: a family (a build's, a script's), no one
- * process taking over.
- */
-static int
-affinity_family(const struct affinity *a, const struct vitals_vital_epoch *ve,
-    const char *who)
-{
-	uint32_t pid[2], n = 0, i, j;
-	char buf[LABELS_NAME_LEN];
-
-	for (i = 0; i < ve->nsamples; i++) {
-		if (strcmp(
-			labels_name(&ve->samples[i], a->by, buf, sizeof(buf)),
-			who) != 0)
-			continue;
-		for (j = 0; j < n && pid[j] != ve->samples[i].pid; j++)
-			;
-		if (j < n)
-			continue;
-		if (n == 2)
-			return 1;
-		pid[n++] = ve->samples[i].pid;
-	}
-	return 0;
-}
-
 /* Half the L1 distance: the share of the weight that moved, 0..1. */
 static double
 affinity_moved(const struct affinity_dist *a, const struct affinity_dist *b)
@@ -308,44 +280,26 @@ affinity_flag(struct affinity *a, const struct vitals_queue *q,
     const struct vitals_vital_epoch *ve, const struct affinity_dist *cur,
     const struct affinity_dist *base, double sim, const struct incident_out *o)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
-	struct vitals_finding f = { 0 };
-	char in[512], out[512], text[1600], tm[16];
-	uint32_t k = (uint32_t)a->cf->persist;
+	char in[512], out[512], text[1600], tail[160];
 	const char *entered = affinity_diff(cur, base, in, sizeof(in));
-	size_t used;
 
 	affinity_diff(base, cur, out, sizeof(out));
 	snprintf(text, sizeof(text),
 	    "%s weight moved to other %ss: similarity %.2f to %s is below "
-	    "%.2f; entered: %s; left: %s",
+	    "%.2f; entered: %s; left: %s%s",
 	    ve->name, a->by == LABELS_BY_EXE ? "exe" : "label", sim,
 	    a->cf->alpha > 0 ? "the recent mix" : "the mix before",
-	    a->cf->min_similarity, in[0] ? in : "none", out[0] ? out : "none");
-	used = strlen(text);
-	if (o->what == INCIDENT_NOTE)
-		snprintf(text + used, sizeof(text) - used,
-		    "; seen once: a warning if it lasts");
-	else if (o->what == INCIDENT_START && k > 1)
-		snprintf(text + used, sizeof(text) - used,
-		    "; in %u of the last %u epochs: an incident since %s",
-		    o->epochs, 2 * k - 1,
-		    incident_time(o->start_ns, tm, sizeof(tm)));
-	else if (o->what == INCIDENT_UPDATE)
-		snprintf(text + used, sizeof(text) - used,
-		    "; the incident since %s goes on (%u epochs)",
-		    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
-	f.start_ns = o->what == INCIDENT_NOTE ? ep->start_ns : o->start_ns;
-	f.end_ns = ep->start_ns + ep->length_ns;
-	f.timescale_s = q->timescale_s;
-	f.severity = o->severity;
-	f.score = 1 - sim;
-	f.value = sim;
-	f.expected = a->cf->min_similarity;
-	f.vital = ve->name;
-	f.label = entered != NULL ? entered : affinity_gainer(cur, base);
-	f.text = text;
-	return vitals_finding_emit(a->ctx, &f);
+	    a->cf->min_similarity, in[0] ? in : "none", out[0] ? out : "none",
+	    incident_tail(&a->inc, o, a->inc.k > 1, tail, sizeof(tail)));
+	return vitals_queue_emit(a->ctx, q,
+	    &(struct vitals_finding){ .start_ns = o->start_ns,
+		.severity = o->severity,
+		.score = 1 - sim,
+		.value = sim,
+		.expected = a->cf->min_similarity,
+		.vital = ve->name,
+		.label = entered != NULL ? entered : affinity_gainer(cur, base),
+		.text = text });
 }
 
 /* An incident that is over: its end, at info. */
@@ -353,8 +307,6 @@ static int
 affinity_end(void *arg, const struct incident *in, const struct incident_out *o)
 {
 	struct affinity *a = arg;
-	const struct vitals_epoch *ep = a->q->epochs[a->q->n - 1];
-	struct vitals_finding f = { 0 };
 	char text[768], tm[16];
 
 	snprintf(text, sizeof(text),
@@ -362,14 +314,7 @@ affinity_end(void *arg, const struct incident *in, const struct incident_out *o)
 	    "%u epochs",
 	    in->vital ? in->vital : "", in->label ? in->label : "",
 	    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
-	f.start_ns = o->start_ns;
-	f.end_ns = ep->start_ns + ep->length_ns;
-	f.timescale_s = a->q->timescale_s;
-	f.severity = VITALS_SEV_INFO;
-	f.vital = in->vital;
-	f.label = in->label;
-	f.text = text;
-	return vitals_finding_emit(a->ctx, &f);
+	return incident_end_emit(a->ctx, a->q, in, o, text);
 }
 
 static int
@@ -467,7 +412,7 @@ affinity_step(struct affinity *a, const struct vitals_queue *q,
 			sev = affinity_p(cur, who) >= 0.5 &&
 				(a->by != LABELS_BY_EXE ||
 				    incident_process(who)) &&
-				!affinity_family(a, ve, who)
+				!labels_family(ve, a->by, who)
 			    ? incident_cap(ve->name, VITALS_SEV_WARN)
 			    : VITALS_SEV_INFO;
 			snprintf(
@@ -501,11 +446,11 @@ static int
 affinity_vital(struct affinity *a, const struct vitals_queue *q,
     struct affinity_vital *v, const struct vitals_vital_epoch *ve)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	double secs = ep->length_ns > 0 ? (double)ep->length_ns / 1e9
 					: (double)q->timescale_s;
-	struct labels_how how = { a->by,
-		labels_runs(q->epochs[q->n - 1], a->base_ns), NULL, NULL };
+	struct labels_how how = { a->by, labels_runs(ep, a->base_ns), NULL,
+		NULL };
 	struct affinity_dist cur;
 	struct labels l;
 	int rc;
@@ -524,32 +469,19 @@ affinity_vital(struct affinity *a, const struct vitals_queue *q,
 	return rc;
 }
 
-/* State of vital `name` at timescale ts, created on first sight. */
-static struct affinity_vital *
-affinity_vital_get(struct affinity *a, uint32_t ts, const char *name)
-{
-	void *v = a->vitals, *r;
-
-	r = vitals_keyed_get(&v, &a->nvitals, sizeof(*a->vitals), ts, name);
-	a->vitals = v;
-	return r;
-}
-
 /* Only the newest epoch of the queue is new; the state holds the past. */
 static int
 affinity_epoch(void *state, const struct vitals_queue *q)
 {
 	struct affinity *a = state;
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
-	const struct vitals_vital_epoch *ve;
+	const struct vitals_vital_epoch *ve = NULL;
 	struct affinity_vital *v;
 	int rc = 0;
 
 	a->q = q;
-	for (ve = ep->vitals; ve < ep->vitals + ep->nvitals; ve++) {
-		if (!vitals_strlist_selects(&a->cf->vitals, ve->name))
-			continue;
-		v = affinity_vital_get(a, q->timescale_s, ve->name);
+	while ((ve = vitals_queue_next_vital(q, &a->cf->vitals, ve)) != NULL) {
+		v = vitals_keyed_get(&a->vitals, &a->nvitals, sizeof(*a->vitals),
+		    q->timescale_s, ve->name);
 		if (v == NULL || affinity_vital(a, q, v, ve) != 0)
 			rc = -ENOMEM;
 	}
@@ -566,40 +498,22 @@ affinity_fini(void *state)
 
 	if (a == NULL)
 		return;
-	for (i = 0; i < a->nvitals; i++) {
-		free(a->vitals[i].key.name);
+	for (i = 0; i < a->nvitals; i++)
 		affinity_dist_free(&a->vitals[i].base);
-	}
-	free(a->vitals);
+	vitals_keyed_free(a->vitals, a->nvitals, sizeof(*a->vitals));
 	incident_free(&a->inc);
 	free(a);
 }
 
-/* The bounds again (a mock core may skip the table's), and `by`. */
+/* The table's bounds (a mock core may skip them), `by`, the floors. */
 static int
 affinity_check(const void *config, char *why, size_t len)
 {
 	const struct affinity_config *cf = config;
-	const char *bad = NULL;
 	int by;
 
-	if (cf->top < 1 || cf->top > AFFINITY_TOP_MAX)
-		bad = "top";
-	else if (!(cf->min_similarity >= 0 && cf->min_similarity <= 1))
-		bad = "min_similarity";
-	else if (cf->warmup < 0)
-		bad = "warmup";
-	else if (!(cf->alpha >= 0 && cf->alpha <= 1))
-		bad = "alpha";
-	else if (cf->min_events < 0)
-		bad = "min_events";
-	else if (cf->persist < 1 || cf->persist > INCIDENT_K_MAX)
-		bad = "persist";
-	if (bad != NULL) {
-		snprintf(why, len, "option '%s' is out of range", bad);
-		return -EINVAL;
-	}
-	if (labels_by(cf->by, &by, why, len) != 0)
+	if (vitals_options_check(affinity_options, config, why, len) != 0 ||
+	    labels_by(cf->by, &by, why, len) != 0)
 		return -EINVAL;
 	return incident_floors_check(&cf->floor, why, len);
 }
@@ -611,10 +525,9 @@ affinity_init(struct vitals_ctx *ctx, const void *config, void **state)
 	struct affinity *a;
 	int r;
 
-	if ((r = vitals_init_check(ctx, affinity_check, config)) != 0)
+	a = vitals_init_state(ctx, affinity_check, config, sizeof(*a), &r);
+	if (a == NULL)
 		return r;
-	if ((a = calloc(1, sizeof(*a))) == NULL)
-		return -ENOMEM;
 	a->ctx = ctx;
 	a->cf = cf;
 	labels_by(cf->by, &a->by, NULL, 0);
@@ -625,16 +538,12 @@ affinity_init(struct vitals_ctx *ctx, const void *config, void **state)
 }
 
 const struct vitals_plugin vitals_plugin = {
-	.abi_major = VITALS_ABI_MAJOR,
-	.abi_minor = VITALS_ABI_MINOR,
-	.kind = VITALS_PLUGIN_FILTER,
-	.config_size = sizeof(struct affinity_config),
+	VITALS_PLUGIN_HEAD(VITALS_PLUGIN_FILTER, struct affinity_config),
 	.name = "affinity",
 	.version = "0.1.0",
 	.description = "abrupt changes in which exes or labels a vital's "
 		       "weight belongs to",
 	.options = affinity_options,
-	.available = NULL,
 	.init = affinity_init,
 	.fini = affinity_fini,
 	.epoch = affinity_epoch,

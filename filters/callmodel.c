@@ -381,19 +381,6 @@ callmodel_model_add_vital(struct callmodel_model *m, const char *name)
 	return 0;
 }
 
-static int
-callmodel_listed(const struct vitals_strlist *l, const char *name)
-{
-	uint32_t i;
-
-	if (l == NULL || l->n == 0)
-		return 1;
-	for (i = 0; i < l->n; i++)
-		if (strcmp(l->v[i], name) == 0)
-			return 1;
-	return 0;
-}
-
 /* Add one sample's path under its vital node vn, outermost frame first. */
 static int
 callmodel_build_sample(struct callmodel_tree *t, uint32_t vn,
@@ -453,7 +440,8 @@ callmodel_build(struct callmodel_tree *t, const struct vitals_epoch *e,
 	int r;
 
 	for (ve = e->vitals; ve < e->vitals + e->nvitals; ve++) {
-		if (!callmodel_listed(only, ve->name) ||
+		if ((only != NULL &&
+			!vitals_strlist_selects(only, ve->name)) ||
 		    (!learning && !callmodel_model_has_vital(m, ve->name)))
 			continue;
 		if (learning &&
@@ -1006,7 +994,6 @@ static int
 callmodel_emit(struct callmodel *c, const struct vitals_queue *q,
     const struct callmodel_tree *trial, const struct callmodel_hit *h)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
 	struct vitals_finding f = { 0 };
 	char text[1280], tm[16];
 	struct incident_out o = { 0 };
@@ -1016,7 +1003,7 @@ callmodel_emit(struct callmodel *c, const struct vitals_queue *q,
 		callmodel_unknown_text(c, trial, h, &f, text, sizeof(text));
 	else
 		callmodel_known_text(c, trial, h, &f, text, sizeof(text));
-	f.start_ns = ep->start_ns;
+	f.start_ns = vitals_queue_newest(q)->start_ns;
 	/*
 	 * The ranking is said every epoch, at info; a known exe that keeps
 	 * scoring high is an incident, a warning where it starts.
@@ -1037,13 +1024,11 @@ callmodel_emit(struct callmodel *c, const struct vitals_queue *q,
 		snprintf(text + used, sizeof(text) - used,
 		    "; an incident since %s (%u epochs)",
 		    incident_time(o.start_ns, tm, sizeof(tm)), o.epochs);
-	f.end_ns = ep->start_ns + ep->length_ns;
-	f.timescale_s = q->timescale_s;
 	f.score = h->r.score;
 	f.value = h->r.score;
 	f.label = h->exe;
 	f.text = text;
-	return vitals_finding_emit(c->ctx, &f);
+	return vitals_queue_emit(c->ctx, q, &f);
 }
 
 /* Score every exe of the trial tree, then report the worst ones. */
@@ -1087,7 +1072,7 @@ static int
 callmodel_epoch(void *state, const struct vitals_queue *q)
 {
 	struct callmodel *c = state;
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	struct callmodel_tree *t;
 	int r;
 
@@ -1184,7 +1169,7 @@ callmodel_restrict(struct callmodel_model *m, const struct vitals_strlist *only)
 		for (v = callmodel_tree_child(old, x);
 		     v != CALLMODEL_NONE && r == 0;
 		     v = callmodel_tree_sibling(old, v))
-			if (callmodel_listed(
+			if (vitals_strlist_selects(
 				only, callmodel_tree_name(old, v)) &&
 			    (r = callmodel_tree_add(t, nx,
 				 callmodel_tree_name(old, v),
@@ -1226,15 +1211,7 @@ callmodel_check(const void *config, char *why, size_t len)
 		    cf->mode ? cf->mode : "");
 		return -EINVAL;
 	}
-	if (!(cf->min_score >= 0 && cf->min_score <= 1) || cf->top < 1 ||
-	    cf->depth < 0 || cf->depth > CALLMODEL_DEPTH_MAX) {
-		snprintf(why, len, "option '%s' is out of range",
-		    !(cf->min_score >= 0 && cf->min_score <= 1) ? "min_score"
-			: cf->top < 1				? "top"
-								: "depth");
-		return -EINVAL;
-	}
-	return 0;
+	return vitals_options_check(callmodel_options, config, why, len);
 }
 
 /*
@@ -1271,10 +1248,9 @@ callmodel_init(struct vitals_ctx *ctx, const void *config, void **state)
 	struct callmodel *c;
 	int r;
 
-	if ((r = vitals_init_check(ctx, callmodel_check, config)) != 0)
+	c = vitals_init_state(ctx, callmodel_check, config, sizeof(*c), &r);
+	if (c == NULL)
 		return r;
-	if ((c = calloc(1, sizeof(*c))) == NULL)
-		return -ENOMEM;
 	c->ctx = ctx;
 	c->cf = config;
 	c->inc.k = (uint32_t)c->cf->persist;
@@ -1288,16 +1264,12 @@ callmodel_init(struct vitals_ctx *ctx, const void *config, void **state)
 }
 
 const struct vitals_plugin vitals_plugin = {
-	.abi_major = VITALS_ABI_MAJOR,
-	.abi_minor = VITALS_ABI_MINOR,
-	.kind = VITALS_PLUGIN_FILTER,
-	.config_size = sizeof(struct callmodel_config),
+	VITALS_PLUGIN_HEAD(VITALS_PLUGIN_FILTER, struct callmodel_config),
 	.name = "callmodel",
 	.version = "0.1.0",
 	.description = "call-path model of normal epochs; scores exes whose "
 		       "sampled call paths deviate (Maruyama & Matsuoka)",
 	.options = callmodel_options,
-	.available = NULL,
 	.init = callmodel_init,
 	.fini = callmodel_fini,
 	.epoch = callmodel_epoch,

@@ -537,9 +537,7 @@ diff_emit(struct diff *d, const struct vitals_queue *q,
     const struct vitals_vital_epoch *ve, const struct diff_table *t,
     const struct diff_rank *rk, double total, const struct diff_say *say)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
 	const char *who = labels_map_key(d->keys, t->key[rk->id]), *sub;
-	struct vitals_finding f = { 0 };
 	char change[160], extra[512] = "", text[1200];
 	int r;
 
@@ -554,17 +552,17 @@ diff_emit(struct diff *d, const struct vitals_queue *q,
 	    "%s %s: %s accounts for %.0f%% of the %s%s%s", ve->name, change,
 	    who, 100 * rk->share, total > 0 ? "increase" : "decrease", extra,
 	    say->tail);
-	f.start_ns = say->start_ns != 0 ? say->start_ns : ep->start_ns;
-	f.end_ns = ep->start_ns + ep->length_ns;
-	f.timescale_s = q->timescale_s;
-	f.severity = say->severity;
-	f.score = rk->share;
-	f.value = diff_rate(t->acc[rk->id].wnew, t->new_s);
-	f.expected = diff_rate(t->acc[rk->id].wbase, t->base_s);
-	f.vital = ve->name;
-	f.label = who;
-	f.text = text;
-	return vitals_finding_emit(d->ctx, &f);
+	return vitals_queue_emit(d->ctx, q,
+	    &(struct vitals_finding){ .start_ns = say->start_ns != 0
+		    ? say->start_ns
+		    : vitals_queue_newest(q)->start_ns,
+		.severity = say->severity,
+		.score = rk->share,
+		.value = diff_rate(t->acc[rk->id].wnew, t->new_s),
+		.expected = diff_rate(t->acc[rk->id].wbase, t->base_s),
+		.vital = ve->name,
+		.label = who,
+		.text = text });
 }
 
 /*
@@ -577,7 +575,7 @@ diff_step(struct diff *d, const struct vitals_queue *q, const char *vital,
     const char *who, int held, double rise, struct diff_say *say)
 {
 	struct incident_out o;
-	char key[512], prefix[80], tm[16];
+	char key[512], prefix[80];
 	uint32_t k = (uint32_t)d->cf->persist;
 
 	memset(say, 0, sizeof(*say));
@@ -589,56 +587,17 @@ diff_step(struct diff *d, const struct vitals_queue *q, const char *vital,
 	snprintf(prefix, sizeof(prefix), "%.63s\t", vital);
 	switch (o.what) {
 	case INCIDENT_START:
-		say->severity = o.severity;
-		say->start_ns = o.start_ns;
-		if (k > 1)
-			snprintf(say->tail, sizeof(say->tail),
-			    "; in %u of the last %u epochs: an incident since "
-			    "%s",
-			    o.epochs, 2 * k - 1,
-			    incident_time(o.start_ns, tm, sizeof(tm)));
-		return 1;
 	case INCIDENT_UPDATE:
 		say->severity = o.severity;
 		say->start_ns = o.start_ns;
-		snprintf(say->tail, sizeof(say->tail),
-		    "; the incident since %s goes on (%u epochs)",
-		    incident_time(o.start_ns, tm, sizeof(tm)), o.epochs);
-		return 1;
+		/* FALLTHROUGH */
 	case INCIDENT_NOTE:
-		snprintf(say->tail, sizeof(say->tail),
-		    "; seen once: a warning if it lasts");
+		incident_tail(&d->inc, &o, k > 1, say->tail, sizeof(say->tail));
 		return 1;
 	case INCIDENT_ON:
 		return 0;
 	}
 	return incident_recent(&d->inc, q->timescale_s, prefix) ? 0 : 1;
-}
-
-/*
- * Whether the samples of exe `who` in ve come from more than two
- * processes: a family (a build's, a script's), no one process.
- */
-static int
-diff_family(const struct vitals_vital_epoch *ve, const char *who)
-{
-	uint32_t pid[2], n = 0, i, j;
-	char buf[LABELS_NAME_LEN];
-
-	for (i = 0; i < ve->nsamples; i++) {
-		if (strcmp(labels_name(&ve->samples[i], LABELS_BY_EXE, buf,
-			       sizeof(buf)),
-			who) != 0)
-			continue;
-		for (j = 0; j < n && pid[j] != ve->samples[i].pid; j++)
-			;
-		if (j < n)
-			continue;
-		if (n == 2)
-			return 1;
-		pid[n++] = ve->samples[i].pid;
-	}
-	return 0;
 }
 
 /*
@@ -670,7 +629,8 @@ diff_report(struct diff *d, const struct vitals_queue *q,
 		held = total > 0 && total >= floor && rk[0].share >= 0.5 &&
 		    strcmp(who, DIFF_UNATTRIBUTED) != 0 &&
 		    (d->by_site ||
-			(incident_process(who) && !diff_family(ve, who)));
+			(incident_process(who) &&
+			    !labels_family(ve, LABELS_BY_EXE, who)));
 		if ((r = diff_step(d, q, ve->name, who, held, total, &say)) < 0)
 			rc = r;
 	}
@@ -772,7 +732,7 @@ diff_sides(struct diff *d, const struct vitals_queue *q,
 	const struct vitals_epoch *e;
 	uint32_t i;
 
-	if ((t->side[0] = diff_attr_get(d, q->epochs[q->n - 1], ve)) == NULL)
+	if ((t->side[0] = diff_attr_get(d, vitals_queue_newest(q), ve)) == NULL)
 		return -ENOMEM;
 	t->nside = 1;
 	for (i = first; i < q->n - 1; i++) {
@@ -787,17 +747,6 @@ diff_sides(struct diff *d, const struct vitals_queue *q,
 	return 0;
 }
 
-/* State of vital `name` at timescale ts, created on first sight. */
-static struct diff_vital *
-diff_vital_get(struct diff *d, uint32_t ts, const char *name)
-{
-	void *v = d->vitals, *r;
-
-	r = vitals_keyed_get(&v, &d->nvitals, sizeof(*d->vitals), ts, name);
-	d->vitals = v;
-	return r;
-}
-
 /*
  * Compare one vital of the newest epoch with the baseline epochs; the
  * samples are attributed only when the vital changed enough.  An epoch
@@ -807,9 +756,10 @@ static int
 diff_vital(struct diff *d, const struct vitals_queue *q,
     const struct vitals_vital_epoch *ve)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	struct diff_table t = { .new_s = diff_seconds(ep) };
-	struct diff_vital *v = diff_vital_get(d, q->timescale_s, ve->name);
+	struct diff_vital *v = vitals_keyed_get(&d->vitals, &d->nvitals,
+	    sizeof(*d->vitals), q->timescale_s, ve->name);
 	double floor = incident_floor(&d->cf->floor, ve->name);
 	uint32_t nb = q->n - 1, i, first;
 	int keep[1024] = { 0 }, r;
@@ -850,8 +800,6 @@ static int
 diff_end(void *arg, const struct incident *in, const struct incident_out *o)
 {
 	struct diff *d = arg;
-	const struct vitals_epoch *ep = d->q->epochs[d->q->n - 1];
-	struct vitals_finding f = { 0 };
 	char text[768], tm[16];
 
 	snprintf(text, sizeof(text),
@@ -859,14 +807,7 @@ diff_end(void *arg, const struct incident *in, const struct incident_out *o)
 	    "epochs",
 	    in->vital ? in->vital : "", in->label ? in->label : "",
 	    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
-	f.start_ns = o->start_ns;
-	f.end_ns = ep->start_ns + ep->length_ns;
-	f.timescale_s = d->q->timescale_s;
-	f.severity = VITALS_SEV_INFO;
-	f.vital = in->vital;
-	f.label = in->label;
-	f.text = text;
-	return vitals_finding_emit(d->ctx, &f);
+	return incident_end_emit(d->ctx, d->q, in, o, text);
 }
 
 /*
@@ -877,17 +818,15 @@ static int
 diff_epoch(void *state, const struct vitals_queue *q)
 {
 	struct diff *d = state;
-	const struct vitals_epoch *ep;
-	uint32_t i, nb;
+	const struct vitals_vital_epoch *ve = NULL;
+	uint32_t nb;
 	int rc = 0;
 
 	d->q = q;
 	if (q->n < 2)
 		return incident_sweep(&d->inc, q, diff_end, d);
-	ep = q->epochs[q->n - 1];
-	for (i = 0; i < ep->nvitals; i++)
-		if (vitals_strlist_selects(&d->cf->vitals,
-		    ep->vitals[i].name) && diff_vital(d, q, &ep->vitals[i]) != 0)
+	while ((ve = vitals_queue_next_vital(q, &d->cf->vitals, ve)) != NULL)
+		if (diff_vital(d, q, ve) != 0)
 			rc = -ENOMEM;
 	nb = q->n - 1 < (uint32_t)d->cf->baseline ? q->n - 1
 						  : (uint32_t)d->cf->baseline;
@@ -902,7 +841,6 @@ static void
 diff_fini(void *state)
 {
 	struct diff *d = state;
-	uint32_t i;
 
 	if (d == NULL)
 		return;
@@ -910,36 +848,19 @@ diff_fini(void *state)
 	free(d->attr);
 	free(d->local);
 	free(d->stamp);
-	for (i = 0; i < d->nvitals; i++)
-		free(d->vitals[i].key.name);
-	free(d->vitals);
+	vitals_keyed_free(d->vitals, d->nvitals, sizeof(*d->vitals));
 	incident_free(&d->inc);
 	free(d);
 }
 
-/* The core checks the table's bounds; a test or embedder may not. */
+/* The table's bounds (a test or embedder may skip them), `by`, floors. */
 static int
 diff_check(const void *config, char *why, size_t len)
 {
 	const struct diff_config *cf = config;
-	const char *bad = NULL;
 
-	if (cf->baseline < 1)
-		bad = "baseline";
-	else if (cf->top < 1)
-		bad = "top";
-	else if (!(cf->min_share >= 0 && cf->min_share <= 1))
-		bad = "min_share";
-	else if (!(cf->min_change >= 0))
-		bad = "min_change";
-	else if (!(cf->min_rate >= 0))
-		bad = "min_rate";
-	else if (cf->persist < 1 || cf->persist > INCIDENT_K_MAX)
-		bad = "persist";
-	if (bad != NULL) {
-		snprintf(why, len, "option '%s' is out of range", bad);
+	if (vitals_options_check(diff_options, config, why, len) != 0)
 		return -EINVAL;
-	}
 	if (cf->by == NULL ||
 	    (strcmp(cf->by, "exe") != 0 && strcmp(cf->by, "site") != 0)) {
 		snprintf(why, len, "option 'by' must be exe or site, not '%s'",
@@ -956,10 +877,9 @@ diff_init(struct vitals_ctx *ctx, const void *config, void **state)
 	struct diff *d;
 	int r;
 
-	if ((r = vitals_init_check(ctx, diff_check, config)) != 0)
+	d = vitals_init_state(ctx, diff_check, config, sizeof(*d), &r);
+	if (d == NULL)
 		return r;
-	if ((d = calloc(1, sizeof(*d))) == NULL)
-		return -ENOMEM;
 	d->ctx = ctx;
 	d->cf = cf;
 	d->by_site = strcmp(cf->by, "site") == 0;
@@ -970,16 +890,12 @@ diff_init(struct vitals_ctx *ctx, const void *config, void **state)
 }
 
 const struct vitals_plugin vitals_plugin = {
-	.abi_major = VITALS_ABI_MAJOR,
-	.abi_minor = VITALS_ABI_MINOR,
-	.kind = VITALS_PLUGIN_FILTER,
-	.config_size = sizeof(struct diff_config),
+	VITALS_PLUGIN_HEAD(VITALS_PLUGIN_FILTER, struct diff_config),
 	.name = "diff",
 	.version = "0.1.0",
 	.description = "differential summary: which exes or sites account "
 		       "for a vital's change against the previous epochs",
 	.options = diff_options,
-	.available = NULL,
 	.init = diff_init,
 	.fini = diff_fini,
 	.epoch = diff_epoch,

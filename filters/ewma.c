@@ -16,6 +16,7 @@
 #include <vitals/vitals.h>
 
 #include "incident.h"
+#include "labels.h"
 
 #define EWMA_TOP_MAX 16 /* most slots checked per vital and epoch */
 #define EWMA_LABELS 64 /* slots tracked per vital; least recent evicted */
@@ -136,6 +137,7 @@ struct ewma_pass {
 struct ewma {
 	struct vitals_ctx *ctx;
 	const struct ewma_config *cf;
+	const struct vitals_queue *q; /* being looked at, for ewma_end */
 	uint32_t nvitals;
 	struct ewma_vital *vitals;
 	struct incidents inc;
@@ -186,58 +188,6 @@ ewma_score(const struct ewma *e, const struct ewma_stat *s, double x)
 	if (s->n == 0 || s->n < (uint64_t)e->cf->warmup)
 		return 0;
 	return fabs(x - s->mean) / ewma_sd(s);
-}
-
-/* "exe (comm) slot N" and the exe of a sample that hashed to the slot. */
-static void
-ewma_label_text(const struct vitals_vital_epoch *ve, uint32_t slot, char *buf,
-    size_t len, char *exe, size_t elen)
-{
-	const struct vitals_sample *s, *best = NULL;
-	uint32_t i;
-
-	/*
-	 * Labels of other exes may share the slot (no collision handling):
-	 * the sample that saw the slot's counter highest stands for it, as
-	 * the label that made most of a count is the one crossing its last
-	 * powers of t.
-	 */
-	for (i = 0; i < ve->nsamples; i++) {
-		s = &ve->samples[i];
-		if (s->slot == slot &&
-		    (s->exe[0] != '\0' || s->comm[0] != '\0') &&
-		    (best == NULL || s->count > best->count))
-			best = s;
-	}
-	if (best != NULL) {
-		snprintf(
-		    buf, len, "%s (%s) slot %u", best->exe, best->comm, slot);
-		if (exe != NULL)
-			snprintf(exe, elen, "%s",
-			    best->exe[0] != '\0' ? best->exe : best->comm);
-		return;
-	}
-	snprintf(buf, len, "slot %u", slot);
-	if (exe != NULL)
-		exe[0] = '\0';
-}
-
-/* The n largest non-zero slots, largest first; returns how many. */
-static uint32_t
-ewma_find_top(const struct vitals_vital_epoch *ve, uint32_t n, uint32_t *top)
-{
-	uint32_t ntop = 0, i, j;
-
-	for (i = 0; i < ve->hca_size && ve->hca != NULL; i++) {
-		for (j = ntop; j > 0 && ve->hca[top[j - 1]] < ve->hca[i]; j--)
-			if (j < n)
-				top[j] = top[j - 1];
-		if (j < n && ve->hca[i] > 0) {
-			top[j] = i;
-			ntop += ntop < n;
-		}
-	}
-	return ntop;
 }
 
 /* The tracked state of slot, or NULL. */
@@ -292,7 +242,7 @@ ewma_moves(struct ewma_vital *v, const struct vitals_vital_epoch *ve,
 		mv[n].d =
 		    delta > 0 ? mv[n].now - mv[n].was : mv[n].was - mv[n].now;
 		if (i < ntop || l->who[0] == '\0')
-			ewma_label_text(ve, slot, mv[n].who, sizeof(mv[n].who),
+			labels_slot_name(ve, slot, mv[n].who, sizeof(mv[n].who),
 			    mv[n].exe, sizeof(mv[n].exe));
 		else {
 			snprintf(mv[n].who, sizeof(mv[n].who), "%s", l->who);
@@ -362,35 +312,13 @@ ewma_mark_top(const struct ewma *e, struct ewma_vital *v,
 					.n = (uint64_t)e->cf->warmup };
 		}
 		l->seen = now;
-		ewma_label_text(ve, top[i], who, sizeof(who), exe, sizeof(exe));
+		labels_slot_name(ve, top[i], who, sizeof(who), exe, sizeof(exe));
 		/* Keep the exe it was last seen with when no sample names it. */
 		if (l->who[0] == '\0' || strncmp(who, "slot ", 5) != 0) {
 			snprintf(l->who, sizeof(l->who), "%s", who);
 			snprintf(l->exe, sizeof(l->exe), "%s", exe);
 		}
 	}
-}
-
-/*
- * Values are scaled to the nominal epoch length: the first epoch after a
- * start and the last before a stop are shorter or longer than the rest,
- * and must not look like a change in rate.
- */
-static double
-ewma_scale(const struct vitals_epoch *ep)
-{
-	double nominal = (double)ep->timescale_s * 1e9;
-
-	if (ep->length_ns == 0 || nominal == 0)
-		return 1.0;
-	return nominal / (double)ep->length_ns;
-}
-
-/* A sample's exe as the filters name it: its path, else its comm. */
-static const char *
-ewma_sample_exe(const struct vitals_sample *s)
-{
-	return s->exe[0] != '\0' ? s->exe : s->comm;
 }
 
 /*
@@ -409,7 +337,7 @@ ewma_pids(
 		s = &ve->samples[i];
 		if (s->slot != slot ||
 		    (r->exe[0] != '\0' &&
-			strcmp(ewma_sample_exe(s), r->exe) != 0))
+			strcmp(labels_sample_exe(s), r->exe) != 0))
 			continue;
 		for (j = 0;
 		     j < r->npids && j < EWMA_PIDS && r->pid[j] != s->pid; j++)
@@ -419,44 +347,6 @@ ewma_pids(
 		else if (j == EWMA_PIDS)
 			r->npids = EWMA_PIDS + 1;
 	}
-}
-
-/*
- * The share of slot's counter that exe's labels hold: labels of other
- * exes may share the slot (no collision handling), so each label sampled
- * there takes the slot in proportion to its highest count, as every
- * filter attributes it (doc/filters.md, Attribution).  1 when the slot
- * has no sample.
- */
-static double
-ewma_exe_share(
-    const struct vitals_vital_epoch *ve, uint32_t slot, const char *exe)
-{
-	const struct vitals_sample *a, *b;
-	double mine = 0, all = 0;
-	uint32_t i, j;
-
-	for (i = 0; i < ve->nsamples; i++) {
-		a = &ve->samples[i];
-		if (a->slot != slot)
-			continue;
-		/* Only a label's highest count (the first of equals) counts. */
-		for (j = 0; j < ve->nsamples; j++) {
-			b = &ve->samples[j];
-			if (j != i && b->slot == slot && b->label == a->label &&
-			    strcmp(ewma_sample_exe(b), ewma_sample_exe(a)) ==
-				0 &&
-			    (b->count > a->count ||
-				(b->count == a->count && j < i)))
-				break;
-		}
-		if (j < ve->nsamples)
-			continue;
-		all += (double)a->count;
-		if (strcmp(ewma_sample_exe(a), exe) == 0)
-			mine += (double)a->count;
-	}
-	return all > 0 ? mine / all : 1.0;
 }
 
 /* The rise charged to exe ("" for none) this epoch, added if new. */
@@ -492,20 +382,12 @@ ewma_emit(struct ewma *e, const struct vitals_queue *q, const char *vital,
     const char *label, uint32_t sev, uint64_t start_ns, double score,
     double value, double expected, const char *text)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
-	struct vitals_finding f = { 0 };
+	struct vitals_finding f = { .severity = sev, .score = score,
+		.value = value, .expected = expected, .vital = vital,
+		.label = label, .text = text };
 
-	f.start_ns = start_ns != 0 ? start_ns : ep->start_ns;
-	f.end_ns = ep->start_ns + ep->length_ns;
-	f.timescale_s = q->timescale_s;
-	f.severity = sev;
-	f.score = score;
-	f.value = value;
-	f.expected = expected;
-	f.vital = vital;
-	f.label = label;
-	f.text = text;
-	return vitals_finding_emit(e->ctx, &f);
+	f.start_ns = start_ns != 0 ? start_ns : vitals_queue_newest(q)->start_ns;
+	return vitals_queue_emit(e->ctx, q, &f);
 }
 
 /* What is said of a rise, by what its incident step decided. */
@@ -514,16 +396,16 @@ ewma_report(struct ewma *e, const struct vitals_queue *q,
     const struct ewma_vital *v, const struct ewma_rise *r,
     const struct incident_out *o)
 {
-	char text[EWMA_TEXT + 256], t[16];
+	char text[EWMA_TEXT + 256], tail[160];
 	const char *label = r->exe[0] != '\0' ? r->exe : NULL;
-	uint32_t k = (uint32_t)e->cf->persist;
+	struct incident_out said = *o;
 
 	if (o->what == INCIDENT_QUIET || o->what == INCIDENT_ON)
 		return 0;
-	if (o->what == INCIDENT_NOTE)
-		snprintf(text, sizeof(text),
-		    "%s; seen once: a warning if it lasts", r->text);
-	else if (o->what == INCIDENT_START && o->severity <= VITALS_SEV_INFO)
+	/* An end stepped here (a rise below the floor) is said as going on. */
+	if (said.what == INCIDENT_END)
+		said.what = INCIDENT_UPDATE;
+	if (o->what == INCIDENT_START && o->severity <= VITALS_SEV_INFO)
 		snprintf(text, sizeof(text), "%s; %s", r->text,
 		    label == NULL ? "spread over many sites, no exe made most "
 				    "of it"
@@ -534,32 +416,19 @@ ewma_report(struct ewma *e, const struct vitals_queue *q,
 			  "no one process"
 			: "its exe holds too little of the vital to be the "
 			  "culprit");
-	else if (o->what == INCIDENT_START)
-		snprintf(text, sizeof(text),
-		    "%s; in %u of the last %u epochs: an incident since %s",
-		    r->text, o->epochs, 2 * k - 1,
-		    incident_time(o->start_ns, t, sizeof(t)));
 	else
-		snprintf(text, sizeof(text),
-		    "%s; the incident since %s goes on (%u epochs)", r->text,
-		    incident_time(o->start_ns, t, sizeof(t)), o->epochs);
+		snprintf(text, sizeof(text), "%s%s", r->text,
+		    incident_tail(&e->inc, &said, 1, tail, sizeof(tail)));
 	return ewma_emit(e, q, v->key.name, label, o->severity,
 	    o->what == INCIDENT_NOTE ? 0 : o->start_ns, r->score, r->value,
 	    r->expected, text);
 }
 
-/* What ewma_end needs. */
-struct ewma_sweep {
-	struct ewma *e;
-	const struct vitals_queue *q;
-};
-
 /* An incident that is over: its end, at info. */
 static int
 ewma_end(void *arg, const struct incident *in, const struct incident_out *o)
 {
-	const struct ewma_sweep *sw = arg;
-	struct ewma *e = sw->e;
+	struct ewma *e = arg;
 	char text[512], t[16];
 
 	snprintf(text, sizeof(text),
@@ -569,8 +438,7 @@ ewma_end(void *arg, const struct incident *in, const struct incident_out *o)
 	    in->label ? in->label : "",
 	    incident_time(o->start_ns, t, sizeof(t)), o->epochs,
 	    strncmp(in->key, "-\t", 2) == 0 ? "fall" : "rise", o->peak);
-	return ewma_emit(e, sw->q, in->vital, in->label, VITALS_SEV_INFO,
-	    o->start_ns, 0, 0, 0, text);
+	return incident_end_emit(e->ctx, e->q, in, o, text);
 }
 
 /*
@@ -701,14 +569,14 @@ ewma_slots(struct ewma_pass *p, uint64_t now)
 		x = p->scale * (double)ve->hca[l->slot];
 		sc = ewma_score(p->e, &l->st, x);
 		if (l->seen == now && sc > p->e->cf->k && x > l->st.mean) {
-			ewma_label_text(
+			labels_slot_name(
 			    ve, l->slot, who, sizeof(who), exe, sizeof(exe));
 			if (exe[0] == '\0')
 				snprintf(exe, sizeof(exe), "%.127s", who);
 			ri = ewma_rise_get(p->r, &p->nr, EWMA_TOP_MAX + 1, exe);
 			if (ri != NULL) {
 				ri->weight +=
-				    x * ewma_exe_share(ve, l->slot, exe);
+				    x * labels_slot_share(ve, l->slot, exe);
 				ewma_pids(ve, l->slot, ri);
 			}
 			if (ri != NULL && x - l->st.mean > ri->rise) {
@@ -734,19 +602,23 @@ static int
 ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
     const struct vitals_vital_epoch *ve)
 {
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	struct ewma_pass p = { .e = e, .q = q, .v = v, .ve = ve };
 	uint32_t top[EWMA_TOP_MAX], ntop, i;
 	uint64_t now = ++v->epochs;
 	int rc;
 
-	p.scale = ewma_scale(q->epochs[q->n - 1]);
+	/* Values are scaled to the nominal epoch length: the first epoch
+	 * after a start and the last before a stop are shorter or longer
+	 * than the rest, and must not look like a change in rate. */
+	p.scale = labels_scale(ep, (uint64_t)ep->timescale_s * 1000000000u);
 	p.floor = incident_floor(&e->cf->floor, v->key.name) *
 	    (q->timescale_s > 0 ? q->timescale_s : 1);
 	if (v->hca_size != ve->hca_size) {
 		memset(v->labels, 0, sizeof(v->labels));
 		v->hca_size = ve->hca_size;
 	}
-	ntop = ewma_find_top(ve, (uint32_t)e->cf->top, top);
+	ntop = labels_top_slots(ve, (uint32_t)e->cf->top, top);
 	rc = ewma_sum(&p, top, ntop);
 	ewma_mark_top(e, v, ve, top, ntop, now);
 	ewma_slots(&p, now);
@@ -760,36 +632,23 @@ ewma_vital(struct ewma *e, const struct vitals_queue *q, struct ewma_vital *v,
 	return ewma_rises(&p) != 0 ? -ENOMEM : rc;
 }
 
-/* State of vital `name` at timescale ts, created on first sight. */
-static struct ewma_vital *
-ewma_vital_get(struct ewma *e, uint32_t ts, const char *name)
-{
-	void *v = e->vitals, *r;
-
-	r = vitals_keyed_get(&v, &e->nvitals, sizeof(*e->vitals), ts, name);
-	e->vitals = v;
-	return r;
-}
-
 /* Only the newest epoch of the queue is new; the state holds the past. */
 static int
 ewma_epoch(void *state, const struct vitals_queue *q)
 {
 	struct ewma *e = state;
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
-	const struct vitals_vital_epoch *ve;
-	struct ewma_sweep sw = { e, q };
+	const struct vitals_vital_epoch *ve = NULL;
 	struct ewma_vital *v;
 	int rc = 0;
 
-	for (ve = ep->vitals; ve < ep->vitals + ep->nvitals; ve++) {
-		if (!vitals_strlist_selects(&e->cf->vitals, ve->name))
-			continue;
-		v = ewma_vital_get(e, q->timescale_s, ve->name);
+	e->q = q;
+	while ((ve = vitals_queue_next_vital(q, &e->cf->vitals, ve)) != NULL) {
+		v = vitals_keyed_get(&e->vitals, &e->nvitals, sizeof(*e->vitals),
+		    q->timescale_s, ve->name);
 		if (v == NULL || ewma_vital(e, q, v, ve) != 0)
 			rc = -ENOMEM;
 	}
-	if (incident_sweep(&e->inc, q, ewma_end, &sw) != 0)
+	if (incident_sweep(&e->inc, q, ewma_end, e) != 0)
 		rc = -ENOMEM;
 	return rc;
 }
@@ -798,40 +657,22 @@ static void
 ewma_fini(void *state)
 {
 	struct ewma *e = state;
-	uint32_t i;
 
 	if (e == NULL)
 		return;
-	for (i = 0; i < e->nvitals; i++)
-		free(e->vitals[i].key.name);
-	free(e->vitals);
+	vitals_keyed_free(e->vitals, e->nvitals, sizeof(*e->vitals));
 	incident_free(&e->inc);
 	free(e);
 }
 
-/* The core checks the table's bounds; a test or embedder may not. */
+/* The table's bounds (a test or embedder may skip them), the floors. */
 static int
 ewma_check(const void *config, char *why, size_t len)
 {
 	const struct ewma_config *cf = config;
-	const char *bad = NULL;
 
-	if (!(cf->alpha >= 0 && cf->alpha <= 1))
-		bad = "alpha";
-	else if (!(cf->k >= 0))
-		bad = "k";
-	else if (cf->warmup < 0)
-		bad = "warmup";
-	else if (cf->top < 0 || cf->top > EWMA_TOP_MAX)
-		bad = "top";
-	else if (cf->persist < 1 || cf->persist > INCIDENT_K_MAX)
-		bad = "persist";
-	else if (!(cf->min_share >= 0 && cf->min_share <= 1))
-		bad = "min_share";
-	if (bad != NULL) {
-		snprintf(why, len, "option '%s' is out of range", bad);
+	if (vitals_options_check(ewma_options, config, why, len) != 0)
 		return -EINVAL;
-	}
 	return incident_floors_check(&cf->floor, why, len);
 }
 
@@ -842,10 +683,9 @@ ewma_init(struct vitals_ctx *ctx, const void *config, void **state)
 	struct ewma *e;
 	int r;
 
-	if ((r = vitals_init_check(ctx, ewma_check, config)) != 0)
+	e = vitals_init_state(ctx, ewma_check, config, sizeof(*e), &r);
+	if (e == NULL)
 		return r;
-	if ((e = calloc(1, sizeof(*e))) == NULL)
-		return -ENOMEM;
 	e->ctx = ctx;
 	e->cf = cf;
 	e->inc.k = (uint32_t)cf->persist;
@@ -854,16 +694,12 @@ ewma_init(struct vitals_ctx *ctx, const void *config, void **state)
 }
 
 const struct vitals_plugin vitals_plugin = {
-	.abi_major = VITALS_ABI_MAJOR,
-	.abi_minor = VITALS_ABI_MINOR,
-	.kind = VITALS_PLUGIN_FILTER,
-	.config_size = sizeof(struct ewma_config),
+	VITALS_PLUGIN_HEAD(VITALS_PLUGIN_FILTER, struct ewma_config),
 	.name = "ewma",
 	.version = "0.1.0",
 	.description = "EWMA anomaly detector on weighted sums and top labels: "
 		       "a rise one exe makes, lasting, is an incident",
 	.options = ewma_options,
-	.available = NULL,
 	.init = ewma_init,
 	.fini = ewma_fini,
 	.epoch = ewma_epoch,

@@ -202,7 +202,7 @@ incident_step(struct incidents *s, const struct vitals_queue *q,
     const char *key, const char *vital, const char *label, int held,
     double magnitude, uint32_t sev, uint32_t need, struct incident_out *out)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	struct incident *in;
 
 	memset(out, 0, sizeof(*out));
@@ -226,7 +226,7 @@ incident_sweep(struct incidents *s, const struct vitals_queue *q,
 	void *arg, const struct incident *in, const struct incident_out *out),
     void *arg)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	struct incident_out out;
 	uint32_t i;
 	int rc = 0, r;
@@ -243,6 +243,20 @@ incident_sweep(struct incidents *s, const struct vitals_queue *q,
 	}
 	incident_compact(s);
 	return rc;
+}
+
+int
+incident_end_emit(struct vitals_ctx *ctx, const struct vitals_queue *q,
+    const struct incident *in, const struct incident_out *out,
+    const char *text)
+{
+	struct vitals_finding f = { .start_ns = out->start_ns,
+		.severity = VITALS_SEV_INFO,
+		.text = text };
+
+	f.vital = in->vital != NULL && in->vital[0] != '\0' ? in->vital : NULL;
+	f.label = in->label != NULL && in->label[0] != '\0' ? in->label : NULL;
+	return vitals_queue_emit(ctx, q, &f);
 }
 
 int
@@ -407,5 +421,26 @@ incident_time(uint64_t ns, char *buf, size_t len)
 	if (localtime_r(&t, &tm) == NULL ||
 	    strftime(buf, len, "%H:%M:%S", &tm) == 0)
 		snprintf(buf, len, "@%lld", (long long)t);
+	return buf;
+}
+
+const char *
+incident_tail(const struct incidents *s, const struct incident_out *o,
+    int window, char *buf, size_t len)
+{
+	char tm[16];
+
+	buf[0] = '\0';
+	if (o->what == INCIDENT_NOTE)
+		snprintf(buf, len, "; seen once: a warning if it lasts");
+	else if (o->what == INCIDENT_START && window)
+		snprintf(buf, len,
+		    "; in %u of the last %u epochs: an incident since %s",
+		    o->epochs, 2 * s->k - 1,
+		    incident_time(o->start_ns, tm, sizeof(tm)));
+	else if (o->what == INCIDENT_UPDATE)
+		snprintf(buf, len,
+		    "; the incident since %s goes on (%u epochs)",
+		    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
 	return buf;
 }

@@ -107,6 +107,16 @@ int incident_sweep(struct incidents *s, const struct vitals_queue *q,
 	void *arg, const struct incident *in, const struct incident_out *out),
     void *arg);
 
+/*
+ * For incident_sweep's end(): emit the end of incident in (out, the
+ * step's) at info, naming its vital and label (NULL for one that is ""),
+ * from its start to the end of q's newest epoch, saying text.  Returns 0
+ * or -ENOMEM.
+ */
+int incident_end_emit(struct vitals_ctx *ctx, const struct vitals_queue *q,
+    const struct incident *in, const struct incident_out *out,
+    const char *text);
+
 /* Free every incident; the set is left empty. */
 void incident_free(struct incidents *s);
 
@@ -155,5 +165,15 @@ int incident_floors_check(
 
 /* "12:00:10" (local time) of ns, for a sentence. */
 const char *incident_time(uint64_t ns, char *buf, size_t len);
+
+/*
+ * What a finding adds to its sentence to say step o of an incident of s:
+ * "; seen once: a warning if it lasts" (NOTE), "; in N of the last 2k-1
+ * epochs: an incident since T" (START, when window is set: the filter
+ * says how long it held), "; the incident since T goes on (N epochs)"
+ * (UPDATE), else "".  Returns buf.
+ */
+const char *incident_tail(const struct incidents *s,
+    const struct incident_out *o, int window, char *buf, size_t len);
 
 #endif /* VITALS_FILTERS_INCIDENT_H */

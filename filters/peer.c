@@ -841,7 +841,7 @@ peer_slot(struct peer *p, const struct vitals_queue *q)
 	int r = 0;
 
 	p->slot++;
-	peer_ingest(p, q->epochs[q->n - 1]);
+	peer_ingest(p, vitals_queue_newest(q));
 	for (i = 0; i < q->npeers; i++)
 		peer_ingest(p, q->peers[i]);
 	for (g = 0; g <= p->ngroups; g++)
@@ -896,7 +896,7 @@ peer_group_median(struct peer *p, const struct peer_host *h, uint32_t m)
 }
 
 static int
-peer_emit_bb(struct peer *p, const struct vitals_epoch *e, struct peer_host *h)
+peer_emit_bb(struct peer *p, const struct vitals_queue *q, struct peer_host *h)
 {
 	uint32_t k = (uint32_t)p->cf->k, m, cls = (uint32_t)peer_class(h, k);
 	struct vitals_finding f = { 0 };
@@ -928,18 +928,16 @@ peer_emit_bb(struct peer *p, const struct vitals_epoch *e, struct peer_host *h)
 		    "; with more than half of %u peers in %u of the last %u "
 		    "windows of %lld samples",
 		    h->npeers, k, 2 * k - 1, (long long)p->cf->win_size);
-	f.start_ns = e->start_ns;
-	f.end_ns = e->start_ns + e->length_ns;
-	f.timescale_s = p->ts;
+	f.start_ns = vitals_queue_newest(q)->start_ns;
 	f.severity = VITALS_SEV_WARN;
 	f.vital = peer_class_names[cls];
 	f.label = h->name;
 	f.text = text;
-	return vitals_finding_emit(p->ctx, &f);
+	return vitals_queue_emit(p->ctx, q, &f);
 }
 
 static int
-peer_emit_wb(struct peer *p, const struct vitals_epoch *e, struct peer_host *h)
+peer_emit_wb(struct peer *p, const struct vitals_queue *q, struct peer_host *h)
 {
 	struct vitals_finding f = { 0 };
 	uint32_t v, k = (uint32_t)p->cf->k;
@@ -956,9 +954,8 @@ peer_emit_wb(struct peer *p, const struct vitals_epoch *e, struct peer_host *h)
 		    h->name, p->cf->vitals.v[v], h->wbdiv[v], p->wbthr[v], k,
 		    2 * k - 1, h->wbexe[v], 100 * h->wbmine[v],
 		    100 * h->wbtheirs[v]);
-		f = (struct vitals_finding){ .start_ns = e->start_ns,
-			.end_ns = e->start_ns + e->length_ns,
-			.timescale_s = p->ts,
+		f = (struct vitals_finding){
+			.start_ns = vitals_queue_newest(q)->start_ns,
 			.severity = VITALS_SEV_WARN,
 			.score =
 			    p->wbthr[v] > 0 ? h->wbdiv[v] / p->wbthr[v] : 0,
@@ -967,7 +964,7 @@ peer_emit_wb(struct peer *p, const struct vitals_epoch *e, struct peer_host *h)
 			.vital = p->cf->vitals.v[v],
 			.label = h->name,
 			.text = text };
-		if (vitals_finding_emit(p->ctx, &f) != 0)
+		if (vitals_queue_emit(p->ctx, q, &f) != 0)
 			r = -ENOMEM;
 	}
 	return r;
@@ -982,7 +979,7 @@ static int
 peer_epoch(void *state, const struct vitals_queue *q)
 {
 	struct peer *p = state;
-	const struct vitals_epoch *e = q->epochs[q->n - 1];
+	const struct vitals_epoch *e = vitals_queue_newest(q);
 	struct peer_host *h;
 	int r = 0;
 
@@ -999,10 +996,10 @@ peer_epoch(void *state, const struct vitals_queue *q)
 	}
 	if (p->train || (h = peer_host_get(p, e->host)) == NULL)
 		return 0;
-	if (h->found == p->slot && (r = peer_emit_bb(p, e, h)) != 0)
+	if (h->found == p->slot && (r = peer_emit_bb(p, q, h)) != 0)
 		return r;
 	if (h->wbfound == p->slot)
-		r = peer_emit_wb(p, e, h);
+		r = peer_emit_wb(p, q, h);
 	return r;
 }
 
@@ -1224,10 +1221,9 @@ peer_init(struct vitals_ctx *ctx, const void *config, void **state)
 	uint32_t i;
 	int r;
 
-	if ((r = vitals_init_check(ctx, peer_check, config)) != 0)
+	p = vitals_init_state(ctx, peer_check, config, sizeof(*p), &r);
+	if (p == NULL)
 		return r;
-	if ((p = calloc(1, sizeof(*p))) == NULL)
-		return -ENOMEM;
 	p->ctx = ctx;
 	p->cf = cf;
 	p->train = strcmp(cf->mode, "train") == 0;
@@ -1258,17 +1254,13 @@ peer_init(struct vitals_ctx *ctx, const void *config, void **state)
 }
 
 const struct vitals_plugin vitals_plugin = {
-	.abi_major = VITALS_ABI_MAJOR,
-	.abi_minor = VITALS_ABI_MINOR,
-	.kind = VITALS_PLUGIN_FILTER,
-	.config_size = sizeof(struct peer_config),
+	VITALS_PLUGIN_HEAD(VITALS_PLUGIN_FILTER, struct peer_config),
 	.name = "peer",
 	.version = "0.1.0",
 	.description = "peer comparison across hosts (Kasick FAST'10): "
 		       "indicts the host whose metrics diverge from its "
 		       "peers'; silent with fewer than 3 hosts in a group",
 	.options = peer_options,
-	.available = NULL,
 	.init = peer_init,
 	.fini = peer_fini,
 	.epoch = peer_epoch,

@@ -350,7 +350,7 @@ rules_step(struct rules *r, struct rules_run *run, const struct rules_out *o,
 {
 	uint32_t k = (uint32_t)r->cf->persist, need;
 	struct incident_out io;
-	char key[512], tm[16];
+	char key[512];
 
 	need = o->once || o->severity <= VITALS_SEV_INFO ? 1 : k;
 	snprintf(key, sizeof(key), "#%d\t%.63s\t%.400s", o->rule,
@@ -369,17 +369,7 @@ rules_step(struct rules *r, struct rules_run *run, const struct rules_out *o,
 		*start_ns =
 		    incident_find(&r->inc, run->q->timescale_s, key)->start_ns;
 	}
-	if (io.what == INCIDENT_NOTE)
-		snprintf(tail, len, "; seen once: a warning if it lasts");
-	else if (io.what == INCIDENT_START && need > 1)
-		snprintf(tail, len,
-		    "; in %u of the last %u epochs: an incident since %s",
-		    io.epochs, 2 * k - 1,
-		    incident_time(io.start_ns, tm, sizeof(tm)));
-	else if (io.what == INCIDENT_UPDATE)
-		snprintf(tail, len,
-		    "; the incident since %s goes on (%u epochs)",
-		    incident_time(io.start_ns, tm, sizeof(tm)), io.epochs);
+	incident_tail(&r->inc, &io, need > 1, tail, len);
 	return io.what == INCIDENT_NOTE || io.what == INCIDENT_START ||
 	    io.what == INCIDENT_UPDATE;
 }
@@ -390,7 +380,6 @@ rules_emit(struct rules *r, struct rules_run *run, const struct rules_out *o,
     const char *fmt, ...)
 {
 	const struct vitals_epoch *first = run->q->epochs[o->first];
-	const struct vitals_epoch *last = run->q->epochs[run->q->n - 1];
 	struct vitals_finding f = { 0 };
 	char text[1600], tail[160];
 	uint64_t start_ns;
@@ -410,8 +399,6 @@ rules_emit(struct rules *r, struct rules_run *run, const struct rules_out *o,
 	f.start_ns = first->start_ns;
 	if (start_ns != 0 && start_ns < f.start_ns)
 		f.start_ns = start_ns;
-	f.end_ns = last->start_ns + last->length_ns;
-	f.timescale_s = run->q->timescale_s;
 	f.severity = sev;
 	f.score = o->score;
 	f.value = o->value;
@@ -419,7 +406,7 @@ rules_emit(struct rules *r, struct rules_run *run, const struct rules_out *o,
 	f.vital = o->vital;
 	f.label = o->label;
 	f.text = text;
-	if (vitals_finding_emit(r->ctx, &f) != 0)
+	if (vitals_queue_emit(r->ctx, run->q, &f) != 0)
 		run->rc = -ENOMEM;
 }
 
@@ -1588,8 +1575,6 @@ static int
 rules_end(void *arg, const struct incident *in, const struct incident_out *o)
 {
 	struct rules *r = arg;
-	const struct vitals_epoch *ep = r->q->epochs[r->q->n - 1];
-	struct vitals_finding f = { 0 };
 	char text[768], tm[16];
 	int n = atoi(in->key + 1);
 
@@ -1601,14 +1586,7 @@ rules_end(void *arg, const struct incident *in, const struct incident_out *o)
 	    rules_names[n], n, in->label ? " for " : "",
 	    in->label ? in->label : "",
 	    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
-	f.start_ns = o->start_ns;
-	f.end_ns = ep->start_ns + ep->length_ns;
-	f.timescale_s = r->q->timescale_s;
-	f.severity = VITALS_SEV_INFO;
-	f.vital = in->vital != NULL && in->vital[0] != '\0' ? in->vital : NULL;
-	f.label = in->label != NULL && in->label[0] != '\0' ? in->label : NULL;
-	f.text = text;
-	return vitals_finding_emit(r->ctx, &f);
+	return incident_end_emit(r->ctx, r->q, in, o, text);
 }
 
 static int
@@ -1685,10 +1663,9 @@ rules_init(struct vitals_ctx *ctx, const void *config, void **state)
 	uint32_t i;
 	int n;
 
-	if ((n = vitals_init_check(ctx, rules_check, config)) != 0)
+	r = vitals_init_state(ctx, rules_check, config, sizeof(*r), &n);
+	if (r == NULL)
 		return n;
-	if ((r = calloc(1, sizeof(*r))) == NULL)
-		return -ENOMEM;
 	for (n = 1; n <= RULES_N; n++)
 		r->enabled[n] = cf->rules.n == 0;
 	for (i = 0; i < cf->rules.n; i++)
@@ -1702,16 +1679,12 @@ rules_init(struct vitals_ctx *ctx, const void *config, void **state)
 }
 
 const struct vitals_plugin vitals_plugin = {
-	.abi_major = VITALS_ABI_MAJOR,
-	.abi_minor = VITALS_ABI_MINOR,
-	.kind = VITALS_PLUGIN_FILTER,
-	.config_size = sizeof(struct rules_config),
+	VITALS_PLUGIN_HEAD(VITALS_PLUGIN_FILTER, struct rules_config),
 	.name = "rules",
 	.version = "0.1.0",
 	.description =
 	    "Chopstix diagnosis rules #1-#10 over the vitals present",
 	.options = rules_options,
-	.available = NULL,
 	.init = rules_init,
 	.fini = rules_fini,
 	.epoch = rules_epoch,

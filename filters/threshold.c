@@ -364,7 +364,6 @@ threshold_emit(struct threshold *t, const struct vitals_queue *q,
     const struct threshold_rule *r, const struct vitals_vital_epoch *ve,
     double x, const struct labels *l, const char *who)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
 	struct vitals_finding f = { 0 };
 	struct incident_out o;
 	char text[1200], key[32], tm[16];
@@ -386,8 +385,6 @@ threshold_emit(struct threshold *t, const struct vitals_queue *q,
 		    "; crossed since %s (%u epochs)",
 		    incident_time(o.start_ns, tm, sizeof(tm)), o.epochs);
 	f.start_ns = o.start_ns;
-	f.end_ns = ep->start_ns + ep->length_ns;
-	f.timescale_s = q->timescale_s;
 	f.severity = o.severity;
 	f.score = fabs(x - r->bound) / fmax(fabs(r->bound), 1);
 	f.value = x;
@@ -397,7 +394,7 @@ threshold_emit(struct threshold *t, const struct vitals_queue *q,
 	    ? (who != NULL ? who : r->exe)
 	    : (r->op == THRESHOLD_GT || r->op == THRESHOLD_GE ? who : NULL);
 	f.text = text;
-	return vitals_finding_emit(t->ctx, &f);
+	return vitals_queue_emit(t->ctx, q, &f);
 }
 
 /* A rule on a vital this epoch lacks, or of the wrong unit: said once. */
@@ -422,7 +419,7 @@ static int
 threshold_eval(
     struct threshold *t, const struct vitals_queue *q, struct threshold_rule *r)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	const struct vitals_vital_epoch *ve = vitals_epoch_vital(ep, r->vital);
 	struct labels_how how = { LABELS_BY_EXE, labels_runs(ep, t->base_ns),
 		NULL, NULL };
@@ -452,8 +449,6 @@ threshold_end(
     void *arg, const struct incident *in, const struct incident_out *o)
 {
 	struct threshold *t = arg;
-	const struct vitals_epoch *ep = t->q->epochs[t->q->n - 1];
-	struct vitals_finding f = { 0 };
 	char text[768], tm[16];
 	unsigned i = (unsigned)atoi(in->key);
 
@@ -462,14 +457,12 @@ threshold_end(
 	    "%u epochs",
 	    in->vital ? in->vital : "", i + 1, in->label ? in->label : "",
 	    incident_time(o->start_ns, tm, sizeof(tm)), o->epochs);
-	f.start_ns = o->start_ns;
-	f.end_ns = ep->start_ns + ep->length_ns;
-	f.timescale_s = t->q->timescale_s;
-	f.severity = VITALS_SEV_INFO;
-	f.vital = in->vital;
-	f.label = i < t->nrules ? t->rules[i].exe : NULL;
-	f.text = text;
-	return vitals_finding_emit(t->ctx, &f);
+	return vitals_queue_emit(t->ctx, t->q,
+	    &(struct vitals_finding){ .start_ns = o->start_ns,
+		.severity = VITALS_SEV_INFO,
+		.vital = in->vital,
+		.label = i < t->nrules ? t->rules[i].exe : NULL,
+		.text = text });
 }
 
 static int
@@ -558,10 +551,10 @@ threshold_init(struct vitals_ctx *ctx, const void *config, void **state)
 	uint32_t i;
 	int rc;
 
-	if ((rc = vitals_init_check(ctx, threshold_check, config)) != 0)
+	t = vitals_init_state(ctx, threshold_check, config, sizeof(*t), &rc);
+	if (t == NULL)
 		return rc;
-	if ((t = calloc(1, sizeof(*t))) == NULL ||
-	    (t->rules = calloc(cf->rules.n, sizeof(*t->rules))) == NULL) {
+	if ((t->rules = calloc(cf->rules.n, sizeof(*t->rules))) == NULL) {
 		free(t);
 		return -ENOMEM;
 	}
@@ -583,15 +576,11 @@ threshold_init(struct vitals_ctx *ctx, const void *config, void **state)
 }
 
 const struct vitals_plugin vitals_plugin = {
-	.abi_major = VITALS_ABI_MAJOR,
-	.abi_minor = VITALS_ABI_MINOR,
-	.kind = VITALS_PLUGIN_FILTER,
-	.config_size = sizeof(struct threshold_config),
+	VITALS_PLUGIN_HEAD(VITALS_PLUGIN_FILTER, struct threshold_config),
 	.name = "threshold",
 	.version = "0.1.0",
 	.description = "admin-set bounds on vitals, whole or per exe",
 	.options = threshold_options,
-	.available = NULL,
 	.init = threshold_init,
 	.fini = threshold_fini,
 	.epoch = threshold_epoch,

@@ -84,7 +84,7 @@ static int
 topk_vital(struct topk *t, const struct vitals_queue *q,
     const struct vitals_vital_epoch *ve)
 {
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
 	struct labels_how how = { t->by, labels_runs(ep, t->base_ns), NULL,
 		NULL };
 	struct vitals_finding f = { 0 };
@@ -98,8 +98,6 @@ topk_vital(struct topk *t, const struct vitals_queue *q,
 	if ((rc = labels_collect(ve, &how, &l)) != 0)
 		return rc;
 	f.start_ns = ep->start_ns;
-	f.end_ns = ep->start_ns + ep->length_ns;
-	f.timescale_s = q->timescale_s;
 	f.severity = VITALS_SEV_INFO;
 	f.expected = l.total;
 	f.vital = ve->name;
@@ -111,7 +109,7 @@ topk_vital(struct topk *t, const struct vitals_queue *q,
 		f.value = l.v[i].weight;
 		f.label = l.v[i].name;
 		topk_text(t, ve, &l, i, text, sizeof(text));
-		rc = vitals_finding_emit(t->ctx, &f);
+		rc = vitals_queue_emit(t->ctx, q, &f);
 	}
 	labels_free(&l);
 	return rc;
@@ -125,15 +123,13 @@ static int
 topk_epoch(void *state, const struct vitals_queue *q)
 {
 	struct topk *t = state;
-	const struct vitals_epoch *ep = q->epochs[q->n - 1];
-	uint32_t i;
+	const struct vitals_vital_epoch *ve = NULL;
 	int rc = 0;
 
 	if ((uint64_t)q->timescale_s * 1000000000ull < t->cf->min_timescale)
 		return 0;
-	for (i = 0; i < ep->nvitals; i++)
-		if (vitals_strlist_selects(&t->cf->vitals,
-		    ep->vitals[i].name) && topk_vital(t, q, &ep->vitals[i]) != 0)
+	while ((ve = vitals_queue_next_vital(q, &t->cf->vitals, ve)) != NULL)
+		if (topk_vital(t, q, ve) != 0)
 			rc = -ENOMEM;
 	return rc;
 }
@@ -170,10 +166,9 @@ topk_init(struct vitals_ctx *ctx, const void *config, void **state)
 	struct topk *t;
 	int r;
 
-	if ((r = vitals_init_check(ctx, topk_check, config)) != 0)
+	t = vitals_init_state(ctx, topk_check, config, sizeof(*t), &r);
+	if (t == NULL)
 		return r;
-	if ((t = calloc(1, sizeof(*t))) == NULL)
-		return -ENOMEM;
 	t->ctx = ctx;
 	t->cf = cf;
 	labels_by(cf->by, &t->by, NULL, 0);
@@ -183,15 +178,11 @@ topk_init(struct vitals_ctx *ctx, const void *config, void **state)
 }
 
 const struct vitals_plugin vitals_plugin = {
-	.abi_major = VITALS_ABI_MAJOR,
-	.abi_minor = VITALS_ABI_MINOR,
-	.kind = VITALS_PLUGIN_FILTER,
-	.config_size = sizeof(struct topk_config),
+	VITALS_PLUGIN_HEAD(VITALS_PLUGIN_FILTER, struct topk_config),
 	.name = "topk",
 	.version = "0.2.0",
 	.description = "top exes or labels of each vital with their share",
 	.options = topk_options,
-	.available = NULL,
 	.init = topk_init,
 	.fini = topk_fini,
 	.epoch = topk_epoch,

@@ -356,6 +356,114 @@ labels_name(const struct vitals_sample *s, int by, char *buf, size_t len)
 	return buf;
 }
 
+void
+labels_slot_name(const struct vitals_vital_epoch *ve, uint32_t slot,
+    char *buf, size_t len, char *exe, size_t elen)
+{
+	const struct vitals_sample *s, *best = NULL;
+	uint32_t i;
+
+	/*
+	 * Labels of other exes may share the slot (no collision handling):
+	 * the sample that saw the slot's counter highest stands for it, as
+	 * the label that made most of a count is the one crossing its last
+	 * powers of t.
+	 */
+	for (i = 0; i < ve->nsamples; i++) {
+		s = &ve->samples[i];
+		if (s->slot == slot &&
+		    (s->exe[0] != '\0' || s->comm[0] != '\0') &&
+		    (best == NULL || s->count > best->count))
+			best = s;
+	}
+	if (best != NULL) {
+		snprintf(
+		    buf, len, "%s (%s) slot %u", best->exe, best->comm, slot);
+		if (exe != NULL)
+			snprintf(exe, elen, "%s",
+			    best->exe[0] != '\0' ? best->exe : best->comm);
+		return;
+	}
+	snprintf(buf, len, "slot %u", slot);
+	if (exe != NULL)
+		exe[0] = '\0';
+}
+
+const char *
+labels_sample_exe(const struct vitals_sample *s)
+{
+	return s->exe[0] != '\0' ? s->exe : s->comm;
+}
+
+double
+labels_slot_share(
+    const struct vitals_vital_epoch *ve, uint32_t slot, const char *exe)
+{
+	const struct vitals_sample *a, *b;
+	double mine = 0, all = 0;
+	uint32_t i, j;
+
+	for (i = 0; i < ve->nsamples; i++) {
+		a = &ve->samples[i];
+		if (a->slot != slot)
+			continue;
+		/* Only a label's highest count (the first of equals) counts. */
+		for (j = 0; j < ve->nsamples; j++) {
+			b = &ve->samples[j];
+			if (j != i && b->slot == slot && b->label == a->label &&
+			    strcmp(labels_sample_exe(b), labels_sample_exe(a)) ==
+				0 &&
+			    (b->count > a->count ||
+				(b->count == a->count && j < i)))
+				break;
+		}
+		if (j < ve->nsamples)
+			continue;
+		all += (double)a->count;
+		if (strcmp(labels_sample_exe(a), exe) == 0)
+			mine += (double)a->count;
+	}
+	return all > 0 ? mine / all : 1.0;
+}
+
+uint32_t
+labels_top_slots(const struct vitals_vital_epoch *ve, uint32_t n, uint32_t *top)
+{
+	uint32_t ntop = 0, i, j;
+
+	for (i = 0; i < ve->hca_size && ve->hca != NULL; i++) {
+		for (j = ntop; j > 0 && ve->hca[top[j - 1]] < ve->hca[i]; j--)
+			if (j < n)
+				top[j] = top[j - 1];
+		if (j < n && ve->hca[i] > 0) {
+			top[j] = i;
+			ntop += ntop < n;
+		}
+	}
+	return ntop;
+}
+
+int
+labels_family(const struct vitals_vital_epoch *ve, int by, const char *who)
+{
+	uint32_t pid[2], n = 0, i, j;
+	char buf[LABELS_NAME_LEN];
+
+	for (i = 0; i < ve->nsamples; i++) {
+		if (strcmp(labels_name(&ve->samples[i], by, buf, sizeof(buf)),
+			who) != 0)
+			continue;
+		for (j = 0; j < n && pid[j] != ve->samples[i].pid; j++)
+			;
+		if (j < n)
+			continue;
+		if (n == 2)
+			return 1;
+		pid[n++] = ve->samples[i].pid;
+	}
+	return 0;
+}
+
 /* A user frame v of epoch e as "file+0xoff" into buf; 0, or -1 if none. */
 static int
 labels_uframe(const struct vitals_epoch *e, uint64_t v, char *buf, size_t len)

@@ -105,6 +105,44 @@ const char *labels_name(
     const struct vitals_sample *s, int by, char *buf, size_t len);
 
 /*
+ * Whether the samples of group `who` in ve (as labels_name names them by
+ * `by`) come from more than two processes: a family (a build's, a
+ * script's), no one process.
+ */
+int labels_family(const struct vitals_vital_epoch *ve, int by, const char *who);
+
+/*
+ * How slot `slot` of ve reads in a sentence: "EXE (COMM) slot N" after the
+ * sample that saw the slot's counter highest (labels of other exes may
+ * share a slot), else "slot N".  exe, unless NULL, gets that sample's exe
+ * path, else its comm, or "" when no sample names the slot.
+ */
+void labels_slot_name(const struct vitals_vital_epoch *ve, uint32_t slot,
+    char *buf, size_t len, char *exe, size_t elen);
+
+/*
+ * A sample's exe as labels_slot_name names it: its path, else its comm
+ * ("" when it has neither, where labels_name gives the hex label).
+ * Borrowed from s.
+ */
+const char *labels_sample_exe(const struct vitals_sample *s);
+
+/*
+ * The share of slot's counter that exe's labels hold (exe as
+ * labels_slot_name names it): each label sampled in the slot takes it in
+ * proportion to its highest count.  1 when the slot has no sample.
+ */
+double labels_slot_share(
+    const struct vitals_vital_epoch *ve, uint32_t slot, const char *exe);
+
+/*
+ * The n largest non-zero slots of ve's HCA into top, largest first.
+ * Returns how many (at most n).
+ */
+uint32_t labels_top_slots(
+    const struct vitals_vital_epoch *ve, uint32_t n, uint32_t *top);
+
+/*
  * Name frame i of a sample of epoch e, in its kernel (kernel != 0) or
  * user stack, into buf: the symbol when the sample has one, without its
  * "+0x.." offset unless offsets is set; else for a user frame its

@@ -397,6 +397,36 @@ option_set(const struct vitals_option *o, void *block, const char *text)
 	return -EINVAL;
 }
 
+int
+vitals_options_check(const struct vitals_option *table, const void *config,
+    char *why, size_t len)
+{
+	const struct vitals_option *o;
+	const char *p;
+	double v;
+
+	for (o = table; o != NULL && o->key != NULL; o++) {
+		p = (const char *)config + o->offset;
+		if (o->type == VITALS_OPT_INT)
+			v = (double)*(const int64_t *)p;
+		else if (o->type == VITALS_OPT_DOUBLE)
+			v = *(const double *)p;
+		else if (o->type == VITALS_OPT_DURATION)
+			v = (double)*(const uint64_t *)p / (double)NS_PER_S;
+		else if (o->type == VITALS_OPT_SIZE)
+			v = (double)*(const uint64_t *)p;
+		else
+			continue;
+		/* NaN is out of every range. */
+		if (o->min < o->max && !(v >= o->min && v <= o->max)) {
+			snprintf(
+			    why, len, "option '%s' is out of range", o->key);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
 /*
  * Set STRLIST option o of block to a copy of items[0..n) (a YAML
  * sequence), replacing what was there.  Returns 0, -EINVAL if o is not a

@@ -46,10 +46,9 @@ myfilter_init(struct vitals_ctx *ctx, const void *config, void **state)
 	struct myfilter *m;
 	int r;
 
-	if ((r = vitals_init_check(ctx, myfilter_check, config)) != 0)
+	m = vitals_init_state(ctx, myfilter_check, config, sizeof(*m), &r);
+	if (m == NULL)
 		return r;
-	if ((m = calloc(1, sizeof(*m))) == NULL)
-		return -ENOMEM;
 	m->ctx = ctx;
 	m->cfg = config;
 	*state = m;
@@ -66,7 +65,7 @@ static int
 myfilter_epoch(void *state, const struct vitals_queue *q)
 {
 	struct myfilter *m = state;
-	const struct vitals_epoch *e = q->epochs[q->n - 1];
+	const struct vitals_epoch *e = vitals_queue_newest(q);
 	struct vitals_finding f = { 0 };
 	char text[160];
 	uint32_t i;
@@ -78,24 +77,19 @@ myfilter_epoch(void *state, const struct vitals_queue *q)
 		    e->vitals[i].name, (unsigned long long)e->vitals[i].events,
 		    (long long)m->cfg->limit);
 		f.start_ns = e->start_ns;
-		f.end_ns = e->start_ns + e->length_ns;
-		f.timescale_s = q->timescale_s;
 		f.severity = VITALS_SEV_INFO;
 		f.value = (double)e->vitals[i].events;
 		f.expected = (double)m->cfg->limit;
 		f.score = f.value / f.expected;
 		f.vital = e->vitals[i].name;
 		f.text = text;
-		vitals_finding_emit(m->ctx, &f);
+		vitals_queue_emit(m->ctx, q, &f);
 	}
 	return 0;
 }
 
 const struct vitals_plugin vitals_plugin = {
-	.abi_major = VITALS_ABI_MAJOR,
-	.abi_minor = VITALS_ABI_MINOR,
-	.kind = VITALS_PLUGIN_FILTER,
-	.config_size = sizeof(struct myfilter_config),
+	VITALS_PLUGIN_HEAD(VITALS_PLUGIN_FILTER, struct myfilter_config),
 	.name = "myfilter",
 	.version = "0.1",
 	.description = "third-party example: flags vitals over an event limit",

@@ -8,6 +8,7 @@
 #ifndef VITALS_VITALS_H
 #define VITALS_VITALS_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,9 +40,11 @@ extern "C" {
  * fails loses the epoch and fails vitalsd's exit status.
  * Minor 5: a filter's scope (the scope member appended to struct
  * vitals_plugin): by default every host gets its own instance.
+ * Minor 6: vitals_options_check, the option table's bounds checked on a
+ * filled config block.
  */
 #define VITALS_ABI_MAJOR 1
-#define VITALS_ABI_MINOR 5
+#define VITALS_ABI_MINOR 6
 
 /*
  * A filter's scope (struct vitals_plugin.scope, ABI minor 5).  HOST: the
@@ -289,6 +292,31 @@ struct vitals_queue {
 	const struct vitals_epoch *const *peers;  /* other hosts, same slot */
 };
 
+/* The newest epoch of a queue, the one a filter's epoch call is about. */
+static inline const struct vitals_epoch *
+vitals_queue_newest(const struct vitals_queue *q)
+{
+	return q->epochs[q->n - 1];
+}
+
+/*
+ * The vital after ve (NULL: the first) of q's newest epoch that list
+ * selects (vitals_strlist_selects: every vital when it is empty), or
+ * NULL: a filter's walk over the vitals its `vitals` option names.
+ */
+static inline const struct vitals_vital_epoch *
+vitals_queue_next_vital(const struct vitals_queue *q,
+    const struct vitals_strlist *list, const struct vitals_vital_epoch *ve)
+{
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
+	uint32_t i = ve == NULL ? 0 : (uint32_t)(ve - ep->vitals) + 1;
+
+	for (; i < ep->nvitals; i++)
+		if (vitals_strlist_selects(list, ep->vitals[i].name))
+			return &ep->vitals[i];
+	return NULL;
+}
+
 /*
  * The key of a filter's state for one vital at one timescale, first in
  * each record of an array that vitals_keyed_get() grows (see ewma).
@@ -299,33 +327,51 @@ struct vitals_keyed {
 };
 
 /*
- * The record keyed (ts, name) in *v (*n records of size bytes, each
- * starting with struct vitals_keyed), appended zeroed on first sight.
- * Records move when the array grows: keep indexes, not pointers, across
- * calls.  NULL when out of memory.
+ * The record keyed (ts, name) in the array whose pointer, of any type, is
+ * at arrayp (&state->vitals; a void ** as well) of *n records of size
+ * bytes, each starting with struct vitals_keyed, appended zeroed on first
+ * sight.  Records move when the array grows: keep
+ * indexes, not pointers, across calls.  NULL when out of memory.
  */
 static inline void *
-vitals_keyed_get(void **v, uint32_t *n, size_t size, uint32_t ts,
+vitals_keyed_get(void *arrayp, uint32_t *n, size_t size, uint32_t ts,
     const char *name)
 {
 	struct vitals_keyed *k;
-	char *p;
+	char *v, *p;
 	uint32_t i;
 
+	/* The array's pointer, whatever its type, is read and written as
+	 * bytes. */
+	memcpy(&v, arrayp, sizeof(v));
 	for (i = 0; i < *n; i++) {
-		k = (struct vitals_keyed *)((char *)*v + i * size);
+		k = (struct vitals_keyed *)(v + i * size);
 		if (k->timescale_s == ts && strcmp(k->name, name) == 0)
 			return k;
 	}
-	if ((p = realloc(*v, (i + 1) * size)) == NULL)
+	if ((p = realloc(v, (i + 1) * size)) == NULL)
 		return NULL;
-	*v = p;
+	memcpy(arrayp, &p, sizeof(p));
 	k = memset(p + i * size, 0, size);
 	k->timescale_s = ts;
 	if ((k->name = strdup(name)) == NULL)
 		return NULL;
 	(*n)++;
 	return k;
+}
+
+/*
+ * Free the n records of size bytes at v that vitals_keyed_get() grew: each
+ * one's name, then the array.  What else a record owns is freed first.
+ */
+static inline void
+vitals_keyed_free(void *v, uint32_t n, size_t size)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		free(((struct vitals_keyed *)((char *)v + i * size))->name);
+	free(v);
 }
 
 /* Opaque handles owned by the core. */
@@ -420,6 +466,20 @@ struct vitals_plugin {
 	uint32_t scope; /* a filter's VITALS_SCOPE_*; 0 (HOST) otherwise */
 };
 
+/*
+ * The first members of a descriptor: the ABI the plugin is built with, its
+ * kind (VITALS_PLUGIN_*) and its config block's type, so that the rest of
+ * the descriptor, from .name on, is the plugin's own:
+ *
+ *	const struct vitals_plugin vitals_plugin = {
+ *		VITALS_PLUGIN_HEAD(VITALS_PLUGIN_FILTER, struct ewma_config),
+ *		.name = "ewma",
+ *		...
+ */
+#define VITALS_PLUGIN_HEAD(kind_, config_type) \
+	.abi_major = VITALS_ABI_MAJOR, .abi_minor = VITALS_ABI_MINOR, \
+	.kind = (kind_), .config_size = sizeof(config_type)
+
 /* Global settings, read-only, as the core parsed them. */
 struct vitals_settings {
 	const char *host;         /* host name written into epochs */
@@ -472,6 +532,35 @@ vitals_init_check(struct vitals_ctx *ctx,
 	if ((r = check(config, why, sizeof(why))) != 0)
 		vitals_error(ctx, "%s", why[0] != '\0' ? why : strerror(-r));
 	return r;
+}
+
+/*
+ * ABI minor 6.  For a plugin's check: whether every INT, DOUBLE, DURATION
+ * and SIZE option of table that has bounds (min < max) is within them in
+ * the config block, in table order, as the core checks a value it reads
+ * from YAML; a test or an embedder may fill the block without the table.
+ * Returns 0, or -EINVAL with "option 'KEY' is out of range" in why.
+ */
+int vitals_options_check(const struct vitals_option *table,
+    const void *config, char *why, size_t len);
+
+/*
+ * For init: vitals_init_check(), then a zeroed state of size bytes, the
+ * plugin's (its fini frees it).  Returns the state, or NULL with *rc set
+ * to check's negative errno or -ENOMEM.
+ */
+static inline void *
+vitals_init_state(struct vitals_ctx *ctx,
+    int (*check)(const void *config, char *why, size_t len),
+    const void *config, size_t size, int *rc)
+{
+	void *state;
+
+	if ((*rc = vitals_init_check(ctx, check, config)) != 0)
+		return NULL;
+	if ((state = calloc(1, size)) == NULL)
+		*rc = -ENOMEM;
+	return state;
 }
 
 /*
@@ -572,6 +661,23 @@ int vitals_metric_put(struct vitals_ctx *ctx, const char *name,
  * epoch of the queue being looked at.  Returns 0 or -ENOMEM.
  */
 int vitals_finding_emit(struct vitals_ctx *ctx, const struct vitals_finding *f);
+
+/*
+ * Filter: emit finding f as one of q: at q's timescale, ending where q's
+ * newest epoch ends, from f's start_ns as the caller set it (the newest
+ * epoch's start, or an incident's).  f is copied.  Returns 0 or -ENOMEM.
+ */
+static inline int
+vitals_queue_emit(struct vitals_ctx *ctx, const struct vitals_queue *q,
+    const struct vitals_finding *f)
+{
+	const struct vitals_epoch *ep = vitals_queue_newest(q);
+	struct vitals_finding g = *f;
+
+	g.end_ns = ep->start_ns + ep->length_ns;
+	g.timescale_s = q->timescale_s;
+	return vitals_finding_emit(ctx, &g);
+}
 
 /*
  * Filter: emit one point of a derived series, such as a score the filter
