@@ -1271,19 +1271,29 @@ rules_sig(uint32_t sig)
 	return -1;
 }
 
+/* A signal the kernel raised itself (si_code SI_KERNEL: the OOM killer). */
+#define RULES_SI_KERNEL 0x80
+
+/* The last fatal signal aimed at a vanished process. */
+struct rules_sig_seen {
+	int k; /* its index in rules_sigs, or -1: none */
+	int kernel; /* raised by the kernel, not sent by a process */
+	uint64_t sender; /* the sending pid; 0: the kernel, or not recorded */
+};
+
 /*
- * Fatal signals aimed at one of pid[] in v: "SIGKILL from pid 1, ...".
- * Returns the index in rules_sigs of the last one, or -1.
+ * Fatal signals aimed at one of pid[] in v, appended to buf: "SIGKILL
+ * from pid 1, SIGKILL from the kernel"; the last one is kept in *last.
  */
-static int
+static void
 rules_signals(const struct rules_view *v, const uint32_t *pid, uint32_t npid,
-    char *buf, size_t len, uint32_t *nsig)
+    char *buf, size_t len, uint32_t *nsig, struct rules_sig_seen *last)
 {
 	const struct vitals_vital_epoch *ve = v->ve[RULES_SIGNAL];
 	const struct vitals_sample *s;
 	size_t used = strlen(buf);
 	uint32_t i, j;
-	int k, last = -1;
+	int k, kernel;
 
 	for (i = 0; ve != NULL && i < ve->nsamples; i++) {
 		s = &ve->samples[i];
@@ -1291,15 +1301,21 @@ rules_signals(const struct rules_view *v, const uint32_t *pid, uint32_t npid,
 			;
 		if (j == npid || (k = rules_sig(s->op)) < 0)
 			continue;
-		last = k;
+		kernel = s->args[0] == RULES_SI_KERNEL;
+		*last = (struct rules_sig_seen){ k, kernel, s->args[1] };
 		if ((*nsig)++ < RULES_NAMED && used < len) {
-			snprintf(buf + used, len - used, "%s%s from pid %llu",
-			    used ? ", " : "", rules_sigs[k].name,
-			    (unsigned long long)s->args[1]);
+			if (kernel)
+				snprintf(buf + used, len - used,
+				    "%s%s from the kernel", used ? ", " : "",
+				    rules_sigs[k].name);
+			else
+				snprintf(buf + used, len - used,
+				    "%s%s from pid %llu", used ? ", " : "",
+				    rules_sigs[k].name,
+				    (unsigned long long)s->args[1]);
 			used = strlen(buf);
 		}
 	}
-	return last;
 }
 
 static const char *
@@ -1362,10 +1378,12 @@ rules_last_calls(const struct rules_view *v, const char *exe, char *buf,
 
 /*
  * Why it may have gone, from its signals and last system calls, and how
- * grave that is: a crash is harm (crit), a SIGKILL a warning (the OOM
- * killer, or a forced stop), a request to stop (SIGTERM, SIGINT, SIGHUP,
- * SIGPIPE) or an exit is info, and so is a departure with neither seen:
- * exits are sampled, so most such processes just ended.
+ * grave that is: a crash is harm (crit); a SIGKILL the kernel raised (the
+ * OOM killer) or from a sender not recorded is a warning; a SIGKILL a
+ * process sent (kill -9, a service manager ending a stop that hung), a
+ * request to stop (SIGTERM, SIGINT, SIGHUP, SIGPIPE) or an exit is info,
+ * and so is a departure with neither seen: exits are sampled, so most
+ * such processes just ended.
  */
 static void
 rules_10_report(struct rules *r, struct rules_run *run, const char *exe,
@@ -1382,22 +1400,25 @@ rules_10_report(struct rules *r, struct rules_run *run, const char *exe,
 		.expected = r->cf->vanish_share,
 		.score = prominent,
 		.once = 1 };
+	struct rules_sig_seen last = { -1, 0, 0 };
 	char sigs[256] = "", calls[128], how[320];
-	int last, k, exited = 0;
+	int exited = 0;
 
-	last = rules_signals(before, pid, npid, sigs, sizeof(sigs), &nsig);
-	k = rules_signals(
-	    rules_newest(r, run), pid, npid, sigs, sizeof(sigs), &nsig);
-	if (k >= 0)
-		last = k;
+	rules_signals(before, pid, npid, sigs, sizeof(sigs), &nsig, &last);
+	rules_signals(rules_newest(r, run), pid, npid, sigs, sizeof(sigs),
+	    &nsig, &last);
 	rules_last_calls(before, exe, calls, sizeof(calls), &exited);
-	if (last >= 0) {
+	if (last.k >= 0) {
 		snprintf(how, sizeof(how), "%s (%s)",
-		    rules_sigs[last].crash ? "it crashed" : "it was killed",
+		    rules_sigs[last.k].crash ? "it crashed"
+		    : last.kernel            ? "it was killed by the kernel"
+					     : "it was killed",
 		    sigs);
-		o.severity = rules_sigs[last].crash   ? VITALS_SEV_CRIT
-		    : rules_sigs[last].sig == SIGKILL ? VITALS_SEV_WARN
-						      : VITALS_SEV_INFO;
+		if (rules_sigs[last.k].crash)
+			o.severity = VITALS_SEV_CRIT;
+		else if (rules_sigs[last.k].sig == SIGKILL &&
+		    (last.kernel || last.sender == 0))
+			o.severity = VITALS_SEV_WARN;
 	} else if (exited)
 		snprintf(how, sizeof(how), "it exited");
 	else

@@ -746,6 +746,7 @@ inj_grow_mid(struct tep_epoch *e, unsigned i)
 #define END_SEGV 2
 #define END_EXIT 3
 #define END_SYSCALLS 4 /* keeps making syscalls after epoch 5 */
+#define END_OOM 5 /* SIGKILL raised by the kernel */
 
 static void
 worker(struct tep_epoch *e, unsigned i, unsigned from, uint64_t cpu, int how)
@@ -789,6 +790,14 @@ worker(struct tep_epoch *e, unsigned i, unsigned from, uint64_t cpu, int how)
 			.label = SIGKILL,
 			.op = SIGKILL,
 			.args = { 0, 1, 4242 } });
+	/* The OOM killer's: si_code SI_KERNEL, no sending process. */
+	if (how == END_OOM && i == 6)
+		add(e, "signal",
+		    (struct tep_ev){ .exe = w,
+			.pid = 4242,
+			.label = SIGKILL,
+			.op = SIGKILL,
+			.args = { 0x80, 0, 4242 } });
 	if (how == END_SYSCALLS && i > 5)
 		add(e, "syscall",
 		    (struct tep_ev){ .exe = w,
@@ -802,6 +811,12 @@ static void
 inj_vanish_kill(struct tep_epoch *e, unsigned i)
 {
 	worker(e, i, 0, 1000, END_KILL);
+}
+
+static void
+inj_vanish_oom(struct tep_epoch *e, unsigned i)
+{
+	worker(e, i, 0, 1000, END_OOM);
 }
 
 static void
@@ -1025,11 +1040,15 @@ static const struct rcase cases[] = {
 		"60.0% of cache misses: its load is increasing" } },
 	{ "faults, middling misses", inj_grow_mid, 1, .want = NONE },
 	/* #10 */
-	{ "vanished, killed", inj_vanish_kill, 9,
-	    .want = { 10, 1, 6, 5, "/usr/bin/worker", NULL, WARN,
+	{ "vanished, killed by a process", inj_vanish_kill, 9,
+	    .want = { 10, 1, 6, 5, "/usr/bin/worker", NULL, INFO,
 		"/usr/bin/worker (pid 4242), prominent in 6 earlier "
 		"epochs, left no sample in any vital: it was killed "
 		"(SIGKILL from pid 1); its last system calls: 0, 1" } },
+	{ "vanished, killed by the kernel", inj_vanish_oom, 9,
+	    .want = { 10, 1, 6, 5, "/usr/bin/worker", NULL, WARN,
+		"left no sample in any vital: it was killed by the kernel "
+		"(SIGKILL from the kernel)" } },
 	{ "vanished, crashed", inj_vanish_segv, 9,
 	    .want = { 10, 1, 6, 5, "/usr/bin/worker", NULL, CRIT,
 		"it crashed (SIGSEGV from pid 4242)" } },
