@@ -105,12 +105,12 @@ extern "C" {
 /* The frame at file offset off (< 2^48) of module id. */
 #define VITALS_UFRAME(id, off) \
 	(((uint64_t)(id) + 1) << VITALS_UFRAME_SHIFT | \
-	    ((uint64_t)(off) & VITALS_UFRAME_OFF_MASK))
+	    (VITALS_UFRAME_OFF_MASK & (uint64_t)(off)))
 /* A frame's module id (int32_t), or -1 for a raw address. */
 #define VITALS_UFRAME_MODULE(v) \
 	((int32_t)((uint64_t)(v) >> VITALS_UFRAME_SHIFT) - 1)
 /* A frame's offset in its module (a raw address is returned as is). */
-#define VITALS_UFRAME_OFFSET(v) ((uint64_t)(v) & VITALS_UFRAME_OFF_MASK)
+#define VITALS_UFRAME_OFFSET(v) (VITALS_UFRAME_OFF_MASK & (uint64_t)(v))
 
 /* A list of strings filled from a YAML sequence; owned by the core. */
 struct vitals_strlist {
