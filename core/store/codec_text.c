@@ -31,6 +31,9 @@ struct ct_dec {
 	const char *p, *end;
 	struct vitals_epoch *e; /* the arena everything goes into */
 	uint32_t hca_size; /* of the vital being read */
+	int64_t format; /* 0 until "format" is read */
+	struct codec_tables *tabs; /* the compact form's (tabs_mem), or NULL */
+	struct codec_tables tabs_mem;
 };
 
 /* Kinds of scalar values. */
@@ -810,6 +813,179 @@ ct_hca(struct ct_dec *d, struct ct_vital *cv)
 	return 0;
 }
 
+/* ---- reading: the compact form ---- */
+
+/* An array of at most max integers into v; *n gets how many. */
+struct ct_ints {
+	int64_t *v;
+	size_t n, max;
+};
+
+static int
+ct_int_item(struct ct_dec *d, void *arg)
+{
+	struct ct_ints *a = arg;
+
+	if (a->n == a->max)
+		return CT_DECLINE;
+	return ct_integer(d, &a->v[a->n++]);
+}
+
+static int
+ct_ints(struct ct_dec *d, int64_t *v, size_t max, size_t *n)
+{
+	struct ct_ints a = { v, 0, max };
+	int r;
+
+	if ((r = ct_array(d, ct_int_item, &a)) != 0)
+		return r;
+	*n = a.n;
+	return 0;
+}
+
+/* A part's answer: what jansson's reader is to explain is declined. */
+static int
+ct_part(int r)
+{
+	return r == -EBADMSG ? CT_DECLINE : r;
+}
+
+static int
+ct_str_item(struct ct_dec *d, void *arg)
+{
+	const char **s;
+	struct ct_val v;
+	int r;
+
+	if ((r = ct_scalar(d, &v)) != 0)
+		return r;
+	if (v.type != CT_STR)
+		return CT_DECLINE;
+	if ((s = ct_vec_push(arg)) == NULL)
+		return -ENOMEM;
+	*s = v.s;
+	return 0;
+}
+
+static int
+ct_task_item(struct ct_dec *d, void *arg)
+{
+	struct codec_task *k;
+	const char *why;
+	int64_t v[6];
+	size_t n;
+	int r;
+
+	if ((r = ct_ints(d, v, 6, &n)) != 0)
+		return r;
+	if ((k = ct_vec_push(arg)) == NULL)
+		return -ENOMEM;
+	return ct_part(codec_task_make(d->tabs, v, n, k, &why));
+}
+
+static int
+ct_stack_item(struct ct_dec *d, void *arg)
+{
+	int64_t v[CODEC_STACK_NUMS];
+	struct codec_stack *k;
+	const char *why;
+	size_t n;
+	int r;
+
+	if ((r = ct_ints(d, v, CODEC_STACK_NUMS, &n)) != 0)
+		return r;
+	if ((k = ct_vec_push(arg)) == NULL)
+		return -ENOMEM;
+	return ct_part(codec_stack_make(d->e, d->tabs, v, n, k, &why));
+}
+
+/*
+ * Table k of the compact form ("strings", "tasks", "stacks", in that
+ * order), each item of size bytes read by fn, into the arena and
+ * *out, *n.
+ */
+static int
+ct_table(struct ct_dec *d, ct_item_fn fn, size_t size, void **out,
+    uint32_t *n)
+{
+	struct ct_vec v = { NULL, 0, 0, size };
+	int r;
+
+	if ((r = ct_array(d, fn, &v)) == 0)
+		r = ct_vec_keep(d, &v, out, n);
+	free(v.v);
+	return r;
+}
+
+/* One number of the HCA's [gap, value, ...]. */
+static int
+ct_gap_item(struct ct_dec *d, void *arg)
+{
+	struct ct_vital *cv = arg;
+	int64_t x;
+	int r;
+
+	if ((r = ct_integer(d, &x)) != 0)
+		return r;
+	if ((cv->hseen ^= 1) == 0) {
+		cv->hca[cv->prev++] = (uint64_t)x;
+		return 0;
+	}
+	if (x < 0 || (uint64_t)x >= cv->v->hca_size - (uint64_t)cv->prev)
+		return CT_DECLINE;
+	cv->prev += x;
+	return 0;
+}
+
+/* The HCA of the compact form: [gap, value, ...]. */
+static int
+ct_hca_gaps(struct ct_dec *d, struct ct_vital *cv)
+{
+	uint32_t m = cv->v->hca_size;
+	int r;
+
+	if (!ct_obj_has(&cv->o, "hca_size") || (m & (m - 1)) != 0 ||
+	    m > CODEC_HCA_MAX)
+		return CT_DECLINE;
+	if (m > 0 &&
+	    (cv->hca = epoch_alloc(d->e, (size_t)m * sizeof(*cv->hca))) ==
+		NULL)
+		return -ENOMEM;
+	cv->prev = 0;
+	cv->hseen = 0;
+	if ((r = ct_array(d, ct_gap_item, cv)) != 0)
+		return r;
+	if (cv->hseen != 0)
+		return CT_DECLINE;
+	cv->v->hca = cv->hca;
+	return 0;
+}
+
+/* A sample row of the compact form. */
+static int
+ct_row_item(struct ct_dec *d, void *arg)
+{
+	struct ct_vital *cv = arg;
+	struct vitals_sample s, *p;
+	int64_t row[CODEC_ROW_MAX];
+	const char *why;
+	size_t n;
+	int r;
+
+	if ((r = ct_ints(d, row, CODEC_ROW_MAX, &n)) != 0)
+		return r;
+	if (cv->samples->n >= UINT32_MAX)
+		return CT_DECLINE;
+	r = codec_row_make(d->tabs, cv->v, (void *)cv->samples->v,
+	    (uint32_t)cv->samples->n, row, n, &s, &why);
+	if (r != 0)
+		return ct_part(r);
+	if ((p = ct_vec_push(cv->samples)) == NULL)
+		return -ENOMEM;
+	*p = s;
+	return 0;
+}
+
 static int
 ct_vital_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 {
@@ -822,14 +998,18 @@ ct_vital_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 	if (ct_is(key, klen, "hca"))
 		return (r = ct_seen(&cv->o, cv->o.nfields + CT_V_HCA)) != 0
 		    ? r
-		    : ct_hca(d, cv);
+		    : d->tabs != NULL ? ct_hca_gaps(d, cv)
+				      : ct_hca(d, cv);
 	if (!ct_is(key, klen, "samples") ||
 	    (r = ct_seen(&cv->o, cv->o.nfields + CT_V_SAMPLES)) != 0 ||
 	    !ct_obj_has(&cv->o, "hca_size"))
 		return CT_DECLINE;
 	d->hca_size = cv->v->hca_size;
 	cv->samples->n = 0;
-	if ((r = ct_array(d, ct_sample_item, cv->samples)) != 0 ||
+	if (d->tabs != NULL)
+		d->tabs->prev_ts = d->e->start_ns;
+	if ((r = d->tabs != NULL ? ct_array(d, ct_row_item, cv)
+				 : ct_array(d, ct_sample_item, cv->samples)) != 0 ||
 	    (r = ct_vec_keep(d, cv->samples, &samples, &cv->v->nsamples)) != 0)
 		return r;
 	cv->v->samples = samples;
@@ -1000,15 +1180,46 @@ ct_modules(struct ct_dec *d, struct vitals_epoch *e)
 }
 
 enum { CT_E_FORMAT, CT_E_VITALS, CT_E_FINDINGS, CT_E_METRICS, CT_E_MODULES,
-	CT_E_N };
+	CT_E_STRINGS, CT_E_TASKS, CT_E_STACKS, CT_E_N };
+
+/*
+ * A table of the compact form: only there, after "format" and the
+ * tables before it (k - 1 is the one before, CT_E_STRINGS the first).
+ */
+static int
+ct_epoch_table(struct ct_dec *d, struct ct_obj *o, int k)
+{
+	struct codec_tables *t = d->tabs;
+	void *v;
+	int r;
+
+	if (t == NULL ||
+	    (k > CT_E_STRINGS && !(o->seen & CT_EXTRA(o, k - 1))))
+		return CT_DECLINE;
+	switch (k) {
+	case CT_E_STRINGS:
+		r = ct_table(d, ct_str_item, sizeof(char *), &v, &t->nstr);
+		t->str = v;
+		return r;
+	case CT_E_TASKS:
+		r = ct_table(d, ct_task_item, sizeof(struct codec_task), &v,
+		    &t->ntask);
+		t->task = v;
+		return r;
+	default:
+		r = ct_table(d, ct_stack_item, sizeof(struct codec_stack), &v,
+		    &t->nstack);
+		t->stack = v;
+		return r;
+	}
+}
 
 static int
 ct_epoch_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 {
 	static const char *const extra[CT_E_N] = { "format", "vitals",
-		"findings", "metrics", "modules" };
+		"findings", "metrics", "modules", "strings", "tasks", "stacks" };
 	struct ct_obj *o = arg;
-	int64_t format;
 	int r, k;
 
 	if ((r = ct_obj_field(d, o, key, klen)) != 0)
@@ -1019,10 +1230,25 @@ ct_epoch_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 		return CT_DECLINE;
 	switch (k) {
 	case CT_E_FORMAT:
-		if ((r = ct_integer(d, &format)) != 0)
+		if ((r = ct_integer(d, &d->format)) != 0)
 			return r;
-		return format == CODEC_FORMAT_FULL ? 0 : CT_DECLINE;
+		/* Vitals read before it were read as format 1's. */
+		if (d->format == CODEC_FORMAT_COMPACT &&
+		    !(o->seen & CT_EXTRA(o, CT_E_VITALS)))
+			d->tabs = &d->tabs_mem;
+		return d->format == CODEC_FORMAT_FULL || d->tabs != NULL
+		    ? 0
+		    : CT_DECLINE;
+	case CT_E_STRINGS:
+	case CT_E_TASKS:
+	case CT_E_STACKS:
+		return ct_epoch_table(d, o, k);
 	case CT_E_VITALS:
+		/* Rows need their tables and start_ns first. */
+		if ((d->tabs != NULL &&
+		    (!(o->seen & CT_EXTRA(o, CT_E_STACKS)) ||
+			!ct_obj_has(o, "start_ns"))))
+			return CT_DECLINE;
 		return ct_vitals(d, d->e);
 	case CT_E_FINDINGS:
 		return ct_findings(d, d->e);
@@ -1041,17 +1267,21 @@ ct_epoch_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 int
 codec_text_decode(const char *buf, size_t len, struct vitals_epoch **out)
 {
-	struct ct_dec d = { buf, buf + len, NULL, 0 };
+	struct ct_dec d;
 	struct ct_obj o;
 	int r;
 
+	memset(&d, 0, sizeof(d));
+	d.p = buf;
+	d.end = buf + len;
 	if ((d.e = epoch_new()) == NULL)
 		return -ENOMEM;
 	ct_obj_init(&o, codec_epoch_fields, d.e);
 	if ((r = ct_object(&d, ct_epoch_member, &o)) == 0 &&
 	    (r = ct_obj_done(&o,
 		 CT_EXTRA(&o, CT_E_FORMAT) | CT_EXTRA(&o, CT_E_VITALS) |
-		     CT_EXTRA(&o, CT_E_FINDINGS))) == 0) {
+		     CT_EXTRA(&o, CT_E_FINDINGS) |
+		     (d.tabs != NULL ? CT_EXTRA(&o, CT_E_STACKS) : 0))) == 0) {
 		ct_ws(&d);
 		r = d.p == d.end ? 0 : CT_DECLINE;
 	}
