@@ -397,7 +397,9 @@ engine_budget(struct engine *e)
 		w = want[i] < share ? want[i] : share;
 		left -= w < left ? w : left;
 		/* Room to grow: twice what it asked for, within its share. */
-		engine_vital_limit(v, (uint32_t)(2 * w < share ? 2 * w : share));
+		w = 2 * w < share ? 2 * w : share;
+		engine_vital_limit(v, (uint32_t)(w > ENGINE_BUDGET_MIN_SAMPLES
+			? w : ENGINE_BUDGET_MIN_SAMPLES));
 		if (want[i] > share) {
 			bound = 1;
 			if (v->shift < v->shift_max)
