@@ -1090,31 +1090,41 @@ END_TEST
 /* ---- the compact form ---- */
 
 /*
- * An epoch written in the compact form reads back, by both readers, as
- * its format 1 text does; the fast reader takes it whenever it takes
- * that text.
+ * e written in the compact form reads back, by both readers, as its
+ * format 1 text does, and the fast reader takes it whenever it takes that
+ * text (*fast: whether it did).  Returns the epoch read back (the
+ * caller's); *flen, *clen: the lengths of the two texts.
  */
-START_TEST(compact_round_trip)
+static struct vitals_epoch *
+compact_back(const struct vitals_epoch *e, size_t *flen, size_t *clen,
+    int *fast)
 {
-	struct vitals_epoch *e = rnd_epoch((uint64_t)_i + 30000);
 	struct vitals_epoch *a = NULL, *b = NULL;
 	char *full = NULL, *compact = NULL, err[256];
-	size_t flen = 0, clen = 0;
-	int fast;
 
-	ck_assert_int_eq(codec_text_encode(e, &full, &flen), 0);
-	ck_assert_int_eq(codec_compact_encode(e, &compact, &clen), 0);
+	ck_assert_int_eq(codec_text_encode(e, &full, flen), 0);
+	ck_assert_int_eq(codec_compact_encode(e, &compact, clen), 0);
 	ck_assert(strncmp(compact, "{\"format\":2,", 12) == 0);
-	fast = check_parse(full, flen);
-	ck_assert_int_eq(check_parse(compact, clen), fast);
-	ck_assert_int_eq(codec_epoch_parse(full, flen, &a, err, sizeof(err)), 0);
+	*fast = check_parse(full, *flen);
+	ck_assert_int_eq(check_parse(compact, *clen), *fast);
 	ck_assert_int_eq(
-	    codec_epoch_parse(compact, clen, &b, err, sizeof(err)), 0);
+	    codec_epoch_parse(full, *flen, &a, err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    codec_epoch_parse(compact, *clen, &b, err, sizeof(err)), 0);
 	check_epoch(a, b);
 	free(full);
 	free(compact);
 	vitals_epoch_free(a);
-	vitals_epoch_free(b);
+	return b;
+}
+
+START_TEST(compact_round_trip)
+{
+	struct vitals_epoch *e = rnd_epoch((uint64_t)_i + 30000);
+	size_t flen, clen;
+	int fast;
+
+	vitals_epoch_free(compact_back(e, &flen, &clen, &fast));
 	vitals_epoch_free(e);
 }
 END_TEST
@@ -1269,12 +1279,12 @@ START_TEST(compact_keeps_label_seen_once)
 	static const uint64_t frames[] = { 0xffffffff81000010ull,
 		0xffffffff81000200ull, VITALS_UFRAME(3, 0x1234) };
 	static const char *const names[] = { "do_syscall_64", "entry", "main" };
-	struct vitals_epoch *e = epoch_new(), *a = NULL, *b = NULL;
+	struct vitals_epoch *e = epoch_new(), *b;
 	struct vitals_vital_epoch *v;
 	struct vitals_sample *s;
-	char *full, *compact, err[256];
 	size_t flen, clen;
 	uint32_t i, n = 3000, once = 0, other = 0;
+	int fast;
 	uint64_t *hca;
 
 	ck_assert_ptr_nonnull(e);
@@ -1305,14 +1315,9 @@ START_TEST(compact_keeps_label_seen_once)
 		s[i].ksyms = i == 2222 ? NULL : names;
 		hca[s[i].slot] += s[i].weight;
 	}
-	ck_assert_int_eq(codec_text_encode(e, &full, &flen), 0);
-	ck_assert_int_eq(codec_compact_encode(e, &compact, &clen), 0);
+	b = compact_back(e, &flen, &clen, &fast);
+	ck_assert(fast);
 	ck_assert_uint_lt(clen * 4, flen); /* the repeats are short rows */
-	ck_assert(check_parse(compact, clen));
-	ck_assert_int_eq(codec_epoch_parse(full, flen, &a, err, sizeof(err)), 0);
-	ck_assert_int_eq(
-	    codec_epoch_parse(compact, clen, &b, err, sizeof(err)), 0);
-	check_epoch(a, b);
 	ck_assert_uint_eq(b->vitals[0].nsamples, n);
 	for (i = 0; i < n; i++) {
 		s = (struct vitals_sample *)&b->vitals[0].samples[i];
@@ -1323,9 +1328,6 @@ START_TEST(compact_keeps_label_seen_once)
 	}
 	ck_assert_uint_eq(once, 1);
 	ck_assert_uint_eq(other, 1);
-	free(full);
-	free(compact);
-	vitals_epoch_free(a);
 	vitals_epoch_free(b);
 	vitals_epoch_free(e);
 }

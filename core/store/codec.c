@@ -473,10 +473,14 @@ codec_hca_from(struct codec_dec *d, json_t *o, struct vitals_vital_epoch *v)
 	return 0;
 }
 
-/* o[key]: an array of objects, each decoded by fn into an arena array. */
+/*
+ * o[key]: an array of items (objects if objects), each decoded by fn into
+ * an arena array.
+ */
 static int
-codec_array_from(struct codec_dec *d, json_t *o, const char *key, size_t size,
-    codec_dec_fn fn, const void *arg, void **out, uint32_t *nout)
+codec_items_from(struct codec_dec *d, json_t *o, const char *key,
+    size_t size, codec_dec_fn fn, const void *arg, void **out, uint32_t *nout,
+    int objects)
 {
 	json_t *a, *item;
 	size_t i, n, mark, m;
@@ -492,7 +496,8 @@ codec_array_from(struct codec_dec *d, json_t *o, const char *key, size_t size,
 		return codec_nomem(d);
 	for (i = 0; i < n; i++) {
 		m = codec_enter(d, NULL, i);
-		if (!json_is_object(item = json_array_get(a, i)))
+		item = json_array_get(a, i);
+		if (objects && !json_is_object(item))
 			return codec_fail(d, NULL, "expected an object");
 		if ((r = fn(d, item, v + i * size, arg)) < 0)
 			return r;
@@ -502,6 +507,14 @@ codec_array_from(struct codec_dec *d, json_t *o, const char *key, size_t size,
 	*out = v;
 	*nout = (uint32_t)n;
 	return 0;
+}
+
+/* o[key]: an array of objects, each decoded by fn into an arena array. */
+static int
+codec_array_from(struct codec_dec *d, json_t *o, const char *key, size_t size,
+    codec_dec_fn fn, const void *arg, void **out, uint32_t *nout)
+{
+	return codec_items_from(d, o, key, size, fn, arg, out, nout, 1);
 }
 
 /* ---- the compact form (format 2) ---- */
@@ -568,38 +581,6 @@ codec_stack_item(struct codec_dec *d, json_t *o, void *item, const void *arg)
 	return codec_part(d, codec_stack_make(d->e, arg, v, n, item, &why), why);
 }
 
-/*
- * j's array key of items decoded by fn (which gets t), size bytes each;
- * like codec_array_from but for arrays, not objects.
- */
-static int
-codec_list_from(struct codec_dec *d, json_t *j, const char *key, size_t size,
-    codec_dec_fn fn, const struct codec_tables *t, void **out, uint32_t *nout)
-{
-	json_t *a;
-	size_t i, n, mark, m;
-	char *v;
-	int r;
-
-	if ((a = codec_get_array(d, j, key)) == NULL)
-		return -EBADMSG;
-	mark = codec_enter(d, key, 0);
-	if ((n = json_array_size(a)) > UINT32_MAX)
-		return codec_fail(d, NULL, "too many entries");
-	if ((v = epoch_alloc(d->e, n * size)) == NULL && n > 0)
-		return codec_nomem(d);
-	for (i = 0; i < n; i++) {
-		m = codec_enter(d, NULL, i);
-		if ((r = fn(d, json_array_get(a, i), v + i * size, t)) < 0)
-			return r;
-		codec_leave(d, m);
-	}
-	codec_leave(d, mark);
-	*out = v;
-	*nout = (uint32_t)n;
-	return 0;
-}
-
 /* "strings", "tasks" and "stacks" into t. */
 static int
 codec_tables_from(struct codec_dec *d, json_t *j, struct codec_tables *t)
@@ -607,14 +588,14 @@ codec_tables_from(struct codec_dec *d, json_t *j, struct codec_tables *t)
 	void *s, *k, *st;
 	int r;
 
-	if ((r = codec_list_from(d, j, "strings", sizeof(char *),
-		 codec_str_item, t, &s, &t->nstr)) < 0)
+	if ((r = codec_items_from(d, j, "strings", sizeof(char *),
+		 codec_str_item, t, &s, &t->nstr, 0)) < 0)
 		return r;
 	t->str = s;
-	if ((r = codec_list_from(d, j, "tasks", sizeof(struct codec_task),
-		 codec_task_item, t, &k, &t->ntask)) < 0 ||
-	    (r = codec_list_from(d, j, "stacks", sizeof(struct codec_stack),
-		 codec_stack_item, t, &st, &t->nstack)) < 0)
+	if ((r = codec_items_from(d, j, "tasks", sizeof(struct codec_task),
+		 codec_task_item, t, &k, &t->ntask, 0)) < 0 ||
+	    (r = codec_items_from(d, j, "stacks", sizeof(struct codec_stack),
+		 codec_stack_item, t, &st, &t->nstack, 0)) < 0)
 		return r;
 	t->task = k;
 	t->stack = st;

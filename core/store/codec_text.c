@@ -790,11 +790,11 @@ ct_hca_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 	return n == cv->v->hca_size ? 0 : CT_DECLINE;
 }
 
+/* The vital's HCA, zeroed in the arena, once hca_size was read. */
 static int
-ct_hca(struct ct_dec *d, struct ct_vital *cv)
+ct_hca_alloc(struct ct_dec *d, struct ct_vital *cv)
 {
 	uint32_t m = cv->v->hca_size;
-	int r;
 
 	/* hca_size comes first: it sizes the HCA and bounds its indexes. */
 	if (!ct_obj_has(&cv->o, "hca_size") || (m & (m - 1)) != 0 ||
@@ -804,6 +804,16 @@ ct_hca(struct ct_dec *d, struct ct_vital *cv)
 	    (cv->hca = epoch_alloc(d->e, (size_t)m * sizeof(*cv->hca))) ==
 		NULL)
 		return -ENOMEM;
+	return 0;
+}
+
+static int
+ct_hca(struct ct_dec *d, struct ct_vital *cv)
+{
+	int r;
+
+	if ((r = ct_hca_alloc(d, cv)) != 0)
+		return r;
 	cv->prev = -1;
 	if ((r = ct_object(d, ct_hca_member, cv)) != 0)
 		return r;
@@ -941,16 +951,10 @@ ct_gap_item(struct ct_dec *d, void *arg)
 static int
 ct_hca_gaps(struct ct_dec *d, struct ct_vital *cv)
 {
-	uint32_t m = cv->v->hca_size;
 	int r;
 
-	if (!ct_obj_has(&cv->o, "hca_size") || (m & (m - 1)) != 0 ||
-	    m > CODEC_HCA_MAX)
-		return CT_DECLINE;
-	if (m > 0 &&
-	    (cv->hca = epoch_alloc(d->e, (size_t)m * sizeof(*cv->hca))) ==
-		NULL)
-		return -ENOMEM;
+	if ((r = ct_hca_alloc(d, cv)) != 0)
+		return r;
 	cv->prev = 0;
 	cv->hseen = 0;
 	if ((r = ct_array(d, ct_gap_item, cv)) != 0)
