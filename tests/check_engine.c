@@ -283,8 +283,8 @@ START_TEST(test_disk_budget)
 	ck_assert_uint_lt(e->vitals[1].nsamples, 2048);
 	t = vitals_vital_threshold(v);
 	ck_assert_uint_gt(t, 2); /* it wanted more than its share */
-	/* Crowded: 40 labels crossing power after power, then one new one. */
-	emit_n(v, 0x1000, 40, 400000);
+	/* Crowded: 10 labels crossing power after power, then one new one. */
+	emit_n(v, 0x1000, 10, 400000);
 	memset(&ev, 0, sizeof(ev));
 	ev.label = 0xdead0000;
 	ev.weight = 1;
