@@ -3,7 +3,8 @@
  * The sketch engine: live vitals with double-buffered sketches, the emit
  * path probes call, the adaptive threshold (paper 4.1.3: t doubles when
  * the collector reaches its CPU or sample-memory high watermark and halves
- * at a boundary below the low one), and the closed-epoch view.
+ * at a boundary below the low one), the disk budget that bounds each
+ * vital's samples, and the closed-epoch view.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -151,7 +152,7 @@ engine_vital_name_ok(const char *name)
 	return 1;
 }
 
-static void engine_budget_open(struct engine *e, struct vitals_vital *v);
+static void engine_vital_limit(struct vitals_vital *v, uint32_t limit);
 
 static int
 engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
@@ -186,8 +187,9 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
 	if ((v->buf[0] = sketch_new(&p)) == NULL ||
 	    (v->buf[1] = sketch_new(&p)) == NULL)
 		return -ENOMEM;
+	/* Until its first boundary a vital has a few shares' worth. */
 	if (e->cfg->disk_budget > 0)
-		engine_budget_open(e, v);
+		engine_vital_limit(v, ENGINE_BUDGET_MIN_SAMPLES * 4);
 	return 0;
 }
 
@@ -338,14 +340,6 @@ engine_vital_limit(struct vitals_vital *v, uint32_t limit)
 	v->high_samples = v->limit - v->limit / 4;
 }
 
-/* A vital opened mid-epoch starts with the least the budget gives. */
-static void
-engine_budget_open(struct engine *e, struct vitals_vital *v)
-{
-	(void)e;
-	engine_vital_limit(v, ENGINE_BUDGET_MIN_SAMPLES * 4);
-}
-
 /*
  * Samples the budget leaves for the epoch starting: the budget less what
  * the counters and the rest took in the one that closed (counters change
@@ -369,13 +363,13 @@ engine_budget_samples(const struct engine *e)
  * each asked for in the epoch that closed (kept + dropped), smallest
  * first, none below ENGINE_BUDGET_MIN_SAMPLES (water-filling); a vital
  * that asked for more than its share has its t doubled, as the CPU
- * watermark does.  Returns whether any vital asked for more.
+ * watermark does.
  */
-static int
+static void
 engine_budget(struct engine *e)
 {
 	uint64_t want[ENGINE_MAX_VITALS], left, share, w;
-	uint32_t order[ENGINE_MAX_VITALS], n = e->nvitals, i, j, k, bound = 0;
+	uint32_t order[ENGINE_MAX_VITALS], n = e->nvitals, i, j, k;
 	struct vitals_vital *v;
 	struct sketch *s;
 
@@ -401,13 +395,9 @@ engine_budget(struct engine *e)
 		w = 2 * w < share ? 2 * w : share;
 		engine_vital_limit(v, (uint32_t)(w > ENGINE_BUDGET_MIN_SAMPLES
 			? w : ENGINE_BUDGET_MIN_SAMPLES));
-		if (want[i] > share) {
-			bound = 1;
-			if (v->shift < v->shift_max)
-				v->shift++;
-		}
+		if (want[i] > share && v->shift < v->shift_max)
+			v->shift++;
 	}
-	return bound;
 }
 
 /*
