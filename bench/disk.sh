@@ -71,7 +71,6 @@ run() {
 	kill -INT "$daemon"
 	wait "$daemon"
 	daemon=
-	grep -h 'disk budget' "$tmp/vitalsd-$1.log" | tail -3 >&2
 }
 
 if [ "$reuse" -eq 0 ]; then
