@@ -1,10 +1,26 @@
 # SPDX-License-Identifier: MIT
 # bench/churn.sh: the churn the long-run benches put a daemon under, to be
-# sourced.  churn_prepare DIR N makes N distinct executables under DIR/exe
+# sourced.  churn_tmp NAME makes $tmp, a directory under /var/tmp removed
+# at exit with the daemon $daemon stopped and the background jobs killed.
+# churn_prepare DIR N makes N distinct executables under DIR/exe
 # (copies of one small program, each its own inode, so its own exe id, path
 # and symbol cache entry); churn DIR N then runs forever a round of the
 # probe tests' workloads (a second each) and 100 short-lived processes of
 # those executables, in turn.  Run from the top of a built tree.
+
+churn_tmp() {
+	tmp=$(mktemp -d "/var/tmp/vitals-$1.XXXXXX") ||
+		{ echo "$1: cannot make a directory under /var/tmp" >&2; exit 1; }
+	daemon=
+	trap churn_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+churn_cleanup() {
+	[ -n "$daemon" ] && kill -INT "$daemon" 2>/dev/null && wait "$daemon"
+	jobs -p | xargs -r kill 2>/dev/null
+	rm -rf "$tmp"
+}
 
 churn_prepare() {
 	mkdir -p "$1/exe"

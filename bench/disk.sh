@@ -35,16 +35,8 @@ for v in "$minutes" "$epoch" "$exes"; do
 done
 [ -x bench/epochsize ] || { echo "disk: bench/epochsize is not built (make bench/epochsize)" >&2; exit 2; }
 
-tmp=$(mktemp -d /var/tmp/vitals-disk.XXXXXX) ||
-	{ echo "disk: cannot make a directory under /var/tmp" >&2; exit 1; }
-daemon=
-cleanup() {
-	[ -n "$daemon" ] && kill -INT "$daemon" 2>/dev/null && wait "$daemon"
-	jobs -p | xargs -r kill 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. "$src/bench/churn.sh"
+churn_tmp disk
 
 # run NAME CHURN: vitalsd for the minutes asked, its store into
 # bench/store-disk-NAME, with the churn running alongside if CHURN is 1.
@@ -78,7 +70,6 @@ if [ "$reuse" -eq 0 ]; then
 	for f in daemon/vitalsd tests/workloads/busy; do
 		[ -x "$f" ] || { echo "disk: $f is not built: run make and make check" >&2; exit 2; }
 	done
-	. "$src/bench/churn.sh"
 	churn_prepare "$tmp" "$exes"
 	run quiet 0
 	run churn 1

@@ -37,16 +37,8 @@ for f in daemon/vitalsd tests/workloads/busy; do
 	[ -x "$f" ] || { echo "soak: $f is not built: run scripts/build.sh and make check" >&2; exit 2; }
 done
 
-tmp=$(mktemp -d /var/tmp/vitals-soak.XXXXXX) ||
-	{ echo "soak: cannot make a directory under /var/tmp" >&2; exit 1; }
-daemon=
-cleanup() {
-	[ -n "$daemon" ] && kill -INT "$daemon" 2>/dev/null && wait "$daemon"
-	jobs -p | xargs -r kill 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. bench/churn.sh
+churn_tmp soak
 
 # The shipped file, with a short epoch and a data dir of its own.
 sed -e "s|^epoch: .*|epoch: ${epoch}s|" -e "s|^data_dir: .*|data_dir: $tmp/data|" \
@@ -55,7 +47,6 @@ export VITALS_PLUGIN_PATH="$top/probes:$top/filters:$top/outputs"
 daemon/vitalsd -c "$tmp/vitals.yaml" 2>"$tmp/vitalsd.log" &
 daemon=$!
 
-. bench/churn.sh
 churn_prepare "$tmp" "$exes"
 churn "$tmp" "$exes" &
 
