@@ -37,16 +37,8 @@ for f in daemon/vitalsd tests/workloads/busy; do
 	[ -x "$f" ] || { echo "soak: $f is not built: run scripts/build.sh and make check" >&2; exit 2; }
 done
 
-tmp=$(mktemp -d /var/tmp/vitals-soak.XXXXXX) ||
-	{ echo "soak: cannot make a directory under /var/tmp" >&2; exit 1; }
-daemon=
-cleanup() {
-	[ -n "$daemon" ] && kill -INT "$daemon" 2>/dev/null && wait "$daemon"
-	jobs -p | xargs -r kill 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+. bench/churn.sh
+churn_tmp soak
 
 # The shipped file, with a short epoch and a data dir of its own.
 sed -e "s|^epoch: .*|epoch: ${epoch}s|" -e "s|^data_dir: .*|data_dir: $tmp/data|" \
@@ -55,35 +47,8 @@ export VITALS_PLUGIN_PATH="$top/probes:$top/filters:$top/outputs"
 daemon/vitalsd -c "$tmp/vitals.yaml" 2>"$tmp/vitalsd.log" &
 daemon=$!
 
-# Distinct executables: copies of one small program under many names (each
-# its own inode, so its own exe id, path and symbol cache entry).
-mkdir -p "$tmp/exe"
-i=0
-while [ $i -lt "$exes" ]; do
-	cp tests/workloads/syscall_loop "$tmp/exe/prog$i"
-	i=$((i + 1))
-done
-
-# churn: forever, a round of the workloads (a second each) and 100
-# short-lived processes of the distinct executables, in turn.
-churn() {
-	n=0
-	while :; do
-		for w in busy pipe_sleeper runq page_toucher syscall_loop \
-		    signal_storm lock_contention; do
-			tests/workloads/$w 1 >/dev/null 2>&1
-		done
-		tests/workloads/fsync_writer 1 "$tmp" >/dev/null 2>&1
-		tests/workloads/udp_sender 1 512 0 >/dev/null 2>&1
-		k=0
-		while [ $k -lt 100 ]; do
-			"$tmp/exe/prog$(( (n * 100 + k) % exes ))" 0.001 >/dev/null 2>&1
-			k=$((k + 1))
-		done
-		n=$((n + 1))
-	done
-}
-churn &
+churn_prepare "$tmp" "$exes"
+churn "$tmp" "$exes" &
 
 # status FIELD: a field of the daemon's /proc status, in kB.
 status() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$daemon/status"; }

@@ -421,7 +421,7 @@ show_text(
 	return rc;
 }
 
-/* The whole epoch as JSON, in the store's own form. */
+/* The whole epoch as JSON, in format 1 (the API's, every sample whole). */
 static int
 show_json(const struct vitals_epoch *e)
 {

@@ -582,7 +582,7 @@ struct bad_case {
 
 static const struct bad_case bad_cases[] = {
 	{ "", "format", NULL, "format: missing" },
-	{ "", "format", "2", "format: unsupported" },
+	{ "", "format", "3", "format: unsupported" },
 	{ "", "host", "5", "host: expected a string" },
 	{ "", "start_ns", "\"x\"", "start_ns: expected an integer" },
 	{ "", "length_ns", "1.5", "length_ns: expected an integer" },

@@ -3,7 +3,8 @@
  * Unit tests for core/store/codec_text.c: the writer gives the bytes the
  * jansson tree writer it replaced gave (fixtures), the reader the epoch
  * jansson and codec_epoch_from_json give or declines, and codec_epoch_parse
- * answers mutated and broken documents exactly as they do.
+ * answers mutated and broken documents exactly as they do; the compact
+ * form reads back as format 1 does, and old files roll up with new ones.
  */
 #include <check.h>
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <vitals/aggregate.h>
 #include <vitals/store.h>
 #include <zlib.h>
 
@@ -1086,6 +1088,253 @@ START_TEST(round_trip)
 }
 END_TEST
 
+/* ---- the compact form ---- */
+
+/*
+ * e written in the compact form reads back, by both readers, as its
+ * format 1 text does, and the fast reader takes it whenever it takes that
+ * text (*fast: whether it did).  Returns the epoch read back (the
+ * caller's); *flen, *clen: the lengths of the two texts.
+ */
+static struct vitals_epoch *
+compact_back(const struct vitals_epoch *e, size_t *flen, size_t *clen,
+    int *fast)
+{
+	struct vitals_epoch *a = NULL, *b = NULL;
+	char *full = NULL, *compact = NULL, err[256];
+
+	ck_assert_int_eq(codec_text_encode(e, &full, flen), 0);
+	ck_assert_int_eq(codec_compact_encode(e, &compact, clen), 0);
+	ck_assert(strncmp(compact, "{\"format\":2,", 12) == 0);
+	*fast = check_parse(full, *flen);
+	ck_assert_int_eq(check_parse(compact, *clen), *fast);
+	ck_assert_int_eq(
+	    codec_epoch_parse(full, *flen, &a, err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    codec_epoch_parse(compact, *clen, &b, err, sizeof(err)), 0);
+	check_epoch(a, b);
+	free(full);
+	free(compact);
+	vitals_epoch_free(a);
+	return b;
+}
+
+START_TEST(compact_round_trip)
+{
+	struct vitals_epoch *e = rnd_epoch((uint64_t)_i + 30000);
+	size_t flen, clen;
+	int fast;
+
+	vitals_epoch_free(compact_back(e, &flen, &clen, &fast));
+	vitals_epoch_free(e);
+}
+END_TEST
+
+/* Fixture epochs: the shapes, then this many of the random ones. */
+#define NSTORED (NSHAPES + 8)
+
+/* Fixture epoch k's text (format 1), malloc'd. */
+static char *
+stored_text(int k, size_t *len)
+{
+	return k < NSHAPES ? fixture_line("shapes.jsonl", k, len)
+			   : fixture_line("random.jsonl.gz", k - NSHAPES, len);
+}
+
+/* Write data[0..len) to path, gzip'd first if gz. */
+static void
+write_file(const char *path, const void *data, size_t len, int gz)
+{
+	gzFile z;
+	FILE *f;
+
+	if (gz) {
+		ck_assert_ptr_nonnull(z = gzopen(path, "wb"));
+		ck_assert_int_eq(gzwrite(z, data, (unsigned)len), (int)len);
+		ck_assert_int_eq(gzclose(z), Z_OK);
+		return;
+	}
+	ck_assert_ptr_nonnull(f = fopen(path, "wb"));
+	ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/*
+ * Fixture epoch k as the file an older vitalsd left (its format 1 text,
+ * gzip'd: old) or as the store writes it now (vitals_epoch_encode's
+ * bytes of the same epoch, the compact form), read back with
+ * vitals_epoch_load; NULL for a fixture that is not a good epoch.
+ */
+static struct vitals_epoch *
+stored_load(const char *dir, int k, int old)
+{
+	struct vitals_epoch_file f;
+	struct vitals_epoch *e;
+	char path[512], err[256], *text, head[12];
+	size_t len;
+	gzFile z;
+
+	text = stored_text(k, &len);
+	/* Some fixtures are not epochs a reader takes (the writer's cases). */
+	if (codec_epoch_parse(text, len, &e, err, sizeof(err)) != 0) {
+		free(text);
+		return NULL;
+	}
+	vitals_epoch_free(e);
+	snprintf(path, sizeof(path), "%s/%s-%d.json.gz", dir,
+	    old ? "old" : "new", k);
+	if (old) {
+		write_file(path, text, len, 1);
+	} else {
+		ck_assert_int_eq(
+		    codec_epoch_parse(text, len, &e, err, sizeof(err)), 0);
+		ck_assert_int_eq(vitals_epoch_encode(e, &f, err, sizeof(err)), 0);
+		write_file(path, f.data, f.len, 0);
+		vitals_epoch_file_free(&f);
+		vitals_epoch_free(e);
+	}
+	free(text);
+	ck_assert_ptr_nonnull(z = gzopen(path, "rb"));
+	ck_assert_int_eq(gzread(z, head, sizeof(head)), (int)sizeof(head));
+	gzclose(z);
+	ck_assert(memcmp(head, old ? "{\"format\":1," : "{\"format\":2,",
+		      sizeof(head)) == 0);
+	ck_assert_msg(
+	    vitals_epoch_load(path, &e, err, sizeof(err)) == 0, "%s", err);
+	return e;
+}
+
+/* The rollup of v[0..n) as format 1 text, malloc'd. */
+static char *
+rollup_text(struct vitals_epoch *const *v, size_t n, size_t *len)
+{
+	struct vitals_epoch *r;
+	char *text;
+
+	ck_assert_int_eq(vitals_epoch_rollup((const struct vitals_epoch *const *)v,
+			     n, 0, 600, 0, &r), 0);
+	ck_assert_int_eq(codec_text_encode(r, &text, len), 0);
+	vitals_epoch_free(r);
+	return text;
+}
+
+/*
+ * Old files (the fixtures' format 1) load and roll up with new ones: the
+ * rollup of the epochs read from old files, from new files, and from a
+ * mix of both is the same epoch, every total and counter alike.
+ */
+START_TEST(compact_rolls_up_with_old)
+{
+	struct vitals_epoch *old[NSTORED], *new[NSTORED], *mix[NSTORED];
+	char dir[] = "/tmp/check_codec_text.XXXXXX", cmd[600];
+	char *a, *b, *c;
+	size_t la, lb, lc;
+	uint32_t i, j;
+	int k, n = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (k = 0; k < NSTORED; k++) {
+		if ((old[n] = stored_load(dir, k, 1)) == NULL)
+			continue;
+		new[n] = stored_load(dir, k, 0);
+		mix[n] = n % 2 ? old[n] : new[n];
+		check_epoch(old[n], new[n]);
+		n++;
+	}
+	ck_assert_int_ge(n, NSTORED / 2);
+	a = rollup_text(old, (size_t)n, &la);
+	b = rollup_text(new, (size_t)n, &lb);
+	c = rollup_text(mix, (size_t)n, &lc);
+	ck_assert(la == lb && memcmp(a, b, la) == 0);
+	ck_assert(la == lc && memcmp(a, c, la) == 0);
+	/* The totals, said plainly: every vital's events and weights. */
+	for (k = 0; k < n; k++)
+		for (i = 0; i < old[k]->nvitals; i++) {
+			ck_assert(old[k]->vitals[i].events ==
+			    new[k]->vitals[i].events);
+			ck_assert(old[k]->vitals[i].wsum ==
+			    new[k]->vitals[i].wsum);
+			for (j = 0; j < old[k]->vitals[i].hca_size; j++)
+				ck_assert(old[k]->vitals[i].hca[j] ==
+				    new[k]->vitals[i].hca[j]);
+		}
+	for (k = 0; k < n; k++) {
+		vitals_epoch_free(old[k]);
+		vitals_epoch_free(new[k]);
+	}
+	free(a);
+	free(b);
+	free(c);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/*
+ * A crowded epoch: a few labels crossing power after power on one path
+ * (short rows in the compact form) and, among them, a label seen once on
+ * the same path, and one seen once elsewhere; every sample reads back.
+ */
+START_TEST(compact_keeps_label_seen_once)
+{
+	static const uint64_t frames[] = { 0xffffffff81000010ull,
+		0xffffffff81000200ull, VITALS_UFRAME(3, 0x1234) };
+	static const char *const names[] = { "do_syscall_64", "entry", "main" };
+	struct vitals_epoch *e = epoch_new(), *b;
+	struct vitals_vital_epoch *v;
+	struct vitals_sample *s;
+	size_t flen, clen;
+	uint32_t i, n = 3000, once = 0, other = 0;
+	int fast;
+	uint64_t *hca;
+
+	ck_assert_ptr_nonnull(e);
+	e->host = "h";
+	e->start_ns = 1000;
+	e->length_ns = 60;
+	e->nvitals = 1;
+	e->vitals = v = epoch_alloc(e, sizeof(*v));
+	v->name = "syscall";
+	v->unit = "calls";
+	v->hca_size = 64;
+	v->hca = hca = epoch_alloc(e, 64 * sizeof(*hca));
+	v->nsamples = n;
+	v->samples = s = epoch_alloc(e, n * sizeof(*s));
+	for (i = 0; i < n; i++) {
+		s[i].ts_ns = 1000 + i * 7;
+		s[i].label = i == 1777 ? 0xdead : i == 2222 ? 0xbeef : i % 4;
+		s[i].weight = 1;
+		s[i].count = (uint64_t)1 << (i / 4 % 40);
+		s[i].slot = (uint32_t)(s[i].label % 64);
+		s[i].pid = s[i].tid = 42;
+		s[i].exe = "/bin/x";
+		s[i].comm = "x";
+		s[i].kstack = frames;
+		s[i].nkstack = i == 2222 ? 1 : 2;
+		s[i].ustack = frames + 2;
+		s[i].nustack = 1;
+		s[i].ksyms = i == 2222 ? NULL : names;
+		hca[s[i].slot] += s[i].weight;
+	}
+	b = compact_back(e, &flen, &clen, &fast);
+	ck_assert(fast);
+	ck_assert_uint_lt(clen * 4, flen); /* the repeats are short rows */
+	ck_assert_uint_eq(b->vitals[0].nsamples, n);
+	for (i = 0; i < n; i++) {
+		s = (struct vitals_sample *)&b->vitals[0].samples[i];
+		once += s->label == 0xdead && s->nkstack == 2 &&
+		    strcmp(s->ksyms[2], "main") == 0;
+		other += s->label == 0xbeef && s->nkstack == 1 &&
+		    s->ksyms == NULL && s->ts_ns == 1000 + 2222 * 7;
+	}
+	ck_assert_uint_eq(once, 1);
+	ck_assert_uint_eq(other, 1);
+	vitals_epoch_free(b);
+	vitals_epoch_free(e);
+}
+END_TEST
+
+
 static Suite *
 codec_text_suite(void)
 {
@@ -1102,6 +1351,9 @@ codec_text_suite(void)
 	tcase_add_test(r, decode_any_order);
 	tcase_add_loop_test(r, decode_mutations, 0, 20);
 	tcase_add_loop_test(r, round_trip, 0, 100);
+	tcase_add_loop_test(r, compact_round_trip, 0, 100);
+	tcase_add_test(r, compact_rolls_up_with_old);
+	tcase_add_test(r, compact_keeps_label_seen_once);
 	/*
 	 * Check's timeout is of wall time: a mutation run's 300 parses took
 	 * more than its default 4 s on a loaded machine (2 CPUs, load 20).

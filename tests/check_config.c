@@ -630,7 +630,7 @@ static const struct {
 	    NULL },
 	{ "sketch:\n  colour: red\n",
 	    ":2:3: unknown setting 'sketch.colour' "
-	    "(valid: %s, cpu_high, cpu_low, vitals)",
+	    "(valid: %s, cpu_high, cpu_low, disk_budget, vitals)",
 	    valid_sizes },
 	{ "sketch:\n  vitals: [cpu]\n",
 	    ":2:11: setting 'sketch.vitals': "

@@ -2,7 +2,8 @@
 /*
  * Unit tests for core/engine/engine.c: the epoch swap loses nothing under a
  * continuous stream, the adaptive threshold moves both ways, vitals are
- * shared by name, kernel-kept sketches load, and findings are copied.
+ * shared by name, kernel-kept sketches load, findings are copied, and the
+ * disk budget bounds the samples.
  */
 #include <check.h>
 #include <errno.h>
@@ -260,6 +261,53 @@ START_TEST(test_load_external)
 }
 END_TEST
 
+/*
+ * The disk budget bounds a vital's samples to its share, doubles t for
+ * the vital that wanted more, records that it bound, and a label seen
+ * once in an epoch crowded by others' crossings still gets its sample.
+ */
+START_TEST(test_disk_budget)
+{
+	struct vitals_vital *v, *q;
+	const struct vitals_epoch *e;
+	const struct vitals_vital_epoch *ve;
+	struct vitals_event ev;
+	uint64_t t;
+	uint32_t i, once = 0, k;
+
+	cfg->disk_budget = 6 * 1024;
+	ck_assert_int_eq(engine_vital_open(eng, "syscall", "calls", &v), 0);
+	ck_assert_int_eq(engine_vital_open(eng, "signal", "signals", &q), 0);
+	emit_n(v, 0x1000, 5000, 20000);
+	emit_n(q, 0x9000, 3, 3);
+	e = engine_close(eng, 2000, 0);
+	ck_assert_uint_lt(e->vitals[1].nsamples, 2048);
+	t = vitals_vital_threshold(v);
+	ck_assert_uint_gt(t, 2); /* it wanted more than its share */
+	/* Crowded: 10 labels crossing power after power, then one new one. */
+	emit_n(v, 0x1000, 10, 400000);
+	memset(&ev, 0, sizeof(ev));
+	ev.label = 0xdead0000;
+	ev.weight = 1;
+	vitals_emit(v, &ev);
+	emit_n(q, 0x9000, 3, 3);
+	e = engine_close(eng, 3000, 0);
+	ve = &e->vitals[1];
+	ck_assert_str_eq(ve->name, "syscall");
+	ck_assert_uint_lt(ve->nsamples, 200);
+	ck_assert_uint_gt(ve->samples_dropped, 0);
+	for (i = 0; i < ve->nsamples; i++)
+		once += ve->samples[i].label == 0xdead0000;
+	ck_assert_uint_eq(once, 1);
+	ck_assert_uint_eq(e->vitals[0].nsamples, 3); /* signal: all it had */
+	for (k = 0; k < e->nmetrics; k++)
+		if (strcmp(e->metrics[k].name, "vitals.disk_budget.samples") == 0)
+			break;
+	ck_assert_uint_lt(k, e->nmetrics);
+	ck_assert(e->metrics[k].last < 200);
+}
+END_TEST
+
 START_TEST(test_findings)
 {
 	struct vitals_finding f;
@@ -296,6 +344,7 @@ main(void)
 	tcase_add_test(tc, test_per_vital_sizes);
 	tcase_add_test(tc, test_load_external);
 	tcase_add_test(tc, test_findings);
+	tcase_add_test(tc, test_disk_budget);
 	suite_add_tcase(su, tc);
 	return testutil_run(su);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * An epoch as a jansson tree, for tests that look at single members of
- * what the store writes: the writer's text (codec_text_encode) read back.
+ * its format 1 text (codec_text_encode, the API's form) read back.
  */
 #ifndef VITALS_TESTS_EPOCH_JSON_H
 #define VITALS_TESTS_EPOCH_JSON_H

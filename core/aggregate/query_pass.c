@@ -131,11 +131,11 @@ query_part_cached(struct query *q, const struct query_ts *t,
 	return e;
 }
 
-/* The JSON text of a rollup. */
+/* The JSON text of a rollup, in the compact form the store writes. */
 static int
 query_epoch_encode(void *e, char **text, size_t *len)
 {
-	return codec_text_encode(e, text, len);
+	return codec_compact_encode(e, text, len);
 }
 
 static void

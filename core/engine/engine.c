@@ -3,7 +3,8 @@
  * The sketch engine: live vitals with double-buffered sketches, the emit
  * path probes call, the adaptive threshold (paper 4.1.3: t doubles when
  * the collector reaches its CPU or sample-memory high watermark and halves
- * at a boundary below the low one), and the closed-epoch view.
+ * at a boundary below the low one), the disk budget that bounds each
+ * vital's samples, and the closed-epoch view.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +17,20 @@
 #include "engine.h"
 #include "metric.h"
 #include "module.h"
+
+/*
+ * The disk budget's model of a stored epoch (the compact form, gzip'd),
+ * from epochs of vitalsd with the shipped configuration (bench/disk.sh):
+ * a sample costs 27 bytes among thousands, 50 among a few hundred, so
+ * 40; a nonzero counter one byte plus one per two digits of its value;
+ * the rest (header, metrics, findings) about 3 KiB.
+ */
+#define ENGINE_SAMPLE_BYTES 40
+#define ENGINE_EPOCH_BYTES 3072
+/* The metrics an epoch the budget bound has (see engine_budget_note). */
+#define ENGINE_BUDGET_METRIC "vitals.disk_budget"
+/* Samples a vital may keep whatever the budget: its first sightings. */
+#define ENGINE_BUDGET_MIN_SAMPLES 16
 
 /* Bitmap words to mark every module id VITALS_UFRAME can name. */
 #define ENGINE_MOD_WORDS ((VITALS_UFRAME_MAX_MODULES + 63) / 64)
@@ -137,6 +152,8 @@ engine_vital_name_ok(const char *name)
 	return 1;
 }
 
+static void engine_vital_limit(struct vitals_vital *v, uint32_t limit);
+
 static int
 engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
     const char *unit)
@@ -165,10 +182,14 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
 		v->shift = s < v->shift_min ? v->shift_min :
 		    s > v->shift_max ? v->shift_max : s;
 	}
+	v->limit = cs->max_samples;
 	v->high_samples = cs->max_samples - cs->max_samples / 4;
 	if ((v->buf[0] = sketch_new(&p)) == NULL ||
 	    (v->buf[1] = sketch_new(&p)) == NULL)
 		return -ENOMEM;
+	/* Until its first boundary a vital has a few shares' worth. */
+	if (e->cfg->disk_budget > 0)
+		engine_vital_limit(v, ENGINE_BUDGET_MIN_SAMPLES * 4);
 	return 0;
 }
 
@@ -282,6 +303,132 @@ engine_tick(struct engine *e)
 			e->vitals[i]->shift++;
 }
 
+/* Bytes a counter of value x is stored in (see ENGINE_SAMPLE_BYTES). */
+static uint64_t
+engine_counter_bytes(uint64_t x)
+{
+	uint64_t digits = 1;
+
+	while (x >= 10) {
+		x /= 10;
+		digits++;
+	}
+	return 1 + digits / 2;
+}
+
+/* The stored bytes of s's counters, as the budget's model has them. */
+static uint64_t
+engine_hca_bytes(const struct sketch *s)
+{
+	uint64_t n = 0;
+	uint32_t i;
+
+	for (i = 0; i < s->p.hca_size; i++)
+		if (s->hca[i] != 0)
+			n += engine_counter_bytes(s->hca[i]);
+	return n;
+}
+
+/* Set v's sample bound for the epoch now collecting, and its t mark. */
+static void
+engine_vital_limit(struct vitals_vital *v, uint32_t limit)
+{
+	struct sketch *s = v->buf[v->cur];
+
+	v->limit = limit < s->p.max_samples ? limit : s->p.max_samples;
+	s->limit = v->limit;
+	v->high_samples = v->limit - v->limit / 4;
+}
+
+/*
+ * Samples the budget leaves for the epoch starting: the budget less what
+ * the counters and the rest took in the one that closed (counters change
+ * slowly from epoch to epoch), at ENGINE_SAMPLE_BYTES each.
+ */
+static uint64_t
+engine_budget_samples(const struct engine *e)
+{
+	uint64_t fixed = ENGINE_EPOCH_BYTES;
+	uint32_t i;
+
+	for (i = 0; i < e->nvitals; i++)
+		fixed += e->vitals[i]->hca_bytes;
+	return e->cfg->disk_budget > fixed
+	    ? (e->cfg->disk_budget - fixed) / ENGINE_SAMPLE_BYTES
+	    : 0;
+}
+
+/*
+ * At the boundary, share the budget's samples among the vitals by what
+ * each asked for in the epoch that closed (kept + dropped), smallest
+ * first, none below ENGINE_BUDGET_MIN_SAMPLES (water-filling); a vital
+ * that asked for more than its share has its t doubled, as the CPU
+ * watermark does.
+ */
+static void
+engine_budget(struct engine *e)
+{
+	uint64_t want[ENGINE_MAX_VITALS], left, share, w;
+	uint32_t order[ENGINE_MAX_VITALS], n = e->nvitals, i, j, k;
+	struct vitals_vital *v;
+	struct sketch *s;
+
+	for (i = 0; i < n; i++) {
+		v = e->vitals[i];
+		s = v->buf[v->cur ^ 1];
+		v->hca_bytes = engine_hca_bytes(s);
+		want[i] = s->nsamples + s->samples_dropped;
+		for (j = i; j > 0 && want[order[j - 1]] > want[i]; j--)
+			order[j] = order[j - 1];
+		order[j] = i;
+	}
+	left = engine_budget_samples(e);
+	for (k = 0; k < n; k++) {
+		i = order[k];
+		v = e->vitals[i];
+		share = left / (n - k);
+		share = share > ENGINE_BUDGET_MIN_SAMPLES ? share
+							  : ENGINE_BUDGET_MIN_SAMPLES;
+		w = want[i] < share ? want[i] : share;
+		left -= w < left ? w : left;
+		/* Room to grow: twice what it asked for, within its share. */
+		w = 2 * w < share ? 2 * w : share;
+		engine_vital_limit(v, (uint32_t)(w > ENGINE_BUDGET_MIN_SAMPLES
+			? w : ENGINE_BUDGET_MIN_SAMPLES));
+		if (want[i] > share && v->shift < v->shift_max)
+			v->shift++;
+	}
+}
+
+/*
+ * Record in the closing epoch that the disk budget bound it: the samples
+ * it let the vitals keep, and those it made them drop (metrics
+ * ENGINE_BUDGET_METRIC.samples and .dropped).
+ */
+static void
+engine_budget_note(struct engine *e)
+{
+	uint64_t limit = 0, dropped = 0;
+	const struct sketch *s;
+	uint32_t i;
+	int bound = 0;
+
+	for (i = 0; i < e->nvitals; i++) {
+		s = e->vitals[i]->buf[e->vitals[i]->cur ^ 1];
+		limit += s->limit;
+		if (s->limit < s->p.max_samples && s->samples_dropped > 0) {
+			bound = 1;
+			dropped += s->samples_dropped;
+		}
+	}
+	if (!bound)
+		return;
+	metric_put(e->metrics, ENGINE_BUDGET_METRIC ".samples", "samples",
+	    (double)limit);
+	metric_put(e->metrics, ENGINE_BUDGET_METRIC ".dropped", "samples",
+	    (double)dropped);
+}
+
 /* At the boundary: halve t where the collector stayed under both low marks. */
 static void
 engine_adapt(struct engine *e, uint64_t cpu_ns, uint64_t len_ns)
@@ -295,8 +442,8 @@ engine_adapt(struct engine *e, uint64_t cpu_ns, uint64_t len_ns)
 	for (i = 0; i < e->nvitals; i++) {
 		v = e->vitals[i];
 		s = v->buf[v->cur ^ 1];
-		if (share < e->cfg->cpu_low &&
-		    s->nsamples < s->p.max_samples / 4 && v->shift > v->shift_min)
+		if (share < e->cfg->cpu_low && s->nsamples < v->limit / 4 &&
+		    v->shift > v->shift_min)
 			v->shift--;
 	}
 }
@@ -414,9 +561,12 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 	e->closed.cpu_ns = cpu;
 	e->closed.nvitals = e->nvitals;
 	e->closed.vitals = e->views;
+	engine_budget_note(e);
 	e->closed.nmetrics = metric_close(e->metrics, &e->closed.metrics);
 	engine_modules(e);
 	engine_adapt(e, cpu, e->closed.length_ns);
+	if (e->cfg->disk_budget > 0)
+		engine_budget(e);
 	engine_start(e, now_ns);
 	return &e->closed;
 }
@@ -601,7 +751,7 @@ engine_vital_full(const struct vitals_vital *v)
 {
 	const struct sketch *s = v->buf[v->cur];
 
-	return s->nsamples >= s->p.max_samples;
+	return s->nsamples >= s->limit;
 }
 
 int

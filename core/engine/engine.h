@@ -27,6 +27,8 @@ struct vitals_vital {
 	uint32_t shift_min;       /* configured initial t */
 	uint32_t shift_max;       /* adaptive t never exceeds 2^shift_max */
 	uint32_t high_samples;    /* sample count at which t doubles */
+	uint32_t limit;           /* samples this epoch may keep (disk budget) */
+	uint64_t hca_bytes;       /* stored bytes its counters took last epoch (estimate) */
 	uint64_t dropped;         /* events lost before the sketch, this epoch */
 	uint64_t closed_dropped;  /* the same, for the closed epoch */
 };

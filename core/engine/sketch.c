@@ -102,6 +102,7 @@ sketch_reset(struct sketch *s)
 	s->pool[0] = '\0';
 	s->pool_used = 1; /* offset 0 is the empty string */
 	s->nsamples = 0;
+	s->limit = s->p.max_samples;
 	s->events = 0;
 	s->wsum = 0;
 	s->samples_dropped = 0;
@@ -195,7 +196,7 @@ sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
 	char *comm;
 	uint32_t i, d;
 
-	if (s->nsamples == s->p.max_samples) {
+	if (s->nsamples >= s->limit) {
 		s->samples_dropped++;
 		return 2;
 	}
@@ -280,7 +281,7 @@ sketch_add(struct sketch *s, const struct vitals_event *ev, uint32_t shift)
 	 * more sample of a label already sampled is worth less than the first
 	 * sample of another (paper 4.1.3: no repetitive collection).
 	 */
-	if (s->nsamples >= s->p.max_samples - s->p.max_samples / 8) {
+	if (s->nsamples >= s->limit - s->limit / 8) {
 		s->samples_dropped++;
 		return 2;
 	}

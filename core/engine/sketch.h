@@ -31,6 +31,8 @@ struct sketch {
 	struct sketch_params p;
 	uint32_t seen_shift;    /* 64 - log2(seen_bits) */
 	uint32_t nsamples;      /* samples kept */
+	uint32_t limit;         /* samples kept at most this epoch, <= p.max_samples
+				 * (the engine's disk budget lowers it) */
 	uint64_t events;        /* events counted */
 	uint64_t wsum;          /* sum of weights */
 	uint64_t samples_dropped; /* sampled but not kept: memory full */
@@ -67,7 +69,7 @@ size_t sketch_bytes(const struct sketch_params *p);
  * decide whether to sample it: yes when the counter crossed a power of
  * 2^shift that is >= floor, or when the counter is >= floor and the label
  * has not been seen (at or above the floor) this epoch.  The last eighth
- * of the sample store only takes such first sightings.  Returns 1 if the
+ * of the sample store (up to limit) only takes such first sightings.  Returns 1 if the
  * event was kept as a sample, 2 if it should have been but the sample
  * store is full, 0 if it was only counted.
  */

@@ -697,6 +697,7 @@ enum {
 	SK_NSIZES,
 	SK_CPU_HIGH = SK_NSIZES,
 	SK_CPU_LOW,
+	SK_DISK_BUDGET,
 	SK_VITALS,
 	SK_NKEYS
 };
@@ -733,6 +734,11 @@ static const struct cfg_key cfg_sketch_keys[SK_NKEYS] = {
 			     offsetof(struct config, cpu_low), "0.0025", 0, 1),
 	    cfg_value, 0, 0,
 	    "a share of one CPU from 0 to cpu_high (e.g. 0.0025)" },
+	[SK_DISK_BUDGET] = { CFG_OPT_DEF("disk_budget", VITALS_OPT_SIZE,
+				 offsetof(struct config, disk_budget), "0",
+				 0, 0),
+	    cfg_value, 0, 0,
+	    "a size in bytes per epoch (e.g. 8K; 0: no budget)" },
 	[SK_VITALS] = { CFG_OPT("vitals", 0, 0, 0, 0), cfg_vitals, 0, 0,
 	    "a mapping of vital names to sketch sizes" },
 };

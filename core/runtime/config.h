@@ -67,6 +67,7 @@ struct config {
 	int log_level;           /* `log_level`: error|warn|info|debug -> VITALS_LOG_* */
 	double cpu_high;         /* `sketch.cpu_high`: share of one CPU, default 0.01 */
 	double cpu_low;          /* `sketch.cpu_low`, default 0.0025 */
+	uint64_t disk_budget;    /* `sketch.disk_budget`: stored bytes per epoch, default 0 = none (the shipped file: 8K) */
 	uint32_t queue_len;      /* `filter_queue`: epochs a filter sees, default 16 */
 	struct config_sketch sketch; /* `sketch:` defaults */
 	size_t nvital_sketch;    /* per-vital overrides, `sketch.vitals.NAME` */

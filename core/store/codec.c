@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <vitals/hash.h>
+
 #include "codec.h"
 
 #define CODEC_NS 1000000000ull
@@ -471,10 +473,14 @@ codec_hca_from(struct codec_dec *d, json_t *o, struct vitals_vital_epoch *v)
 	return 0;
 }
 
-/* o[key]: an array of objects, each decoded by fn into an arena array. */
+/*
+ * o[key]: an array of items (objects if objects), each decoded by fn into
+ * an arena array.
+ */
 static int
-codec_array_from(struct codec_dec *d, json_t *o, const char *key, size_t size,
-    codec_dec_fn fn, const void *arg, void **out, uint32_t *nout)
+codec_items_from(struct codec_dec *d, json_t *o, const char *key,
+    size_t size, codec_dec_fn fn, const void *arg, void **out, uint32_t *nout,
+    int objects)
 {
 	json_t *a, *item;
 	size_t i, n, mark, m;
@@ -490,7 +496,8 @@ codec_array_from(struct codec_dec *d, json_t *o, const char *key, size_t size,
 		return codec_nomem(d);
 	for (i = 0; i < n; i++) {
 		m = codec_enter(d, NULL, i);
-		if (!json_is_object(item = json_array_get(a, i)))
+		item = json_array_get(a, i);
+		if (objects && !json_is_object(item))
 			return codec_fail(d, NULL, "expected an object");
 		if ((r = fn(d, item, v + i * size, arg)) < 0)
 			return r;
@@ -502,14 +509,178 @@ codec_array_from(struct codec_dec *d, json_t *o, const char *key, size_t size,
 	return 0;
 }
 
+/* o[key]: an array of objects, each decoded by fn into an arena array. */
+static int
+codec_array_from(struct codec_dec *d, json_t *o, const char *key, size_t size,
+    codec_dec_fn fn, const void *arg, void **out, uint32_t *nout)
+{
+	return codec_items_from(d, o, key, size, fn, arg, out, nout, 1);
+}
+
+/* ---- the compact form (format 2) ---- */
+
+/* Array a's integers into v[0..max): 0 with *n, or -EBADMSG. */
+static int
+codec_ints_from(struct codec_dec *d, json_t *a, int64_t *v, size_t max,
+    size_t *n)
+{
+	size_t i;
+
+	if (!json_is_array(a))
+		return codec_fail(d, NULL, "expected an array");
+	if ((*n = json_array_size(a)) > max)
+		return codec_fail(d, NULL, "more than %zu numbers", max);
+	for (i = 0; i < *n; i++) {
+		if (!json_is_integer(json_array_get(a, i)))
+			return codec_fail(d, NULL, "expected integers");
+		v[i] = json_integer_value(json_array_get(a, i));
+	}
+	return 0;
+}
+
+/* A part's answer: its reason in err, at the path of the part. */
+static int
+codec_part(struct codec_dec *d, int r, const char *why)
+{
+	if (r == -ENOMEM)
+		return codec_nomem(d);
+	return r < 0 ? codec_fail(d, NULL, "%s", why) : 0;
+}
+
+/* One member of "strings". */
+static int
+codec_str_item(struct codec_dec *d, json_t *o, void *item, const void *arg)
+{
+	(void)arg;
+	return codec_string_from(d, o, item, 0);
+}
+
+static int
+codec_task_item(struct codec_dec *d, json_t *o, void *item, const void *arg)
+{
+	int64_t v[6];
+	const char *why = NULL;
+	size_t n;
+	int r;
+
+	if ((r = codec_ints_from(d, o, v, 6, &n)) < 0)
+		return r;
+	return codec_part(d, codec_task_make(arg, v, n, item, &why), why);
+}
+
+static int
+codec_stack_item(struct codec_dec *d, json_t *o, void *item, const void *arg)
+{
+	int64_t v[CODEC_STACK_NUMS];
+	const char *why = NULL;
+	size_t n;
+	int r;
+
+	if ((r = codec_ints_from(d, o, v, CODEC_STACK_NUMS, &n)) < 0)
+		return r;
+	return codec_part(d, codec_stack_make(d->e, arg, v, n, item, &why), why);
+}
+
+/* "strings", "tasks" and "stacks" into t. */
+static int
+codec_tables_from(struct codec_dec *d, json_t *j, struct codec_tables *t)
+{
+	void *s, *k, *st;
+	int r;
+
+	if ((r = codec_items_from(d, j, "strings", sizeof(char *),
+		 codec_str_item, t, &s, &t->nstr, 0)) < 0)
+		return r;
+	t->str = s;
+	if ((r = codec_items_from(d, j, "tasks", sizeof(struct codec_task),
+		 codec_task_item, t, &k, &t->ntask, 0)) < 0 ||
+	    (r = codec_items_from(d, j, "stacks", sizeof(struct codec_stack),
+		 codec_stack_item, t, &st, &t->nstack, 0)) < 0)
+		return r;
+	t->task = k;
+	t->stack = st;
+	return 0;
+}
+
+/* The HCA as [gap, value, ...]. */
+static int
+codec_hca_gaps_from(struct codec_dec *d, json_t *o,
+    struct vitals_vital_epoch *v)
+{
+	json_t *h, *g, *x;
+	uint64_t *hca;
+	uint64_t at = 0;
+	size_t i, mark;
+
+	if ((h = codec_get_array(d, o, "hca")) == NULL)
+		return -EBADMSG;
+	mark = codec_enter(d, "hca", 0);
+	if (json_array_size(h) % 2 != 0)
+		return codec_fail(d, NULL, "expected [gap, value, ...]");
+	hca = epoch_alloc(d->e, (size_t)v->hca_size * sizeof(*hca));
+	if (hca == NULL && v->hca_size > 0)
+		return codec_nomem(d);
+	for (i = 0; i < json_array_size(h); i += 2) {
+		g = json_array_get(h, i);
+		x = json_array_get(h, i + 1);
+		if (!json_is_integer(g) || !json_is_integer(x))
+			return codec_fail(d, NULL, "expected integers");
+		if (json_integer_value(g) < 0 ||
+		    (uint64_t)json_integer_value(g) >= v->hca_size - at)
+			return codec_fail(d, NULL,
+			    "a counter past hca_size (%u)", v->hca_size);
+		at += (uint64_t)json_integer_value(g);
+		hca[at++] = (uint64_t)json_integer_value(x);
+	}
+	codec_leave(d, mark);
+	v->hca = hca;
+	return 0;
+}
+
+/* The rows of "samples" of vital v. */
+static int
+codec_rows_from(struct codec_dec *d, json_t *o, struct vitals_vital_epoch *v,
+    struct codec_tables *t, uint64_t start_ns)
+{
+	struct vitals_sample *s;
+	int64_t row[CODEC_ROW_MAX];
+	const char *why = NULL;
+	size_t i, n, mark, m, k;
+	json_t *a;
+	int r;
+
+	if ((a = codec_get_array(d, o, "samples")) == NULL)
+		return -EBADMSG;
+	mark = codec_enter(d, "samples", 0);
+	if ((n = json_array_size(a)) > UINT32_MAX)
+		return codec_fail(d, NULL, "too many entries");
+	if ((s = epoch_alloc(d->e, n * sizeof(*s))) == NULL && n > 0)
+		return codec_nomem(d);
+	t->prev_ts = start_ns;
+	for (i = 0; i < n; i++) {
+		m = codec_enter(d, NULL, i);
+		if ((r = codec_ints_from(d, json_array_get(a, i), row,
+			 CODEC_ROW_MAX, &k)) < 0 ||
+		    (r = codec_part(d, codec_row_make(t, v, s, (uint32_t)i, row,
+			 k, &s[i], &why), why)) < 0)
+			return r;
+		codec_leave(d, m);
+	}
+	codec_leave(d, mark);
+	v->samples = s;
+	v->nsamples = (uint32_t)n;
+	return 0;
+}
+
+/* A vital; arg: the compact form's tables, NULL in format 1. */
 static int
 codec_vital_from(struct codec_dec *d, json_t *o, void *item, const void *arg)
 {
+	struct codec_tables *t = (struct codec_tables *)(uintptr_t)arg;
 	struct vitals_vital_epoch *v = item;
 	void *samples;
 	int r;
 
-	(void)arg;
 	if ((r = codec_fields_from_json(d, o, codec_vital_fields, v)) < 0)
 		return r;
 	if (v->name[0] == '\0')
@@ -521,6 +692,9 @@ codec_vital_from(struct codec_dec *d, json_t *o, void *item, const void *arg)
 	if (v->hca_size > CODEC_HCA_MAX)
 		return codec_fail(d, "hca_size", "%u is more than %u",
 		    v->hca_size, CODEC_HCA_MAX);
+	if (t != NULL)
+		return (r = codec_hca_gaps_from(d, o, v)) < 0 ? r :
+		    codec_rows_from(d, o, v, t, d->e->start_ns);
 	if ((r = codec_hca_from(d, o, v)) < 0)
 		return r;
 	if ((r = codec_array_from(d, o, "samples", sizeof(struct vitals_sample),
@@ -686,6 +860,7 @@ codec_modules_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 static int
 codec_epoch_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 {
+	struct codec_tables t, *tp = NULL;
 	json_t *f;
 	void *vitals, *findings;
 	int r;
@@ -694,12 +869,21 @@ codec_epoch_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 		return codec_fail(d, NULL, "expected an object");
 	if ((f = json_object_get(j, "format")) == NULL)
 		return codec_fail(d, "format", "missing");
-	if (!json_is_integer(f) || json_integer_value(f) != CODEC_FORMAT)
+	if (!json_is_integer(f) || (json_integer_value(f) != CODEC_FORMAT_FULL &&
+	    json_integer_value(f) != CODEC_FORMAT_COMPACT))
 		return codec_fail(d, "format",
-		    "unsupported (this reader knows format %d)", CODEC_FORMAT);
-	if ((r = codec_fields_from_json(d, j, codec_epoch_fields, e)) < 0 ||
-	    (r = codec_array_from(d, j, "vitals",
-		 sizeof(struct vitals_vital_epoch), codec_vital_from, NULL,
+		    "unsupported (this reader knows formats %d and %d)",
+		    CODEC_FORMAT_FULL, CODEC_FORMAT_COMPACT);
+	memset(&t, 0, sizeof(t));
+	if ((r = codec_fields_from_json(d, j, codec_epoch_fields, e)) < 0)
+		return r;
+	if (json_integer_value(f) == CODEC_FORMAT_COMPACT) {
+		if ((r = codec_tables_from(d, j, &t)) < 0)
+			return r;
+		tp = &t;
+	}
+	if ((r = codec_array_from(d, j, "vitals",
+		 sizeof(struct vitals_vital_epoch), codec_vital_from, tp,
 		 &vitals, &e->nvitals)) < 0 ||
 	    (r = codec_vitals_sort(d, vitals, e->nvitals)) < 0 ||
 	    (r = codec_array_from(d, j, "findings",
@@ -764,6 +948,182 @@ codec_epoch_parse(const char *buf, size_t len, struct vitals_epoch **out,
 	r = codec_epoch_from_json(j, out, err, errlen);
 	json_decref(j);
 	return r;
+}
+
+/* ---- the compact form's parts, for both readers ---- */
+
+/* v as a uint32_t: 0, or -EBADMSG with why. */
+static int
+codec_u32_of(int64_t v, uint32_t *out, const char **why)
+{
+	if (v < 0 || v > UINT32_MAX) {
+		*why = "a number out of range";
+		return -EBADMSG;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* A string index of t: 0, or -EBADMSG with why. */
+static int
+codec_str_of(const struct codec_tables *t, int64_t v, const char **out,
+    const char **why)
+{
+	if (v < 0 || v >= t->nstr) {
+		*why = "a string index out of range";
+		return -EBADMSG;
+	}
+	*out = t->str[v];
+	return 0;
+}
+
+int
+codec_task_make(const struct codec_tables *t, const int64_t *v, size_t n,
+    struct codec_task *out, const char **why)
+{
+	struct codec_task k;
+	int r;
+
+	if (n != 6) {
+		*why = "a task is 6 numbers";
+		return -EBADMSG;
+	}
+	if (v[1] < INT32_MIN || v[1] > INT32_MAX) {
+		*why = "a tid out of range";
+		return -EBADMSG;
+	}
+	if ((r = codec_u32_of(v[0], &k.pid, why)) < 0 ||
+	    (r = codec_u32_of(v[2], &k.uid, why)) < 0 ||
+	    (r = codec_u32_of(v[3], &k.exe_id, why)) < 0 ||
+	    (r = codec_str_of(t, v[4], &k.exe, why)) < 0 ||
+	    (r = codec_str_of(t, v[5], &k.comm, why)) < 0)
+		return r;
+	k.tid = (uint32_t)((int64_t)k.pid + v[1]);
+	*out = k;
+	return 0;
+}
+
+int
+codec_stack_make(struct vitals_epoch *e, const struct codec_tables *t,
+    const int64_t *v, size_t n, struct codec_stack *out, const char **why)
+{
+	uint64_t *f = NULL, prev = 0;
+	const char **names = NULL;
+	size_t m, i;
+	int named, r;
+
+	*why = "a stack does not hold its frames (and names)";
+	if (n < 1 || v[0] < 0 || v[0] > 2 * VITALS_STACK_MAX + 1)
+		return -EBADMSG;
+	named = (int)(v[0] & 1);
+	m = named ? (n - 1) / 2 : n - 1;
+	if ((named && ((n - 1) % 2 != 0 || m == 0)) ||
+	    (size_t)(v[0] >> 1) > m || m - (size_t)(v[0] >> 1) > VITALS_STACK_MAX)
+		return -EBADMSG;
+	if (m > 0 && (f = epoch_alloc(e, m * sizeof(*f))) == NULL)
+		return -ENOMEM;
+	/* Each side's first frame is from 0. */
+	for (i = 0; i < m; i++)
+		f[i] = prev = (i == (size_t)(v[0] >> 1) ? 0 : prev) +
+		    (uint64_t)v[1 + i];
+	if (named && (names = epoch_alloc(e, m * sizeof(*names))) == NULL)
+		return -ENOMEM;
+	for (i = 0; named && i < m; i++)
+		if ((r = codec_str_of(t, v[1 + m + i], &names[i], why)) < 0)
+			return r;
+	out->nk = (uint32_t)(v[0] >> 1);
+	out->nu = (uint32_t)(m - out->nk);
+	out->frames = f;
+	out->names = names;
+	return 0;
+}
+
+/* The entry a row names (0: the next not named yet, else index + 1). */
+static int
+codec_ref_of(int64_t v, uint32_t n, uint32_t *next, uint32_t *out,
+    const char **why)
+{
+	if (v == 0 && *next < n) {
+		*out = (*next)++;
+		return 0;
+	}
+	if (v > 0 && v <= *next) {
+		*out = (uint32_t)(v - 1);
+		return 0;
+	}
+	*why = "a row names a task or stack that is not in the table";
+	return -EBADMSG;
+}
+
+/* A full row's members after its time (CODEC_ROW_MAX numbers at most). */
+static int
+codec_row_full(struct codec_tables *t, const struct vitals_vital_epoch *v,
+    const int64_t *row, size_t n, struct vitals_sample *s, const char **why)
+{
+	const struct codec_task *k;
+	const struct codec_stack *st;
+	uint32_t ti, si, x, hashed = 0;
+	int r;
+
+	if ((r = codec_u32_of(row[4], &x, why)) < 0 ||
+	    (r = codec_u32_of(row[5], &s->op, why)) < 0 ||
+	    (r = codec_ref_of(row[6], t->ntask, &t->next_task, &ti, why)) < 0 ||
+	    (r = codec_ref_of(row[7], t->nstack, &t->next_stack, &si, why)) < 0)
+		return r;
+	k = &t->task[ti];
+	st = &t->stack[si];
+	s->label = (uint64_t)row[1];
+	s->weight = (uint64_t)row[2];
+	s->count = (uint64_t)row[3] + s->weight;
+	s->pid = k->pid;
+	s->tid = k->tid;
+	s->uid = k->uid;
+	s->exe_id = k->exe_id;
+	s->exe = k->exe;
+	s->comm = k->comm;
+	if (v->hca_size > 0)
+		hashed = (uint32_t)vitals_hash_label(s->label, s->exe_id,
+			     s->uid) & (v->hca_size - 1);
+	s->slot = x ^ hashed;
+	s->nkstack = st->nk;
+	s->nustack = st->nu;
+	s->kstack = st->nk > 0 ? st->frames : NULL;
+	s->ustack = st->nu > 0 ? st->frames + st->nk : NULL;
+	s->ksyms = st->names;
+	memcpy(s->args, row + 8, (n - 8) * sizeof(*row));
+	return 0;
+}
+
+int
+codec_row_make(struct codec_tables *t, const struct vitals_vital_epoch *v,
+    const struct vitals_sample *samples, uint32_t i, const int64_t *row,
+    size_t n, struct vitals_sample *out, const char **why)
+{
+	struct vitals_sample s;
+	int r;
+
+	memset(&s, 0, sizeof(s));
+	if (n == 3 || n == 4) {
+		if (row[1] < 1 || row[1] > i) {
+			*why = "a short row names no sample before it";
+			return -EBADMSG;
+		}
+		s = samples[i - row[1]];
+		s.count += (uint64_t)row[2];
+		if (n == 4)
+			s.weight = (uint64_t)row[3];
+	} else if (n < 8 || n > CODEC_ROW_MAX) {
+		*why = "a sample row is 3, 4 or 8 to 12 numbers";
+		return -EBADMSG;
+	} else if ((r = codec_row_full(t, v, row, n, &s, why)) < 0)
+		return r;
+	if (v->hca_size > 0 && s.slot >= v->hca_size) {
+		*why = "a slot out of range (hca_size)";
+		return -EBADMSG;
+	}
+	s.ts_ns = t->prev_ts += (uint64_t)row[0];
+	*out = s;
+	return 0;
 }
 
 /* ---- file names ---- */

@@ -11,8 +11,16 @@
 
 #include "epoch.h"
 
-/* Format version written into every epoch file ("format": N). */
-#define CODEC_FORMAT 1
+/*
+ * Format versions ("format": N): 1, the full form, each sample an object
+ * with its stacks and names (the API's and `vitals show --json`'s); 2,
+ * the compact form the store writes, strings and stacks in tables that
+ * samples name by index (codec_text.c describes it).  Both read.
+ */
+#define CODEC_FORMAT_FULL 1
+#define CODEC_FORMAT_COMPACT 2
+/* The format of the files the store writes. */
+#define CODEC_FORMAT CODEC_FORMAT_COMPACT
 /*
  * Largest HCA accepted when decoding (config allows 65536): a corrupt
  * hca_size must not make us allocate gigabytes.
@@ -46,6 +54,48 @@ extern const struct codec_field codec_sample_fields[];
 extern const struct codec_field codec_finding_fields[];
 extern const struct codec_field codec_metric_fields[];
 extern const struct codec_field codec_module_fields[];
+
+/* A task of the compact form's table; strings in the epoch's arena. */
+struct codec_task {
+	uint32_t pid, tid, uid, exe_id;
+	const char *exe, *comm;
+};
+
+/* A stack of the compact form's table, in the epoch's arena. */
+struct codec_stack {
+	uint32_t nk, nu;          /* kernel, user frames */
+	const uint64_t *frames;   /* nk kernel then nu user frames */
+	const char *const *names; /* nk + nu names, or NULL */
+};
+
+/* The compact form's tables as a reader has them so far. */
+struct codec_tables {
+	const char **str;
+	struct codec_task *task;
+	struct codec_stack *stack;
+	uint32_t nstr, ntask, nstack;
+	uint32_t next_task, next_stack; /* entries rows have named */
+	uint64_t prev_ts; /* the time of the vital's previous sample */
+};
+
+/*
+ * The parts of the compact form (codec_text.c describes it) from the
+ * numbers v[0..n) either reader collected, for both readers to check and
+ * build alike: a task, a stack (into e's arena), and sample i of vital v
+ * (samples[0..i) those before it).  Each returns 0, -EBADMSG with the
+ * reason in *why (a constant), or -ENOMEM.
+ */
+int codec_task_make(const struct codec_tables *t, const int64_t *v,
+    size_t n, struct codec_task *out, const char **why);
+int codec_stack_make(struct vitals_epoch *e, const struct codec_tables *t,
+    const int64_t *v, size_t n, struct codec_stack *out, const char **why);
+int codec_row_make(struct codec_tables *t, const struct vitals_vital_epoch *v,
+    const struct vitals_sample *samples, uint32_t i, const int64_t *row,
+    size_t n, struct vitals_sample *out, const char **why);
+
+/* Most numbers in a row of the compact form, and in a stack. */
+#define CODEC_ROW_MAX (8 + VITALS_NARGS)
+#define CODEC_STACK_NUMS (1 + 4 * VITALS_STACK_MAX)
 
 /* qsort orders of the epoch's tables: metrics by name, modules by id. */
 int codec_metric_cmp(const void *a, const void *b);
@@ -88,7 +138,7 @@ int codec_epoch_parse(const char *buf, size_t len, struct vitals_epoch **out,
 typedef int (*codec_sink_fn)(const char *buf, size_t n, void *arg);
 
 /*
- * Write an epoch (borrowed) as compact JSON text, without a JSON tree,
+ * Write an epoch (borrowed) as format 1 JSON text, without a JSON tree,
  * in chunks of at most 64 KiB to sink: the bytes the jansson tree writer
  * of format 1 wrote (json_dumps(tree, JSON_COMPACT)), strings that are
  * not UTF-8 with their bytes >= 0x80 as '?', metric names likewise
@@ -103,6 +153,16 @@ int codec_text_write(const struct vitals_epoch *e, codec_sink_fn sink,
  * *out (the caller's) and its length in *len, or -ENOMEM.
  */
 int codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len);
+
+/*
+ * The same epoch in the compact form (format 2), to sink or in one piece:
+ * as codec_text_write and codec_text_encode.  Decoded, it gives the epoch
+ * its format 1 text gives.
+ */
+int codec_compact_write(const struct vitals_epoch *e, codec_sink_fn sink,
+    void *arg);
+int codec_compact_encode(const struct vitals_epoch *e, char **out,
+    size_t *len);
 
 /*
  * Whether host (len bytes, which may hold a NUL) can name epoch files: no

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <vitals/hash.h>
+
 #include "codec.h"
 
 /* The reader's answer to anything it leaves to jansson. */
@@ -29,6 +31,9 @@ struct ct_dec {
 	const char *p, *end;
 	struct vitals_epoch *e; /* the arena everything goes into */
 	uint32_t hca_size; /* of the vital being read */
+	int64_t format; /* 0 until "format" is read */
+	struct codec_tables *tabs; /* the compact form's (tabs_mem), or NULL */
+	struct codec_tables tabs_mem;
 };
 
 /* Kinds of scalar values. */
@@ -785,11 +790,11 @@ ct_hca_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 	return n == cv->v->hca_size ? 0 : CT_DECLINE;
 }
 
+/* The vital's HCA, zeroed in the arena, once hca_size was read. */
 static int
-ct_hca(struct ct_dec *d, struct ct_vital *cv)
+ct_hca_alloc(struct ct_dec *d, struct ct_vital *cv)
 {
 	uint32_t m = cv->v->hca_size;
-	int r;
 
 	/* hca_size comes first: it sizes the HCA and bounds its indexes. */
 	if (!ct_obj_has(&cv->o, "hca_size") || (m & (m - 1)) != 0 ||
@@ -799,12 +804,189 @@ ct_hca(struct ct_dec *d, struct ct_vital *cv)
 	    (cv->hca = epoch_alloc(d->e, (size_t)m * sizeof(*cv->hca))) ==
 		NULL)
 		return -ENOMEM;
+	return 0;
+}
+
+static int
+ct_hca(struct ct_dec *d, struct ct_vital *cv)
+{
+	int r;
+
+	if ((r = ct_hca_alloc(d, cv)) != 0)
+		return r;
 	cv->prev = -1;
 	if ((r = ct_object(d, ct_hca_member, cv)) != 0)
 		return r;
 	if (cv->hseen != (1u << CT_H_N | 1u << CT_H_NZ))
 		return CT_DECLINE;
 	cv->v->hca = cv->hca;
+	return 0;
+}
+
+/* ---- reading: the compact form ---- */
+
+/* An array of at most max integers into v; *n gets how many. */
+struct ct_ints {
+	int64_t *v;
+	size_t n, max;
+};
+
+static int
+ct_int_item(struct ct_dec *d, void *arg)
+{
+	struct ct_ints *a = arg;
+
+	if (a->n == a->max)
+		return CT_DECLINE;
+	return ct_integer(d, &a->v[a->n++]);
+}
+
+static int
+ct_ints(struct ct_dec *d, int64_t *v, size_t max, size_t *n)
+{
+	struct ct_ints a = { v, 0, max };
+	int r;
+
+	if ((r = ct_array(d, ct_int_item, &a)) != 0)
+		return r;
+	*n = a.n;
+	return 0;
+}
+
+/* A part's answer: what jansson's reader is to explain is declined. */
+static int
+ct_part(int r)
+{
+	return r == -EBADMSG ? CT_DECLINE : r;
+}
+
+static int
+ct_str_item(struct ct_dec *d, void *arg)
+{
+	const char **s;
+	struct ct_val v;
+	int r;
+
+	if ((r = ct_scalar(d, &v)) != 0)
+		return r;
+	if (v.type != CT_STR)
+		return CT_DECLINE;
+	if ((s = ct_vec_push(arg)) == NULL)
+		return -ENOMEM;
+	*s = v.s;
+	return 0;
+}
+
+static int
+ct_task_item(struct ct_dec *d, void *arg)
+{
+	struct codec_task *k;
+	const char *why;
+	int64_t v[6];
+	size_t n;
+	int r;
+
+	if ((r = ct_ints(d, v, 6, &n)) != 0)
+		return r;
+	if ((k = ct_vec_push(arg)) == NULL)
+		return -ENOMEM;
+	return ct_part(codec_task_make(d->tabs, v, n, k, &why));
+}
+
+static int
+ct_stack_item(struct ct_dec *d, void *arg)
+{
+	int64_t v[CODEC_STACK_NUMS];
+	struct codec_stack *k;
+	const char *why;
+	size_t n;
+	int r;
+
+	if ((r = ct_ints(d, v, CODEC_STACK_NUMS, &n)) != 0)
+		return r;
+	if ((k = ct_vec_push(arg)) == NULL)
+		return -ENOMEM;
+	return ct_part(codec_stack_make(d->e, d->tabs, v, n, k, &why));
+}
+
+/*
+ * Table k of the compact form ("strings", "tasks", "stacks", in that
+ * order), each item of size bytes read by fn, into the arena and
+ * *out, *n.
+ */
+static int
+ct_table(struct ct_dec *d, ct_item_fn fn, size_t size, void **out,
+    uint32_t *n)
+{
+	struct ct_vec v = { NULL, 0, 0, size };
+	int r;
+
+	if ((r = ct_array(d, fn, &v)) == 0)
+		r = ct_vec_keep(d, &v, out, n);
+	free(v.v);
+	return r;
+}
+
+/* One number of the HCA's [gap, value, ...]. */
+static int
+ct_gap_item(struct ct_dec *d, void *arg)
+{
+	struct ct_vital *cv = arg;
+	int64_t x;
+	int r;
+
+	if ((r = ct_integer(d, &x)) != 0)
+		return r;
+	if ((cv->hseen ^= 1) == 0) {
+		cv->hca[cv->prev++] = (uint64_t)x;
+		return 0;
+	}
+	if (x < 0 || (uint64_t)x >= cv->v->hca_size - (uint64_t)cv->prev)
+		return CT_DECLINE;
+	cv->prev += x;
+	return 0;
+}
+
+/* The HCA of the compact form: [gap, value, ...]. */
+static int
+ct_hca_gaps(struct ct_dec *d, struct ct_vital *cv)
+{
+	int r;
+
+	if ((r = ct_hca_alloc(d, cv)) != 0)
+		return r;
+	cv->prev = 0;
+	cv->hseen = 0;
+	if ((r = ct_array(d, ct_gap_item, cv)) != 0)
+		return r;
+	if (cv->hseen != 0)
+		return CT_DECLINE;
+	cv->v->hca = cv->hca;
+	return 0;
+}
+
+/* A sample row of the compact form. */
+static int
+ct_row_item(struct ct_dec *d, void *arg)
+{
+	struct ct_vital *cv = arg;
+	struct vitals_sample s, *p;
+	int64_t row[CODEC_ROW_MAX];
+	const char *why;
+	size_t n;
+	int r;
+
+	if ((r = ct_ints(d, row, CODEC_ROW_MAX, &n)) != 0)
+		return r;
+	if (cv->samples->n >= UINT32_MAX)
+		return CT_DECLINE;
+	r = codec_row_make(d->tabs, cv->v, (void *)cv->samples->v,
+	    (uint32_t)cv->samples->n, row, n, &s, &why);
+	if (r != 0)
+		return ct_part(r);
+	if ((p = ct_vec_push(cv->samples)) == NULL)
+		return -ENOMEM;
+	*p = s;
 	return 0;
 }
 
@@ -820,14 +1002,18 @@ ct_vital_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 	if (ct_is(key, klen, "hca"))
 		return (r = ct_seen(&cv->o, cv->o.nfields + CT_V_HCA)) != 0
 		    ? r
-		    : ct_hca(d, cv);
+		    : d->tabs != NULL ? ct_hca_gaps(d, cv)
+				      : ct_hca(d, cv);
 	if (!ct_is(key, klen, "samples") ||
 	    (r = ct_seen(&cv->o, cv->o.nfields + CT_V_SAMPLES)) != 0 ||
 	    !ct_obj_has(&cv->o, "hca_size"))
 		return CT_DECLINE;
 	d->hca_size = cv->v->hca_size;
 	cv->samples->n = 0;
-	if ((r = ct_array(d, ct_sample_item, cv->samples)) != 0 ||
+	if (d->tabs != NULL)
+		d->tabs->prev_ts = d->e->start_ns;
+	if ((r = d->tabs != NULL ? ct_array(d, ct_row_item, cv)
+				 : ct_array(d, ct_sample_item, cv->samples)) != 0 ||
 	    (r = ct_vec_keep(d, cv->samples, &samples, &cv->v->nsamples)) != 0)
 		return r;
 	cv->v->samples = samples;
@@ -998,15 +1184,46 @@ ct_modules(struct ct_dec *d, struct vitals_epoch *e)
 }
 
 enum { CT_E_FORMAT, CT_E_VITALS, CT_E_FINDINGS, CT_E_METRICS, CT_E_MODULES,
-	CT_E_N };
+	CT_E_STRINGS, CT_E_TASKS, CT_E_STACKS, CT_E_N };
+
+/*
+ * A table of the compact form: only there, after "format" and the
+ * tables before it (k - 1 is the one before, CT_E_STRINGS the first).
+ */
+static int
+ct_epoch_table(struct ct_dec *d, struct ct_obj *o, int k)
+{
+	struct codec_tables *t = d->tabs;
+	void *v;
+	int r;
+
+	if (t == NULL ||
+	    (k > CT_E_STRINGS && !(o->seen & CT_EXTRA(o, k - 1))))
+		return CT_DECLINE;
+	switch (k) {
+	case CT_E_STRINGS:
+		r = ct_table(d, ct_str_item, sizeof(char *), &v, &t->nstr);
+		t->str = v;
+		return r;
+	case CT_E_TASKS:
+		r = ct_table(d, ct_task_item, sizeof(struct codec_task), &v,
+		    &t->ntask);
+		t->task = v;
+		return r;
+	default:
+		r = ct_table(d, ct_stack_item, sizeof(struct codec_stack), &v,
+		    &t->nstack);
+		t->stack = v;
+		return r;
+	}
+}
 
 static int
 ct_epoch_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 {
 	static const char *const extra[CT_E_N] = { "format", "vitals",
-		"findings", "metrics", "modules" };
+		"findings", "metrics", "modules", "strings", "tasks", "stacks" };
 	struct ct_obj *o = arg;
-	int64_t format;
 	int r, k;
 
 	if ((r = ct_obj_field(d, o, key, klen)) != 0)
@@ -1017,10 +1234,25 @@ ct_epoch_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 		return CT_DECLINE;
 	switch (k) {
 	case CT_E_FORMAT:
-		if ((r = ct_integer(d, &format)) != 0)
+		if ((r = ct_integer(d, &d->format)) != 0)
 			return r;
-		return format == CODEC_FORMAT ? 0 : CT_DECLINE;
+		/* Vitals read before it were read as format 1's. */
+		if (d->format == CODEC_FORMAT_COMPACT &&
+		    !(o->seen & CT_EXTRA(o, CT_E_VITALS)))
+			d->tabs = &d->tabs_mem;
+		return d->format == CODEC_FORMAT_FULL || d->tabs != NULL
+		    ? 0
+		    : CT_DECLINE;
+	case CT_E_STRINGS:
+	case CT_E_TASKS:
+	case CT_E_STACKS:
+		return ct_epoch_table(d, o, k);
 	case CT_E_VITALS:
+		/* Rows need their tables and start_ns first. */
+		if ((d->tabs != NULL &&
+		    (!(o->seen & CT_EXTRA(o, CT_E_STACKS)) ||
+			!ct_obj_has(o, "start_ns"))))
+			return CT_DECLINE;
 		return ct_vitals(d, d->e);
 	case CT_E_FINDINGS:
 		return ct_findings(d, d->e);
@@ -1039,17 +1271,21 @@ ct_epoch_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 int
 codec_text_decode(const char *buf, size_t len, struct vitals_epoch **out)
 {
-	struct ct_dec d = { buf, buf + len, NULL, 0 };
+	struct ct_dec d;
 	struct ct_obj o;
 	int r;
 
+	memset(&d, 0, sizeof(d));
+	d.p = buf;
+	d.end = buf + len;
 	if ((d.e = epoch_new()) == NULL)
 		return -ENOMEM;
 	ct_obj_init(&o, codec_epoch_fields, d.e);
 	if ((r = ct_object(&d, ct_epoch_member, &o)) == 0 &&
 	    (r = ct_obj_done(&o,
 		 CT_EXTRA(&o, CT_E_FORMAT) | CT_EXTRA(&o, CT_E_VITALS) |
-		     CT_EXTRA(&o, CT_E_FINDINGS))) == 0) {
+		     CT_EXTRA(&o, CT_E_FINDINGS) |
+		     (d.tabs != NULL ? CT_EXTRA(&o, CT_E_STACKS) : 0))) == 0) {
 		ct_ws(&d);
 		r = d.p == d.end ? 0 : CT_DECLINE;
 	}
@@ -1515,22 +1751,597 @@ ct_put_metrics(struct ct_buf *b, const struct vitals_epoch *e)
 	ct_put(b, "}", 1);
 }
 
-/* The whole epoch into b. */
+/* The vitals in the full form (format 1). */
 static void
-ct_put_epoch(struct ct_buf *b, const struct vitals_epoch *e)
+ct_put_vitals(struct ct_buf *b, const struct vitals_epoch *e)
 {
 	uint32_t i;
 
-	ct_put(b, "{\"format\":", 10);
-	ct_put_int(b, CODEC_FORMAT);
-	ct_put_fields(b, codec_epoch_fields, e, 1);
 	ct_put(b, ",\"vitals\":[", 11);
 	for (i = 0; e->vitals != NULL && i < e->nvitals; i++) {
 		if (i > 0)
 			ct_put(b, ",", 1);
 		ct_put_vital(b, &e->vitals[i]);
 	}
-	ct_put(b, "],\"findings\":[", 14);
+	ct_put(b, "]", 1);
+}
+
+/* ---- writing the compact form (format 2) ---- */
+
+/*
+ * The compact form (CODEC_FORMAT_COMPACT) holds each distinct string
+ * (exe paths, thread names, frame names), task and stack once, in
+ * tables before the vitals; a sample is a row of numbers naming them.
+ *
+ *   "strings": ["text", ...]
+ *   "tasks":   [[pid, tid - pid, uid, exe_id, exe, comm], ...]
+ *   "stacks":  [[2 * nk + named, frame, ..., name, ...], ...]
+ *
+ * exe and comm index strings.  A stack has its nk kernel then its user
+ * frames, each as the difference from the frame before it (the first
+ * from 0), then, if the sample had names (named 1), one string index
+ * per frame.
+ * Tables are in the order their entries are first named, and a row names
+ * an entry as 0 when it is the next not named yet, else as its index + 1.
+ * A vital's "hca" is [gap, value, ...] over its nonzero counters, gap
+ * the zeros skipped since the last; its "samples" rows are
+ *
+ *   [dts, label, weight, count - weight, slot ^ hashed, op, task, stack,
+ *    args without the trailing zeros]
+ *   [dts, back, count - its count(, weight)]
+ *
+ * dts the time since the vital's previous sample (the first: since the
+ * epoch's start), hashed the slot the label hashes to (so 0 for the
+ * engine's own samples).  The short row is a sample that repeats, but
+ * for its time, count and weight, the label's sample back rows before
+ * (the next crossing of a power of t on the same path): weight is left
+ * out when it is that sample's too.  Numbers are the int64 bit patterns
+ * of differences taken modulo 2^64.
+ */
+
+/* Fewest numbers in a full sample row (args may be cut to none). */
+#define CT_ROW_FULL 8
+/* Numbers in a task. */
+#define CT_TASK_N 6
+
+/* An open-addressed set of indexes into entries the caller keeps. */
+struct ct_set {
+	uint32_t *slot; /* entry index + 1; 0 = free */
+	uint32_t mask; /* slots - 1, slots a power of two */
+	uint32_t n; /* entries */
+};
+
+/* A distinct stack: frames and, if the sample had them, name indexes. */
+struct ct_stack {
+	uint64_t hash;
+	uint32_t nk, nu;
+	const uint64_t *k, *u;
+	uint32_t *names; /* nk + nu string indexes, or NULL */
+};
+
+/* A distinct task: pid, tid, uid, exe_id, exe and comm (string indexes). */
+struct ct_task {
+	uint64_t hash;
+	uint32_t v[CT_TASK_N];
+};
+
+/* The tables of one epoch being written, and each sample's entries. */
+struct ct_tabs {
+	struct ct_set strs, stks, tsks;
+	const char **str; /* distinct strings ("" for NULL) */
+	uint64_t *str_hash;
+	uint32_t nstr, str_cap;
+	struct ct_stack *stk;
+	uint32_t nstk, stk_cap;
+	struct ct_task *tsk;
+	uint32_t ntsk, tsk_cap;
+	uint32_t *row; /* per sample of every vital: its task, its stack */
+};
+
+static uint64_t
+ct_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *q = p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		h = (h ^ q[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Make room in s for one more entry (n * 2 below the slots); 0 or -ENOMEM. */
+static int
+ct_set_room(struct ct_set *s, const struct ct_tabs *t,
+    uint64_t (*entry_hash)(const struct ct_tabs *, uint32_t))
+{
+	uint32_t n, i, j, *slot;
+
+	if (s->slot != NULL && s->n * 2 < s->mask)
+		return 0;
+	n = s->slot != NULL ? (s->mask + 1) * 2 : 1024;
+	if ((slot = calloc(n, sizeof(*slot))) == NULL)
+		return -ENOMEM;
+	for (i = 0; s->slot != NULL && i <= s->mask; i++) {
+		if (s->slot[i] == 0)
+			continue;
+		j = (uint32_t)entry_hash(t, s->slot[i] - 1) & (n - 1);
+		while (slot[j] != 0)
+			j = (j + 1) & (n - 1);
+		slot[j] = s->slot[i];
+	}
+	free(s->slot);
+	s->slot = slot;
+	s->mask = n - 1;
+	return 0;
+}
+
+static uint64_t
+ct_str_hash(const struct ct_tabs *t, uint32_t i)
+{
+	return t->str_hash[i];
+}
+
+static uint64_t
+ct_stk_hash(const struct ct_tabs *t, uint32_t i)
+{
+	return t->stk[i].hash;
+}
+
+static uint64_t
+ct_tsk_hash(const struct ct_tabs *t, uint32_t i)
+{
+	return t->tsk[i].hash;
+}
+
+/* Make *v, of *cap items of size bytes, hold n + 1; 0 or -ENOMEM. */
+static int
+ct_vec_room(void *v, uint32_t *cap, uint32_t n, size_t size)
+{
+	uint32_t c = *cap ? *cap * 2 : 256;
+	void *p;
+
+	if (n < *cap)
+		return 0;
+	if ((p = realloc(*(void **)v, (size_t)c * size)) == NULL)
+		return -ENOMEM;
+	*(void **)v = p;
+	*cap = c;
+	return 0;
+}
+
+/* The index of string s (NULL is ""), added if new; or -ENOMEM. */
+static int64_t
+ct_str_index(struct ct_tabs *t, const char *s)
+{
+	uint32_t j, cap;
+	uint64_t h;
+
+	s = s != NULL ? s : "";
+	h = ct_hash_bytes(0xcbf29ce484222325ULL, s, strlen(s));
+	if (ct_set_room(&t->strs, t, ct_str_hash) != 0)
+		return -ENOMEM;
+	for (j = (uint32_t)h & t->strs.mask; t->strs.slot[j] != 0;
+	     j = (j + 1) & t->strs.mask)
+		if (t->str_hash[t->strs.slot[j] - 1] == h &&
+		    strcmp(t->str[t->strs.slot[j] - 1], s) == 0)
+			return t->strs.slot[j] - 1;
+	cap = t->str_cap;
+	if (ct_vec_room(&t->str_hash, &cap, t->nstr, sizeof(*t->str_hash)) ||
+	    ct_vec_room(&t->str, &t->str_cap, t->nstr, sizeof(*t->str)))
+		return -ENOMEM;
+	t->str[t->nstr] = s;
+	t->str_hash[t->nstr] = h;
+	t->strs.slot[j] = ++t->nstr;
+	t->strs.n++;
+	return t->nstr - 1;
+}
+
+/* Whether stack entries a and c hold the same frames and names. */
+static int
+ct_stack_eq(const struct ct_stack *a, const struct ct_stack *c)
+{
+	size_t nn = (size_t)c->nk + c->nu;
+
+	return a->hash == c->hash && a->nk == c->nk && a->nu == c->nu &&
+	    (a->nk == 0 || memcmp(a->k, c->k, a->nk * sizeof(*a->k)) == 0) &&
+	    (a->nu == 0 || memcmp(a->u, c->u, a->nu * sizeof(*a->u)) == 0) &&
+	    (a->names == NULL) == (c->names == NULL) &&
+	    (a->names == NULL ||
+		memcmp(a->names, c->names, nn * sizeof(*a->names)) == 0);
+}
+
+/* Sample s's stack (frames cut at the maximum) and its hash into c. */
+static int
+ct_stack_of(struct ct_tabs *t, const struct vitals_sample *s,
+    struct ct_stack *c, uint32_t *names)
+{
+	uint32_t i;
+	int64_t x;
+
+	memset(c, 0, sizeof(*c));
+	c->nk = s->kstack != NULL ? s->nkstack : 0;
+	c->nu = s->ustack != NULL ? s->nustack : 0;
+	c->nk = c->nk > VITALS_STACK_MAX ? VITALS_STACK_MAX : c->nk;
+	c->nu = c->nu > VITALS_STACK_MAX ? VITALS_STACK_MAX : c->nu;
+	c->k = s->kstack;
+	c->u = s->ustack;
+	c->hash = ct_hash_bytes(0xcbf29ce484222325ULL, &c->nk, sizeof(c->nk));
+	c->hash = ct_hash_bytes(c->hash, c->k, c->nk * sizeof(*c->k));
+	c->hash = ct_hash_bytes(c->hash, &c->nu, sizeof(c->nu));
+	c->hash = ct_hash_bytes(c->hash, c->u, c->nu * sizeof(*c->u));
+	if (s->ksyms == NULL || c->nk + c->nu == 0)
+		return 0;
+	for (i = 0; i < c->nk + c->nu; i++) {
+		x = ct_str_index(
+		    t, s->ksyms[i < c->nk ? i : s->nkstack + i - c->nk]);
+		if (x < 0)
+			return -ENOMEM;
+		names[i] = (uint32_t)x;
+	}
+	c->names = names;
+	c->hash = ct_hash_bytes(
+	    c->hash + 1, names, (c->nk + c->nu) * sizeof(*names));
+	return 0;
+}
+
+/* The stack index of sample s, added if new; or -ENOMEM. */
+static int64_t
+ct_stack_index(struct ct_tabs *t, const struct vitals_sample *s)
+{
+	uint32_t names[2 * VITALS_STACK_MAX], j;
+	struct ct_stack c;
+	size_t nn;
+
+	if (ct_stack_of(t, s, &c, names) != 0 ||
+	    ct_set_room(&t->stks, t, ct_stk_hash) != 0)
+		return -ENOMEM;
+	for (j = (uint32_t)c.hash & t->stks.mask; t->stks.slot[j] != 0;
+	     j = (j + 1) & t->stks.mask)
+		if (ct_stack_eq(&t->stk[t->stks.slot[j] - 1], &c))
+			return t->stks.slot[j] - 1;
+	if (ct_vec_room(&t->stk, &t->stk_cap, t->nstk, sizeof(*t->stk)))
+		return -ENOMEM;
+	if (c.names != NULL) {
+		nn = (size_t)c.nk + c.nu;
+		if ((c.names = malloc(nn * sizeof(*c.names))) == NULL)
+			return -ENOMEM;
+		memcpy(c.names, names, nn * sizeof(*c.names));
+	}
+	t->stk[t->nstk] = c;
+	t->stks.slot[j] = ++t->nstk;
+	t->stks.n++;
+	return t->nstk - 1;
+}
+
+/* The task index of sample s, added if new; or -ENOMEM. */
+static int64_t
+ct_task_index(struct ct_tabs *t, const struct vitals_sample *s)
+{
+	struct ct_task c;
+	int64_t x, y;
+	uint32_t j;
+
+	if ((x = ct_str_index(t, s->exe)) < 0 ||
+	    (y = ct_str_index(t, s->comm)) < 0 ||
+	    ct_set_room(&t->tsks, t, ct_tsk_hash) != 0)
+		return -ENOMEM;
+	c.v[0] = s->pid;
+	c.v[1] = s->tid;
+	c.v[2] = s->uid;
+	c.v[3] = s->exe_id;
+	c.v[4] = (uint32_t)x;
+	c.v[5] = (uint32_t)y;
+	c.hash = ct_hash_bytes(0xcbf29ce484222325ULL, c.v, sizeof(c.v));
+	for (j = (uint32_t)c.hash & t->tsks.mask; t->tsks.slot[j] != 0;
+	     j = (j + 1) & t->tsks.mask)
+		if (memcmp(t->tsk[t->tsks.slot[j] - 1].v, c.v, sizeof(c.v)) == 0)
+			return t->tsks.slot[j] - 1;
+	if (ct_vec_room(&t->tsk, &t->tsk_cap, t->ntsk, sizeof(*t->tsk)))
+		return -ENOMEM;
+	t->tsk[t->ntsk] = c;
+	t->tsks.slot[j] = ++t->ntsk;
+	t->tsks.n++;
+	return t->ntsk - 1;
+}
+
+static void
+ct_tabs_free(struct ct_tabs *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->nstk; i++)
+		free(t->stk[i].names);
+	free(t->strs.slot);
+	free(t->stks.slot);
+	free(t->tsks.slot);
+	free(t->str);
+	free(t->str_hash);
+	free(t->stk);
+	free(t->tsk);
+	free(t->row);
+}
+
+/* Fill t with e's strings, tasks and stacks and each sample's entries. */
+static int
+ct_tabs_build(struct ct_tabs *t, const struct vitals_epoch *e)
+{
+	const struct vitals_sample *s;
+	size_t n = 0, r = 0;
+	uint32_t i, j;
+	int64_t x, y;
+
+	for (i = 0; e->vitals != NULL && i < e->nvitals; i++)
+		n += e->vitals[i].samples != NULL ? e->vitals[i].nsamples : 0;
+	if (n > 0 && (t->row = malloc(n * 2 * sizeof(*t->row))) == NULL)
+		return -ENOMEM;
+	for (i = 0; e->vitals != NULL && i < e->nvitals; i++) {
+		s = e->vitals[i].samples;
+		for (j = 0; s != NULL && j < e->vitals[i].nsamples; j++) {
+			if ((x = ct_task_index(t, &s[j])) < 0 ||
+			    (y = ct_stack_index(t, &s[j])) < 0)
+				return -ENOMEM;
+			t->row[r++] = (uint32_t)x;
+			t->row[r++] = (uint32_t)y;
+		}
+	}
+	return 0;
+}
+
+/* ",n" for each of v[0..n), as differences from the one before. */
+static void
+ct_put_frames(struct ct_buf *b, const uint64_t *v, uint32_t n)
+{
+	uint64_t prev = 0;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		ct_put(b, ",", 1);
+		ct_put_int(b, (int64_t)(v[i] - prev));
+		prev = v[i];
+	}
+}
+
+/* "strings", "tasks" and "stacks", each with a leading comma. */
+static void
+ct_put_tabs(struct ct_buf *b, const struct ct_tabs *t)
+{
+	const struct ct_stack *k;
+	uint32_t i, j;
+
+	ct_put(b, ",\"strings\":[", 12);
+	for (i = 0; i < t->nstr; i++) {
+		if (i > 0)
+			ct_put(b, ",", 1);
+		ct_put_string(b, t->str[i]);
+	}
+	ct_put(b, "],\"tasks\":[", 11);
+	for (i = 0; i < t->ntsk; i++) {
+		ct_put(b, i > 0 ? ",[" : "[", i > 0 ? 2 : 1);
+		for (j = 0; j < CT_TASK_N; j++) {
+			if (j > 0)
+				ct_put(b, ",", 1);
+			ct_put_int(b, j == 1 ? (int64_t)(int32_t)(t->tsk[i].v[1] -
+							      t->tsk[i].v[0])
+					     : (int64_t)t->tsk[i].v[j]);
+		}
+		ct_put(b, "]", 1);
+	}
+	ct_put(b, "],\"stacks\":[", 12);
+	for (i = 0; i < t->nstk; i++) {
+		k = &t->stk[i];
+		ct_put(b, i > 0 ? ",[" : "[", i > 0 ? 2 : 1);
+		ct_put_int(b, 2 * (int64_t)k->nk + (k->names != NULL));
+		ct_put_frames(b, k->k, k->nk);
+		ct_put_frames(b, k->u, k->nu);
+		for (j = 0; k->names != NULL && j < k->nk + k->nu; j++) {
+			ct_put(b, ",", 1);
+			ct_put_int(b, k->names[j]);
+		}
+		ct_put(b, "]", 1);
+	}
+	ct_put(b, "]", 1);
+}
+
+/* Whether sample s (entries rs) repeats p (entries rp) as a short row. */
+static int
+ct_repeats(const struct vitals_sample *s, const uint32_t *rs,
+    const struct vitals_sample *p, const uint32_t *rp)
+{
+	return s->label == p->label && s->slot == p->slot && s->op == p->op &&
+	    rs[0] == rp[0] && rs[1] == rp[1] &&
+	    memcmp(s->args, p->args, sizeof(s->args)) == 0;
+}
+
+/*
+ * The index of the label's sample before s[i] if s[i] repeats it, else
+ * -1.  last maps labels to their latest sample (index + 1), mask + 1
+ * slots.
+ */
+static int64_t
+ct_repeat_of(const struct vitals_sample *s, const uint32_t *rows, uint32_t i,
+    uint32_t *last, uint32_t mask)
+{
+	uint32_t j = (uint32_t)vitals_hash_mix64(s[i].label) & mask, p;
+
+	for (; last[j] != 0; j = (j + 1) & mask) {
+		p = last[j] - 1;
+		if (s[p].label != s[i].label)
+			continue;
+		last[j] = i + 1;
+		if (!ct_repeats(&s[i], rows + 2 * i, &s[p], rows + 2 * p))
+			return -1;
+		return p;
+	}
+	last[j] = i + 1;
+	return -1;
+}
+
+/* How a row names table entry x: 0 for the next new one, else x + 1. */
+static uint32_t
+ct_ref(uint32_t x, uint32_t *next)
+{
+	if (x == *next) {
+		(*next)++;
+		return 0;
+	}
+	return x + 1;
+}
+
+/* The state of the rows being written: what "next" means in each table. */
+struct ct_rows {
+	const uint32_t *entry; /* the samples' task and stack indexes */
+	uint32_t next_task, next_stack;
+	uint32_t hca_size; /* of the vital */
+	uint64_t prev_ts;
+};
+
+/* A full sample row. */
+static void
+ct_put_full_row(struct ct_buf *b, const struct vitals_sample *s,
+    const uint32_t *r, struct ct_rows *w)
+{
+	uint32_t n = VITALS_NARGS, i, hashed = 0;
+	uint64_t u[CT_ROW_FULL - 1];
+
+	if (w->hca_size > 0)
+		hashed = (uint32_t)vitals_hash_label(s->label, s->exe_id,
+			     s->uid) & (w->hca_size - 1);
+	u[0] = s->label;
+	u[1] = s->weight;
+	u[2] = s->count - s->weight;
+	u[3] = s->slot ^ hashed;
+	u[4] = s->op;
+	u[5] = ct_ref(r[0], &w->next_task);
+	u[6] = ct_ref(r[1], &w->next_stack);
+	for (i = 0; i < CT_ROW_FULL - 1; i++) {
+		ct_put(b, ",", 1);
+		ct_put_int(b, (int64_t)u[i]);
+	}
+	while (n > 0 && s->args[n - 1] == 0)
+		n--;
+	for (i = 0; i < n; i++) {
+		ct_put(b, ",", 1);
+		ct_put_int(b, (int64_t)s->args[i]);
+	}
+}
+
+/* Sample s[i] as a row, short if it repeats s[p] (p >= 0). */
+static void
+ct_put_row(struct ct_buf *b, const struct vitals_sample *s, uint32_t i,
+    int64_t p, struct ct_rows *w)
+{
+	ct_put(b, "[", 1);
+	ct_put_int(b, (int64_t)(s[i].ts_ns - w->prev_ts));
+	w->prev_ts = s[i].ts_ns;
+	if (p < 0) {
+		ct_put_full_row(b, &s[i], w->entry + 2 * i, w);
+		ct_put(b, "]", 1);
+		return;
+	}
+	ct_put(b, ",", 1);
+	ct_put_int(b, (int64_t)i - p);
+	ct_put(b, ",", 1);
+	ct_put_int(b, (int64_t)(s[i].count - s[p].count));
+	if (s[i].weight != s[p].weight) {
+		ct_put(b, ",", 1);
+		ct_put_int(b, (int64_t)s[i].weight);
+	}
+	ct_put(b, "]", 1);
+}
+
+/* The HCA as [gap, value, ...] over its nonzero counters. */
+static void
+ct_put_hca_gaps(struct ct_buf *b, const struct vitals_vital_epoch *v)
+{
+	uint32_t i, gap = 0, n = 0;
+
+	ct_put(b, ",\"hca\":[", 8);
+	for (i = 0; v->hca != NULL && i < v->hca_size; i++) {
+		if (v->hca[i] == 0) {
+			gap++;
+			continue;
+		}
+		if (n++ > 0)
+			ct_put(b, ",", 1);
+		ct_put_int(b, gap);
+		ct_put(b, ",", 1);
+		ct_put_int(b, (int64_t)v->hca[i]);
+		gap = 0;
+	}
+	ct_put(b, "]", 1);
+}
+
+/* A vital in the compact form; w->entry: its samples' first entries. */
+static void
+ct_put_vital_compact(struct ct_buf *b, const struct vitals_vital_epoch *v,
+    struct ct_rows *w, uint64_t start_ns)
+{
+	const struct vitals_sample *s = v->samples;
+	uint32_t i, n = s != NULL ? v->nsamples : 0, mask = 15, *last;
+
+	while (mask < 2 * n)
+		mask = mask * 2 + 1;
+	if ((last = calloc(mask + 1, sizeof(*last))) == NULL) {
+		b->err = -ENOMEM;
+		return;
+	}
+	w->hca_size = v->hca_size;
+	w->prev_ts = start_ns;
+	ct_put(b, "{", 1);
+	ct_put_fields(b, codec_vital_fields, v, 0);
+	ct_put_hca_gaps(b, v);
+	ct_put(b, ",\"samples\":[", 12);
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			ct_put(b, ",", 1);
+		ct_put_row(b, s, i, ct_repeat_of(s, w->entry, i, last, mask), w);
+	}
+	ct_put(b, "]}", 2);
+	w->entry += 2 * (size_t)n;
+	free(last);
+}
+
+/* The tables, then the vitals, in the compact form. */
+static void
+ct_put_vitals_compact(struct ct_buf *b, const struct vitals_epoch *e)
+{
+	struct ct_rows w = { 0 };
+	struct ct_tabs t;
+	uint32_t i;
+	int r;
+
+	memset(&t, 0, sizeof(t));
+	if ((r = ct_tabs_build(&t, e)) != 0) {
+		b->err = r;
+		ct_tabs_free(&t);
+		return;
+	}
+	ct_put_tabs(b, &t);
+	ct_put(b, ",\"vitals\":[", 11);
+	w.entry = t.row;
+	for (i = 0; e->vitals != NULL && i < e->nvitals; i++) {
+		if (i > 0)
+			ct_put(b, ",", 1);
+		ct_put_vital_compact(b, &e->vitals[i], &w, e->start_ns);
+	}
+	ct_put(b, "]", 1);
+	ct_tabs_free(&t);
+}
+
+/* The whole epoch into b, in format (CODEC_FORMAT_*). */
+static void
+ct_put_epoch(struct ct_buf *b, const struct vitals_epoch *e, int format)
+{
+	uint32_t i;
+
+	ct_put(b, "{\"format\":", 10);
+	ct_put_int(b, format);
+	ct_put_fields(b, codec_epoch_fields, e, 1);
+	if (format == CODEC_FORMAT_COMPACT)
+		ct_put_vitals_compact(b, e);
+	else
+		ct_put_vitals(b, e);
+	ct_put(b, ",\"findings\":[", 13);
 	for (i = 0; e->findings != NULL && i < e->nfindings; i++) {
 		ct_put(b, i > 0 ? ",{" : "{", i > 0 ? 2 : 1);
 		ct_put_fields(b, codec_finding_fields, &e->findings[i], 0);
@@ -1547,35 +2358,30 @@ ct_put_epoch(struct ct_buf *b, const struct vitals_epoch *e)
 	ct_put(b, "]}", 2);
 }
 
-/*
- * e (borrowed) as compact JSON text, handed to sink in chunks of at most
- * CT_CHUNK bytes: 0, the sink's negative errno, or -ENOMEM.
- */
-int
-codec_text_write(const struct vitals_epoch *e, codec_sink_fn sink, void *arg)
+/* e (borrowed) in format to sink, CT_CHUNK bytes at a time. */
+static int
+ct_write(const struct vitals_epoch *e, int format, codec_sink_fn sink,
+    void *arg)
 {
 	struct ct_buf b = { NULL, 0, 0, 0, sink, arg };
 
 	if ((b.p = malloc(CT_CHUNK)) == NULL)
 		return -ENOMEM;
 	b.cap = CT_CHUNK;
-	ct_put_epoch(&b, e);
+	ct_put_epoch(&b, e, format);
 	if (b.err == 0)
 		ct_flush(&b);
 	free(b.p);
 	return b.err;
 }
 
-/*
- * e (borrowed) as compact JSON text: 0 with a malloc'd NUL-terminated
- * text (the caller's) in *out and its length in *len, or -ENOMEM.
- */
-int
-codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len)
+/* e (borrowed) in format as one malloc'd NUL-terminated text. */
+static int
+ct_encode(const struct vitals_epoch *e, int format, char **out, size_t *len)
 {
 	struct ct_buf b = { NULL, 0, 0, 0, NULL, NULL };
 
-	ct_put_epoch(&b, e);
+	ct_put_epoch(&b, e, format);
 	if (ct_room(&b, 1) != 0) {
 		free(b.p);
 		return b.err;
@@ -1584,4 +2390,41 @@ codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len)
 	*out = b.p;
 	*len = b.n;
 	return 0;
+}
+
+/*
+ * e (borrowed) as compact JSON text of format 1, handed to sink in
+ * chunks of at most CT_CHUNK bytes: 0, the sink's negative errno, or
+ * -ENOMEM.
+ */
+int
+codec_text_write(const struct vitals_epoch *e, codec_sink_fn sink, void *arg)
+{
+	return ct_write(e, CODEC_FORMAT_FULL, sink, arg);
+}
+
+/*
+ * e (borrowed) as compact JSON text of format 1: 0 with a malloc'd
+ * NUL-terminated text (the caller's) in *out and its length in *len, or
+ * -ENOMEM.
+ */
+int
+codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len)
+{
+	return ct_encode(e, CODEC_FORMAT_FULL, out, len);
+}
+
+/* The same in the compact form, to sink: as codec_text_write. */
+int
+codec_compact_write(
+    const struct vitals_epoch *e, codec_sink_fn sink, void *arg)
+{
+	return ct_write(e, CODEC_FORMAT_COMPACT, sink, arg);
+}
+
+/* The same in the compact form, in one piece: as codec_text_encode. */
+int
+codec_compact_encode(const struct vitals_epoch *e, char **out, size_t *len)
+{
+	return ct_encode(e, CODEC_FORMAT_COMPACT, out, len);
 }

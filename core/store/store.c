@@ -531,7 +531,7 @@ vitals_store_prepare(const char *data_dir, char *err, size_t errlen)
 	return r;
 }
 
-/* Where codec_text_write's output goes: a gzip stream into memory. */
+/* Where codec_compact_write's output goes: a gzip stream into memory. */
 struct store_sink {
 	z_stream z;
 	unsigned char *buf;
@@ -598,7 +598,7 @@ vitals_epoch_encode(const struct vitals_epoch *e,
 		store_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if ((r = codec_text_write(e, store_sink_write, &s)) == 0)
+	if ((r = codec_compact_write(e, store_sink_write, &s)) == 0)
 		r = store_deflate(&s, Z_FINISH);
 	if (r == 0 && (out->rel = strdup(rel)) == NULL)
 		r = -ENOMEM;

@@ -3,7 +3,8 @@
  * libFuzzer target: an epoch file's JSON text through both readers.  The
  * fast reader (codec_text_decode) may decline, but what it accepts
  * jansson's reader must accept too, and both must give the same epoch
- * (compared by their encodings).  `make fuzz` runs it (tests/fuzz/run.sh).
+ * (compared by their encodings); that epoch written in the compact form
+ * must read back the same.  `make fuzz` runs it (tests/fuzz/run.sh).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -27,6 +28,26 @@ fuzz_text(const struct vitals_epoch *e, size_t *len)
 	if (codec_text_encode(e, &t, len) != 0)
 		return NULL;
 	return t;
+}
+
+/* Whether e, written in the compact form and read back, is e (text a). */
+static void
+fuzz_compact(const struct vitals_epoch *e, const char *a, size_t alen)
+{
+	struct vitals_epoch *back = NULL;
+	char err[256], *c = NULL, *b;
+	size_t clen = 0, blen = 0;
+
+	if (a == NULL || codec_compact_encode(e, &c, &clen) != 0)
+		return;
+	if (codec_epoch_parse(c, clen, &back, err, sizeof(err)) != 0)
+		abort(); /* the compact form of an epoch does not read */
+	if ((b = fuzz_text(back, &blen)) != NULL &&
+	    (alen != blen || memcmp(a, b, alen) != 0))
+		abort(); /* it reads as another epoch */
+	free(b);
+	free(c);
+	vitals_epoch_free(back);
 }
 
 int
@@ -53,6 +74,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (a != NULL && b != NULL &&
 		    (alen != blen || memcmp(a, b, alen) != 0))
 			abort(); /* the two readers disagree */
+		fuzz_compact(fast, a, alen);
 		free(a);
 		free(b);
 	}

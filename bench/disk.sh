@@ -1,0 +1,80 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# bench/disk.sh: the store's disk use per day.  Runs vitalsd with the
+# shipped configuration twice, on a quiet machine and under bench/soak.sh's
+# churn, keeps what each run stored, and prints with bench/epochsize the
+# bytes per epoch and MB/day of those same epochs written in the old
+# format (1) and the compact one, part by part.  Needs root and a built
+# tree; prints, asserts nothing.
+#
+#   bench/disk.sh [--minutes M] [--epoch SECONDS] [--exes N] [--reuse]
+#
+# Defaults: 5 minutes per run, 60 s epochs (the shipped length), 400
+# executables.  The stores are kept in bench/store-disk-quiet and
+# bench/store-disk-churn of the build tree; --reuse measures them again
+# without running the daemon.
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+top=${top_builddir:-$src}
+cd "$top" || exit 1
+minutes=5 epoch=60 exes=400 reuse=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--minutes) minutes=${2:?--minutes needs a value}; shift 2 ;;
+	--epoch) epoch=${2:?--epoch needs a value}; shift 2 ;;
+	--exes) exes=${2:?--exes needs a value}; shift 2 ;;
+	--reuse) reuse=1; shift ;;
+	-h|--help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "disk: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+	esac
+done
+for v in "$minutes" "$epoch" "$exes"; do
+	case $v in
+	''|*[!0-9]*|0) echo "disk: '$v' is not a positive integer" >&2; exit 2 ;;
+	esac
+done
+[ -x bench/epochsize ] || { echo "disk: bench/epochsize is not built (make bench/epochsize)" >&2; exit 2; }
+
+. "$src/bench/churn.sh"
+churn_tmp disk
+
+# run NAME CHURN: vitalsd for the minutes asked, its store into
+# bench/store-disk-NAME, with the churn running alongside if CHURN is 1.
+run() {
+	rm -rf "bench/store-disk-$1"
+	sed -e "s|^epoch: .*|epoch: ${epoch}s|" \
+	    -e "s|^data_dir: .*|data_dir: $top/bench/store-disk-$1|" \
+	    "$src/conf/vitals.yaml" >"$tmp/vitals.yaml"
+	VITALS_PLUGIN_PATH="$top/probes:$top/filters:$top/outputs" \
+	    daemon/vitalsd -c "$tmp/vitals.yaml" 2>"$tmp/vitalsd-$1.log" &
+	daemon=$!
+	if [ "$2" -eq 1 ]; then
+		churn "$tmp" "$exes" &
+		cpid=$!
+	fi
+	echo "disk: $1: vitalsd (pid $daemon) for $minutes min, ${epoch} s epochs" >&2
+	sleep $((minutes * 60))
+	kill -0 "$daemon" 2>/dev/null ||
+		{ tail -20 "$tmp/vitalsd-$1.log" >&2; echo "disk: vitalsd died" >&2; exit 1; }
+	if [ "$2" -eq 1 ]; then
+		kill "$cpid" 2>/dev/null
+		wait "$cpid" 2>/dev/null
+	fi
+	kill -INT "$daemon"
+	wait "$daemon"
+	daemon=
+}
+
+if [ "$reuse" -eq 0 ]; then
+	[ "$(id -u)" -eq 0 ] || { echo "disk: needs root (the kernel probes)" >&2; exit 2; }
+	for f in daemon/vitalsd tests/workloads/busy; do
+		[ -x "$f" ] || { echo "disk: $f is not built: run make and make check" >&2; exit 2; }
+	done
+	churn_prepare "$tmp" "$exes"
+	run quiet 0
+	run churn 1
+fi
+for name in quiet churn; do
+	echo "== $name: $(find "bench/store-disk-$name" -name '*.json.gz' | wc -l) epochs"
+	bench/epochsize "bench/store-disk-$name"
+done
