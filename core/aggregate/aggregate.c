@@ -244,20 +244,40 @@ aggregate_retire(struct aggregate *a, struct vitals_epoch *e)
 	return 0;
 }
 
-/* Append e (owned) to q, letting the oldest go when full. */
+/* Let e go from a queue: freed, or retired while lanes may hold it. */
+static int
+aggregate_let_go(struct aggregate *a, struct vitals_epoch *e)
+{
+	if (a->nlanes > 0)
+		return aggregate_retire(a, e);
+	vitals_epoch_free(e);
+	return 0;
+}
+
+/*
+ * Append e (owned) to q, letting the oldest go when full.  The epoch that
+ * was the newest is replaced by its compact copy: filters see the newest
+ * epoch whole, and of the ones before what the attribution of weight to
+ * exes and labels reads (epoch_compact), which holds a queue of
+ * rollups full of samples to a fraction of their memory.
+ */
 static int
 aggregate_queue_push(
     struct aggregate *a, struct aggregate_queue *q, struct vitals_epoch *e)
 {
+	struct vitals_epoch *c;
 	int r = 0;
 
 	if (q->n == a->p.queue_len) {
-		if (a->nlanes > 0)
-			r = aggregate_retire(a, q->v[0]);
-		else
-			vitals_epoch_free(q->v[0]);
+		r = aggregate_let_go(a, q->v[0]);
 		memmove(q->v, q->v + 1, (q->n - 1) * sizeof(*q->v));
 		q->n--;
+	}
+	if (q->n > 0 &&
+	    (c = epoch_compact(q->v[q->n - 1], a->p.base_ns)) != NULL) {
+		if (aggregate_let_go(a, q->v[q->n - 1]) != 0)
+			r = -ENOMEM;
+		q->v[q->n - 1] = c;
 	}
 	q->v[q->n++] = e;
 	return r;

@@ -23,6 +23,9 @@ struct aggregate_params {
 	uint32_t ntimescales;  /* rollup timescales in use */
 	uint32_t timescales[VITALS_AGG_MAX_TIMESCALES]; /* seconds, ascending */
 	uint32_t queue_len;    /* epochs per queue, >= 1 */
+	uint64_t base_ns;      /* the base epoch's length: the epochs of a
+	                          queue but the newest are kept compact
+	                          (epoch_compact) with its runs */
 	uint32_t max_samples;  /* samples kept per vital in a rollup */
 	uint32_t lanes;        /* 0: filters run in aggregate_run's caller;
 	                          else on up to this many worker threads

@@ -84,4 +84,16 @@ int epoch_copy_hca(struct vitals_epoch *e, struct vitals_vital_epoch *d,
  */
 struct vitals_epoch *epoch_copy(const struct vitals_epoch *e);
 
+/*
+ * A compact deep copy of e (borrowed), as epoch_copy's, for the epochs of
+ * a filter queue that filters look back on: of the samples of one HCA
+ * key (slot, label, exe, uid) it keeps those that hold each run's highest
+ * count (a run: the key's samples in one base epoch of base_ns, until
+ * its count falls), so the weight core/aggregate/labels.c attributes to
+ * each key, and so to each exe, stays the same with far fewer samples.
+ * NULL when out of memory.
+ */
+struct vitals_epoch *epoch_compact(const struct vitals_epoch *e,
+    uint64_t base_ns);
+
 #endif /* VITALS_EPOCH_H */

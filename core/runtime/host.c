@@ -441,6 +441,7 @@ host_agg_params(const struct config *c, struct aggregate_params *p)
 	for (i = 0; i < c->ntimescales; i++)
 		p->timescales[i] = c->timescales[i];
 	p->queue_len = c->queue_len;
+	p->base_ns = c->epoch_ns;
 	p->max_samples = c->sketch.max_samples;
 }
 
