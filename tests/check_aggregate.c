@@ -517,7 +517,7 @@ START_TEST(test_compact)
 		a->hca[0][a->s[0][j].slot] += a->s[0][j].count;
 	}
 	a->v[0].nsamples = compact_cases[_i].n;
-	ck_assert_ptr_nonnull(c = epoch_compact(&a->e, 60 * NS));
+	ck_assert_ptr_nonnull(c = epoch_compact(&a->e, 60 * NS, 0));
 	ck_assert_uint_eq(c->vitals[0].nsamples, compact_cases[_i].kept);
 	compact_weights(&a->v[0], 60 * NS, wa);
 	compact_weights(&c->vitals[0], 60 * NS, wc);
@@ -530,6 +530,28 @@ START_TEST(test_compact)
 	ck_assert_uint_eq(c->vitals[0].wsum, a->v[0].wsum);
 	ck_assert_uint_eq(c->vitals[0].hca[1], a->hca[0][1]);
 	ck_assert_uint_eq(c->nvitals, a->e.nvitals);
+	vitals_epoch_free(c);
+	free(a);
+}
+END_TEST
+
+/* With a bound, the samples of largest count, in arrival order. */
+START_TEST(test_compact_bound)
+{
+	static const uint64_t counts[5] = { 5, 1, 4, 2, 3 };
+	struct fx *a = fx_new("a", T0, 60, 8, 5, 4);
+	struct vitals_epoch *c;
+	uint32_t j;
+
+	for (j = 0; j < 5; j++) {
+		a->s[0][j].slot = j;
+		a->s[0][j].count = counts[j];
+	}
+	ck_assert_ptr_nonnull(c = epoch_compact(&a->e, 60 * NS, 2));
+	ck_assert_uint_eq(c->vitals[0].nsamples, 2);
+	ck_assert_uint_eq(c->vitals[0].samples[0].count, 5);
+	ck_assert_uint_eq(c->vitals[0].samples[1].count, 4);
+	ck_assert_uint_eq(c->vitals[0].samples[1].ts_ns, a->s[0][2].ts_ns);
 	vitals_epoch_free(c);
 	free(a);
 }
@@ -1512,6 +1534,7 @@ aggregate_suite(void)
 	tcase_add_test(ro, test_copy_shares_stacks);
 	tcase_add_loop_test(ro, test_compact, 0,
 	    sizeof(compact_cases) / sizeof(compact_cases[0]));
+	tcase_add_test(ro, test_compact_bound);
 	tcase_add_test(ro, test_rollup_strings_bounded);
 	suite_add_tcase(s, ro);
 	tcase_add_test(ag, test_queue_order);

@@ -445,7 +445,7 @@ END_TEST
 
 static const char valid_top[] =
     "(valid: host, data_dir, epoch, retention, "
-    "plugin_path, log, log_level, filter_queue, sketch, probes, filters, "
+    "plugin_path, log, log_level, filter_queue, filter_queue_samples, sketch, probes, filters, "
     "plugins, timescales)";
 static const char valid_sizes[] = "hca_size, max_samples, stack_depth, "
 				  "seen_bits, floor, threshold, threshold_max";
@@ -634,7 +634,7 @@ static const struct {
 	    NULL },
 	{ "sketch:\n  colour: red\n",
 	    ":2:3: unknown setting 'sketch.colour' "
-	    "(valid: %s, cpu_high, cpu_low, vitals)",
+	    "(valid: %s, cpu_high, cpu_low, sample_memory, vitals)",
 	    valid_sizes },
 	{ "sketch:\n  vitals: [cpu]\n",
 	    ":2:11: setting 'sketch.vitals': "

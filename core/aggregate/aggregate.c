@@ -257,9 +257,10 @@ aggregate_let_go(struct aggregate *a, struct vitals_epoch *e)
 /*
  * Append e (owned) to q, letting the oldest go when full.  The epoch that
  * was the newest is replaced by its compact copy: filters see the newest
- * epoch whole, and of the ones before what the attribution of weight to
- * exes and labels reads (epoch_compact), which holds a queue of
- * rollups full of samples to a fraction of their memory.
+ * epoch whole, and of the ones before (which they look back on for the
+ * weight of exes and labels) the samples that carry that weight, at most
+ * queue_samples per vital (epoch_compact): a queue of epochs or rollups
+ * full of samples holds a fraction of their memory.
  */
 static int
 aggregate_queue_push(
@@ -274,7 +275,8 @@ aggregate_queue_push(
 		q->n--;
 	}
 	if (q->n > 0 &&
-	    (c = epoch_compact(q->v[q->n - 1], a->p.base_ns)) != NULL) {
+	    (c = epoch_compact(q->v[q->n - 1], a->p.base_ns,
+	    a->p.queue_samples)) != NULL) {
 		if (aggregate_let_go(a, q->v[q->n - 1]) != 0)
 			r = -ENOMEM;
 		q->v[q->n - 1] = c;

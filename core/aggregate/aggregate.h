@@ -26,6 +26,8 @@ struct aggregate_params {
 	uint64_t base_ns;      /* the base epoch's length: the epochs of a
 	                          queue but the newest are kept compact
 	                          (epoch_compact) with its runs */
+	uint32_t queue_samples; /* and with at most this many samples per
+	                          vital; 0: no bound */
 	uint32_t max_samples;  /* samples kept per vital in a rollup */
 	uint32_t lanes;        /* 0: filters run in aggregate_run's caller;
 	                          else on up to this many worker threads

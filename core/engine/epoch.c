@@ -426,17 +426,42 @@ epoch_new_run(const struct vitals_sample *prev, const struct vitals_sample *s,
 	    (runs_ns != 0 && s->ts_ns / runs_ns != prev->ts_ns / runs_ns);
 }
 
+/* Best first: larger count, larger weight, then earlier. */
+static int
+epoch_best_cmp(const void *a, const void *b)
+{
+	const struct vitals_sample *x = *(const struct vitals_sample *const *)a;
+	const struct vitals_sample *y = *(const struct vitals_sample *const *)b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	if (x->weight != y->weight)
+		return x->weight > y->weight ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* Arrival order: samples are in their array in the order they came. */
+static int
+epoch_arrival_cmp(const void *a, const void *b)
+{
+	const struct vitals_sample *x = *(const struct vitals_sample *const *)a;
+	const struct vitals_sample *y = *(const struct vitals_sample *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * The samples of s a compact copy keeps, in arrival order, into src (of
  * s->nsamples); returns how many.  Of the samples of one key and run, the
  * last holds the run's highest count, which is all that the attribution
  * of HCA weight to samples (core/aggregate/labels.c) credits the run
  * with: the others are left out, but for the first of a run that starts
- * with a smaller count, which keeps the runs apart.
+ * with a smaller count, which keeps the runs apart.  Of those, the max
+ * with the largest counts (0: all).
  */
 static uint32_t
 epoch_compact_pick(const struct vitals_vital_epoch *s, uint64_t runs_ns,
-    const struct vitals_sample **src, uint8_t *keep)
+    uint32_t max, const struct vitals_sample **src, uint8_t *keep)
 {
 	const struct vitals_sample *cur, *next, *prev;
 	uint32_t i, n = 0;
@@ -458,12 +483,17 @@ epoch_compact_pick(const struct vitals_vital_epoch *s, uint64_t runs_ns,
 	for (i = 0; i < s->nsamples; i++)
 		if (keep[i])
 			src[n++] = &s->samples[i];
-	return n;
+	if (max == 0 || n <= max)
+		return n;
+	qsort(src, n, sizeof(*src), epoch_best_cmp);
+	qsort(src, max, sizeof(*src), epoch_arrival_cmp);
+	return max;
 }
 
 static int
 epoch_copy_vital(struct vitals_epoch *e, struct vitals_vital_epoch *d,
-    const struct vitals_vital_epoch *s, int compact, uint64_t runs_ns)
+    const struct vitals_vital_epoch *s, int compact, uint64_t runs_ns,
+    uint32_t max)
 {
 	const struct vitals_sample **src;
 	uint8_t *keep = NULL;
@@ -487,7 +517,7 @@ epoch_copy_vital(struct vitals_epoch *e, struct vitals_vital_epoch *d,
 	}
 	n = s->nsamples;
 	if (compact)
-		n = epoch_compact_pick(s, runs_ns, src, keep);
+		n = epoch_compact_pick(s, runs_ns, max, src, keep);
 	else
 		for (i = 0; i < n; i++)
 			src[i] = &s->samples[i];
@@ -569,7 +599,8 @@ epoch_copy_modules(struct vitals_epoch *e, const struct vitals_epoch *s)
  */
 /* epoch_copy and epoch_compact. */
 static struct vitals_epoch *
-epoch_copy_with(const struct vitals_epoch *s, int compact, uint64_t base_ns)
+epoch_copy_with(const struct vitals_epoch *s, int compact, uint64_t base_ns,
+    uint32_t max)
 {
 	uint64_t runs_ns = (uint64_t)s->timescale_s * 1000000000ULL > base_ns ?
 	    base_ns : 0;
@@ -590,7 +621,7 @@ epoch_copy_with(const struct vitals_epoch *s, int compact, uint64_t base_ns)
 		goto fail;
 	for (i = 0; i < s->nvitals; i++)
 		if (epoch_copy_vital(e, &vv[i], &s->vitals[i], compact,
-		    runs_ns) != 0)
+		    runs_ns, max) != 0)
 			goto fail;
 	for (i = 0; i < s->nfindings; i++)
 		if (epoch_copy_finding(e, &ff[i], &s->findings[i]) != 0)
@@ -610,13 +641,13 @@ fail:
 struct vitals_epoch *
 epoch_copy(const struct vitals_epoch *s)
 {
-	return epoch_copy_with(s, 0, 0);
+	return epoch_copy_with(s, 0, 0, 0);
 }
 
 struct vitals_epoch *
-epoch_compact(const struct vitals_epoch *s, uint64_t base_ns)
+epoch_compact(const struct vitals_epoch *s, uint64_t base_ns, uint32_t max)
 {
-	return epoch_copy_with(s, 1, base_ns);
+	return epoch_copy_with(s, 1, base_ns, max);
 }
 
 /* ---- lookups ---- */

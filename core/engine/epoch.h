@@ -90,10 +90,11 @@ struct vitals_epoch *epoch_copy(const struct vitals_epoch *e);
  * key (slot, label, exe, uid) it keeps those that hold each run's highest
  * count (a run: the key's samples in one base epoch of base_ns, until
  * its count falls), so the weight core/aggregate/labels.c attributes to
- * each key, and so to each exe, stays the same with far fewer samples.
- * NULL when out of memory.
+ * each key, and so to each exe, stays the same with fewer samples; and
+ * of those at most max per vital (0: all), the ones of largest count,
+ * which carry most of the weight.  NULL when out of memory.
  */
 struct vitals_epoch *epoch_compact(const struct vitals_epoch *e,
-    uint64_t base_ns);
+    uint64_t base_ns, uint32_t max);
 
 #endif /* VITALS_EPOCH_H */
