@@ -517,7 +517,7 @@ START_TEST(test_compact)
 		a->hca[0][a->s[0][j].slot] += a->s[0][j].count;
 	}
 	a->v[0].nsamples = compact_cases[_i].n;
-	ck_assert_ptr_nonnull(c = epoch_compact(&a->e, 60 * NS, 0));
+	ck_assert_ptr_nonnull(c = aggregate_compact(&a->e, 60 * NS, 0));
 	ck_assert_uint_eq(c->vitals[0].nsamples, compact_cases[_i].kept);
 	compact_weights(&a->v[0], 60 * NS, wa);
 	compact_weights(&c->vitals[0], 60 * NS, wc);
@@ -547,7 +547,7 @@ START_TEST(test_compact_bound)
 		a->s[0][j].slot = j;
 		a->s[0][j].count = counts[j];
 	}
-	ck_assert_ptr_nonnull(c = epoch_compact(&a->e, 60 * NS, 2));
+	ck_assert_ptr_nonnull(c = aggregate_compact(&a->e, 60 * NS, 2));
 	ck_assert_uint_eq(c->vitals[0].nsamples, 2);
 	ck_assert_uint_eq(c->vitals[0].samples[0].count, 5);
 	ck_assert_uint_eq(c->vitals[0].samples[1].count, 4);

@@ -16,6 +16,7 @@
 #include "aggregate.h"
 #include "epoch.h"
 #include "instance.h"
+#include "labels.h"
 #include "log.h"
 #include "rollup.h"
 
@@ -244,6 +245,70 @@ aggregate_retire(struct aggregate *a, struct vitals_epoch *e)
 	return 0;
 }
 
+/* What aggregate_pick keeps of the samples of an epoch's vitals. */
+struct aggregate_keep {
+	uint64_t runs_ns; /* labels_runs() of the epoch */
+	uint32_t max;     /* queue_samples */
+};
+
+static int
+aggregate_best_cmp(const void *x, const void *y)
+{
+	return rollup_sample_cmp(*(const struct vitals_sample *const *)x,
+	    *(const struct vitals_sample *const *)y);
+}
+
+/* Samples are in their array in the order they came. */
+static int
+aggregate_arrival_cmp(const void *x, const void *y)
+{
+	const struct vitals_sample *a = *(const struct vitals_sample *const *)x;
+	const struct vitals_sample *b = *(const struct vitals_sample *const *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * An epoch_pick_fn: the samples the attribution of weight credits
+ * (labels_credited), and of those the max that rank first as a rollup
+ * keeps them, in arrival order.
+ */
+static int
+aggregate_pick(const struct vitals_vital_epoch *ve,
+    const struct vitals_sample **src, uint32_t *n, void *arg)
+{
+	const struct aggregate_keep *k = arg;
+	uint8_t *keep;
+	uint32_t i, m = 0;
+
+	if (*n == 0)
+		return 0;
+	if ((keep = malloc(*n)) == NULL ||
+	    labels_credited(ve, k->runs_ns, keep) != 0) {
+		free(keep);
+		return -ENOMEM;
+	}
+	for (i = 0; i < *n; i++)
+		if (keep[i])
+			src[m++] = &ve->samples[i];
+	free(keep);
+	if (k->max != 0 && m > k->max) {
+		qsort(src, m, sizeof(*src), aggregate_best_cmp);
+		m = k->max;
+		qsort(src, m, sizeof(*src), aggregate_arrival_cmp);
+	}
+	*n = m;
+	return 0;
+}
+
+struct vitals_epoch *
+aggregate_compact(const struct vitals_epoch *e, uint64_t base_ns, uint32_t max)
+{
+	struct aggregate_keep k = { labels_runs(e, base_ns), max };
+
+	return epoch_copy_picked(e, aggregate_pick, &k);
+}
+
 /* Let e go from a queue: freed, or retired while lanes may hold it. */
 static int
 aggregate_let_go(struct aggregate *a, struct vitals_epoch *e)
@@ -259,7 +324,7 @@ aggregate_let_go(struct aggregate *a, struct vitals_epoch *e)
  * was the newest is replaced by its compact copy: filters see the newest
  * epoch whole, and of the ones before (which they look back on for the
  * weight of exes and labels) the samples that carry that weight, at most
- * queue_samples per vital (epoch_compact): a queue of epochs or rollups
+ * queue_samples per vital (aggregate_compact): a queue of epochs or rollups
  * full of samples holds a fraction of their memory.
  */
 static int
@@ -275,7 +340,7 @@ aggregate_queue_push(
 		q->n--;
 	}
 	if (q->n > 0 &&
-	    (c = epoch_compact(q->v[q->n - 1], a->p.base_ns,
+	    (c = aggregate_compact(q->v[q->n - 1], a->p.base_ns,
 	    a->p.queue_samples)) != NULL) {
 		if (aggregate_let_go(a, q->v[q->n - 1]) != 0)
 			r = -ENOMEM;

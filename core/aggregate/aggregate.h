@@ -25,7 +25,7 @@ struct aggregate_params {
 	uint32_t queue_len;    /* epochs per queue, >= 1 */
 	uint64_t base_ns;      /* the base epoch's length: the epochs of a
 	                          queue but the newest are kept compact
-	                          (epoch_compact) with its runs */
+	                          (aggregate_compact) with its runs */
 	uint32_t queue_samples; /* and with at most this many samples per
 	                          vital; 0: no bound */
 	uint32_t max_samples;  /* samples kept per vital in a rollup */
@@ -44,6 +44,19 @@ struct aggregate_filter {
 };
 
 struct aggregate;
+
+/*
+ * A compact deep copy of e (borrowed; free with vitals_epoch_free), for
+ * the place in a queue filters look back on: of the samples of one HCA
+ * key (slot, label, exe, uid), those that hold each run's highest count
+ * (a run: the key's samples in one base epoch of base_ns, until its count
+ * falls: labels_credited), so the weight labels.c attributes to each key,
+ * and so to each exe, stays the same with fewer samples; of those at most
+ * max per vital (0: all), the ones a rollup would keep first.  NULL when
+ * out of memory.
+ */
+struct vitals_epoch *aggregate_compact(const struct vitals_epoch *e,
+    uint64_t base_ns, uint32_t max);
 
 /* A new aggregator; NULL when out of memory. */
 struct aggregate *aggregate_new(const struct aggregate_params *p);

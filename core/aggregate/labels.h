@@ -80,6 +80,17 @@ int labels_weights(const struct vitals_vital_epoch *ve, uint64_t base_ns,
     double *w, double *attributed);
 
 /*
+ * The samples labels_weights credits all of each run's weight to, when
+ * the others are left out: keep[i] (ve->nsamples entries) is 1 for the
+ * last sample of each run of a key, which holds its highest count, and
+ * for the first of a run that starts with a fall of the count (so the
+ * runs stay apart), else 0.  Of the samples kept, labels_weights gives
+ * each key the same weight as of all.  Returns 0 or -ENOMEM.
+ */
+int labels_credited(const struct vitals_vital_epoch *ve, uint64_t base_ns,
+    uint8_t *keep);
+
+/*
  * Attribute the vital's HCA weight to groups (labels_weights summed per
  * group).  Fills *out, which the caller frees with labels_free (rep
  * pointers stay borrowed from ve).  Returns 0 or -ENOMEM (then *out is

@@ -434,7 +434,7 @@ query_inst_key(struct query *q, struct query_inst *qi,
 	cache_key_str(&qi->key, lp->desc->version);
 	query_options_key(&qi->key, lp->desc, qi->ctx->config);
 	cache_key_u64(&qi->key, q->cfg->queue_len);
-	/* Queued epochs before the newest are compact (epoch_compact). */
+	/* Queued epochs before the newest are compact (aggregate_compact). */
 	cache_key_str(&qi->key, "queue:compact");
 	cache_key_u64(&qi->key, q->cfg->epoch_ns);
 	cache_key_u64(&qi->key, q->cfg->queue_samples);

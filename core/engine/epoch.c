@@ -388,115 +388,11 @@ epoch_copy_hca(struct vitals_epoch *e, struct vitals_vital_epoch *d,
 
 /* ---- deep copies ---- */
 
-/* Samples in the order of their key (slot, label, exe, uid), then arrival. */
-static int
-epoch_key_cmp(const void *a, const void *b)
-{
-	const struct vitals_sample *x = *(const struct vitals_sample *const *)a;
-	const struct vitals_sample *y = *(const struct vitals_sample *const *)b;
-
-	if (x->slot != y->slot)
-		return x->slot < y->slot ? -1 : 1;
-	if (x->label != y->label)
-		return x->label < y->label ? -1 : 1;
-	if (x->exe_id != y->exe_id)
-		return x->exe_id < y->exe_id ? -1 : 1;
-	if (x->uid != y->uid)
-		return x->uid < y->uid ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-static int
-epoch_same_key(const struct vitals_sample *x, const struct vitals_sample *y)
-{
-	return x->slot == y->slot && x->label == y->label &&
-	    x->exe_id == y->exe_id && x->uid == y->uid;
-}
-
-/*
- * Whether sample s of a key starts a new run of its counter after prev,
- * the key's sample before it: the counter restarts at every base epoch
- * (runs_ns, 0 in a base epoch) and shows as a smaller count.
- */
-static int
-epoch_new_run(const struct vitals_sample *prev, const struct vitals_sample *s,
-    uint64_t runs_ns)
-{
-	return s->count < prev->count ||
-	    (runs_ns != 0 && s->ts_ns / runs_ns != prev->ts_ns / runs_ns);
-}
-
-/* Best first: larger count, larger weight, then earlier. */
-static int
-epoch_best_cmp(const void *a, const void *b)
-{
-	const struct vitals_sample *x = *(const struct vitals_sample *const *)a;
-	const struct vitals_sample *y = *(const struct vitals_sample *const *)b;
-
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	if (x->weight != y->weight)
-		return x->weight > y->weight ? -1 : 1;
-	return x < y ? -1 : x > y;
-}
-
-/* Arrival order: samples are in their array in the order they came. */
-static int
-epoch_arrival_cmp(const void *a, const void *b)
-{
-	const struct vitals_sample *x = *(const struct vitals_sample *const *)a;
-	const struct vitals_sample *y = *(const struct vitals_sample *const *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/*
- * The samples of s a compact copy keeps, in arrival order, into src (of
- * s->nsamples); returns how many.  Of the samples of one key and run, the
- * last holds the run's highest count, which is all that the attribution
- * of HCA weight to samples (core/aggregate/labels.c) credits the run
- * with: the others are left out, but for the first of a run that starts
- * with a smaller count, which keeps the runs apart.  Of those, the max
- * with the largest counts (0: all).
- */
-static uint32_t
-epoch_compact_pick(const struct vitals_vital_epoch *s, uint64_t runs_ns,
-    uint32_t max, const struct vitals_sample **src, uint8_t *keep)
-{
-	const struct vitals_sample *cur, *next, *prev;
-	uint32_t i, n = 0;
-
-	for (i = 0; i < s->nsamples; i++)
-		src[i] = &s->samples[i];
-	qsort(src, s->nsamples, sizeof(*src), epoch_key_cmp);
-	memset(keep, 0, s->nsamples);
-	for (i = 0; i < s->nsamples; i++) {
-		cur = src[i];
-		prev = i > 0 && epoch_same_key(src[i - 1], cur) ? src[i - 1] :
-		    NULL;
-		next = i + 1 < s->nsamples && epoch_same_key(cur, src[i + 1]) ?
-		    src[i + 1] : NULL;
-		if (next == NULL || epoch_new_run(cur, next, runs_ns) ||
-		    (prev != NULL && cur->count < prev->count))
-			keep[cur - s->samples] = 1;
-	}
-	for (i = 0; i < s->nsamples; i++)
-		if (keep[i])
-			src[n++] = &s->samples[i];
-	if (max == 0 || n <= max)
-		return n;
-	qsort(src, n, sizeof(*src), epoch_best_cmp);
-	qsort(src, max, sizeof(*src), epoch_arrival_cmp);
-	return max;
-}
-
 static int
 epoch_copy_vital(struct vitals_epoch *e, struct vitals_vital_epoch *d,
-    const struct vitals_vital_epoch *s, int compact, uint64_t runs_ns,
-    uint32_t max)
+    const struct vitals_vital_epoch *s, epoch_pick_fn pick, void *arg)
 {
 	const struct vitals_sample **src;
-	uint8_t *keep = NULL;
 	uint32_t i, n;
 
 	*d = *s;
@@ -510,22 +406,19 @@ epoch_copy_vital(struct vitals_epoch *e, struct vitals_vital_epoch *d,
 		d->nsamples = 0;
 		return 0;
 	}
-	if ((src = calloc(s->nsamples, sizeof(*src))) == NULL ||
-	    (compact && (keep = malloc(s->nsamples)) == NULL)) {
+	if ((src = calloc(s->nsamples, sizeof(*src))) == NULL)
+		return -ENOMEM;
+	n = s->nsamples;
+	for (i = 0; i < n; i++)
+		src[i] = &s->samples[i];
+	if (pick != NULL && pick(s, src, &n, arg) != 0) {
 		free(src);
 		return -ENOMEM;
 	}
-	n = s->nsamples;
-	if (compact)
-		n = epoch_compact_pick(s, runs_ns, max, src, keep);
-	else
-		for (i = 0; i < n; i++)
-			src[i] = &s->samples[i];
 	d->nsamples = n;
-	d->samples = epoch_copy_samples(e, src, n, 0);
+	d->samples = n > 0 ? epoch_copy_samples(e, src, n, 0) : NULL;
 	free(src);
-	free(keep);
-	return d->samples == NULL ? -ENOMEM : 0;
+	return n > 0 && d->samples == NULL ? -ENOMEM : 0;
 }
 
 static int
@@ -597,13 +490,9 @@ epoch_copy_modules(struct vitals_epoch *e, const struct vitals_epoch *s)
  * frame arrays shared there, sealed: free with vitals_epoch_free.  NULL
  * when out of memory.
  */
-/* epoch_copy and epoch_compact. */
-static struct vitals_epoch *
-epoch_copy_with(const struct vitals_epoch *s, int compact, uint64_t base_ns,
-    uint32_t max)
+struct vitals_epoch *
+epoch_copy_picked(const struct vitals_epoch *s, epoch_pick_fn pick, void *arg)
 {
-	uint64_t runs_ns = (uint64_t)s->timescale_s * 1000000000ULL > base_ns ?
-	    base_ns : 0;
 	struct vitals_vital_epoch *vv = NULL;
 	struct vitals_finding *ff = NULL;
 	struct vitals_epoch *e;
@@ -620,8 +509,7 @@ epoch_copy_with(const struct vitals_epoch *s, int compact, uint64_t base_ns,
 	    (ff = epoch_alloc(e, s->nfindings * sizeof(*ff))) == NULL)
 		goto fail;
 	for (i = 0; i < s->nvitals; i++)
-		if (epoch_copy_vital(e, &vv[i], &s->vitals[i], compact,
-		    runs_ns, max) != 0)
+		if (epoch_copy_vital(e, &vv[i], &s->vitals[i], pick, arg) != 0)
 			goto fail;
 	for (i = 0; i < s->nfindings; i++)
 		if (epoch_copy_finding(e, &ff[i], &s->findings[i]) != 0)
@@ -641,13 +529,7 @@ fail:
 struct vitals_epoch *
 epoch_copy(const struct vitals_epoch *s)
 {
-	return epoch_copy_with(s, 0, 0, 0);
-}
-
-struct vitals_epoch *
-epoch_compact(const struct vitals_epoch *s, uint64_t base_ns, uint32_t max)
-{
-	return epoch_copy_with(s, 1, base_ns, max);
+	return epoch_copy_picked(s, NULL, NULL);
 }
 
 /* ---- lookups ---- */

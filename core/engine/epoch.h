@@ -85,16 +85,18 @@ int epoch_copy_hca(struct vitals_epoch *e, struct vitals_vital_epoch *d,
 struct vitals_epoch *epoch_copy(const struct vitals_epoch *e);
 
 /*
- * A compact deep copy of e (borrowed), as epoch_copy's, for the epochs of
- * a filter queue that filters look back on: of the samples of one HCA
- * key (slot, label, exe, uid) it keeps those that hold each run's highest
- * count (a run: the key's samples in one base epoch of base_ns, until
- * its count falls), so the weight core/aggregate/labels.c attributes to
- * each key, and so to each exe, stays the same with fewer samples; and
- * of those at most max per vital (0: all), the ones of largest count,
- * which carry most of the weight.  NULL when out of memory.
+ * Which samples of ve a copy keeps: src holds pointers to all *n of them
+ * in order; the picker leaves the ones to keep in src[0..*n) and sets
+ * *n.  Returns 0 or -ENOMEM.
  */
-struct vitals_epoch *epoch_compact(const struct vitals_epoch *e,
-    uint64_t base_ns, uint32_t max);
+typedef int (*epoch_pick_fn)(const struct vitals_vital_epoch *ve,
+    const struct vitals_sample **src, uint32_t *n, void *arg);
+
+/*
+ * A deep copy of e (borrowed) as epoch_copy's, keeping of each vital's
+ * samples those pick (NULL: all) chooses.  NULL when out of memory.
+ */
+struct vitals_epoch *epoch_copy_picked(const struct vitals_epoch *e,
+    epoch_pick_fn pick, void *arg);
 
 #endif /* VITALS_EPOCH_H */
