@@ -486,7 +486,7 @@ compact_weights(const struct vitals_vital_epoch *v, uint64_t base_ns,
 static const struct {
 	uint32_t len; /* timescale, s */
 	uint32_t n, kept;
-	struct { uint32_t slot, label; uint64_t count, ts_s; } s[8];
+	struct { uint32_t slot, label; uint64_t count, ts_s, pid; } s[8];
 } compact_cases[] = {
 	/* one key rising: its last sample; a lone key kept */
 	{ 60, 5, 2, { { 1, 5, 1, 0 }, { 1, 5, 2, 1 }, { 1, 5, 4, 2 },
@@ -497,6 +497,9 @@ static const struct {
 	/* a rollup: base epochs 0 and 1, the second's counts higher */
 	{ 300, 4, 2, { { 3, 1, 4, 0 }, { 3, 1, 8, 10 }, { 3, 1, 16, 70 },
 	    { 3, 1, 32, 80 } } },
+	/* two processes of one key: the last of each stays */
+	{ 60, 4, 2, { { 1, 5, 1, 0, 7 }, { 1, 5, 2, 1, 8 }, { 1, 5, 3, 2, 7 },
+	    { 1, 5, 4, 3, 8 } } },
 };
 
 START_TEST(test_compact)
@@ -512,7 +515,9 @@ START_TEST(test_compact)
 			.label = compact_cases[_i].s[j].label,
 			.count = compact_cases[_i].s[j].count,
 			.slot = compact_cases[_i].s[j].slot,
-			.weight = 1, .exe_id = 7, .pid = 100 + j,
+			.weight = 1, .exe_id = 7,
+			.pid = compact_cases[_i].s[j].pid ?
+			    compact_cases[_i].s[j].pid : 100,
 			.exe = "/usr/bin/x", .comm = "x" };
 		a->hca[0][a->s[0][j].slot] += a->s[0][j].count;
 	}

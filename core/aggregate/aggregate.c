@@ -269,9 +269,64 @@ aggregate_arrival_cmp(const void *x, const void *y)
 }
 
 /*
+ * Of the samples src[0..m), best first, the max to keep into src[0..max):
+ * the best of each exe first (an exe and one of its processes stay where
+ * they were seen, as filters look for them), then the best of the rest.
+ * 0 or -ENOMEM.
+ */
+struct aggregate_exe_rank {
+	uint32_t exe_id, rank;
+};
+
+static int
+aggregate_exe_rank_cmp(const void *x, const void *y)
+{
+	const struct aggregate_exe_rank *a = x, *b = y;
+
+	if (a->exe_id != b->exe_id)
+		return a->exe_id < b->exe_id ? -1 : 1;
+	return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+static int
+aggregate_bound(const struct vitals_sample **src, uint32_t m, uint32_t max)
+{
+	const struct vitals_sample **out;
+	struct aggregate_exe_rank *r;
+	uint8_t *took;
+	uint32_t i, n = 0;
+
+	out = malloc(max * sizeof(*out));
+	took = calloc(m, 1);
+	r = malloc(m * sizeof(*r));
+	if (out == NULL || took == NULL || r == NULL) {
+		free(out);
+		free(took);
+		free(r);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m; i++)
+		r[i] = (struct aggregate_exe_rank){ src[i]->exe_id, i };
+	qsort(r, m, sizeof(*r), aggregate_exe_rank_cmp);
+	for (i = 0; i < m; i++)
+		took[r[i].rank] = i == 0 || r[i].exe_id != r[i - 1].exe_id;
+	for (i = 0; i < m && n < max; i++)
+		if (took[i])
+			out[n++] = src[i];
+	for (i = 0; i < m && n < max; i++)
+		if (!took[i])
+			out[n++] = src[i];
+	memcpy(src, out, n * sizeof(*out));
+	free(out);
+	free(took);
+	free(r);
+	return 0;
+}
+
+/*
  * An epoch_pick_fn: the samples the attribution of weight credits
- * (labels_credited), and of those the max that rank first as a rollup
- * keeps them, in arrival order.
+ * (labels_credited), and of those at most max (aggregate_bound, in the
+ * order a rollup keeps them), in arrival order.
  */
 static int
 aggregate_pick(const struct vitals_vital_epoch *ve,
@@ -294,6 +349,8 @@ aggregate_pick(const struct vitals_vital_epoch *ve,
 	free(keep);
 	if (k->max != 0 && m > k->max) {
 		qsort(src, m, sizeof(*src), aggregate_best_cmp);
+		if (aggregate_bound(src, m, k->max) != 0)
+			return -ENOMEM;
 		m = k->max;
 		qsort(src, m, sizeof(*src), aggregate_arrival_cmp);
 	}

@@ -150,7 +150,7 @@ labels_credited(const struct vitals_vital_epoch *ve, uint64_t base_ns,
 {
 	const struct vitals_sample *prev, *cur, *next;
 	struct labels_key *k;
-	size_t i, n = ve->nsamples;
+	size_t i, j, n = ve->nsamples;
 
 	if (n == 0)
 		return 0;
@@ -161,12 +161,19 @@ labels_credited(const struct vitals_vital_epoch *ve, uint64_t base_ns,
 		cur = &ve->samples[k[i].idx];
 		prev = i > 0 && labels_same(&k[i - 1], &k[i]) ?
 		    &ve->samples[k[i - 1].idx] : NULL;
-		next = i + 1 < n && labels_same(&k[i], &k[i + 1]) ?
-		    &ve->samples[k[i + 1].idx] : NULL;
-		/* A run's last; a run's first after a fall keeps runs apart. */
-		keep[k[i].idx] = next == NULL ||
-		    labels_new_run(cur, next, base_ns) ||
-		    (prev != NULL && cur->count < prev->count);
+		/* A run's first after a fall keeps runs apart. */
+		keep[k[i].idx] = prev != NULL && cur->count < prev->count;
+		/* The last of its pid in the run (the run's last among them). */
+		for (j = i + 1; j < n && labels_same(&k[i], &k[j]); j++) {
+			next = &ve->samples[k[j].idx];
+			if (labels_new_run(&ve->samples[k[j - 1].idx], next,
+			    base_ns) || next->pid == cur->pid)
+				break;
+		}
+		if (j == n || !labels_same(&k[i], &k[j]) ||
+		    labels_new_run(&ve->samples[k[j - 1].idx],
+		    &ve->samples[k[j].idx], base_ns))
+			keep[k[i].idx] = 1;
 	}
 	free(k);
 	return 0;

@@ -80,12 +80,12 @@ int labels_weights(const struct vitals_vital_epoch *ve, uint64_t base_ns,
     double *w, double *attributed);
 
 /*
- * The samples labels_weights credits all of each run's weight to, when
- * the others are left out: keep[i] (ve->nsamples entries) is 1 for the
- * last sample of each run of a key, which holds its highest count, and
- * for the first of a run that starts with a fall of the count (so the
- * runs stay apart), else 0.  Of the samples kept, labels_weights gives
- * each key the same weight as of all.  Returns 0 or -ENOMEM.
+ * Samples enough for labels_weights to credit each key the same weight
+ * as of all of them: keep[i] (ve->nsamples entries) is 1 for the last
+ * sample of each pid in each run of a key (the run's last holds its
+ * highest count; the pids of a key's processes stay), and for the first
+ * of a run that starts with a fall of the count (so the runs stay apart),
+ * else 0.  Returns 0 or -ENOMEM.
  */
 int labels_credited(const struct vitals_vital_epoch *ve, uint64_t base_ns,
     uint8_t *keep);

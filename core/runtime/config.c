@@ -1055,7 +1055,7 @@ static const struct cfg_key cfg_top_keys[] = {
 	    "error, warn, info or debug", NULL },
 	{ C("filter_queue", OPTION_UINT32, queue_len, "16", 2, 1024), cfg_value,
 	    0, 0, "an integer from 2 to 1024", NULL },
-	{ C("filter_queue_samples", OPTION_UINT32, queue_samples, "64", 0,
+	{ C("filter_queue_samples", OPTION_UINT32, queue_samples, "256", 0,
 	    1048576), cfg_value, 0, 0,
 	    "an integer from 0 (all) to 1048576", NULL },
 	{ CFG_NONE("sketch"), cfg_sketch, 0, 0, "a mapping", NULL },

@@ -72,7 +72,7 @@ struct config {
 	uint32_t queue_len;      /* `filter_queue`: epochs a filter sees, default 16 */
 	uint32_t queue_samples;  /* `filter_queue_samples`: samples per vital kept
 	                            in the queued epochs before the newest,
-	                            default 64, 0 = all */
+	                            default 256, 0 = all */
 	struct config_sketch sketch; /* `sketch:` defaults */
 	size_t nvital_sketch;    /* per-vital overrides, `sketch.vitals.NAME` */
 	struct config_sketch *vital_sketch; /* unset fields inherit the defaults */
