@@ -132,6 +132,14 @@ main(void)
 	    engine_nvitals(e), engine_bytes(e),
 	    engine_bytes(e) / 1024.0 / engine_nvitals(e));
 	engine_free(e);
+	/* The bound without sketch.sample_memory: every store full. */
+	c->sample_memory = 0;
+	e = engine_new(c, "bench");
+	for (i = 0; i < sizeof(vitals) / sizeof(vitals[0]); i++)
+		engine_vital_open(e, vitals[i], "events", &v);
+	printf("memory without sample_memory (stores of max_samples full, "
+	    "as allocated up front before): %zu bytes\n", engine_bytes(e));
+	engine_free(e);
 	config_free(c);
 	return 0;
 }

@@ -453,6 +453,7 @@ mk_host(struct mk *m, uint32_t h)
 		if ((r = vitals_epoch_save(
 			 e, m->o.out, NULL, 0, err, sizeof(err))) != 0)
 			fprintf(stderr, "mkstore: %s\n", err);
+		engine_release(eng);
 		if (!m->o.quiet && i % 500 == 499)
 			fprintf(stderr, "mkstore: %s: %llu/%llu epochs\n",
 			    m->o.hosts[h], (unsigned long long)i + 1,
@@ -687,6 +688,7 @@ mk_setup(struct mk *m)
 	m->new_label = mk_free_label(m, MK_NEW_LABEL, &m->exes[MK_NEW_EXE]);
 	m->cfg->epoch_ns = m->o.epoch_ns;
 	m->cfg->sketch.max_samples = m->o.max_samples;
+	m->cfg->sample_memory = 0; /* the samples the options say, all */
 	m->cfg->sketch.stack_depth = 4;
 	m->nepochs = m->o.span_ns / m->o.epoch_ns;
 	if (m->o.start_ns == 0) {

@@ -9,89 +9,170 @@
 # probe tests' workloads, so its caches (exe ids, symbols, ELF files, build
 # ids, BPF maps) fill and turn over many times.  Prints; asserts nothing.
 #
-#   bench/soak.sh [--minutes M] [--epoch SECONDS] [--exes N]
+#   bench/soak.sh [--minutes M] [--epoch SECONDS] [--exes N] [--fill]
+#                 [--build DIR] [--base DIR]
 #
 # Defaults: 30 minutes, 10 s epochs (so the run closes as many epochs as
 # 3 hours of the default 60 s ones would, with their 5-minute and hourly
-# rollups), 400 distinct executables.  Needs root and a built tree.
+# rollups), 400 distinct executables.  --fill replaces the timescales
+# with 2, 4 and 8 epochs, so that every filter queue (base, and three
+# rollups like 5m, 1h and 1d) is full after 128 epochs and the steady
+# state is measured, not estimated; without --minutes it then runs until
+# two minutes past that.  --build is the built tree to run (default: the
+# one this script is in); --base an older build run beside it, under the
+# same churn, for before/after columns.  Needs root and a built tree.
 set -u
 cd "$(dirname "$0")/.."
-top=$PWD
-minutes=30 epoch=10 exes=400
+src=$PWD
+build=$PWD base= minutes= epoch=10 exes=400 fill=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--minutes) minutes=${2:?--minutes needs a value}; shift 2 ;;
 	--epoch) epoch=${2:?--epoch needs a value}; shift 2 ;;
 	--exes) exes=${2:?--exes needs a value}; shift 2 ;;
-	-h|--help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--fill) fill=1; shift ;;
+	--build) build=${2:?--build needs a directory}; shift 2 ;;
+	--base) base=${2:?--base needs a directory}; shift 2 ;;
+	-h|--help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "soak: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
+[ -n "$minutes" ] || { [ $fill -eq 1 ] && minutes=$((128 * epoch / 60 + 2)) || minutes=30; }
 for v in "$minutes" "$epoch" "$exes"; do
 	case $v in
 	''|*[!0-9]*|0) echo "soak: '$v' is not a positive integer" >&2; exit 2 ;;
 	esac
 done
 [ "$(id -u)" -eq 0 ] || { echo "soak: needs root (the kernel probes)" >&2; exit 2; }
-for f in daemon/vitalsd tests/workloads/busy; do
-	[ -x "$f" ] || { echo "soak: $f is not built: run scripts/build.sh and make check" >&2; exit 2; }
+for b in "$build" $base; do
+	for f in daemon/vitalsd tests/workloads/busy; do
+		[ -x "$b/$f" ] || { echo "soak: $b/$f is not built: run scripts/build.sh and make check" >&2; exit 2; }
+	done
 done
+build=$(cd "$build" && pwd)
+. "$src/bench/churn.sh"
+[ -z "$base" ] || base=$(cd "$base" && pwd)
 
-. bench/churn.sh
-churn_tmp soak
+tmp=$(mktemp -d /var/tmp/vitals-soak.XXXXXX) ||
+	{ echo "soak: cannot make a directory under /var/tmp" >&2; exit 1; }
+daemon= based= churner=
+cleanup() {
+	[ -z "$churner" ] || kill "$churner" 2>/dev/null
+	for p in $daemon $based; do kill -INT "$p" 2>/dev/null && wait "$p"; done
+	jobs -p | xargs -r kill 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-# The shipped file, with a short epoch and a data dir of its own.
-sed -e "s|^epoch: .*|epoch: ${epoch}s|" -e "s|^data_dir: .*|data_dir: $tmp/data|" \
-    conf/vitals.yaml >"$tmp/vitals.yaml"
-export VITALS_PLUGIN_PATH="$top/probes:$top/filters:$top/outputs"
-daemon/vitalsd -c "$tmp/vitals.yaml" 2>"$tmp/vitalsd.log" &
-daemon=$!
+# conf BUILD: the shipped file of BUILD's sources (an older one may not
+# know the keys of this one).
+conf() {
+	s=$(sed -n 's/^abs_top_srcdir = //p' "$1/Makefile" 2>/dev/null)
+	for f in "$1/conf/vitals.yaml" "$s/conf/vitals.yaml"; do
+		[ -f "$f" ] && { echo "$f"; return; }
+	done
+	echo conf/vitals.yaml
+}
 
+# start NAME BUILD: BUILD's shipped file with a short epoch (and with
+# --fill short timescales) and a data dir of its own, run by BUILD's
+# vitalsd; its pid in $started.
+start() {
+	sed -e "s|^epoch: .*|epoch: ${epoch}s|" -e "s|^data_dir: .*|data_dir: $tmp/$1|" \
+	    "$(conf "$2")" >"$tmp/$1.yaml"
+	[ $fill -eq 0 ] || sed -i "s|^timescales: .*|timescales: [$((2 * epoch))s, $((4 * epoch))s, $((8 * epoch))s]|" \
+	    "$tmp/$1.yaml"
+	VITALS_PLUGIN_PATH="$2/probes:$2/filters:$2/outputs" \
+	    "$2/daemon/vitalsd" -c "$tmp/$1.yaml" 2>"$tmp/$1.log" &
+	started=$!
+}
+start data "$build"
+daemon=$started
+if [ -n "$base" ]; then
+	start base "$base"
+	based=$started
+fi
+cd "$build"
+
+# The churn (bench/churn.sh): distinct executables, and the workloads.
 churn_prepare "$tmp" "$exes"
 churn "$tmp" "$exes" &
+churner=$!
 
-# status FIELD: a field of the daemon's /proc status, in kB.
-status() { awk -v f="$1:" '$1 == f { print $2 }' "/proc/$daemon/status"; }
-# cpu_ticks: the daemon's user + system CPU so far, in clock ticks.
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$daemon/stat"; }
+# status PID FIELD: a field of a daemon's /proc status, in kB.
+status() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
+# cpu_ticks PID: a daemon's user + system CPU so far, in clock ticks.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# maps_kb PID: the kernel memory of a daemon's BPF maps (memlock of each
+# map descriptor: sketches, sample ring buffers, the probes' own tables).
+maps_kb() {
+	for f in /proc/$1/fdinfo/*; do
+		grep -q '^map_type' "$f" 2>/dev/null &&
+		    awk '$1 == "memlock:" { print $2 }' "$f"
+	done | awk '{ s += $1 } END { printf "%d", s / 1024 }'
+}
 hz=$(getconf CLK_TCK)
 
-echo "soak: vitalsd (pid $daemon), ${epoch} s epochs, $exes executables, $minutes minutes"
+echo "soak: vitalsd (pid $daemon${base:+, and pid $based of $base}), ${epoch} s epochs, $exes executables, $minutes minutes"
 # Memory grows by design until every filter queue is full: filter_queue
 # epochs per timescale, the base one first, each longer one a rollup at a time.
-q=$(awk '/^filter_queue:/ { print $2 }' "$tmp/vitals.yaml")
-echo "soak: the filter queues ($q epochs each) fill at $((q * epoch / 60)) min (base), $((q * 5)) min (5m), ${q} h (1h), ${q} d (1d)"
-printf '%4s %8s %8s %5s %7s %7s %9s %8s\n' min rss_kb hwm_kb fds threads epochs store_kb cpu_%
+q=$(awk '/^filter_queue:/ { print $2 }' "$tmp/data.yaml")
+if [ $fill -eq 1 ]; then
+	echo "soak: timescales $((2 * epoch)) s, $((4 * epoch)) s, $((8 * epoch)) s: the filter queues ($q epochs each) fill at $((q * epoch)) s, $((q * 2 * epoch)) s, $((q * 4 * epoch)) s and $((q * 8 * epoch)) s"
+else
+	echo "soak: the filter queues ($q epochs each) fill at $((q * epoch / 60)) min (base), $((q * 5)) min (5m), ${q} h (1h), ${q} d (1d)"
+fi
+if [ -n "$base" ]; then
+	printf '%4s %8s %8s %7s | %8s %8s %7s   (base: %s)\n' min rss_kb hwm_kb maps_kb rss_kb hwm_kb maps_kb "$base"
+else
+	printf '%4s %8s %8s %7s %5s %7s %7s %9s %8s\n' min rss_kb hwm_kb maps_kb fds threads epochs store_kb cpu_%
+fi
 sleep 5
-kill -0 "$daemon" 2>/dev/null || { cat "$tmp/vitalsd.log" >&2; echo "soak: vitalsd did not start" >&2; exit 1; }
-t0=$(cpu_ticks)
+for p in $daemon $based; do
+	kill -0 "$p" 2>/dev/null || { cat "$tmp"/*.log >&2; echo "soak: vitalsd did not start" >&2; exit 1; }
+done
+t0=$(cpu_ticks "$daemon")
 m=0
 : >"$tmp/rss"
 while [ $m -lt "$minutes" ]; do
-	c0=$(cpu_ticks)
+	c0=$(cpu_ticks "$daemon")
 	sleep 60
 	m=$((m + 1))
-	kill -0 "$daemon" 2>/dev/null || { echo "soak: vitalsd died at minute $m" >&2; tail -20 "$tmp/vitalsd.log" >&2; exit 1; }
-	rss=$(status VmRSS)
-	echo "$m $rss" >>"$tmp/rss"
-	printf '%4d %8s %8s %5s %7s %7s %9s %8.2f\n' "$m" "$rss" "$(status VmHWM)" \
-	    "$(ls "/proc/$daemon/fd" | wc -l)" "$(status Threads)" \
+	for p in $daemon $based; do
+		kill -0 "$p" 2>/dev/null || { echo "soak: vitalsd $p died at minute $m" >&2; tail -20 "$tmp"/*.log >&2; exit 1; }
+	done
+	rss=$(status "$daemon" VmRSS)
+	brss=
+	[ -z "$base" ] || brss=$(status "$based" VmRSS)
+	echo "$m $rss $brss" >>"$tmp/rss"
+	if [ -n "$base" ]; then
+		printf '%4d %8s %8s %7s | %8s %8s %7s\n' "$m" "$rss" "$(status "$daemon" VmHWM)" \
+		    "$(maps_kb "$daemon")" "$brss" "$(status "$based" VmHWM)" "$(maps_kb "$based")"
+		continue
+	fi
+	printf '%4d %8s %8s %7s %5s %7s %7s %9s %8.2f\n' "$m" "$rss" "$(status "$daemon" VmHWM)" \
+	    "$(maps_kb "$daemon")" "$(ls "/proc/$daemon/fd" | wc -l)" "$(status "$daemon" Threads)" \
 	    "$(find "$tmp/data" -name '*.json.gz' | wc -l)" \
 	    "$(du -sk "$tmp/data" | cut -f1)" \
-	    "$(echo "$(cpu_ticks) $c0 $hz" | awk '{ print ($1 - $2) / $3 / 60 * 100 }')"
+	    "$(echo "$(cpu_ticks "$daemon") $c0 $hz" | awk '{ print ($1 - $2) / $3 / 60 * 100 }')"
 done
-t1=$(cpu_ticks)
-kill -INT "$daemon"
-wait "$daemon"
-rc=$?
-daemon=
+t1=$(cpu_ticks "$daemon")
+rc=0
+for p in $daemon $based; do
+	kill -INT "$p"
+	wait "$p" || rc=$?
+done
+daemon= based=
+kill "$churner" 2>/dev/null
+churner=
 jobs -p | xargs -r kill 2>/dev/null
 wait 2>/dev/null
 
 # Resident memory's trend over the second half of the run (least squares),
 # and the mean of the last quarter against the first quarter after warm-up.
-awk -v n="$minutes" '
-{ t[NR] = $1; r[NR] = $2 }
+awk -v n="$minutes" -v base="$base" '
+{ t[NR] = $1; r[NR] = $2; o[NR] = $3 }
 END {
 	h = int(NR / 2) + 1
 	for (i = h; i <= NR; i++) { sx += t[i]; sy += r[i]; k++ }
@@ -99,14 +180,20 @@ END {
 	for (i = h; i <= NR; i++) { sxy += (t[i] - mx) * (r[i] - my); sxx += (t[i] - mx) ^ 2 }
 	q = int(NR / 4); if (q < 1) q = 1
 	for (i = 1; i <= q; i++) a += r[i]
-	for (i = NR - q + 1; i <= NR; i++) b += r[i]
+	for (i = NR - q + 1; i <= NR; i++) { b += r[i]; ob += o[i] }
 	printf "soak: resident memory: first quarter %.0f kB, last quarter %.0f kB (%+.1f%%)\n", a / q, b / q, (b - a) / a * 100
 	if (sxx > 0)
 		printf "soak: trend over the second half: %+.1f kB per hour\n", sxy / sxx * 60
+	if (base != "" && ob > 0)
+		printf "soak: last quarter against the base: %.0f kB / %.0f kB = %.2f\n", b / q, ob / q, b / ob
 }' "$tmp/rss"
-[ "$minutes" -ge $((q * 5)) ] ||
+[ $fill -eq 1 ] || [ "$minutes" -ge $((q * 5)) ] ||
 	echo "soak: the 5-minute filter queue was still filling (full at $((q * 5)) min): growth is expected until then"
+[ $fill -eq 0 ] || [ $((minutes * 60)) -ge $((q * 8 * epoch)) ] ||
+	echo "soak: the longest filter queue was still filling (full at $((q * 8 * epoch)) s)"
 echo "$t0 $t1 $hz $minutes" | awk '{ printf "soak: vitalsd CPU: %.2f%% of one CPU on average\n", ($2 - $1) / $3 / ($4 * 60) * 100 }'
-echo "soak: log lines: $(wc -l <"$tmp/vitalsd.log"), of which errors: $(grep -c 'error' "$tmp/vitalsd.log"), warnings: $(grep -c 'warn' "$tmp/vitalsd.log")"
-grep -i 'error' "$tmp/vitalsd.log" | sort | uniq -c | sort -rn | head -5
+for l in "$tmp"/*.log; do
+	echo "soak: $(basename "$l" .log): log lines: $(wc -l <"$l"), of which errors: $(grep -c 'error' "$l"), warnings: $(grep -c 'warn' "$l")"
+	grep -i 'error' "$l" | sort | uniq -c | sort -rn | head -5
+done
 echo "soak: vitalsd exited $rc"

@@ -23,7 +23,9 @@
 #include "codec.h"
 #include "epoch_json.h"
 #include "config.h"
+#include "epoch.h"
 #include "instance.h"
+#include "labels.h"
 #include "rollup.h"
 #include "testutil.h"
 
@@ -453,6 +455,108 @@ START_TEST(test_copy)
 	ck_assert(json_equal(ja, jc));
 	json_decref(ja);
 	json_decref(jc);
+	vitals_epoch_free(c);
+	free(a);
+}
+END_TEST
+
+/*
+ * The weight labels.c attributes to each (slot, label) of vital v, summed
+ * into w[slot * 8 + label] (labels below 8, slots below 8).
+ */
+static void
+compact_weights(const struct vitals_vital_epoch *v, uint64_t base_ns,
+    double *w)
+{
+	double per[FX_SAMPLES], all;
+	uint32_t i;
+
+	memset(w, 0, 64 * sizeof(*w));
+	ck_assert_int_eq(labels_weights(v, base_ns, per, &all), 0);
+	for (i = 0; i < v->nsamples; i++)
+		w[v->samples[i].slot * 8 + v->samples[i].label] += per[i];
+}
+
+/*
+ * A compact copy keeps, per key and run, the samples the attribution
+ * credits, so each key's weight is the same; in a rollup (the case with
+ * 300 s and base epochs of 60 s), runs split at base epochs even where
+ * the count goes on rising.
+ */
+static const struct {
+	uint32_t len; /* timescale, s */
+	uint32_t n, kept;
+	struct { uint32_t slot, label; uint64_t count, ts_s, pid; } s[8];
+} compact_cases[] = {
+	/* one key rising: its last sample; a lone key kept */
+	{ 60, 5, 2, { { 1, 5, 1, 0 }, { 1, 5, 2, 1 }, { 1, 5, 4, 2 },
+	    { 1, 5, 8, 3 }, { 2, 3, 10, 4 } } },
+	/* a count that falls (another CPU's sample late) starts a run */
+	{ 60, 5, 4, { { 1, 6, 3, 0 }, { 1, 6, 1, 1 }, { 1, 6, 4, 2 },
+	    { 1, 6, 6, 3 }, { 1, 5, 9, 4 } } },
+	/* a rollup: base epochs 0 and 1, the second's counts higher */
+	{ 300, 4, 2, { { 3, 1, 4, 0 }, { 3, 1, 8, 10 }, { 3, 1, 16, 70 },
+	    { 3, 1, 32, 80 } } },
+	/* two processes of one key: the last of each stays */
+	{ 60, 4, 2, { { 1, 5, 1, 0, 7 }, { 1, 5, 2, 1, 8 }, { 1, 5, 3, 2, 7 },
+	    { 1, 5, 4, 3, 8 } } },
+};
+
+START_TEST(test_compact)
+{
+	struct fx *a = fx_new("a", T0, compact_cases[_i].len, 8, 0, 3);
+	struct vitals_epoch *c;
+	double wa[64], wc[64];
+	uint32_t j;
+
+	for (j = 0; j < compact_cases[_i].n; j++) {
+		a->s[0][j] = (struct vitals_sample){
+			.ts_ns = T0 + compact_cases[_i].s[j].ts_s * NS,
+			.label = compact_cases[_i].s[j].label,
+			.count = compact_cases[_i].s[j].count,
+			.slot = compact_cases[_i].s[j].slot,
+			.weight = 1, .exe_id = 7,
+			.pid = compact_cases[_i].s[j].pid ?
+			    compact_cases[_i].s[j].pid : 100,
+			.exe = "/usr/bin/x", .comm = "x" };
+		a->hca[0][a->s[0][j].slot] += a->s[0][j].count;
+	}
+	a->v[0].nsamples = compact_cases[_i].n;
+	ck_assert_ptr_nonnull(c = aggregate_compact(&a->e, 60 * NS, 0));
+	ck_assert_uint_eq(c->vitals[0].nsamples, compact_cases[_i].kept);
+	compact_weights(&a->v[0], 60 * NS, wa);
+	compact_weights(&c->vitals[0], 60 * NS, wc);
+	for (j = 0; j < 64; j++)
+		ck_assert_double_eq_tol(wa[j], wc[j], 1e-9);
+	/* Kept in arrival order, and the rest of the epoch as it was. */
+	for (j = 1; j < c->vitals[0].nsamples; j++)
+		ck_assert_uint_lt(c->vitals[0].samples[j - 1].ts_ns,
+		    c->vitals[0].samples[j].ts_ns);
+	ck_assert_uint_eq(c->vitals[0].wsum, a->v[0].wsum);
+	ck_assert_uint_eq(c->vitals[0].hca[1], a->hca[0][1]);
+	ck_assert_uint_eq(c->nvitals, a->e.nvitals);
+	vitals_epoch_free(c);
+	free(a);
+}
+END_TEST
+
+/* With a bound, the samples of largest count, in arrival order. */
+START_TEST(test_compact_bound)
+{
+	static const uint64_t counts[5] = { 5, 1, 4, 2, 3 };
+	struct fx *a = fx_new("a", T0, 60, 8, 5, 4);
+	struct vitals_epoch *c;
+	uint32_t j;
+
+	for (j = 0; j < 5; j++) {
+		a->s[0][j].slot = j;
+		a->s[0][j].count = counts[j];
+	}
+	ck_assert_ptr_nonnull(c = aggregate_compact(&a->e, 60 * NS, 2));
+	ck_assert_uint_eq(c->vitals[0].nsamples, 2);
+	ck_assert_uint_eq(c->vitals[0].samples[0].count, 5);
+	ck_assert_uint_eq(c->vitals[0].samples[1].count, 4);
+	ck_assert_uint_eq(c->vitals[0].samples[1].ts_ns, a->s[0][2].ts_ns);
 	vitals_epoch_free(c);
 	free(a);
 }
@@ -1384,6 +1488,9 @@ aggregate_suite(void)
 	tcase_add_test(ro, test_rollup_modules);
 	tcase_add_test(ro, test_copy);
 	tcase_add_test(ro, test_copy_shares_stacks);
+	tcase_add_loop_test(ro, test_compact, 0,
+	    sizeof(compact_cases) / sizeof(compact_cases[0]));
+	tcase_add_test(ro, test_compact_bound);
 	tcase_add_test(ro, test_rollup_strings_bounded);
 	suite_add_tcase(s, ro);
 	tcase_add_test(ag, test_queue_order);

@@ -441,7 +441,7 @@ END_TEST
 
 static const char valid_top[] =
     "(valid: host, data_dir, epoch, retention, "
-    "plugin_path, log, log_level, filter_queue, sketch, probes, filters, "
+    "plugin_path, log, log_level, filter_queue, filter_queue_samples, sketch, probes, filters, "
     "plugins, timescales)";
 static const char valid_sizes[] = "hca_size, max_samples, stack_depth, "
 				  "seen_bits, floor, threshold, threshold_max";
@@ -630,7 +630,7 @@ static const struct {
 	    NULL },
 	{ "sketch:\n  colour: red\n",
 	    ":2:3: unknown setting 'sketch.colour' "
-	    "(valid: %s, cpu_high, cpu_low, disk_budget, vitals)",
+	    "(valid: %s, cpu_high, cpu_low, disk_budget, sample_memory, vitals)",
 	    valid_sizes },
 	{ "sketch:\n  vitals: [cpu]\n",
 	    ":2:11: setting 'sketch.vitals': "

@@ -76,7 +76,7 @@ START_TEST(test_log_samples)
 	int i, kept = 0;
 
 	p.max_samples = 64;
-	s = sketch_new(&p);
+	s = sketch_new(&p, NULL);
 	ck_assert_ptr_nonnull(s);
 	for (i = 1; i <= 1000; i++)
 		kept += sketch_add(s, &ev, 1) == 1;
@@ -91,7 +91,7 @@ END_TEST
 START_TEST(test_weights_and_slot)
 {
 	struct vitals_event ev = ev_of(0xabc, 300);
-	struct sketch *s = sketch_new(&small);
+	struct sketch *s = sketch_new(&small, NULL);
 	uint64_t slot = vitals_hash_label(0xabc, 7, 1000) & (small.hca_size - 1);
 
 	sketch_add(s, &ev, 1);
@@ -115,7 +115,7 @@ START_TEST(test_floor)
 	int i;
 
 	p.floor = 16;
-	s = sketch_new(&p);
+	s = sketch_new(&p, NULL);
 	for (i = 1; i < 16; i++)
 		ck_assert_int_eq(sketch_add(s, &ev, 1), 0);
 	ck_assert_int_eq(sketch_add(s, &ev, 1), 1); /* 16 */
@@ -135,7 +135,7 @@ START_TEST(test_first_sighting_on_collision)
 
 	p.hca_size = 32;
 	p.max_samples = 64;
-	s = sketch_new(&p);
+	s = sketch_new(&p, NULL);
 	target = vitals_hash_label(1, 7, 1000) & 31;
 	for (l = 2; (vitals_hash_label(l, 7, 1000) & 31) != target; l++)
 		;
@@ -152,7 +152,7 @@ END_TEST
 
 START_TEST(test_sample_bound_and_reset)
 {
-	struct sketch *s = sketch_new(&small);
+	struct sketch *s = sketch_new(&small, NULL);
 	struct vitals_event ev;
 	int i, r, full = 0;
 
@@ -179,7 +179,7 @@ START_TEST(test_sample_context)
 {
 	uint64_t ks[6] = { 1, 2, 3, 4, 5, 6 }, us[2] = { 0x400000, 0x400100 };
 	struct vitals_event ev = ev_of(0x77, 3);
-	struct sketch *s = sketch_new(&small);
+	struct sketch *s = sketch_new(&small, NULL);
 	const struct vitals_sample *sm;
 
 	ev.kstack = ks;
@@ -209,6 +209,72 @@ START_TEST(test_sample_context)
 }
 END_TEST
 
+/*
+ * Two sketches sharing a budget: each grows its store within it (its
+ * first SKETCH_FIRST samples whatever the budget), frames and names
+ * stay right as the store moves, a full budget drops samples, and a
+ * trimmed sketch gives its store back for the other to use.
+ */
+START_TEST(test_budget)
+{
+	struct sketch_params p = small;
+	struct sketch_budget b = { 0, 0 };
+	uint64_t ks[3] = { 11, 12, 13 }, us[2] = { 21, 22 };
+	const char *names[5] = { "k0", "k1", "k2", "u0", "u1" };
+	struct sketch *s, *t;
+	struct vitals_event ev;
+	uint32_t i, kept;
+
+	p.max_samples = 1000;
+	b.limit = 40 * sketch_sample_bytes(&p);
+	s = sketch_new(&p, &b);
+	t = sketch_new(&p, &b);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(b.used, 0); /* nothing until a sample comes */
+	for (i = 0, kept = 0; i < 300; i++) {
+		ev = ev_of(0x1000 + (uint64_t)i * 977, 1);
+		ev.kstack = ks;
+		ev.nkstack = 3;
+		ev.ustack = us;
+		ev.nustack = 2;
+		if (sketch_add(s, &ev, 1) == 1) {
+			kept++;
+			ck_assert_int_eq(sketch_set_syms(s, s->nsamples - 1,
+			    names, 3, 2), 0);
+		}
+	}
+	ck_assert_uint_eq(kept, s->nsamples);
+	ck_assert_uint_lt(s->nsamples, 300);
+	ck_assert_uint_gt(s->samples_dropped, 0);
+	ck_assert_uint_le(b.used, b.limit);
+	ck_assert_int_eq(sketch_full(s), 1);
+	for (i = 0; i < s->nsamples; i++) {
+		ck_assert_uint_eq(s->samples[i].nkstack, 3);
+		ck_assert_uint_eq(s->samples[i].kstack[2], 13);
+		ck_assert_uint_eq(s->samples[i].ustack[1], 22);
+		ck_assert_str_eq(s->samples[i].ksyms[4], "u1");
+	}
+	/* t has its first samples, no more. */
+	for (i = 0; i < 100; i++) {
+		ev = ev_of(0x5000 + (uint64_t)i * 977, 1);
+		sketch_add(t, &ev, 1);
+	}
+	ck_assert_uint_eq(t->nsamples, SKETCH_FIRST);
+	sketch_trim(s);
+	ck_assert_uint_eq(s->nsamples, 0);
+	sketch_reset(t);
+	for (i = 0; i < 100; i++) {
+		ev = ev_of(0x9000 + (uint64_t)i * 977, 1);
+		sketch_add(t, &ev, 1);
+	}
+	ck_assert_uint_gt(t->nsamples, SKETCH_FIRST);
+	sketch_free(s);
+	sketch_free(t);
+	ck_assert_uint_eq(b.used, 0);
+}
+END_TEST
+
 START_TEST(test_unique_estimate)
 {
 	struct sketch_params p = small;
@@ -217,7 +283,7 @@ START_TEST(test_unique_estimate)
 	uint64_t i, est;
 
 	p.hca_size = 1024;
-	s = sketch_new(&p);
+	s = sketch_new(&p, NULL);
 	ck_assert_uint_eq(sketch_unique(s->hca, 1024), 0);
 	for (i = 0; i < 300; i++) {
 		ev = ev_of(i * 4096 + 17, 1 + i % 5);
@@ -235,16 +301,16 @@ START_TEST(test_bad_params)
 	struct sketch_params p = small;
 
 	p.hca_size = 100;
-	ck_assert_ptr_null(sketch_new(&p));
+	ck_assert_ptr_null(sketch_new(&p, NULL));
 	p = small;
 	p.seen_bits = 1000;
-	ck_assert_ptr_null(sketch_new(&p));
+	ck_assert_ptr_null(sketch_new(&p, NULL));
 	p = small;
 	p.floor = 0;
-	ck_assert_ptr_null(sketch_new(&p));
+	ck_assert_ptr_null(sketch_new(&p, NULL));
 	p = small;
 	p.stack_depth = VITALS_STACK_MAX + 1;
-	ck_assert_ptr_null(sketch_new(&p));
+	ck_assert_ptr_null(sketch_new(&p, NULL));
 }
 END_TEST
 
@@ -261,6 +327,7 @@ main(void)
 	tcase_add_test(tc, test_first_sighting_on_collision);
 	tcase_add_test(tc, test_sample_bound_and_reset);
 	tcase_add_test(tc, test_sample_context);
+	tcase_add_test(tc, test_budget);
 	tcase_add_test(tc, test_unique_estimate);
 	tcase_add_test(tc, test_bad_params);
 	suite_add_tcase(su, tc);

@@ -16,6 +16,7 @@
 #include "aggregate.h"
 #include "epoch.h"
 #include "instance.h"
+#include "labels.h"
 #include "log.h"
 #include "rollup.h"
 
@@ -244,20 +245,163 @@ aggregate_retire(struct aggregate *a, struct vitals_epoch *e)
 	return 0;
 }
 
-/* Append e (owned) to q, letting the oldest go when full. */
+/* What aggregate_pick keeps of the samples of an epoch's vitals. */
+struct aggregate_keep {
+	uint64_t runs_ns; /* labels_runs() of the epoch */
+	uint32_t max;     /* queue_samples */
+};
+
+static int
+aggregate_best_cmp(const void *x, const void *y)
+{
+	return rollup_sample_cmp(*(const struct vitals_sample *const *)x,
+	    *(const struct vitals_sample *const *)y);
+}
+
+/* Samples are in their array in the order they came. */
+static int
+aggregate_arrival_cmp(const void *x, const void *y)
+{
+	const struct vitals_sample *a = *(const struct vitals_sample *const *)x;
+	const struct vitals_sample *b = *(const struct vitals_sample *const *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Of the samples src[0..m), best first, the max to keep into src[0..max):
+ * the best of each exe first (an exe and one of its processes stay where
+ * they were seen, as filters look for them), then the best of the rest.
+ * 0 or -ENOMEM.
+ */
+struct aggregate_exe_rank {
+	uint32_t exe_id, rank;
+};
+
+static int
+aggregate_exe_rank_cmp(const void *x, const void *y)
+{
+	const struct aggregate_exe_rank *a = x, *b = y;
+
+	if (a->exe_id != b->exe_id)
+		return a->exe_id < b->exe_id ? -1 : 1;
+	return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+static int
+aggregate_bound(const struct vitals_sample **src, uint32_t m, uint32_t max)
+{
+	const struct vitals_sample **out;
+	struct aggregate_exe_rank *r;
+	uint8_t *took;
+	uint32_t i, n = 0;
+
+	out = malloc(max * sizeof(*out));
+	took = calloc(m, 1);
+	r = malloc(m * sizeof(*r));
+	if (out == NULL || took == NULL || r == NULL) {
+		free(out);
+		free(took);
+		free(r);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m; i++)
+		r[i] = (struct aggregate_exe_rank){ src[i]->exe_id, i };
+	qsort(r, m, sizeof(*r), aggregate_exe_rank_cmp);
+	for (i = 0; i < m; i++)
+		took[r[i].rank] = i == 0 || r[i].exe_id != r[i - 1].exe_id;
+	for (i = 0; i < m && n < max; i++)
+		if (took[i])
+			out[n++] = src[i];
+	for (i = 0; i < m && n < max; i++)
+		if (!took[i])
+			out[n++] = src[i];
+	memcpy(src, out, n * sizeof(*out));
+	free(out);
+	free(took);
+	free(r);
+	return 0;
+}
+
+/*
+ * An epoch_pick_fn: the samples the attribution of weight credits
+ * (labels_credited), and of those at most max (aggregate_bound, in the
+ * order a rollup keeps them), in arrival order.
+ */
+static int
+aggregate_pick(const struct vitals_vital_epoch *ve,
+    const struct vitals_sample **src, uint32_t *n, void *arg)
+{
+	const struct aggregate_keep *k = arg;
+	uint8_t *keep;
+	uint32_t i, m = 0;
+
+	if (*n == 0)
+		return 0;
+	if ((keep = malloc(*n)) == NULL ||
+	    labels_credited(ve, k->runs_ns, keep) != 0) {
+		free(keep);
+		return -ENOMEM;
+	}
+	for (i = 0; i < *n; i++)
+		if (keep[i])
+			src[m++] = &ve->samples[i];
+	free(keep);
+	if (k->max != 0 && m > k->max) {
+		qsort(src, m, sizeof(*src), aggregate_best_cmp);
+		if (aggregate_bound(src, m, k->max) != 0)
+			return -ENOMEM;
+		m = k->max;
+		qsort(src, m, sizeof(*src), aggregate_arrival_cmp);
+	}
+	*n = m;
+	return 0;
+}
+
+struct vitals_epoch *
+aggregate_compact(const struct vitals_epoch *e, uint64_t base_ns, uint32_t max)
+{
+	struct aggregate_keep k = { labels_runs(e, base_ns), max };
+
+	return epoch_copy_picked(e, aggregate_pick, &k);
+}
+
+/* Let e go from a queue: freed, or retired while lanes may hold it. */
+static int
+aggregate_let_go(struct aggregate *a, struct vitals_epoch *e)
+{
+	if (a->nlanes > 0)
+		return aggregate_retire(a, e);
+	vitals_epoch_free(e);
+	return 0;
+}
+
+/*
+ * Append e (owned) to q, letting the oldest go when full.  The epoch that
+ * was the newest is replaced by its compact copy: filters see the newest
+ * epoch whole, and of the ones before (which they look back on for the
+ * weight of exes and labels) the samples that carry that weight, at most
+ * queue_samples per vital (aggregate_compact): a queue of epochs or rollups
+ * full of samples holds a fraction of their memory.
+ */
 static int
 aggregate_queue_push(
     struct aggregate *a, struct aggregate_queue *q, struct vitals_epoch *e)
 {
+	struct vitals_epoch *c;
 	int r = 0;
 
 	if (q->n == a->p.queue_len) {
-		if (a->nlanes > 0)
-			r = aggregate_retire(a, q->v[0]);
-		else
-			vitals_epoch_free(q->v[0]);
+		r = aggregate_let_go(a, q->v[0]);
 		memmove(q->v, q->v + 1, (q->n - 1) * sizeof(*q->v));
 		q->n--;
+	}
+	if (q->n > 0 &&
+	    (c = aggregate_compact(q->v[q->n - 1], a->p.base_ns,
+	    a->p.queue_samples)) != NULL) {
+		if (aggregate_let_go(a, q->v[q->n - 1]) != 0)
+			r = -ENOMEM;
+		q->v[q->n - 1] = c;
 	}
 	q->v[q->n++] = e;
 	return r;

@@ -23,6 +23,11 @@ struct aggregate_params {
 	uint32_t ntimescales;  /* rollup timescales in use */
 	uint32_t timescales[VITALS_AGG_MAX_TIMESCALES]; /* seconds, ascending */
 	uint32_t queue_len;    /* epochs per queue, >= 1 */
+	uint64_t base_ns;      /* the base epoch's length: the epochs of a
+	                          queue but the newest are kept compact
+	                          (aggregate_compact) with its runs */
+	uint32_t queue_samples; /* and with at most this many samples per
+	                          vital; 0: no bound */
 	uint32_t max_samples;  /* samples kept per vital in a rollup */
 	uint32_t lanes;        /* 0: filters run in aggregate_run's caller;
 	                          else on up to this many worker threads
@@ -39,6 +44,19 @@ struct aggregate_filter {
 };
 
 struct aggregate;
+
+/*
+ * A compact deep copy of e (borrowed; free with vitals_epoch_free), for
+ * the place in a queue filters look back on: of the samples of one HCA
+ * key (slot, label, exe, uid), those that hold each run's highest count
+ * (a run: the key's samples in one base epoch of base_ns, until its count
+ * falls: labels_credited), so the weight labels.c attributes to each key,
+ * and so to each exe, stays the same with fewer samples; of those at most
+ * max per vital (0: all), the ones a rollup would keep first.  NULL when
+ * out of memory.
+ */
+struct vitals_epoch *aggregate_compact(const struct vitals_epoch *e,
+    uint64_t base_ns, uint32_t max);
 
 /* A new aggregator; NULL when out of memory. */
 struct aggregate *aggregate_new(const struct aggregate_params *p);

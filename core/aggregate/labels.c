@@ -68,10 +68,22 @@ labels_keys(const struct vitals_vital_epoch *ve)
 }
 
 /*
+ * Whether sample s of a key starts a new run after prev, the key's sample
+ * before it (NULL: none): a counter restarts at every base epoch
+ * boundary, which shows as a new base epoch or a smaller count.
+ */
+static int
+labels_new_run(const struct vitals_sample *prev, const struct vitals_sample *s,
+    uint64_t base_ns)
+{
+	return prev == NULL || s->count < prev->count ||
+	    (base_ns != 0 && s->ts_ns / base_ns != prev->ts_ns / base_ns);
+}
+
+/*
  * Credit each sample of one key k[0..n) with the rise of its count since
- * the key's previous sample: a counter restarts at every base epoch
- * boundary, which shows as a new base epoch or a smaller count, so the
- * credits add up to the sum of the runs' highest counts.
+ * the key's previous sample, so the credits add up to the sum of the
+ * runs' highest counts.
  */
 static void
 labels_rises(const struct vitals_vital_epoch *ve, const struct labels_key *k,
@@ -82,9 +94,7 @@ labels_rises(const struct vitals_vital_epoch *ve, const struct labels_key *k,
 
 	for (i = 0; i < n; i++) {
 		s = &ve->samples[k[i].idx];
-		if (prev == NULL || s->count < prev->count ||
-		    (base_ns != 0 &&
-			s->ts_ns / base_ns != prev->ts_ns / base_ns))
+		if (labels_new_run(prev, s, base_ns))
 			w[k[i].idx] = (double)s->count;
 		else
 			w[k[i].idx] = (double)(s->count - prev->count);
@@ -132,6 +142,41 @@ labels_credit(const struct vitals_vital_epoch *ve, const struct labels_key *k,
 		all += labels_share_slot(ve, k + i, j - i, w);
 	}
 	return all;
+}
+
+int
+labels_credited(const struct vitals_vital_epoch *ve, uint64_t base_ns,
+    uint8_t *keep)
+{
+	const struct vitals_sample *prev, *cur, *next;
+	struct labels_key *k;
+	size_t i, j, n = ve->nsamples;
+
+	if (n == 0)
+		return 0;
+	if ((k = labels_keys(ve)) == NULL)
+		return -ENOMEM;
+	memset(keep, 0, n);
+	for (i = 0; i < n; i++) {
+		cur = &ve->samples[k[i].idx];
+		prev = i > 0 && labels_same(&k[i - 1], &k[i]) ?
+		    &ve->samples[k[i - 1].idx] : NULL;
+		/* A run's first after a fall keeps runs apart. */
+		keep[k[i].idx] = prev != NULL && cur->count < prev->count;
+		/* The last of its pid in the run (the run's last among them). */
+		for (j = i + 1; j < n && labels_same(&k[i], &k[j]); j++) {
+			next = &ve->samples[k[j].idx];
+			if (labels_new_run(&ve->samples[k[j - 1].idx], next,
+			    base_ns) || next->pid == cur->pid)
+				break;
+		}
+		if (j == n || !labels_same(&k[i], &k[j]) ||
+		    labels_new_run(&ve->samples[k[j - 1].idx],
+		    &ve->samples[k[j].idx], base_ns))
+			keep[k[i].idx] = 1;
+	}
+	free(k);
+	return 0;
 }
 
 int

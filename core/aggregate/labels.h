@@ -80,6 +80,17 @@ int labels_weights(const struct vitals_vital_epoch *ve, uint64_t base_ns,
     double *w, double *attributed);
 
 /*
+ * Samples enough for labels_weights to credit each key the same weight
+ * as of all of them: keep[i] (ve->nsamples entries) is 1 for the last
+ * sample of each pid in each run of a key (the run's last holds its
+ * highest count; the pids of a key's processes stay), and for the first
+ * of a run that starts with a fall of the count (so the runs stay apart),
+ * else 0.  Returns 0 or -ENOMEM.
+ */
+int labels_credited(const struct vitals_vital_epoch *ve, uint64_t base_ns,
+    uint8_t *keep);
+
+/*
  * Attribute the vital's HCA weight to groups (labels_weights summed per
  * group).  Fills *out, which the caller frees with labels_free (rep
  * pointers stay borrowed from ve).  Returns 0 or -ENOMEM (then *out is

@@ -434,6 +434,10 @@ query_inst_key(struct query *q, struct query_inst *qi,
 	cache_key_str(&qi->key, lp->desc->version);
 	query_options_key(&qi->key, lp->desc, qi->ctx->config);
 	cache_key_u64(&qi->key, q->cfg->queue_len);
+	/* Queued epochs before the newest are compact (aggregate_compact). */
+	cache_key_str(&qi->key, "queue:compact");
+	cache_key_u64(&qi->key, q->cfg->epoch_ns);
+	cache_key_u64(&qi->key, q->cfg->queue_samples);
 	cache_key_u64(&qi->key, q->cfg->sketch.max_samples);
 	cache_key_str(&qi->key, qi->host != NULL ? qi->host : "*");
 	cache_key_key(&qi->key, &t->key);
@@ -609,6 +613,8 @@ query_aggregate(struct query *q)
 
 	memset(&ap, 0, sizeof(ap));
 	ap.queue_len = q->cfg->queue_len;
+	ap.base_ns = q->cfg->epoch_ns;
+	ap.queue_samples = q->cfg->queue_samples;
 	ap.max_samples = q->cfg->sketch.max_samples;
 	/*
 	 * Filters dominate once decoding is fast: with more than one CPU

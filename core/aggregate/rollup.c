@@ -107,8 +107,7 @@ rollup_cmp_u64(uint64_t a, uint64_t b)
 	return a < b ? -1 : a > b;
 }
 
-/* Best first: larger count, larger weight, then earlier and smaller ids. */
-static int
+int
 rollup_sample_cmp(const struct vitals_sample *a, const struct vitals_sample *b)
 {
 	int c;

@@ -27,6 +27,13 @@ struct rollup *rollup_new(uint64_t start_ns, uint32_t timescale_s,
 void rollup_free(struct rollup *r);
 
 /*
+ * The order in which a rollup keeps samples, best first: larger count,
+ * larger weight, then earlier and smaller ids (a total order).  <0, 0, >0.
+ */
+int rollup_sample_cmp(const struct vitals_sample *a,
+    const struct vitals_sample *b);
+
+/*
  * Add epoch e (borrowed; what is kept is copied).  Returns 0 or -ENOMEM
  * (the rollup is then unusable: free it).
  */

@@ -52,6 +52,7 @@ struct engine {
 	uint64_t cpu_extra_ns;     /* CPU reported by probes this epoch */
 	uint64_t cpu_budget_used;  /* CPU counted against doublings this epoch */
 	struct metric_table *metrics; /* named metrics (vitals_metric_put) */
+	struct sketch_budget budget; /* the sample stores' bytes (sample_memory) */
 	/* the closed view */
 	struct vitals_epoch closed;
 	struct vitals_vital_epoch views[ENGINE_MAX_VITALS];
@@ -101,6 +102,7 @@ void
 engine_reconfigure(struct engine *e, const struct config *c, const char *host)
 {
 	e->cfg = c;
+	e->budget.limit = c->sample_memory;
 	strncpy(e->host, host ? host : "localhost", sizeof(e->host) - 1);
 }
 
@@ -184,8 +186,8 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
 	}
 	v->limit = cs->max_samples;
 	v->high_samples = cs->max_samples - cs->max_samples / 4;
-	if ((v->buf[0] = sketch_new(&p)) == NULL ||
-	    (v->buf[1] = sketch_new(&p)) == NULL)
+	if ((v->buf[0] = sketch_new(&p, &e->budget)) == NULL ||
+	    (v->buf[1] = sketch_new(&p, &e->budget)) == NULL)
 		return -ENOMEM;
 	/* Until its first boundary a vital has a few shares' worth. */
 	if (e->cfg->disk_budget > 0)
@@ -543,6 +545,7 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 		v = e->vitals[i];
 		sketch_reset(v->buf[v->cur ^ 1]);
 		v->cur ^= 1;
+		v->high_held = 0;
 		v->closed_dropped = v->dropped;
 		v->dropped = 0;
 		dropped += v->closed_dropped;
@@ -650,13 +653,48 @@ engine_cpu_add(struct engine *e, uint64_t ns)
 size_t
 engine_bytes(const struct engine *e)
 {
+	size_t n = sizeof(*e), stores = 0, first = 0, per;
+	const struct sketch_params *p;
+	uint32_t i;
+
+	for (i = 0; i < e->nvitals; i++) {
+		p = &e->vitals[i]->buf[0]->p;
+		per = sketch_sample_bytes(p);
+		n += sizeof(struct vitals_vital) +
+		    2 * (sketch_bytes(p) - p->max_samples * per);
+		stores += 2 * (size_t)p->max_samples * per;
+		first += 2 * (size_t)(p->max_samples < SKETCH_FIRST ?
+		    p->max_samples : SKETCH_FIRST) * per;
+	}
+	/* Each store may hold its first samples beyond the budget. */
+	if (e->budget.limit != 0 && e->budget.limit + first < stores)
+		stores = e->budget.limit + first;
+	return n + stores;
+}
+
+size_t
+engine_held(const struct engine *e)
+{
 	size_t n = sizeof(*e);
 	uint32_t i;
 
 	for (i = 0; i < e->nvitals; i++)
 		n += sizeof(struct vitals_vital) +
-		    2 * sketch_bytes(&e->vitals[i]->buf[0]->p);
+		    sketch_held(e->vitals[i]->buf[0]) +
+		    sketch_held(e->vitals[i]->buf[1]);
 	return n;
+}
+
+void
+engine_release(struct engine *e)
+{
+	struct vitals_vital *v;
+	uint32_t i;
+
+	for (i = 0; i < e->nvitals; i++) {
+		v = e->vitals[i];
+		sketch_trim(v->buf[v->cur ^ 1]);
+	}
 }
 
 uint32_t
@@ -667,6 +705,30 @@ engine_nvitals(const struct engine *e)
 
 /* ---- the SDK's sketch calls ---- */
 
+/*
+ * Sample-memory high watermark: t doubles within the epoch when the
+ * vital's store reaches its mark, and the mark moves half-way to the end,
+ * so t doubles again only as the store keeps filling; and when the
+ * budget all stores share is three quarters spent, for each vital that
+ * keeps adding, again each time it added half as many samples more.
+ */
+static void
+engine_watermark(struct vitals_vital *v, const struct sketch *s)
+{
+	const struct sketch_budget *b = &v->eng->budget;
+
+	if (v->shift >= v->shift_max)
+		return;
+	if (s->nsamples >= v->high_samples) {
+		v->shift++;
+		v->high_samples += (s->p.max_samples - v->high_samples) / 2;
+	} else if (b->limit != 0 && b->used >= b->limit - b->limit / 4 &&
+	    s->nsamples >= v->high_held) {
+		v->shift++;
+		v->high_held = s->nsamples + s->nsamples / 2 + 1;
+	}
+}
+
 int
 vitals_emit(struct vitals_vital *v, const struct vitals_event *ev)
 {
@@ -676,15 +738,7 @@ vitals_emit(struct vitals_vital *v, const struct vitals_event *ev)
 	r = sketch_add(s, ev, v->shift);
 	if (r != 1)
 		return 0;
-	/*
-	 * Sample-memory high watermark: t doubles within the epoch, and the
-	 * mark moves half-way to the end, so t doubles again only as the
-	 * store keeps filling.
-	 */
-	if (s->nsamples >= v->high_samples && v->shift < v->shift_max) {
-		v->shift++;
-		v->high_samples += (s->p.max_samples - v->high_samples) / 2;
-	}
+	engine_watermark(v, s);
 	return 1;
 }
 
@@ -733,10 +787,7 @@ vitals_vital_sample(struct vitals_vital *v, const struct vitals_event *ev,
 
 	r = sketch_keep(s, ev, h & (s->p.hca_size - 1), count);
 	/* Kernel-decided samples fill the store too: raise t as emit does. */
-	if (s->nsamples >= v->high_samples && v->shift < v->shift_max) {
-		v->shift++;
-		v->high_samples += (s->p.max_samples - v->high_samples) / 2;
-	}
+	engine_watermark(v, s);
 	return r == 1;
 }
 
@@ -749,9 +800,7 @@ engine_vital_samples_lost(struct vitals_vital *v, uint64_t n)
 int
 engine_vital_full(const struct vitals_vital *v)
 {
-	const struct sketch *s = v->buf[v->cur];
-
-	return s->nsamples >= s->limit;
+	return sketch_full(v->buf[v->cur]);
 }
 
 int

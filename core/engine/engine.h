@@ -29,6 +29,7 @@ struct vitals_vital {
 	uint32_t high_samples;    /* sample count at which t doubles */
 	uint32_t limit;           /* samples this epoch may keep (disk budget) */
 	uint64_t hca_bytes;       /* stored bytes its counters took last epoch (estimate) */
+	uint32_t high_held;       /* and with the budget 3/4 spent */
 	uint64_t dropped;         /* events lost before the sketch, this epoch */
 	uint64_t closed_dropped;  /* the same, for the closed epoch */
 };
@@ -126,8 +127,20 @@ void engine_cpu_add(struct engine *e, uint64_t ns);
  */
 void engine_tick(struct engine *e);
 
-/* Bytes of sketch and sample memory (both buffers) for all vitals. */
+/*
+ * Bytes of sketch and sample memory (both buffers) for all vitals: at
+ * most (engine_bytes, with the sample stores full to what sample_memory
+ * lets them hold), and now (engine_held).
+ */
 size_t engine_bytes(const struct engine *e);
+size_t engine_held(const struct engine *e);
+
+/*
+ * The closed epoch was read (outputs and filters are done with it): its
+ * sketches give their sample stores back to the budget for the epoch
+ * being collected, and the view of engine_close is no longer valid.
+ */
+void engine_release(struct engine *e);
 
 /* Number of vitals open. */
 uint32_t engine_nvitals(const struct engine *e);

@@ -390,10 +390,10 @@ epoch_copy_hca(struct vitals_epoch *e, struct vitals_vital_epoch *d,
 
 static int
 epoch_copy_vital(struct vitals_epoch *e, struct vitals_vital_epoch *d,
-    const struct vitals_vital_epoch *s)
+    const struct vitals_vital_epoch *s, epoch_pick_fn pick, void *arg)
 {
 	const struct vitals_sample **src;
-	uint32_t i;
+	uint32_t i, n;
 
 	*d = *s;
 	d->name = epoch_intern(e, s->name);
@@ -408,11 +408,17 @@ epoch_copy_vital(struct vitals_epoch *e, struct vitals_vital_epoch *d,
 	}
 	if ((src = calloc(s->nsamples, sizeof(*src))) == NULL)
 		return -ENOMEM;
-	for (i = 0; i < s->nsamples; i++)
+	n = s->nsamples;
+	for (i = 0; i < n; i++)
 		src[i] = &s->samples[i];
-	d->samples = epoch_copy_samples(e, src, s->nsamples, 0);
+	if (pick != NULL && pick(s, src, &n, arg) != 0) {
+		free(src);
+		return -ENOMEM;
+	}
+	d->nsamples = n;
+	d->samples = n > 0 ? epoch_copy_samples(e, src, n, 0) : NULL;
 	free(src);
-	return d->samples == NULL ? -ENOMEM : 0;
+	return n > 0 && d->samples == NULL ? -ENOMEM : 0;
 }
 
 static int
@@ -485,7 +491,7 @@ epoch_copy_modules(struct vitals_epoch *e, const struct vitals_epoch *s)
  * when out of memory.
  */
 struct vitals_epoch *
-epoch_copy(const struct vitals_epoch *s)
+epoch_copy_picked(const struct vitals_epoch *s, epoch_pick_fn pick, void *arg)
 {
 	struct vitals_vital_epoch *vv = NULL;
 	struct vitals_finding *ff = NULL;
@@ -503,7 +509,7 @@ epoch_copy(const struct vitals_epoch *s)
 	    (ff = epoch_alloc(e, s->nfindings * sizeof(*ff))) == NULL)
 		goto fail;
 	for (i = 0; i < s->nvitals; i++)
-		if (epoch_copy_vital(e, &vv[i], &s->vitals[i]) != 0)
+		if (epoch_copy_vital(e, &vv[i], &s->vitals[i], pick, arg) != 0)
 			goto fail;
 	for (i = 0; i < s->nfindings; i++)
 		if (epoch_copy_finding(e, &ff[i], &s->findings[i]) != 0)
@@ -518,6 +524,12 @@ epoch_copy(const struct vitals_epoch *s)
 fail:
 	epoch_free(e);
 	return NULL;
+}
+
+struct vitals_epoch *
+epoch_copy(const struct vitals_epoch *s)
+{
+	return epoch_copy_picked(s, NULL, NULL);
 }
 
 /* ---- lookups ---- */

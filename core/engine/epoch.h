@@ -84,4 +84,19 @@ int epoch_copy_hca(struct vitals_epoch *e, struct vitals_vital_epoch *d,
  */
 struct vitals_epoch *epoch_copy(const struct vitals_epoch *e);
 
+/*
+ * Which samples of ve a copy keeps: src holds pointers to all *n of them
+ * in order; the picker leaves the ones to keep in src[0..*n) and sets
+ * *n.  Returns 0 or -ENOMEM.
+ */
+typedef int (*epoch_pick_fn)(const struct vitals_vital_epoch *ve,
+    const struct vitals_sample **src, uint32_t *n, void *arg);
+
+/*
+ * A deep copy of e (borrowed) as epoch_copy's, keeping of each vital's
+ * samples those pick (NULL: all) chooses.  NULL when out of memory.
+ */
+struct vitals_epoch *epoch_copy_picked(const struct vitals_epoch *e,
+    epoch_pick_fn pick, void *arg);
+
 #endif /* VITALS_EPOCH_H */

@@ -30,6 +30,24 @@ sketch_log2(uint64_t x)
 	return 63 - (uint32_t)__builtin_clzll(x);
 }
 
+/* Frame slots a sample may take: stack_depth per side, at least one. */
+static size_t
+sketch_depth2(const struct sketch_params *p)
+{
+	return 2 * (size_t)(p->stack_depth ? p->stack_depth : 1);
+}
+
+/* Bytes of a sample in the store besides its frames; of one frame. */
+#define SKETCH_SAMPLE_FIXED \
+	(sizeof(struct vitals_sample) + VITALS_COMM_LEN + sizeof(uint32_t))
+#define SKETCH_FRAME_BYTES (sizeof(uint64_t) + sizeof(char *))
+
+size_t
+sketch_sample_bytes(const struct sketch_params *p)
+{
+	return SKETCH_SAMPLE_FIXED + sketch_depth2(p) * SKETCH_FRAME_BYTES;
+}
+
 size_t
 sketch_bytes(const struct sketch_params *p)
 {
@@ -38,17 +56,35 @@ sketch_bytes(const struct sketch_params *p)
 	n = sizeof(struct sketch);
 	n += (size_t)p->hca_size * sizeof(uint64_t);
 	n += p->seen_bits / 8;
-	n += (size_t)p->max_samples * (sizeof(struct vitals_sample) +
-	    2 * p->stack_depth * sizeof(uint64_t) + VITALS_COMM_LEN);
+	n += (size_t)p->max_samples * sketch_sample_bytes(p);
 	n += SKETCH_EXE_SLOTS * sizeof(struct sketch_exe) + SKETCH_POOL_BYTES;
 	return n;
 }
 
+/* Bytes of the sample store: samples and frames it has room for. */
+static size_t
+sketch_store_bytes(const struct sketch *s)
+{
+	return (size_t)s->cap * SKETCH_SAMPLE_FIXED +
+	    (size_t)s->fcap * SKETCH_FRAME_BYTES;
+}
+
+size_t
+sketch_held(const struct sketch *s)
+{
+	size_t n = sizeof(*s) + (size_t)s->p.hca_size * sizeof(uint64_t);
+
+	if (s->seen != NULL)
+		n += s->p.seen_bits / 8;
+	if (s->pool != NULL)
+		n += s->nexes * sizeof(struct sketch_exe) + s->pool_size;
+	return n + sketch_store_bytes(s);
+}
+
 struct sketch *
-sketch_new(const struct sketch_params *p)
+sketch_new(const struct sketch_params *p, struct sketch_budget *b)
 {
 	struct sketch *s;
-	size_t nframes;
 
 	if (!sketch_pow2(p->hca_size) || !sketch_pow2(p->seen_bits) ||
 	    p->seen_bits < 64 || p->max_samples == 0 ||
@@ -57,19 +93,11 @@ sketch_new(const struct sketch_params *p)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	s->p = *p;
+	s->budget = b;
 	s->seen_shift = 64 - sketch_log2(p->seen_bits);
 	s->nexes = SKETCH_EXE_SLOTS;
 	s->pool_size = SKETCH_POOL_BYTES;
-	nframes = (size_t)p->max_samples * 2 * (p->stack_depth ? p->stack_depth : 1);
-	s->hca = calloc(p->hca_size, sizeof(uint64_t));
-	s->seen = calloc(p->seen_bits / 64, sizeof(uint64_t));
-	s->samples = calloc(p->max_samples, sizeof(struct vitals_sample));
-	s->frames = calloc(nframes, sizeof(uint64_t));
-	s->comms = calloc(p->max_samples, VITALS_COMM_LEN);
-	s->exes = calloc(s->nexes, sizeof(struct sketch_exe));
-	s->pool = calloc(1, s->pool_size);
-	if (!s->hca || !s->seen || !s->samples || !s->frames || !s->comms ||
-	    !s->exes || !s->pool) {
+	if ((s->hca = calloc(p->hca_size, sizeof(uint64_t))) == NULL) {
 		sketch_free(s);
 		return NULL;
 	}
@@ -77,14 +105,144 @@ sketch_new(const struct sketch_params *p)
 	return s;
 }
 
+/* Point the samples at their frames, thread and names after a move. */
+static void
+sketch_rebase(struct sketch *s)
+{
+	struct vitals_sample *sm;
+	uint32_t i;
+
+	for (i = 0; i < s->nsamples; i++) {
+		sm = &s->samples[i];
+		sm->kstack = s->frames + s->foff[i];
+		sm->ustack = sm->kstack + sm->nkstack;
+		sm->comm = s->comms + (size_t)i * VITALS_COMM_LEN;
+		if (sm->ksyms != NULL)
+			sm->ksyms = s->syms + s->foff[i];
+	}
+}
+
+/* *p resized to n elements of size each (at least one); 0 or -ENOMEM. */
+static int
+sketch_realloc(void *p, size_t n, size_t size)
+{
+	void *v;
+
+	if ((v = realloc(*(void **)p, (n ? n : 1) * size)) == NULL)
+		return -ENOMEM;
+	*(void **)p = v;
+	return 0;
+}
+
+/*
+ * Room for cap samples and fcap frames, keeping what the store holds;
+ * 0 or -ENOMEM, with the store as it was (arrays that moved are followed,
+ * arrays grown beyond their room are harmless).  The budget is charged
+ * or credited the difference.
+ */
+static int
+sketch_resize(struct sketch *s, uint32_t cap, uint32_t fcap)
+{
+	size_t was = sketch_store_bytes(s);
+	int r = 0;
+
+	if (cap != s->cap &&
+	    (sketch_realloc(&s->samples, cap, sizeof(*s->samples)) != 0 ||
+		sketch_realloc(&s->comms, cap, VITALS_COMM_LEN) != 0 ||
+		sketch_realloc(&s->foff, cap, sizeof(*s->foff)) != 0))
+		r = -ENOMEM;
+	if (r == 0 && fcap != s->fcap &&
+	    (sketch_realloc(&s->frames, fcap, sizeof(*s->frames)) != 0 ||
+		(s->syms != NULL &&
+		    sketch_realloc(&s->syms, fcap, sizeof(*s->syms)) != 0)))
+		r = -ENOMEM;
+	sketch_rebase(s);
+	if (r != 0)
+		return r;
+	s->cap = cap;
+	s->fcap = fcap;
+	if (s->budget != NULL) {
+		s->budget->used -= was;
+		s->budget->used += sketch_store_bytes(s);
+	}
+	return 0;
+}
+
+/* Bytes the budget has room for. */
+static size_t
+sketch_room(const struct sketch *s)
+{
+	const struct sketch_budget *b = s->budget;
+
+	if (b == NULL || b->limit == 0)
+		return SIZE_MAX;
+	return b->used < b->limit ? b->limit - b->used : 0;
+}
+
+/*
+ * Room for one more sample of nf frames: the samples or the frames
+ * doubled (the first SKETCH_FIRST samples' worth whatever the budget),
+ * within max_samples and what the budget has.  0, -ENOSPC or -ENOMEM.
+ */
+static int
+sketch_grow(struct sketch *s, uint32_t nf)
+{
+	size_t room = sketch_room(s), first = SKETCH_FIRST * sketch_depth2(&s->p);
+	uint32_t cap = s->cap, fcap = s->fcap;
+
+	if (s->nsamples == cap) {
+		cap = cap ? 2 * cap : SKETCH_FIRST;
+		if (cap > s->p.max_samples)
+			cap = s->p.max_samples;
+		if (s->cap > 0 && (size_t)(cap - s->cap) * SKETCH_SAMPLE_FIXED > room)
+			cap = s->cap + (uint32_t)(room / SKETCH_SAMPLE_FIXED);
+		if (cap <= s->nsamples)
+			return -ENOSPC;
+		room -= s->cap > 0 ? (cap - s->cap) * SKETCH_SAMPLE_FIXED : 0;
+	}
+	if (s->nframes + nf > fcap || fcap == 0) {
+		fcap = fcap ? 2 * fcap : (uint32_t)first;
+		if (fcap < s->nframes + nf)
+			fcap = s->nframes + nf;
+		if (s->fcap > 0 && (size_t)(fcap - s->fcap) * SKETCH_FRAME_BYTES > room)
+			fcap = s->fcap + (uint32_t)(room / SKETCH_FRAME_BYTES);
+		if (fcap < s->nframes + nf)
+			return -ENOSPC;
+	}
+	if (s->pool == NULL) {
+		s->exes = calloc(s->nexes, sizeof(struct sketch_exe));
+		s->pool = calloc(1, s->pool_size);
+		if (s->exes == NULL || s->pool == NULL) {
+			free(s->exes);
+			free(s->pool);
+			s->exes = NULL;
+			s->pool = NULL;
+			return -ENOMEM;
+		}
+		s->pool_used = 1; /* offset 0 is the empty string */
+	}
+	return sketch_resize(s, cap, fcap);
+}
+
+int
+sketch_full(const struct sketch *s)
+{
+	return s->nsamples >= s->limit ||
+	    (s->cap > 0 && s->nsamples >= s->cap &&
+		sketch_room(s) < SKETCH_SAMPLE_FIXED);
+}
+
 void
 sketch_free(struct sketch *s)
 {
 	if (s == NULL)
 		return;
+	if (s->budget != NULL)
+		s->budget->used -= sketch_store_bytes(s);
 	free(s->hca);
 	free(s->seen);
 	free(s->samples);
+	free(s->foff);
 	free(s->frames);
 	free(s->comms);
 	free(s->syms);
@@ -93,19 +251,50 @@ sketch_free(struct sketch *s)
 	free(s);
 }
 
+/* Cut the sample store (holding none) down to cap samples' worth. */
+static void
+sketch_shrink(struct sketch *s, uint32_t cap, uint32_t fcap)
+{
+	uint32_t first = SKETCH_FIRST * (uint32_t)sketch_depth2(&s->p);
+
+	if (cap < SKETCH_FIRST)
+		cap = SKETCH_FIRST;
+	if (fcap < first)
+		fcap = first;
+	s->nsamples = 0;
+	s->nframes = 0;
+	if (s->cap > cap || s->fcap > fcap)
+		sketch_resize(s, s->cap > cap ? cap : s->cap,
+		    s->fcap > fcap ? fcap : s->fcap);
+}
+
 void
 sketch_reset(struct sketch *s)
 {
+	/* Memory follows use: half back when under a quarter was used. */
+	sketch_shrink(s, s->nsamples < s->cap / 4 ? s->cap / 2 : s->cap,
+	    s->nframes < s->fcap / 4 ? s->fcap / 2 : s->fcap);
 	memset(s->hca, 0, s->p.hca_size * sizeof(uint64_t));
-	memset(s->seen, 0, s->p.seen_bits / 8);
-	memset(s->exes, 0, s->nexes * sizeof(struct sketch_exe));
-	s->pool[0] = '\0';
-	s->pool_used = 1; /* offset 0 is the empty string */
+	if (s->seen != NULL)
+		memset(s->seen, 0, s->p.seen_bits / 8);
+	if (s->pool != NULL) {
+		memset(s->exes, 0, s->nexes * sizeof(struct sketch_exe));
+		s->pool[0] = '\0';
+		s->pool_used = 1; /* offset 0 is the empty string */
+	}
 	s->nsamples = 0;
 	s->limit = s->p.max_samples;
+	s->nframes = 0;
 	s->events = 0;
 	s->wsum = 0;
 	s->samples_dropped = 0;
+}
+
+void
+sketch_trim(struct sketch *s)
+{
+	sketch_shrink(s, SKETCH_FIRST, 0);
+	sketch_reset(s);
 }
 
 int
@@ -147,7 +336,7 @@ sketch_intern_exe(struct sketch *s, uint32_t id, const char *path)
 {
 	uint32_t i, n, len;
 
-	if (path == NULL || id == 0)
+	if (path == NULL || id == 0 || s->pool == NULL)
 		return 0;
 	for (n = 0, i = id & (s->nexes - 1); n < s->nexes;
 	    n++, i = (i + 1) & (s->nexes - 1)) {
@@ -192,18 +381,23 @@ sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
     uint64_t count)
 {
 	struct vitals_sample *sm;
+	uint32_t i, d = s->p.stack_depth, nk, nu;
 	uint64_t *fr;
 	char *comm;
-	uint32_t i, d;
 
-	if (s->nsamples >= s->limit) {
+	nk = ev->kstack == NULL ? 0 : ev->nkstack < d ? ev->nkstack : d;
+	nu = ev->ustack == NULL ? 0 : ev->nustack < d ? ev->nustack : d;
+	if (s->nsamples >= s->limit ||
+	    ((s->nsamples == s->cap || s->nframes + nk + nu > s->fcap) &&
+		sketch_grow(s, nk + nu) != 0)) {
 		s->samples_dropped++;
 		return 2;
 	}
 	i = s->nsamples++;
 	sm = &s->samples[i];
-	d = s->p.stack_depth;
-	fr = s->frames + (size_t)i * 2 * d;
+	s->foff[i] = s->nframes;
+	fr = s->frames + s->nframes;
+	s->nframes += nk + nu;
 	comm = s->comms + (size_t)i * VITALS_COMM_LEN;
 	sm->ts_ns = ev->ts_ns ? ev->ts_ns : sketch_now_ns();
 	sm->label = ev->label;
@@ -215,10 +409,10 @@ sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
 	sm->pid = ev->pid;
 	sm->tid = ev->tid;
 	sm->op = ev->op;
-	sm->nkstack = sketch_copy_stack(fr, ev->kstack, ev->nkstack, d);
-	sm->nustack = sketch_copy_stack(fr + d, ev->ustack, ev->nustack, d);
+	sm->nkstack = sketch_copy_stack(fr, ev->kstack, nk, d);
+	sm->nustack = sketch_copy_stack(fr + nk, ev->ustack, nu, d);
 	sm->kstack = fr;
-	sm->ustack = fr + d;
+	sm->ustack = fr + nk;
 	sm->ksyms = NULL;
 	sm->exe = s->pool + sketch_intern_exe(s, ev->exe_id, ev->exe);
 	comm[0] = '\0';
@@ -237,18 +431,17 @@ sketch_set_syms(struct sketch *s, uint32_t i, const char *const *names,
 {
 	struct vitals_sample *sm;
 	const char **dst;
-	size_t per = 2 * (size_t)(s->p.stack_depth ? s->p.stack_depth : 1);
 
 	if (i >= s->nsamples)
 		return -EINVAL;
 	if (s->syms == NULL &&
-	    (s->syms = calloc(s->p.max_samples * per, sizeof(char *))) == NULL)
+	    (s->syms = calloc(s->fcap ? s->fcap : 1, sizeof(char *))) == NULL)
 		return -ENOMEM;
 	sm = &s->samples[i];
-	dst = s->syms + i * per;
+	dst = s->syms + s->foff[i];
 	nk = nk < sm->nkstack ? nk : sm->nkstack;
 	nu = nu < sm->nustack ? nu : sm->nustack;
-	memset(dst, 0, per * sizeof(char *));
+	memset(dst, 0, (sm->nkstack + sm->nustack) * sizeof(char *));
 	memcpy(dst, names, nk * sizeof(char *));
 	memcpy(dst + sm->nkstack, names + nk, nu * sizeof(char *));
 	sm->ksyms = dst;
@@ -271,6 +464,9 @@ sketch_add(struct sketch *s, const struct vitals_event *ev, uint32_t shift)
 	s->wsum += w;
 	if (new < s->p.floor)
 		return 0;
+	if (s->seen == NULL &&
+	    (s->seen = calloc(s->p.seen_bits / 64, sizeof(uint64_t))) == NULL)
+		return 0;
 	fresh = sketch_first_sighting(s, h);
 	if (fresh)
 		return sketch_keep(s, ev, slot, new);
@@ -281,7 +477,9 @@ sketch_add(struct sketch *s, const struct vitals_event *ev, uint32_t shift)
 	 * more sample of a label already sampled is worth less than the first
 	 * sample of another (paper 4.1.3: no repetitive collection).
 	 */
-	if (s->nsamples >= s->limit - s->limit / 8) {
+	if (s->nsamples >= s->limit - s->limit / 8 ||
+	    (s->nsamples == s->cap && s->budget != NULL &&
+		sketch_room(s) <= s->budget->limit / 8)) {
 		s->samples_dropped++;
 		return 2;
 	}

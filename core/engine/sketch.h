@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * One epoch's sketch of one vital: the hashed counter array (HCA), the
- * first-sighting filter, and the bounded sample store.  Everything is
- * allocated up front; sketch_add never allocates.
+ * first-sighting filter, and the bounded sample store.  The HCA is
+ * allocated up front; the filter on the first event counted here (vitals
+ * counted in the kernel have their own), and the sample store grows with
+ * the samples kept, by doubling, within max_samples and a byte budget the
+ * sketches of an engine share, and shrinks back at resets: sketch_add
+ * allocates only when a sample is kept and the store is full.
  */
 #ifndef VITALS_SKETCH_H
 #define VITALS_SKETCH_H
@@ -19,6 +23,19 @@ struct sketch_params {
 	uint32_t stack_depth; /* frames kept per side */
 	uint64_t floor;       /* counters below it are never sampled */
 };
+
+/*
+ * Bytes of sample stores that the sketches sharing it may hold at once
+ * (the engine's sketch.sample_memory); each sketch may hold its first
+ * SKETCH_FIRST samples whatever the budget.
+ */
+struct sketch_budget {
+	size_t limit; /* 0: no bound but max_samples */
+	size_t used;  /* held now */
+};
+
+/* Samples a sample store starts with, and keeps at least once it grew. */
+#define SKETCH_FIRST 16
 
 /* Interned executable path, so each sample need not copy it. */
 struct sketch_exe {
@@ -37,32 +54,59 @@ struct sketch {
 	uint64_t wsum;          /* sum of weights */
 	uint64_t samples_dropped; /* sampled but not kept: memory full */
 	uint64_t *hca;          /* p.hca_size counters */
-	uint64_t *seen;         /* p.seen_bits / 64 words */
-	struct vitals_sample *samples; /* p.max_samples */
-	uint64_t *frames;       /* 2 * stack_depth per sample */
+	uint64_t *seen;         /* p.seen_bits / 64 words, or NULL until used */
+	uint32_t cap;           /* samples the arrays below have room for */
+	uint32_t nframes, fcap; /* frames held, and room for */
+	struct sketch_budget *budget; /* shared bound, borrowed; or NULL */
+	struct vitals_sample *samples; /* cap */
+	uint32_t *foff;         /* cap: where each sample's frames start */
+	uint64_t *frames;       /* fcap: each sample's kernel then user frames */
 	char *comms;            /* VITALS_COMM_LEN per sample */
-	const char **syms;      /* 2 * stack_depth names per sample, or NULL */
+	const char **syms;      /* fcap names, as frames; or NULL */
 	struct sketch_exe *exes;/* open-addressed, nexes slots */
 	uint32_t nexes;         /* slots in exes, a power of two */
 	uint32_t pool_used;     /* bytes used in pool */
 	uint32_t pool_size;     /* bytes in pool */
-	char *pool;             /* exe paths, NUL-terminated */
+	char *pool;             /* exe paths, NUL-terminated (with samples) */
 };
 
 /*
- * Allocate a sketch.  Returns NULL if a size is invalid (not a power of
- * two, zero) or memory runs out.  Free with sketch_free.
+ * Allocate a sketch whose sample store draws on budget b (borrowed; it
+ * must outlive the sketch; NULL: bounded by max_samples alone).  Returns
+ * NULL if a size is invalid (not a power of two, zero) or memory runs
+ * out.  Free with sketch_free.
  */
-struct sketch *sketch_new(const struct sketch_params *p);
+struct sketch *sketch_new(const struct sketch_params *p,
+    struct sketch_budget *b);
 
-/* Free a sketch; accepts NULL. */
+/* Free a sketch, giving its sample store back to its budget; accepts NULL. */
 void sketch_free(struct sketch *s);
 
-/* Clear counters, filter and samples for a new epoch. */
+/*
+ * Clear counters, filter and samples for a new epoch; a sample store that
+ * held under a quarter of its room gives half of it back.
+ */
 void sketch_reset(struct sketch *s);
 
-/* Bytes allocated for the sketch (counters, filter, samples, pools). */
+/*
+ * Clear it as sketch_reset does, and give all of the sample store back
+ * but its first SKETCH_FIRST samples: for a closed epoch's sketch once it
+ * was read, so the budget goes to the one collecting.
+ */
+void sketch_trim(struct sketch *s);
+
+/*
+ * Bytes the sketch may hold at most without a budget (counters, filter,
+ * a full sample store, pools), and what one sample takes in its store.
+ */
 size_t sketch_bytes(const struct sketch_params *p);
+size_t sketch_sample_bytes(const struct sketch_params *p);
+
+/* Bytes the sketch holds now. */
+size_t sketch_held(const struct sketch *s);
+
+/* 1 if no sample can be kept: max_samples reached, or no room left. */
+int sketch_full(const struct sketch *s);
 
 /*
  * Count an event: add its weight to the counter its label hashes to, then

@@ -28,7 +28,7 @@
 #include "tracefs.h"
 
 #define BPF_DRAIN_NS (100 * 1000 * 1000ULL)
-#define BPF_RINGBUF_DEFAULT (1024 * 1024ULL)
+#define BPF_RINGBUF_DEFAULT (256 * 1024ULL)
 #define BPF_MAX_LINKS 16 /* programs vitals_bpf_attach() attaches per object */
 /* A stats window that saw this many events replaces the cost per event. */
 #define BPF_WINDOW_EVENTS 10000
@@ -697,6 +697,16 @@ bpf_on_timer(void *arg)
 	bpf_drain(arg);
 }
 
+/* The ring is more than half full (see vitals_bpf_send): empty it now. */
+static void
+bpf_on_ring(int fd, void *arg)
+{
+	struct vitals_bpf *b = arg;
+
+	(void)fd;
+	ring_buffer__consume(b->rb);
+}
+
 static void *
 bpf_map_mmap(struct bpf_object *obj, const char *name, size_t len)
 {
@@ -765,6 +775,9 @@ vitals_bpf_start(struct vitals_bpf *b)
 	else if (!bpf_exec_warned++)
 		vitals_log(b->ctx, VITALS_LOG_WARN, "exec table: %s; samples "
 		    "of short-lived processes may lack an exe", why);
+	if ((r = vitals_watch_add(b->ctx, ring_buffer__epoll_fd(b->rb),
+	    bpf_on_ring, b, &b->watch)) < 0)
+		return r;
 	return vitals_timer_add(b->ctx, BPF_DRAIN_NS, bpf_on_timer, b,
 	    &b->timer);
 }
@@ -902,6 +915,8 @@ vitals_bpf_free(struct vitals_bpf *b)
 		bpf_link__destroy(b->links[--b->nlinks]);
 	if (b->timer != NULL)
 		vitals_timer_del(b->timer);
+	if (b->watch != NULL)
+		vitals_watch_del(b->watch);
 	if (b->rb != NULL)
 		ring_buffer__free(b->rb);
 	if (b->hca != NULL)

@@ -4,7 +4,8 @@
  * and searched by address; user frames go through a per-pid cache of the
  * executable mappings in /proc/PID/maps, each with its module id
  * (core/kernel/module.h), and a per-module cache of ELF function symbols
- * (.symtab, else .dynsym).  All names live until the process exits.
+ * (.symtab, else .dynsym), names pooled per table.  All names live until
+ * the process exits.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,15 +30,23 @@
 /* A miss re-reads a process's maps at most this often (bad frames miss). */
 #define SYM_REREAD_NS (100 * 1000 * 1000ULL)
 
+/*
+ * A symbol: 16 bytes, its name an offset into its table's pool.  The
+ * kernel has ~100k functions: a pointer and a malloc'd copy of each name
+ * came to ~9 MB of heap, the pool to less than half of that.
+ */
 struct sym {
 	uint64_t addr;
-	uint64_t size;       /* 0 = up to the next symbol */
-	const char *name;
+	uint32_t size;       /* 0 = up to the next symbol */
+	uint32_t name;       /* offset in the table's pool */
 };
 
+/* Symbols, and their names end to end (fixed once the table is loaded). */
 struct sym_table {
 	struct sym *v;
 	size_t n;
+	char *pool;
+	size_t pool_len, pool_cap;
 };
 
 /* User addresses end below it on x86-64 (4-level page tables: 2^47). */
@@ -85,8 +94,9 @@ static int
 sym_push(struct sym_table *t, size_t *cap, uint64_t addr, uint64_t size,
     const char *name)
 {
+	size_t len = strlen(name) + 1, pc;
 	struct sym *v;
-	char *copy;
+	char *pool;
 
 	if (t->n == *cap) {
 		*cap = *cap ? *cap * 2 : 1024;
@@ -94,13 +104,44 @@ sym_push(struct sym_table *t, size_t *cap, uint64_t addr, uint64_t size,
 			return -ENOMEM;
 		t->v = v;
 	}
-	if ((copy = strdup(name)) == NULL)
-		return -ENOMEM;
+	if (t->pool_len + len > t->pool_cap || t->pool_len > UINT32_MAX) {
+		pc = t->pool_cap ? t->pool_cap * 2 : 16384;
+		while (pc < t->pool_len + len)
+			pc *= 2;
+		if (t->pool_len > UINT32_MAX ||
+		    (pool = realloc(t->pool, pc)) == NULL)
+			return -ENOMEM;
+		t->pool = pool;
+		t->pool_cap = pc;
+	}
+	memcpy(t->pool + t->pool_len, name, len);
 	t->v[t->n].addr = addr;
-	t->v[t->n].size = size;
-	t->v[t->n].name = copy;
+	t->v[t->n].size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+	t->v[t->n].name = (uint32_t)t->pool_len;
+	t->pool_len += len;
 	t->n++;
 	return 0;
+}
+
+/*
+ * A loaded table's arrays cut to what they hold, and sorted by address.
+ * Names are handed out from here on: the pool does not move again.
+ */
+static void
+sym_seal(struct sym_table *t)
+{
+	struct sym *v;
+	char *pool;
+
+	if (t->n > 1)
+		qsort(t->v, t->n, sizeof(struct sym), sym_cmp);
+	if (t->n > 0 && (v = realloc(t->v, t->n * sizeof(*v))) != NULL)
+		t->v = v;
+	if (t->pool_len > 0 &&
+	    (pool = realloc(t->pool, t->pool_len)) != NULL) {
+		t->pool = pool;
+		t->pool_cap = t->pool_len;
+	}
 }
 
 /* The symbol holding addr: the last one at or below it (within its size). */
@@ -122,7 +163,7 @@ sym_find(const struct sym_table *t, uint64_t addr)
 	if (t->v[lo - 1].size != 0 &&
 	    addr >= t->v[lo - 1].addr + t->v[lo - 1].size)
 		return NULL;
-	return t->v[lo - 1].name;
+	return t->pool + t->v[lo - 1].name;
 }
 
 static void
@@ -147,7 +188,7 @@ sym_kernel_load(void)
 			break;
 	}
 	fclose(f);
-	qsort(sym_ktab.v, sym_ktab.n, sizeof(struct sym), sym_cmp);
+	sym_seal(&sym_ktab);
 }
 
 const char *
@@ -166,7 +207,7 @@ sym_kernel_range(const char *name, uint64_t *lo, uint64_t *hi)
 	if (!sym_kloaded)
 		sym_kernel_load();
 	for (i = 0; i < sym_ktab.n; i++) {
-		if (strcmp(sym_ktab.v[i].name, name) != 0)
+		if (strcmp(sym_ktab.pool + sym_ktab.v[i].name, name) != 0)
 			continue;
 		/* Aliases share an address: the end is the next higher one. */
 		for (j = i + 1; j < sym_ktab.n &&
@@ -250,8 +291,7 @@ sym_file_load(struct sym_file *sf, uint32_t pid)
 				sym_elf_section(e, scn, &sh, &sf->t, &cap);
 		}
 		elf_end(e);
-		if (sf->t.n > 1) /* no symbols: v is NULL */
-			qsort(sf->t.v, sf->t.n, sizeof(struct sym), sym_cmp);
+		sym_seal(&sf->t);
 		sf->ok = 1;
 	}
 	close(fd);

@@ -698,6 +698,7 @@ enum {
 	SK_CPU_HIGH = SK_NSIZES,
 	SK_CPU_LOW,
 	SK_DISK_BUDGET,
+	SK_SAMPLE_MEM,
 	SK_VITALS,
 	SK_NKEYS
 };
@@ -739,6 +740,10 @@ static const struct cfg_key cfg_sketch_keys[SK_NKEYS] = {
 				 0, 0),
 	    cfg_value, 0, 0,
 	    "a size in bytes per epoch (e.g. 8K; 0: no budget)" },
+	[SK_SAMPLE_MEM] = { CFG_OPT_DEF("sample_memory", VITALS_OPT_SIZE,
+				offsetof(struct config, sample_memory), "768K", 0,
+				CFG_NOMAX),
+	    cfg_value, 0, 0, "a size (e.g. 768K, 2M; 0: no bound)" },
 	[SK_VITALS] = { CFG_OPT("vitals", 0, 0, 0, 0), cfg_vitals, 0, 0,
 	    "a mapping of vital names to sketch sizes" },
 };
@@ -1056,6 +1061,9 @@ static const struct cfg_key cfg_top_keys[] = {
 	    "error, warn, info or debug", NULL },
 	{ C("filter_queue", OPTION_UINT32, queue_len, "16", 2, 1024), cfg_value,
 	    0, 0, "an integer from 2 to 1024", NULL },
+	{ C("filter_queue_samples", OPTION_UINT32, queue_samples, "256", 0,
+	    1048576), cfg_value, 0, 0,
+	    "an integer from 0 (all) to 1048576", NULL },
 	{ CFG_NONE("sketch"), cfg_sketch, 0, 0, "a mapping", NULL },
 	{ CFG_NONE("probes"), cfg_section, 0, VITALS_PLUGIN_PROBE,
 	    "a mapping of plugin names to options", NULL },

@@ -68,7 +68,12 @@ struct config {
 	double cpu_high;         /* `sketch.cpu_high`: share of one CPU, default 0.01 */
 	double cpu_low;          /* `sketch.cpu_low`, default 0.0025 */
 	uint64_t disk_budget;    /* `sketch.disk_budget`: stored bytes per epoch, default 0 = none (the shipped file: 8K) */
+	uint64_t sample_memory;  /* `sketch.sample_memory`: bytes of all sample
+	                            stores, default 768K, 0 = no bound */
 	uint32_t queue_len;      /* `filter_queue`: epochs a filter sees, default 16 */
+	uint32_t queue_samples;  /* `filter_queue_samples`: samples per vital kept
+	                            in the queued epochs before the newest,
+	                            default 256, 0 = all */
 	struct config_sketch sketch; /* `sketch:` defaults */
 	size_t nvital_sketch;    /* per-vital overrides, `sketch.vitals.NAME` */
 	struct config_sketch *vital_sketch; /* unset fields inherit the defaults */

@@ -441,6 +441,8 @@ host_agg_params(const struct config *c, struct aggregate_params *p)
 	for (i = 0; i < c->ntimescales; i++)
 		p->timescales[i] = c->timescales[i];
 	p->queue_len = c->queue_len;
+	p->base_ns = c->epoch_ns;
+	p->queue_samples = c->queue_samples;
 	p->max_samples = c->sketch.max_samples;
 }
 
@@ -603,6 +605,8 @@ host_close_epoch(struct host *h, uint64_t at_ns, int partial)
 	    "epoch %llu closed: %u vitals, %u findings%s",
 	    (unsigned long long)e->seq, e->nvitals, e->nfindings,
 	    partial ? " (partial)" : "");
+	/* Read by all: its samples' memory goes to the next epoch's. */
+	engine_release(h->eng);
 }
 
 /*

@@ -46,7 +46,7 @@ struct vitals_bpf_spec {
 	const char *units[VITALS_BPF_MAX_VITALS];  /* their weight units */
 	const char *comm;        /* count only comms with this prefix; NULL = all */
 	const char *cgroup;      /* count only this cgroup v2 directory; NULL = all */
-	uint64_t ringbuf_bytes;  /* ring buffer size, a power of two; 0 = 1 MiB */
+	uint64_t ringbuf_bytes;  /* ring buffer size, a power of two; 0 = 256 KiB */
 	uint32_t stack_depth;    /* frames kept per side; 0 = the sketch's */
 	uint32_t pad;
 	vitals_bpf_fixup_fn fixup; /* or NULL */
@@ -70,7 +70,7 @@ struct vitals_bpf_opts {
 	{ "cgroup", VITALS_OPT_STRING, offsetof(TYPE, M.cgroup), NULL,	\
 	  "count only this cgroup v2 directory (e.g. "			\
 	  "/sys/fs/cgroup/system.slice/ssh.service)", 0, 0 },		\
-	{ "ringbuf", VITALS_OPT_SIZE, offsetof(TYPE, M.ringbuf), "1M", \
+	{ "ringbuf", VITALS_OPT_SIZE, offsetof(TYPE, M.ringbuf), "256K", \
 	  "ring buffer for sampled events (a power of two)",		\
 	  4096, 1073741824 }
 

@@ -267,12 +267,19 @@ vitals_bpf_rec_args(struct vitals_bpf_rec *r, __u32 op, __u64 a0, __u64 a1,
 
 /*
  * Hand the record to user space as it is, without waking it: user space
- * drains the ring on a timer and at every boundary.
+ * drains the ring on a timer and at every boundary, and when a record
+ * finds the ring more than half full, which wakes it (so a small ring
+ * does not overflow in a burst of samples between two drains).
  */
 static __always_inline void
 vitals_bpf_send(struct vitals_bpf_rec *r)
 {
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	__u64 flags = BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_query(&vitals_rb, BPF_RB_AVAIL_DATA) >
+	    bpf_ringbuf_query(&vitals_rb, BPF_RB_RING_SIZE) / 2)
+		flags = BPF_RB_FORCE_WAKEUP;
+	bpf_ringbuf_submit(r, flags);
 }
 
 /*
