@@ -175,6 +175,44 @@ START_TEST(test_sample_bound_and_reset)
 }
 END_TEST
 
+/*
+ * The disk budget's limit spent by first sightings, a heavy label seen
+ * only then still gets its sample at a crossing of a power of t (a leak
+ * that starts mid-epoch), while another light label does not.
+ */
+START_TEST(test_limit_spent_heavy_label)
+{
+	struct sketch_params p = small;
+	struct vitals_event ev;
+	struct sketch *s;
+	uint32_t i, heavy = 0;
+	int r;
+
+	p.max_samples = 64;
+	s = sketch_new(&p, NULL);
+	ck_assert_ptr_nonnull(s);
+	s->limit = 4;
+	for (i = 0; i < 4; i++) {
+		ev = ev_of(0x1000 + (uint64_t)i * 977, 1);
+		ck_assert_int_eq(sketch_add(s, &ev, 1), 1);
+	}
+	ev = ev_of(0x9999, 1); /* light: its first sighting finds no room */
+	ck_assert_int_eq(sketch_add(s, &ev, 4), 2);
+	/* heavy: t = 16, its first sighting dropped, then 1000 events */
+	ev = ev_of(0x7777, 1);
+	for (i = 0; i < 1000; i++) {
+		r = sketch_add(s, &ev, 4);
+		heavy += r == 1;
+	}
+	ck_assert_uint_ge(heavy, 1);
+	ck_assert_uint_le(s->nsamples, 4 + 3); /* 16, 64, 256: 3 crossings */
+	for (i = 0, r = 0; i < s->nsamples; i++)
+		r |= s->samples[i].label == 0x7777;
+	ck_assert_int_eq(r, 1);
+	sketch_free(s);
+}
+END_TEST
+
 START_TEST(test_sample_context)
 {
 	uint64_t ks[6] = { 1, 2, 3, 4, 5, 6 }, us[2] = { 0x400000, 0x400100 };
@@ -326,6 +364,7 @@ main(void)
 	tcase_add_test(tc, test_floor);
 	tcase_add_test(tc, test_first_sighting_on_collision);
 	tcase_add_test(tc, test_sample_bound_and_reset);
+	tcase_add_test(tc, test_limit_spent_heavy_label);
 	tcase_add_test(tc, test_sample_context);
 	tcase_add_test(tc, test_budget);
 	tcase_add_test(tc, test_unique_estimate);

@@ -376,9 +376,10 @@ sketch_copy_stack(uint64_t *dst, const uint64_t *src, uint32_t n,
 	return n;
 }
 
-int
-sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
-    uint64_t count)
+/* sketch_keep, keeping at most bound samples (the limit, or max_samples). */
+static int
+sketch_keep_within(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
+    uint64_t count, uint32_t bound)
 {
 	struct vitals_sample *sm;
 	uint32_t i, d = s->p.stack_depth, nk, nu;
@@ -387,7 +388,7 @@ sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
 
 	nk = ev->kstack == NULL ? 0 : ev->nkstack < d ? ev->nkstack : d;
 	nu = ev->ustack == NULL ? 0 : ev->nustack < d ? ev->nustack : d;
-	if (s->nsamples >= s->limit ||
+	if (s->nsamples >= bound ||
 	    ((s->nsamples == s->cap || s->nframes + nk + nu > s->fcap) &&
 		sketch_grow(s, nk + nu) != 0)) {
 		s->samples_dropped++;
@@ -423,6 +424,13 @@ sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
 	sm->comm = comm;
 	memcpy(sm->args, ev->args, sizeof(sm->args));
 	return 1;
+}
+
+int
+sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
+    uint64_t count)
+{
+	return sketch_keep_within(s, ev, slot, count, s->limit);
 }
 
 int
@@ -473,17 +481,26 @@ sketch_add(struct sketch *s, const struct vitals_event *ev, uint32_t shift)
 	if (!sketch_crossed(old, new, shift, s->p.floor))
 		return 0;
 	/*
-	 * The last eighth of the store is kept for labels not seen yet: one
-	 * more sample of a label already sampled is worth less than the first
-	 * sample of another (paper 4.1.3: no repetitive collection).
+	 * The last eighth of the epoch's limit is kept for labels not seen
+	 * yet: one more sample of a label already sampled is worth less than
+	 * the first sample of another (paper 4.1.3: no repetitive collection).
+	 * Past the limit (the disk budget's share), only crossings of a power
+	 * of t are kept, within max_samples and sample_memory: they are the
+	 * sampling's own measure of weight, rare by design (t doubles as they
+	 * come), and so a heavy label first seen once the share was spent (a
+	 * leak that starts mid-epoch) still gets its sample.  (For events
+	 * counted here; the kernel probes' sketch stops sending samples of a
+	 * vital whose share is spent: doc/design.md.)
 	 */
-	if (s->nsamples >= s->limit - s->limit / 8 ||
+	if ((s->nsamples >= s->limit - s->limit / 8 &&
+		s->nsamples < s->limit) ||
+	    s->nsamples >= s->p.max_samples - s->p.max_samples / 8 ||
 	    (s->nsamples == s->cap && s->budget != NULL &&
 		sketch_room(s) <= s->budget->limit / 8)) {
 		s->samples_dropped++;
 		return 2;
 	}
-	return sketch_keep(s, ev, slot, new);
+	return sketch_keep_within(s, ev, slot, new, s->p.max_samples);
 }
 
 uint64_t

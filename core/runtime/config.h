@@ -67,7 +67,7 @@ struct config {
 	int log_level;           /* `log_level`: error|warn|info|debug -> VITALS_LOG_* */
 	double cpu_high;         /* `sketch.cpu_high`: share of one CPU, default 0.01 */
 	double cpu_low;          /* `sketch.cpu_low`, default 0.0025 */
-	uint64_t disk_budget;    /* `sketch.disk_budget`: stored bytes per epoch, default 0 = none (the shipped file: 8K) */
+	uint64_t disk_budget;    /* `sketch.disk_budget`: stored bytes per epoch, default 0 = none */
 	uint64_t sample_memory;  /* `sketch.sample_memory`: bytes of all sample
 	                            stores, default 768K, 0 = no bound */
 	uint32_t queue_len;      /* `filter_queue`: epochs a filter sees, default 16 */
