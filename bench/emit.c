@@ -96,11 +96,17 @@ bench_cmp(const void *a, const void *b)
 int
 main(void)
 {
-	static const struct { uint32_t labels; double zipf; } pops[] = {
-		{ 10, 1.0 }, { 1000, 1.0 }, { 100000, 0.8 },
+	static const struct {
+		uint32_t labels;
+		double zipf;
+	} pops[] = {
+		{ 10, 1.0 },
+		{ 1000, 1.0 },
+		{ 100000, 0.8 },
 	};
 	static const char *vitals[] = { "cpu", "sched", "blocking", "diskio",
-		"umem", "kmem", "cache", "syscall", "signal", "socket", "lock" };
+		"umem", "kmem", "cache", "syscall", "signal", "socket",
+		"lock" };
 	struct config *c = config_default();
 	struct engine *e = engine_new(c, "bench");
 	struct vitals_vital *v;
@@ -108,11 +114,14 @@ main(void)
 	uint32_t *labels, i;
 	int r;
 
-	printf("emit path, %u events per round, median of %d rounds, default sizes\n",
+	printf(
+	    "emit path, %u events per round, median of %d rounds, default sizes\n",
 	    BENCH_EVENTS, BENCH_ROUNDS);
-	printf("%-26s %10s %10s %10s\n", "labels", "base ns", "emit ns", "added ns");
+	printf("%-26s %10s %10s %10s\n", "labels", "base ns", "emit ns",
+	    "added ns");
 	for (i = 0; i < sizeof(pops) / sizeof(pops[0]); i++) {
-		labels = bench_labels(pops[i].labels, pops[i].zipf, BENCH_EVENTS);
+		labels =
+		    bench_labels(pops[i].labels, pops[i].zipf, BENCH_EVENTS);
 		engine_vital_open(e, "cpu", "samples", &v);
 		for (r = 0; r < BENCH_ROUNDS; r++) {
 			base[r] = bench_run(v, labels, 0);
@@ -121,14 +130,16 @@ main(void)
 		}
 		qsort(base, BENCH_ROUNDS, sizeof(double), bench_cmp);
 		qsort(emit, BENCH_ROUNDS, sizeof(double), bench_cmp);
-		printf("%7u zipf %.1f %12s %10.2f %10.2f %10.2f\n", pops[i].labels,
-		    pops[i].zipf, "", base[BENCH_ROUNDS / 2], emit[BENCH_ROUNDS / 2],
+		printf("%7u zipf %.1f %12s %10.2f %10.2f %10.2f\n",
+		    pops[i].labels, pops[i].zipf, "", base[BENCH_ROUNDS / 2],
+		    emit[BENCH_ROUNDS / 2],
 		    emit[BENCH_ROUNDS / 2] - base[BENCH_ROUNDS / 2]);
 		free(labels);
 	}
 	for (i = 0; i < sizeof(vitals) / sizeof(vitals[0]); i++)
 		engine_vital_open(e, vitals[i], "events", &v);
-	printf("memory: %u vitals, both epoch buffers: %zu bytes (%.1f KiB per vital)\n",
+	printf(
+	    "memory: %u vitals, both epoch buffers: %zu bytes (%.1f KiB per vital)\n",
 	    engine_nvitals(e), engine_bytes(e),
 	    engine_bytes(e) / 1024.0 / engine_nvitals(e));
 	engine_free(e);
@@ -138,7 +149,8 @@ main(void)
 	for (i = 0; i < sizeof(vitals) / sizeof(vitals[0]); i++)
 		engine_vital_open(e, vitals[i], "events", &v);
 	printf("memory without sample_memory (stores of max_samples full, "
-	    "as allocated up front before): %zu bytes\n", engine_bytes(e));
+	       "as allocated up front before): %zu bytes\n",
+	    engine_bytes(e));
 	engine_free(e);
 	config_free(c);
 	return 0;

@@ -20,11 +20,11 @@
 
 /* What leaving a part out of an epoch means, applied to a copy. */
 enum {
-	ES_ALL,     /* nothing left out: the whole file */
+	ES_ALL, /* nothing left out: the whole file */
 	ES_SAMPLES, /* every vital's samples */
-	ES_STACKS,  /* the samples' frames and their names */
-	ES_NAMES,   /* the frames' names alone */
-	ES_HCA,     /* the counters */
+	ES_STACKS, /* the samples' frames and their names */
+	ES_NAMES, /* the frames' names alone */
+	ES_HCA, /* the counters */
 	ES_METRICS, /* the named metrics */
 	ES_NPARTS
 };
@@ -42,7 +42,8 @@ struct es_sum {
 
 struct es_totals {
 	struct es_sum form[2];
-	double vital_gz[2][ES_VITALS]; /* saved leaving out one vital's samples */
+	double vital_gz[2]
+		       [ES_VITALS]; /* saved leaving out one vital's samples */
 	const char *vital[ES_VITALS];
 	uint32_t nvitals;
 	double seconds, samples, epochs;

@@ -47,7 +47,8 @@ static __always_inline int
 floor_count(__u32 region, __u64 label)
 {
 	__u64 h = ((bpf_get_current_pid_tgid() >> 32) ^ label ^
-	    ((__u64)region << 56)) * 0x9e3779b97f4a7c15ULL;
+		      ((__u64)region << 56)) *
+	    0x9e3779b97f4a7c15ULL;
 	__u32 k = region * FLOOR_SLOTS + (__u32)(h >> 54);
 	__u64 *c = bpf_map_lookup_elem(&exact_hca, &k);
 
@@ -57,8 +58,7 @@ floor_count(__u32 region, __u64 label)
 }
 
 /* The label of each tracepoint's event, from its arguments a. */
-#define FLOOR_LABEL_sys_enter \
-	(((struct pt_regs *)a[0])->sp ^ (__u64)a[1] << 48)
+#define FLOOR_LABEL_sys_enter (((struct pt_regs *)a[0])->sp ^ (__u64)a[1] << 48)
 #define FLOOR_LABEL_page_fault_user \
 	((a[2] & 0x10) ? 1 : ((struct pt_regs *)a[1])->ip >> 8)
 #define FLOOR_LABEL_mm_page_alloc (a[2] << 8 | (a[1] & 0xff))
@@ -77,11 +77,15 @@ floor_count(__u32 region, __u64 label)
 
 #define FLOOR_BTF(tp, n) \
 	SEC("tp_btf/" #tp) int floor_##tp(__u64 *a) \
-	{ return floor_exact ? floor_count(n, FLOOR_LABEL_##tp) : 0; }
+	{ \
+		return floor_exact ? floor_count(n, FLOOR_LABEL_##tp) : 0; \
+	}
 #define FLOOR_RAW(tp, n) \
 	SEC("raw_tp/" #tp) int floor_##tp(struct bpf_raw_tracepoint_args *ctx) \
-	{ __u64 *a = ctx->args; \
-	  return floor_exact ? floor_count(n, FLOOR_LABEL_##tp) : 0; }
+	{ \
+		__u64 *a = ctx->args; \
+		return floor_exact ? floor_count(n, FLOOR_LABEL_##tp) : 0; \
+	}
 
 FLOOR_BTF(sys_enter, 0)
 FLOOR_BTF(sched_switch, 1)

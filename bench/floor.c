@@ -28,7 +28,7 @@
 
 #include "floor.skel.h"
 
-#define FLOOR_MAX 32    /* tracepoint programs */
+#define FLOOR_MAX 32 /* tracepoint programs */
 #define FLOOR_CPUS 1024 /* sampling events */
 
 static volatile sig_atomic_t floor_done;
@@ -80,8 +80,8 @@ floor_sample(struct bpf_program *p, long hz, struct bpf_link **links, int *n)
 	static int fds[FLOOR_CPUS];
 	int ncpu, cpu, got = 0, hw = 1;
 
-	ncpu = vitals_perf_open(1, PERF_COUNT_HW_CPU_CYCLES, (uint64_t)hz, fds,
-	    FLOOR_CPUS);
+	ncpu = vitals_perf_open(
+	    1, PERF_COUNT_HW_CPU_CYCLES, (uint64_t)hz, fds, FLOOR_CPUS);
 	if (ncpu == -ENOENT) {
 		hw = 0;
 		ncpu = vitals_perf_open(0, 0, (uint64_t)hz, fds, FLOOR_CPUS);
@@ -89,17 +89,19 @@ floor_sample(struct bpf_program *p, long hz, struct bpf_link **links, int *n)
 	if (ncpu < 0) {
 		fprintf(stderr, "floor: sampling at %ld Hz: %s\n", hz,
 		    ncpu == -ENOENT ? "refused (above "
-		    "kernel.perf_event_max_sample_rate?)" : strerror(-ncpu));
+				      "kernel.perf_event_max_sample_rate?)"
+				    : strerror(-ncpu));
 		return -1;
 	}
 	for (cpu = 0; cpu < ncpu; cpu++) {
 		if (fds[cpu] < 0)
 			continue;
-		if ((links[*n] = bpf_program__attach_perf_event(p,
-		    fds[cpu])) == NULL) {
-			fprintf(stderr, "floor: cannot attach to cpu%d's %s "
-			    "event: %s\n", cpu, hw ? "cycles" : "cpu-clock",
-			    strerror(errno));
+		if ((links[*n] = bpf_program__attach_perf_event(p, fds[cpu])) ==
+		    NULL) {
+			fprintf(stderr,
+			    "floor: cannot attach to cpu%d's %s "
+			    "event: %s\n",
+			    cpu, hw ? "cycles" : "cpu-clock", strerror(errno));
 			for (; cpu < ncpu; cpu++)
 				if (fds[cpu] >= 0)
 					close(fds[cpu]);
@@ -117,8 +119,7 @@ main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "count", no_argument, NULL, 'c' },
 		{ "exact", no_argument, NULL, 'e' },
-		{ "sample", required_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 }
+		{ "sample", required_argument, NULL, 's' }, { NULL, 0, NULL, 0 }
 	};
 	static struct bpf_link *links[FLOOR_CPUS + FLOOR_MAX];
 	struct bpf_program *p;
@@ -138,7 +139,8 @@ main(int argc, char **argv)
 			hz = strtol(optarg, &end, 10);
 			if (errno != 0 || end == optarg || *end != '\0' ||
 			    hz < 1 || hz > 10000) {
-				fprintf(stderr, "floor: --sample: expected a "
+				fprintf(stderr,
+				    "floor: --sample: expected a "
 				    "frequency of 1 to 10000 Hz, got \"%s\"\n",
 				    optarg);
 				return 2;
@@ -155,7 +157,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	skel->rodata->floor_exact = exact;
-	bpf_object__for_each_program(p, skel->obj) {
+	bpf_object__for_each_program (p, skel->obj) {
 		if (p == skel->progs.count_sys_enter)
 			want = count;
 		else if (p == skel->progs.floor_sample)
@@ -168,14 +170,15 @@ main(int argc, char **argv)
 		fprintf(stderr, "floor: cannot load: %s\n", strerror(-r));
 		return 1;
 	}
-	if (hz != 0 && (sampled = floor_sample(skel->progs.floor_sample, hz,
-	    links, &n)) < 0) {
+	if (hz != 0 &&
+	    (sampled = floor_sample(skel->progs.floor_sample, hz, links, &n)) <
+		0) {
 		for (i = 0; i < n; i++)
 			bpf_link__destroy(links[i]);
 		floor_bpf__destroy(skel);
 		return 1;
 	}
-	bpf_object__for_each_program(p, skel->obj) {
+	bpf_object__for_each_program (p, skel->obj) {
 		if (!bpf_program__autoload(p) || n == sampled + FLOOR_MAX ||
 		    p == skel->progs.floor_sample)
 			continue;

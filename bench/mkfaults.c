@@ -361,7 +361,8 @@ mkf_free_memory(const struct mk *m, uint32_t h, uint64_t ts)
 	    (double)MKF_FREE_SWING * sin(2 * M_PI * at / MKF_FREE_PERIOD);
 
 	/* Jitter of up to 512 KiB, the same for a given second. */
-	free += (double)(vitals_hash_mix64(ts / MK_NS ^ h) % (1u << 20)) - (1u << 19);
+	free += (double)(vitals_hash_mix64(ts / MK_NS ^ h) % (1u << 20)) -
+	    (1u << 19);
 	if (m->faults != NULL && h == 0)
 		free -= mkf_leaked(m, at) * MK_PAGE;
 	return (uint64_t)free;

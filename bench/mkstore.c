@@ -382,7 +382,8 @@ mk_proc_epoch(const struct mk *m, struct engine *eng, uint32_t h, uint64_t i)
 	double load, t, util;
 	int r = 0;
 
-	rng = vitals_hash_mix64(m->o.seed ^ ((uint64_t)mk_fnv(m->o.hosts[h]) << 20) ^ i);
+	rng = vitals_hash_mix64(
+	    m->o.seed ^ ((uint64_t)mk_fnv(m->o.hosts[h]) << 20) ^ i);
 	for (s = 0; s < (secs ? secs : 1) && r == 0; s++) {
 		t = (double)(i * secs + s);
 		load = 1 + 0.3 * sin(2 * M_PI * t / 5400) +
@@ -521,8 +522,8 @@ mk_anomaly_json(const struct mk *m, const struct mk_anomaly *a)
 	json_t *o;
 
 	o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f}", "kind",
-	    mk_kind_names[a->kind], "filter", "ewma", "host", m->o.hosts[m->odd],
-	    "start_ns", (json_int_t)start, "end_ns",
+	    mk_kind_names[a->kind], "filter", "ewma", "host",
+	    m->o.hosts[m->odd], "start_ns", (json_int_t)start, "end_ns",
 	    (json_int_t)(start + a->n * m->o.epoch_ns), "first_epoch",
 	    (json_int_t)a->first, "epochs", (json_int_t)a->n, "factor",
 	    a->factor);
@@ -705,8 +706,8 @@ mk_setup(struct mk *m)
 			if (strcmp(m->o.hosts[i], m->o.odd) == 0)
 				break;
 		if (i == m->o.nhosts) {
-			fprintf(stderr, "mkstore: --odd: no host %s\n",
-			    m->o.odd);
+			fprintf(
+			    stderr, "mkstore: --odd: no host %s\n", m->o.odd);
 			return -EINVAL;
 		}
 		m->odd = i;

@@ -44,8 +44,8 @@
 #endif
 
 #define OV_CHUNK_NS 1000000ULL /* calibrated chunk of ops: about 1 ms */
-#define OV_NSEL 10             /* fds given to select */
-#define OV_MAXFILES 50         /* --files at most */
+#define OV_NSEL 10 /* fds given to select */
+#define OV_MAXFILES 50 /* --files at most */
 #define OV_TRACEFS "/sys/kernel/tracing"
 
 extern char **environ;
@@ -56,58 +56,58 @@ enum { OV_NONE, OV_VITALSD, OV_PERF, OV_FLOOR, OV_COUNT, OV_EXACT, OV_NMON };
 #define OV_IS_FLOOR(i) ((i) == OV_FLOOR || (i) == OV_COUNT || (i) == OV_EXACT)
 
 struct overhead_opts {
-	const char *config;      /* vitalsd configuration */
-	const char *vitalsd;     /* vitalsd executable */
+	const char *config; /* vitalsd configuration */
+	const char *vitalsd; /* vitalsd executable */
 	const char *plugin_path; /* VITALS_PLUGIN_PATH for vitalsd */
-	const char *perf;        /* perf executable */
-	const char *cc;          /* compiler of the build row */
-	const char *rows;        /* row ids to run, NULL = all */
-	const char *monitors;    /* monitors to use, NULL = all */
-	int rounds;              /* interleaved rounds */
-	int samples;             /* samples per row per monitor per round */
-	int ms;                  /* time per latency sample */
-	int files;               /* C files in the build row */
-	int settle;              /* ms a monitor runs before rows are measured */
-	int warm;                /* unrecorded passes per monitor start */
-	int sample_hz;           /* floor and exact sampling (Hz), 0 = none */
-	int quick;               /* --quick */
+	const char *perf; /* perf executable */
+	const char *cc; /* compiler of the build row */
+	const char *rows; /* row ids to run, NULL = all */
+	const char *monitors; /* monitors to use, NULL = all */
+	int rounds; /* interleaved rounds */
+	int samples; /* samples per row per monitor per round */
+	int ms; /* time per latency sample */
+	int files; /* C files in the build row */
+	int settle; /* ms a monitor runs before rows are measured */
+	int warm; /* unrecorded passes per monitor start */
+	int sample_hz; /* floor and exact sampling (Hz), 0 = none */
+	int quick; /* --quick */
 };
 
 /* What the rows work on; set up per sample by each row's setup. */
 struct overhead_ctx {
-	char tmp[PATH_MAX - 64];  /* private temporary directory */
-	char file[PATH_MAX];      /* a small file for stat and open */
+	char tmp[PATH_MAX - 64]; /* private temporary directory */
+	char file[PATH_MAX]; /* a small file for stat and open */
 	const struct overhead_opts *o;
-	int zero, null;           /* /dev/zero, /dev/null */
-	int sel[OV_NSEL];         /* /dev/zero fds for select */
-	int ping[2], pong[2];     /* pipe round trip */
-	pid_t echo;               /* the echoing child */
-	cpu_set_t cpus;           /* affinity to restore after the pipe row */
+	int zero, null; /* /dev/zero, /dev/null */
+	int sel[OV_NSEL]; /* /dev/zero fds for select */
+	int ping[2], pong[2]; /* pipe round trip */
+	pid_t echo; /* the echoing child */
+	cpu_set_t cpus; /* affinity to restore after the pipe row */
 };
 
 struct overhead_row {
-	const char *id;   /* for --rows */
+	const char *id; /* for --rows */
 	const char *name; /* printed */
 	int (*setup)(struct overhead_ctx *);
 	int (*op)(struct overhead_ctx *, uint64_t n);
 	void (*teardown)(struct overhead_ctx *);
-	int once;         /* one op per sample, no warm-up (the build) */
-	int cpu;          /* spawns processes: CPU time reported too */
+	int once; /* one op per sample, no warm-up (the build) */
+	int cpu; /* spawns processes: CPU time reported too */
 };
 
 struct overhead_mon {
 	const char *name;
-	int on;            /* measured in this run */
-	char why[512];     /* why not, when off */
-	pid_t pid;         /* running monitor process, or 0 */
-	int ctl, ack;      /* perf control pipe ends */
-	int starts;        /* times started */
-	double secs;       /* time it ran */
-	uint64_t bytes;    /* data it wrote */
-	uint64_t epochs;   /* vitalsd: epochs stored */
-	int lost;          /* perf reported lost events */
-	int failed;        /* could not start although available */
-	uint64_t t0;       /* start of the current run */
+	int on; /* measured in this run */
+	char why[512]; /* why not, when off */
+	pid_t pid; /* running monitor process, or 0 */
+	int ctl, ack; /* perf control pipe ends */
+	int starts; /* times started */
+	double secs; /* time it ran */
+	uint64_t bytes; /* data it wrote */
+	uint64_t epochs; /* vitalsd: epochs stored */
+	int lost; /* perf reported lost events */
+	int failed; /* could not start although available */
+	uint64_t t0; /* start of the current run */
 };
 
 static volatile sig_atomic_t overhead_stop;
@@ -523,8 +523,8 @@ overhead_sample(const struct overhead_row *row, struct overhead_ctx *c,
 
 /* Ops of a row that take about OV_CHUNK_NS, measured unmonitored. */
 static int
-overhead_calibrate(const struct overhead_row *row, struct overhead_ctx *c,
-    uint64_t *chunk)
+overhead_calibrate(
+    const struct overhead_row *row, struct overhead_ctx *c, uint64_t *chunk)
 {
 	uint64_t n = 1, t0;
 	int r;
@@ -709,8 +709,8 @@ overhead_wait_started(struct overhead_mon *m, const char *log,
 		}
 		if (waitpid(m->pid, NULL, WNOHANG) == m->pid) {
 			m->pid = 0;
-			snprintf(m->why, sizeof(m->why), "%s exited at start",
-			    what);
+			snprintf(
+			    m->why, sizeof(m->why), "%s exited at start", what);
 			fprintf(stderr, "overhead: %s:\n", m->why);
 			overhead_print_tail(log);
 			return -ECHILD;
@@ -722,8 +722,8 @@ overhead_wait_started(struct overhead_mon *m, const char *log,
 
 /* Start vitalsd and wait for its "started" line (or 10 s of silence). */
 static int
-overhead_vitalsd_start(struct overhead_mon *m, const struct overhead_opts *o,
-    const char *tmp)
+overhead_vitalsd_start(
+    struct overhead_mon *m, const struct overhead_opts *o, const char *tmp)
 {
 	char log[PATH_MAX];
 	int fd;
@@ -742,8 +742,8 @@ static struct overhead_mon *overhead_counting; /* nftw has no context */
 
 /* nftw callback: count the epoch files of a vitalsd data directory. */
 static int
-overhead_count_epoch(const char *path, const struct stat *st, int type,
-    struct FTW *ftw)
+overhead_count_epoch(
+    const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	size_t n = strlen(path);
 
@@ -764,8 +764,10 @@ overhead_vitalsd_stop(struct overhead_mon *m, const char *tmp)
 	kill(m->pid, SIGTERM);
 	st = overhead_reap(m->pid, 30000);
 	if (st < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "overhead: vitalsd did not exit 0 on SIGTERM "
-		    "(status %#x); log:\n", st);
+		fprintf(stderr,
+		    "overhead: vitalsd did not exit 0 on SIGTERM "
+		    "(status %#x); log:\n",
+		    st);
 		snprintf(data, sizeof(data), "%s/vitalsd.log", tmp);
 		overhead_print_tail(data);
 	}
@@ -826,9 +828,9 @@ overhead_perf_events(char *why, size_t len)
 {
 	static const char *ev[] = { "raw_syscalls:sys_enter",
 		"sched:sched_switch", "block:block_rq_issue",
-		"block:block_rq_complete", "kmem:mm_page_alloc", "exceptions:page_fault_user",
-		"signal:signal_deliver", "lock:contention_begin",
-		"lock:contention_end" };
+		"block:block_rq_complete", "kmem:mm_page_alloc",
+		"exceptions:page_fault_user", "signal:signal_deliver",
+		"lock:contention_begin", "lock:contention_end" };
 	char path[256], sys[64];
 	const char *colon;
 	size_t i;
@@ -860,8 +862,8 @@ overhead_perf_events(char *why, size_t len)
 }
 
 static pid_t
-overhead_perf_exec(const struct overhead_opts *o, const char *tmp, int logfd,
-    int ctl, int ack)
+overhead_perf_exec(
+    const struct overhead_opts *o, const char *tmp, int logfd, int ctl, int ack)
 {
 	char out[PATH_MAX], control[64];
 	pid_t p;
@@ -899,8 +901,8 @@ overhead_perf_ack(int fd)
 }
 
 static int
-overhead_perf_start(struct overhead_mon *m, const struct overhead_opts *o,
-    const char *tmp)
+overhead_perf_start(
+    struct overhead_mon *m, const struct overhead_opts *o, const char *tmp)
 {
 	char log[PATH_MAX];
 	int fd, ctl[2], ack[2], r;
@@ -964,8 +966,9 @@ overhead_perf_stop(struct overhead_mon *m, const char *tmp)
 	close(m->ctl);
 	close(m->ack);
 	/* perf re-raises the SIGINT that stopped it. */
-	if (st < 0 || (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) &&
-	    !(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT)))
+	if (st < 0 ||
+	    (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) &&
+		!(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT)))
 		fprintf(stderr,
 		    "overhead: perf record exited with status %#x\n", st);
 	overhead_perf_account(m, tmp);
@@ -973,8 +976,8 @@ overhead_perf_stop(struct overhead_mon *m, const char *tmp)
 
 /* Start monitor i; on failure it is switched off for the rest of the run. */
 static int
-overhead_mon_start(struct overhead_mon *m, int i,
-    const struct overhead_opts *o, const char *tmp)
+overhead_mon_start(struct overhead_mon *m, int i, const struct overhead_opts *o,
+    const char *tmp)
 {
 	int r = 0;
 
@@ -1030,7 +1033,8 @@ overhead_gen_sources(struct overhead_ctx *c)
 		snprintf(path, sizeof(path), "%s/build/f%d.c", c->tmp, i);
 		if (!(f = fopen(path, "w")))
 			return -errno;
-		fprintf(f, "#include <stdio.h>\n#include <stdlib.h>\n"
+		fprintf(f,
+		    "#include <stdio.h>\n#include <stdlib.h>\n"
 		    "#include <string.h>\n");
 		for (j = 0; j < 40; j++) {
 			fprintf(f,
@@ -1041,10 +1045,14 @@ overhead_gen_sources(struct overhead_ctx *c)
 			    "\t\tswitch ((v[i] + %d) & 15) {\n",
 			    i, j, i, j, j, j);
 			for (k = 0; k < 16; k++)
-				fprintf(f, "\t\tcase %d: acc = acc * %d + v[i] "
-				    "%% %d; break;\n", k, k + 3, j + k + 2);
-			fprintf(f, "\t\t}\n\t\tacc ^= acc << ((i + %d) & 7);\n"
-			    "\t}\n\treturn acc;\n}\n", j);
+				fprintf(f,
+				    "\t\tcase %d: acc = acc * %d + v[i] "
+				    "%% %d; break;\n",
+				    k, k + 3, j + k + 2);
+			fprintf(f,
+			    "\t\t}\n\t\tacc ^= acc << ((i + %d) & 7);\n"
+			    "\t}\n\treturn acc;\n}\n",
+			    j);
 		}
 		if (i == 0)
 			fprintf(
@@ -1111,7 +1119,7 @@ overhead_in_path(const char *name)
 	if (!(dirs = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin")))
 		return 0;
 	for (d = strtok_r(dirs, ":", &save); d && !found;
-	    d = strtok_r(NULL, ":", &save)) {
+	     d = strtok_r(NULL, ":", &save)) {
 		snprintf(path, sizeof(path), "%s/%s", d, name);
 		found = access(path, X_OK) == 0;
 	}
@@ -1148,7 +1156,8 @@ overhead_mons_init(struct overhead_mon *m, const struct overhead_opts *o)
 			snprintf(
 			    m[i].why, sizeof(m[i].why), "not in --monitors");
 		else if (i != OV_NONE && geteuid() != 0)
-			snprintf(m[i].why, sizeof(m[i].why), "needs root "
+			snprintf(m[i].why, sizeof(m[i].why),
+			    "needs root "
 			    "(kernel tracepoints, perf -a)");
 		else if (i == OV_VITALSD && access(o->vitalsd, X_OK) < 0)
 			snprintf(m[i].why, sizeof(m[i].why),
@@ -1158,14 +1167,18 @@ overhead_mons_init(struct overhead_mon *m, const struct overhead_opts *o)
 			snprintf(m[i].why, sizeof(m[i].why), "%.256s: %s",
 			    o->config, strerror(errno));
 		else if (i == OV_PERF && !overhead_in_path(o->perf))
-			snprintf(m[i].why, sizeof(m[i].why), "%.256s not found "
-			    "(Debian package linux-perf)", o->perf);
+			snprintf(m[i].why, sizeof(m[i].why),
+			    "%.256s not found "
+			    "(Debian package linux-perf)",
+			    o->perf);
 		else if (i == OV_PERF)
 			overhead_perf_events(m[i].why, sizeof(m[i].why));
 		else if (OV_IS_FLOOR(i) &&
 		    access(OVERHEAD_BUILDDIR "/bench/floor", X_OK) < 0)
-			snprintf(m[i].why, sizeof(m[i].why), "%s/bench/floor: "
-			    "%s (run make)", OVERHEAD_BUILDDIR, strerror(errno));
+			snprintf(m[i].why, sizeof(m[i].why),
+			    "%s/bench/floor: "
+			    "%s (run make)",
+			    OVERHEAD_BUILDDIR, strerror(errno));
 		if (m[i].why[0])
 			m[i].on = 0;
 	}
@@ -1205,8 +1218,10 @@ overhead_int(const char *arg, const char *what, int lo, int hi)
 	errno = 0;
 	v = strtol(arg, &end, 10);
 	if (errno || end == arg || *end || v < lo || v > hi) {
-		fprintf(stderr, "overhead: %s: expected an integer in %d..%d, "
-		    "got \"%s\"\n", what, lo, hi, arg);
+		fprintf(stderr,
+		    "overhead: %s: expected an integer in %d..%d, "
+		    "got \"%s\"\n",
+		    what, lo, hi, arg);
 		exit(2);
 	}
 	return (int)v;
@@ -1243,39 +1258,65 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 		{ "files", 1, NULL, 'f' }, { "rows", 1, NULL, 'R' },
 		{ "monitors", 1, NULL, 'm' }, { "settle", 1, NULL, 'S' },
 		{ "warm", 2, NULL, 'W' }, { "sample-hz", 1, NULL, 'H' },
-		{ "help", 0, NULL, 'h' },
-		{ NULL, 0, NULL, 0 } };
+		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 } };
 	int ch, r = 0, s = 0, t = 0, f = 0;
 
 	while ((ch = getopt_long(argc, argv, "qc:r:s:t:h", lo, NULL)) != -1) {
 		switch (ch) {
-		case 'q': o->quick = 1; break;
-		case 'c': o->config = optarg; break;
-		case 'V': o->vitalsd = optarg; break;
-		case 'P': o->plugin_path = optarg; break;
-		case 'p': o->perf = optarg; break;
-		case 'C': o->cc = optarg; break;
-		case 'r': r = overhead_int(optarg, "--rounds", 1, 1000); break;
-		case 's': s = overhead_int(optarg, "--samples", 1, 1000); break;
-		case 't': t = overhead_int(optarg, "--time", 1, 60000); break;
+		case 'q':
+			o->quick = 1;
+			break;
+		case 'c':
+			o->config = optarg;
+			break;
+		case 'V':
+			o->vitalsd = optarg;
+			break;
+		case 'P':
+			o->plugin_path = optarg;
+			break;
+		case 'p':
+			o->perf = optarg;
+			break;
+		case 'C':
+			o->cc = optarg;
+			break;
+		case 'r':
+			r = overhead_int(optarg, "--rounds", 1, 1000);
+			break;
+		case 's':
+			s = overhead_int(optarg, "--samples", 1, 1000);
+			break;
+		case 't':
+			t = overhead_int(optarg, "--time", 1, 60000);
+			break;
 		case 'f':
 			f = overhead_int(optarg, "--files", 1, OV_MAXFILES);
 			break;
-		case 'R': o->rows = optarg; break;
-		case 'm': o->monitors = optarg; break;
+		case 'R':
+			o->rows = optarg;
+			break;
+		case 'm':
+			o->monitors = optarg;
+			break;
 		case 'S':
 			o->settle = overhead_int(optarg, "--settle", 0, 600000);
 			break;
 		case 'W':
-			o->warm = optarg == NULL ? 1 :
-			    overhead_int(optarg, "--warm", 0, 1000);
+			o->warm = optarg == NULL
+			    ? 1
+			    : overhead_int(optarg, "--warm", 0, 1000);
 			break;
 		case 'H':
-			o->sample_hz = overhead_int(optarg, "--sample-hz", 0,
-			    10000);
+			o->sample_hz =
+			    overhead_int(optarg, "--sample-hz", 0, 10000);
 			break;
-		case 'h': overhead_usage(stdout); exit(0);
-		default: overhead_usage(stderr); exit(2);
+		case 'h':
+			overhead_usage(stdout);
+			exit(0);
+		default:
+			overhead_usage(stderr);
+			exit(2);
 		}
 	}
 	if (optind < argc) {
@@ -1285,11 +1326,11 @@ overhead_parse(int argc, char **argv, struct overhead_opts *o)
 		exit(2);
 	}
 	if (o->rows)
-		overhead_check_list(o->rows, "--rows", " null read write stat "
+		overhead_check_list(o->rows, "--rows",
+		    " null read write stat "
 		    "open select sigins sigdel pipe fork exec build ");
 	if (o->monitors)
-		overhead_check_list(
-		    o->monitors, "--monitors",
+		overhead_check_list(o->monitors, "--monitors",
 		    " none vitalsd perf floor count exact ");
 	o->rounds = r ? r : o->quick ? 2 : 8;
 	o->samples = s ? s : 2;
@@ -1306,9 +1347,9 @@ struct overhead_res {
 	int rounds;
 	int n[OV_NROWS][OV_NMON];
 	uint64_t chunk[OV_NROWS];
-	int err[OV_NROWS];            /* errno that stopped the row, or 0 */
-	char msg[OV_NROWS][256];      /* what failed, when a child did */
-	int on[OV_NROWS];             /* row selected and working */
+	int err[OV_NROWS]; /* errno that stopped the row, or 0 */
+	char msg[OV_NROWS][256]; /* what failed, when a child did */
+	int on[OV_NROWS]; /* row selected and working */
 };
 
 /* Drop a row after error r (-errno), keeping what a child reported. */
@@ -1357,8 +1398,8 @@ overhead_pass(struct overhead_res *res, struct overhead_ctx *c, int i,
 }
 
 static void
-overhead_run(struct overhead_res *res, struct overhead_ctx *c,
-    struct overhead_mon *m)
+overhead_run(
+    struct overhead_res *res, struct overhead_ctx *c, struct overhead_mon *m)
 {
 	int r, k, i, w;
 
@@ -1366,8 +1407,8 @@ overhead_run(struct overhead_res *res, struct overhead_ctx *c,
 		fprintf(stderr, "overhead: round %d/%d\n", r + 1, c->o->rounds);
 		for (k = 0; k < OV_NMON && !overhead_stop; k++) {
 			i = (r + k) % OV_NMON; /* rotate who goes first */
-			if (!m[i].on || overhead_mon_start(&m[i], i, c->o,
-			    c->tmp) < 0)
+			if (!m[i].on ||
+			    overhead_mon_start(&m[i], i, c->o, c->tmp) < 0)
 				continue;
 			/* One-time work (symbols of the programs rows run). */
 			for (w = 0; w < c->o->warm && !overhead_stop; w++)
@@ -1380,15 +1421,19 @@ overhead_run(struct overhead_res *res, struct overhead_ctx *c,
 
 /* Format ns in the row's unit (scale ns per unit) into buf. */
 static const char *
-overhead_fmt(char *buf, size_t len, double ns, double scale, const char *unit,
-    int sign)
+overhead_fmt(
+    char *buf, size_t len, double ns, double scale, const char *unit, int sign)
 {
 	double v = ns / scale, a = fabs(v);
 
 	if (isnan(ns))
 		return "-";
 	snprintf(buf, len, sign ? "%+.*f %s" : "%.*f %s",
-	    a < 10 ? 3 : a < 100 ? 2 : a < 1000 ? 1 : 0, v, unit);
+	    a < 10	   ? 3
+		: a < 100  ? 2
+		: a < 1000 ? 1
+			   : 0,
+	    v, unit);
 	return buf;
 }
 
@@ -1425,7 +1470,8 @@ overhead_print_row(int row, double med[OV_NMON], double spread)
 	if (!isnan(spread))
 		snprintf(b[11], 32, "%.0f%%", spread * 100);
 	printf("%-20s %9s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s %9s %9s "
-	    "%6s\n", overhead_rows[row].name,
+	       "%6s\n",
+	    overhead_rows[row].name,
 	    overhead_fmt(b[0], 32, med[OV_NONE], scale, unit, 0),
 	    overhead_fmt(b[1], 32, med[OV_FLOOR], scale, unit, 0),
 	    overhead_fmt(b[2], 32, med[OV_COUNT], scale, unit, 0),
@@ -1434,16 +1480,17 @@ overhead_print_row(int row, double med[OV_NMON], double spread)
 	    overhead_fmt(b[4], 32, med[OV_PERF], scale, unit, 0),
 	    overhead_ratio(b[5], 32, med[OV_VITALSD], med[OV_NONE]),
 	    overhead_ratio(b[6], 32, med[OV_PERF], med[OV_NONE]),
-	    overhead_fmt(b[7], 32, med[OV_FLOOR] - med[OV_NONE], scale,
-		unit, 1),
-	    overhead_fmt(b[8], 32, med[OV_COUNT] - med[OV_NONE], scale,
-		unit, 1),
-	    overhead_fmt(b[13], 32, med[OV_EXACT] - med[OV_NONE], scale,
-		unit, 1),
-	    overhead_fmt(b[9], 32, med[OV_VITALSD] - med[OV_NONE], scale,
-		unit, 1),
-	    overhead_fmt(b[10], 32, med[OV_PERF] - med[OV_NONE], scale,
-		unit, 1), isnan(spread) ? "-" : b[11]);
+	    overhead_fmt(
+		b[7], 32, med[OV_FLOOR] - med[OV_NONE], scale, unit, 1),
+	    overhead_fmt(
+		b[8], 32, med[OV_COUNT] - med[OV_NONE], scale, unit, 1),
+	    overhead_fmt(
+		b[13], 32, med[OV_EXACT] - med[OV_NONE], scale, unit, 1),
+	    overhead_fmt(
+		b[9], 32, med[OV_VITALSD] - med[OV_NONE], scale, unit, 1),
+	    overhead_fmt(
+		b[10], 32, med[OV_PERF] - med[OV_NONE], scale, unit, 1),
+	    isnan(spread) ? "-" : b[11]);
 }
 
 /* Geometric mean of monitor i's latency ratios, and the build's ratio. */
@@ -1498,9 +1545,10 @@ static void
 overhead_print_header(const char *first)
 {
 	printf("\n%-20s %9s %9s %9s %9s %9s %9s %8s %8s %9s %9s %9s %9s %9s "
-	    "%6s\n", first, "none", "floor", "count", "exact", "vitalsd",
-	    "perf", "vd/none", "pf/none", "+floor", "+count", "+exact",
-	    "+vitalsd", "+perf", "noise");
+	       "%6s\n",
+	    first, "none", "floor", "count", "exact", "vitalsd", "perf",
+	    "vd/none", "pf/none", "+floor", "+count", "+exact", "+vitalsd",
+	    "+perf", "noise");
 }
 
 /*
@@ -1547,8 +1595,9 @@ overhead_paired(const struct overhead_res *res, double *const src[OV_NMON],
 	for (r = 0; w != NULL && r < res->rounds; r++) {
 		if (!overhead_round_median(res, src, row, i, r, w, &ma) ||
 		    !overhead_round_median(res, src, row, base, r, w, &mb) ||
-		    (rel && !overhead_round_median(res, src, row, OV_NONE, r,
-		    w, &mn)))
+		    (rel &&
+			!overhead_round_median(
+			    res, src, row, OV_NONE, r, w, &mn)))
 			continue;
 		d = rel ? (ma - mb) / mn : ma - mb;
 		sum += d;
@@ -1584,7 +1633,7 @@ overhead_fmt_added(char *b, size_t len, int rel, double mean, double se,
 static void
 overhead_report_paired(const struct overhead_res *res, int cpu)
 {
-	double *const (*src)[OV_NMON] = cpu ? res->cpu : res->v;
+	double *const(*src)[OV_NMON] = cpu ? res->cpu : res->v;
 	static const int order[] = { OV_FLOOR, OV_COUNT, OV_EXACT, OV_VITALSD,
 		OV_PERF };
 	double mean[OV_NMON], se[OV_NMON], scale, lo, hi, am, ase;
@@ -1597,14 +1646,15 @@ overhead_report_paired(const struct overhead_res *res, int cpu)
 		    (cpu && !overhead_rows[row].cpu))
 			continue;
 		rel = overhead_rows[row].once;
-		unit = overhead_unit(overhead_median(src[row][OV_NONE],
-		    res->n[row][OV_NONE]), &scale);
+		unit = overhead_unit(
+		    overhead_median(src[row][OV_NONE], res->n[row][OV_NONE]),
+		    &scale);
 		for (k = 0; k < 5; k++) {
 			i = order[k];
 			mean[i] = NAN;
 			snprintf(b[i], sizeof(b[i]), "-");
-			n = overhead_paired(res, src[row], row, i, OV_NONE,
-			    rel, &mean[i], &se[i]);
+			n = overhead_paired(res, src[row], row, i, OV_NONE, rel,
+			    &mean[i], &se[i]);
 			if (n < 3)
 				continue;
 			if (n > nmax)
@@ -1615,15 +1665,15 @@ overhead_report_paired(const struct overhead_res *res, int cpu)
 		/* What vitalsd adds beyond the floor, which any monitor pays. */
 		snprintf(above, sizeof(above), "-");
 		if (overhead_paired(res, src[row], row, OV_VITALSD, OV_FLOOR,
-		    rel, &am, &ase) >= 3)
-			overhead_fmt_added(above, sizeof(above), rel, am, ase,
-			    scale, unit);
+			rel, &am, &ase) >= 3)
+			overhead_fmt_added(
+			    above, sizeof(above), rel, am, ase, scale, unit);
 		if (!any++)
 			printf("\n%s, paired by round\n%-20s %20s %20s %20s "
-			    "%20s %20s %20s  %s\n", cpu ? "CPU time added" :
-			    "latency added",
-			    "row", "+floor", "+count", "+exact", "+vitalsd",
-			    "+perf", "vitalsd-floor", "perf/vitalsd (+-1 se)");
+			       "%20s %20s %20s  %s\n",
+			    cpu ? "CPU time added" : "latency added", "row",
+			    "+floor", "+count", "+exact", "+vitalsd", "+perf",
+			    "vitalsd-floor", "perf/vitalsd (+-1 se)");
 		printf("%-20s %20s %20s %20s %20s %20s %20s",
 		    overhead_rows[row].name, b[OV_FLOOR], b[OV_COUNT],
 		    b[OV_EXACT], b[OV_VITALSD], b[OV_PERF], above);
@@ -1631,7 +1681,8 @@ overhead_report_paired(const struct overhead_res *res, int cpu)
 		    mean[OV_VITALSD] > 0) {
 			lo = mean[OV_VITALSD] + se[OV_VITALSD];
 			hi = mean[OV_VITALSD] - se[OV_VITALSD];
-			printf("  %.1fx (%.1f-", mean[OV_PERF] / mean[OV_VITALSD],
+			printf("  %.1fx (%.1f-",
+			    mean[OV_PERF] / mean[OV_VITALSD],
 			    (mean[OV_PERF] - se[OV_PERF]) / lo);
 			if (hi > 0)
 				printf("%.1f)",
@@ -1643,9 +1694,10 @@ overhead_report_paired(const struct overhead_res *res, int cpu)
 	}
 	if (any)
 		printf("mean over up to %d rounds of each round's median "
-		    "less the unmonitored one of the same round\n(build: "
-		    "over it), +- its standard error; vitalsd-floor: "
-		    "vitalsd's less the floor's\n", nmax);
+		       "less the unmonitored one of the same round\n(build: "
+		       "over it), +- its standard error; vitalsd-floor: "
+		       "vitalsd's less the floor's\n",
+		    nmax);
 }
 
 /*
@@ -1665,14 +1717,15 @@ overhead_report_cpu(struct overhead_res *res)
 		if (!any++)
 			overhead_print_header("CPU time (median)");
 		for (i = 0; i < OV_NMON; i++)
-			med[i] = overhead_median(
-			    res->cpu[row][i], res->n[row][i]);
-		overhead_median_q(res->cpu[row][OV_NONE], res->n[row][OV_NONE],
-		    &spread);
+			med[i] =
+			    overhead_median(res->cpu[row][i], res->n[row][i]);
+		overhead_median_q(
+		    res->cpu[row][OV_NONE], res->n[row][OV_NONE], &spread);
 		overhead_print_row(row, med, spread);
 	}
 	if (any)
-		printf("CPU time: user + system time per op of the bench and "
+		printf(
+		    "CPU time: user + system time per op of the bench and "
 		    "the processes it waited for\n(BPF programs run in the "
 		    "context of the task that hit the tracepoint, so their time "
 		    "is in it)\n");
@@ -1689,17 +1742,17 @@ overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 		for (i = 0; i < OV_NMON; i++)
 			med[row][i] =
 			    overhead_median(res->v[row][i], res->n[row][i]);
-		overhead_median_q(res->v[row][OV_NONE], res->n[row][OV_NONE],
-		    &spread);
+		overhead_median_q(
+		    res->v[row][OV_NONE], res->n[row][OV_NONE], &spread);
 		if (res->err[row])
 			printf("%-20s error: %s\n", overhead_rows[row].name,
-			    res->msg[row][0] ? res->msg[row] :
-			    strerror(res->err[row]));
+			    res->msg[row][0] ? res->msg[row]
+					     : strerror(res->err[row]));
 		else if (overhead_measured(res, row))
 			overhead_print_row(row, med[row], spread);
 	}
 	printf("noise: interquartile range of the unmonitored samples over "
-	    "their median\n");
+	       "their median\n");
 	overhead_report_cpu(res);
 	overhead_report_paired(res, 0);
 	overhead_report_paired(res, 1);
@@ -1708,12 +1761,14 @@ overhead_report(struct overhead_res *res, const struct overhead_mon *m)
 		overhead_summary_of(med, i, m);
 	if (m[OV_VITALSD].starts)
 		printf("vitalsd: %d runs, %.1f s monitored, %llu epochs stored "
-		    "(%.1f KiB)\n", m[OV_VITALSD].starts, m[OV_VITALSD].secs,
+		       "(%.1f KiB)\n",
+		    m[OV_VITALSD].starts, m[OV_VITALSD].secs,
 		    (unsigned long long)m[OV_VITALSD].epochs,
 		    m[OV_VITALSD].bytes / 1024.0);
 	if (m[OV_PERF].starts)
 		printf("perf: %d runs, %.1f s monitored, wrote %.1f MiB "
-		    "(%.1f MiB/s)%s\n", m[OV_PERF].starts, m[OV_PERF].secs,
+		       "(%.1f MiB/s)%s\n",
+		    m[OV_PERF].starts, m[OV_PERF].secs,
 		    m[OV_PERF].bytes / 1048576.0,
 		    m[OV_PERF].bytes / 1048576.0 / m[OV_PERF].secs,
 		    m[OV_PERF].lost ? " (perf reported lost events)" : "");
@@ -1727,7 +1782,7 @@ overhead_header(const struct overhead_ctx *c, const struct overhead_mon *m)
 
 	uname(&u);
 	printf("overhead: Linux %s, %ld CPUs; %d rounds, each monitor in turn; "
-	    "per round and monitor: %d samples of %d ms per latency row",
+	       "per round and monitor: %d samples of %d ms per latency row",
 	    u.release, sysconf(_SC_NPROCESSORS_ONLN), o->rounds, o->samples,
 	    o->ms);
 	if (overhead_selected(o->rows, "build"))
@@ -1748,7 +1803,7 @@ overhead_header(const struct overhead_ctx *c, const struct overhead_mon *m)
 		    "perf: %s record -a -g -e %s\n", o->perf, overhead_events);
 	if (geteuid() != 0)
 		printf("note: not root: measuring with no monitor only "
-		    "(vitalsd's probes and perf -a need root)\n");
+		       "(vitalsd's probes and perf -a need root)\n");
 }
 
 /* Find each row's chunk size unmonitored; rows that fail are dropped. */
@@ -1764,13 +1819,17 @@ overhead_prepare(struct overhead_res *res, struct overhead_ctx *c)
 		if (!res->on[row])
 			continue;
 		for (i = 0; i < OV_NMON; i++) {
-			res->v[row][i] = calloc((size_t)c->o->rounds *
-			    (size_t)c->o->samples, sizeof(double));
-			res->cpu[row][i] = calloc((size_t)c->o->rounds *
-			    (size_t)c->o->samples, sizeof(double));
-			res->round[row][i] = calloc((size_t)c->o->rounds *
-			    (size_t)c->o->samples, sizeof(int));
-			if (res->v[row][i] == NULL || res->cpu[row][i] == NULL ||
+			res->v[row][i] =
+			    calloc((size_t)c->o->rounds * (size_t)c->o->samples,
+				sizeof(double));
+			res->cpu[row][i] =
+			    calloc((size_t)c->o->rounds * (size_t)c->o->samples,
+				sizeof(double));
+			res->round[row][i] =
+			    calloc((size_t)c->o->rounds * (size_t)c->o->samples,
+				sizeof(int));
+			if (res->v[row][i] == NULL ||
+			    res->cpu[row][i] == NULL ||
 			    res->round[row][i] == NULL) {
 				fprintf(stderr, "overhead: out of memory\n");
 				exit(1);

@@ -7,11 +7,11 @@
 
 /* An option: its spellings, whether it takes a value, where it applies. */
 struct cli_opt {
-	const char *name;  /* "--data-dir" */
+	const char *name; /* "--data-dir" */
 	const char *alias; /* "-d", or NULL */
-	int arg;           /* takes a value */
-	int id;            /* CO_* */
-	unsigned cmds;     /* CLI_* bits */
+	int arg; /* takes a value */
+	int id; /* CO_* */
+	unsigned cmds; /* CLI_* bits */
 };
 
 #define CLI_RANGE (CLI_QUERY | CLI_FINDINGS | CLI_TOP)
@@ -120,7 +120,8 @@ cli_next(struct cli_args *a, const char **val)
 	}
 	if ((o = cli_find(s, a->cmd, &iv)) == NULL) {
 		if ((o = cli_find_short(s, a->cmd)) == NULL) {
-			snprintf(a->err, sizeof(a->err), "unknown option %s", s);
+			snprintf(
+			    a->err, sizeof(a->err), "unknown option %s", s);
 			return CLI_ERR;
 		}
 		*val = s + 2;
@@ -132,8 +133,8 @@ cli_next(struct cli_args *a, const char **val)
 		return CLI_ERR;
 	}
 	if (o->arg && iv == NULL && a->i >= a->argc) {
-		snprintf(a->err, sizeof(a->err), "option %s needs a value",
-		    o->name);
+		snprintf(
+		    a->err, sizeof(a->err), "option %s needs a value", o->name);
 		return CLI_ERR;
 	}
 	*val = !o->arg ? NULL : iv != NULL ? iv : a->argv[a->i++];

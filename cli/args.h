@@ -36,10 +36,10 @@ enum cli_opt_id {
 	CO_JSON,
 	CO_HOST,
 	CO_VITAL,
-	CO_LIMIT,      /* epochs -n */
-	CO_LAST,       /* show */
-	CO_SLOTS,      /* show --top: HCA slots listed */
-	CO_SAMPLES,    /* show */
+	CO_LIMIT, /* epochs -n */
+	CO_LAST, /* show */
+	CO_SLOTS, /* show --top: HCA slots listed */
+	CO_SAMPLES, /* show */
 	CO_FROM,
 	CO_TO,
 	CO_TIMESCALE,
@@ -48,17 +48,17 @@ enum cli_opt_id {
 	CO_CACHE_DIR,
 	CO_SEVERITY,
 	CO_STORED,
-	CO_K,          /* top --top/-k: labels listed */
+	CO_K, /* top --top/-k: labels listed */
 	CO_NO_FILTER,
 	CO_NORMAL,
 	CO_MODEL,
-	CO_LISTEN,     /* serve */
-	CO_TOKEN,      /* serve */
-	CO_INSECURE,   /* serve */
-	CO_WEB_DIR,    /* serve */
-	CO_EXE,        /* pprof */
-	CO_OUTPUT,     /* pprof -o */
-	CO_FOLDED,     /* pprof */
+	CO_LISTEN, /* serve */
+	CO_TOKEN, /* serve */
+	CO_INSECURE, /* serve */
+	CO_WEB_DIR, /* serve */
+	CO_EXE, /* pprof */
+	CO_OUTPUT, /* pprof -o */
+	CO_FOLDED, /* pprof */
 };
 
 /* What cli_next() returns besides an option id. */
@@ -70,15 +70,15 @@ enum cli_opt_id {
 struct cli_args {
 	int argc;
 	char **argv;
-	int i;        /* next argument */
-	int rest;     /* "--" seen: everything left is positional */
+	int i; /* next argument */
+	int rest; /* "--" seen: everything left is positional */
 	unsigned cmd; /* CLI_* whose options are accepted */
 	char err[256];
 };
 
 /* Walk argv[i..argc) as command cmd (one CLI_* bit). */
-void cli_args_init(struct cli_args *a, int argc, char **argv, int i,
-    unsigned cmd);
+void cli_args_init(
+    struct cli_args *a, int argc, char **argv, int i, unsigned cmd);
 
 /*
  * The next argument: an option's id (CO_*) with its value in *val (NULL

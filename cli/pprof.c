@@ -66,8 +66,8 @@ pprof_make(const struct range *c, struct vitals_profile *p)
 	size_t len = 0;
 	int r;
 
-	r = vitals_profile_range(p, c->cli->data_dir, c->from, c->to,
-	    c->hosts, c->nhosts, err, sizeof(err));
+	r = vitals_profile_range(p, c->cli->data_dir, c->from, c->to, c->hosts,
+	    c->nhosts, err, sizeof(err));
 	if (r != 0) {
 		cli_msg("%s", err[0] != '\0' ? err : strerror(-r));
 		return CLI_EXIT_RUNTIME;

@@ -36,13 +36,14 @@ static const char serve_usage[] =
 
 /* What the command was given, and what it resolved. */
 struct serve {
-	struct cli *cli;            /* -d, -c, the store and configuration */
+	struct cli *cli; /* -d, -c, the store and configuration */
 	struct server_conf conf;
 	struct vitals_settings settings;
 	struct metrics *metrics;
 };
 
-static void serve_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void serve_msg(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
 
 static void
 serve_msg(const char *fmt, ...)
@@ -79,8 +80,10 @@ serve_apply(struct serve *sv, int id, const char *val, int *done)
 {
 	switch (id) {
 	case CLI_POS:
-		return cli_usage_error(sv->cli, "serve: unexpected argument "
-		    "'%s'", val);
+		return cli_usage_error(sv->cli,
+		    "serve: unexpected argument "
+		    "'%s'",
+		    val);
 	case CO_LISTEN:
 		sv->conf.listen = val;
 		break;
@@ -139,8 +142,8 @@ serve_setup(struct serve *sv)
 	st->timescales = c->timescales;
 	st->max_samples = c->sketch.max_samples;
 	if (stat(st->data_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-		serve_msg("no store at %s (give it with --data-dir)",
-		    st->data_dir);
+		serve_msg(
+		    "no store at %s (give it with --data-dir)", st->data_dir);
 		return CLI_EXIT_RUNTIME;
 	}
 	return CLI_EXIT_OK;
@@ -171,7 +174,8 @@ serve_feed_metrics(struct serve *sv)
 			;
 		if (k < l.n)
 			serve_msg("/metrics shows the newest epoch of host %s "
-			    "(the store holds other hosts too)", e->host);
+				  "(the store holds other hosts too)",
+			    e->host);
 		vitals_epoch_free(e);
 	}
 	vitals_store_list_free(&l);
@@ -198,7 +202,7 @@ serve_loop(struct serve *sv)
 	signal(SIGPIPE, SIG_IGN);
 	for (i = 0; base != NULL && i < 2; i++)
 		if ((sig[i] = evsignal_new(base, i ? SIGTERM : SIGINT,
-		    serve_on_signal, base)) == NULL ||
+			 serve_on_signal, base)) == NULL ||
 		    evsignal_add(sig[i], NULL) != 0)
 			goto out;
 	if (base == NULL)
@@ -207,8 +211,8 @@ serve_loop(struct serve *sv)
 		serve_msg("%s", err);
 		goto out;
 	}
-	serve_msg("serving %s on http://%s/", sv->settings.data_dir,
-	    sv->conf.listen);
+	serve_msg(
+	    "serving %s on http://%s/", sv->settings.data_dir, sv->conf.listen);
 	rc = event_base_dispatch(base) < 0 ? CLI_EXIT_RUNTIME : CLI_EXIT_OK;
 out:
 	server_free(srv);

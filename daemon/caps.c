@@ -59,9 +59,12 @@ caps_drop(char *err, size_t len)
 			continue;
 		if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0)
 			break; /* past the kernel's last capability */
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EPERM) {
-			snprintf(err, len, "dropping capability %d from the "
-			    "bounding set: %s", cap, strerror(errno));
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 &&
+		    errno != EPERM) {
+			snprintf(err, len,
+			    "dropping capability %d from the "
+			    "bounding set: %s",
+			    cap, strerror(errno));
 			return -errno;
 		}
 	}

@@ -36,10 +36,10 @@
 #define VITALSD_DEFAULT_CONF SYSCONFDIR "/vitals/vitals.yaml"
 
 struct vitalsd_args {
-	const char *conf;      /* -c */
-	const char *data_dir;  /* --data-dir */
+	const char *conf; /* -c */
+	const char *data_dir; /* --data-dir */
 	const char *log_level; /* --log-level */
-	uint64_t epochs;       /* --epochs */
+	uint64_t epochs; /* --epochs */
 	int list, verbose, json, check;
 };
 
@@ -51,7 +51,8 @@ vitalsd_usage(FILE *f)
 	    "       vitalsd [-c FILE] --list-plugins [-v] [--json]\n"
 	    "       vitalsd [-c FILE] --check-config\n"
 	    "\n"
-	    "  -c, --config FILE   configuration (default " VITALSD_DEFAULT_CONF ")\n"
+	    "  -c, --config FILE   configuration (default " VITALSD_DEFAULT_CONF
+	    ")\n"
 	    "  -D, --data-dir DIR  store epochs in DIR instead of the configured data_dir\n"
 	    "  -n, --epochs N      close N epochs, then exit\n"
 	    "  -l, --list-plugins  list the plugins found and whether they can run here\n"
@@ -85,29 +86,53 @@ vitalsd_parse(int argc, char **argv, struct vitalsd_args *a)
 	int64_t n;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "c:D:n:lvjtL:Vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(
+		    argc, argv, "c:D:n:lvjtL:Vh", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'c': a->conf = optarg; break;
-		case 'D': a->data_dir = optarg; break;
+		case 'c':
+			a->conf = optarg;
+			break;
+		case 'D':
+			a->data_dir = optarg;
+			break;
 		case 'n':
 			if (option_parse_int(optarg, &n) != 0 || n < 1) {
-				fprintf(stderr, "vitalsd: --epochs: expected a positive integer, got \"%s\"\n", optarg);
+				fprintf(stderr,
+				    "vitalsd: --epochs: expected a positive integer, got \"%s\"\n",
+				    optarg);
 				return 2;
 			}
 			a->epochs = (uint64_t)n;
 			break;
-		case 'l': a->list = 1; break;
-		case 'v': a->verbose = 1; break;
-		case 'j': a->json = 1; break;
-		case 't': a->check = 1; break;
-		case 'L': a->log_level = optarg; break;
-		case 'V': printf("vitalsd %s\n", PACKAGE_VERSION); exit(0);
-		case 'h': vitalsd_usage(stdout); exit(0);
-		default: vitalsd_usage(stderr); return 2;
+		case 'l':
+			a->list = 1;
+			break;
+		case 'v':
+			a->verbose = 1;
+			break;
+		case 'j':
+			a->json = 1;
+			break;
+		case 't':
+			a->check = 1;
+			break;
+		case 'L':
+			a->log_level = optarg;
+			break;
+		case 'V':
+			printf("vitalsd %s\n", PACKAGE_VERSION);
+			exit(0);
+		case 'h':
+			vitalsd_usage(stdout);
+			exit(0);
+		default:
+			vitalsd_usage(stderr);
+			return 2;
 		}
 	}
 	if (optind != argc) {
-		fprintf(stderr, "vitalsd: unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, "vitalsd: unexpected argument '%s'\n",
+		    argv[optind]);
 		return 2;
 	}
 	return 0;
@@ -126,8 +151,9 @@ vitalsd_on_refused(const char *path, const char *reason, void *arg)
 static const char *
 vitalsd_kind(uint32_t kind)
 {
-	return kind == VITALS_PLUGIN_PROBE ? "probe" :
-	    kind == VITALS_PLUGIN_FILTER ? "filter" : "output";
+	return kind == VITALS_PLUGIN_PROBE ? "probe"
+	    : kind == VITALS_PLUGIN_FILTER ? "filter"
+					   : "output";
 }
 
 static json_t *
@@ -136,35 +162,38 @@ vitalsd_plugin_json(const struct loader_plugin *p, int ok, const char *why)
 	const struct vitals_option *o;
 	json_t *j, *opts;
 
-	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "name", p->name,
-	    "kind", vitalsd_kind(p->desc->kind), "version",
+	j = json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "name", p->name, "kind",
+	    vitalsd_kind(p->desc->kind), "version",
 	    p->desc->version ? p->desc->version : "", "description",
 	    p->desc->description, "path", p->path, "available", ok);
 	if (!ok)
 		json_object_set_new(j, "why", json_string(why));
 	opts = json_array();
 	for (o = p->desc->options; o && o->key; o++)
-		json_array_append_new(opts, json_pack("{s:s, s:s, s:s?, s:s?}",
-		    "key", o->key, "type", option_type_name(o->type),
-		    "default", o->def, "help", o->help));
+		json_array_append_new(opts,
+		    json_pack("{s:s, s:s, s:s?, s:s?}", "key", o->key, "type",
+			option_type_name(o->type), "default", o->def, "help",
+			o->help));
 	json_object_set_new(j, "options", opts);
 	return j;
 }
 
 static void
-vitalsd_plugin_text(const struct loader_plugin *p, int ok, const char *why,
-    int verbose)
+vitalsd_plugin_text(
+    const struct loader_plugin *p, int ok, const char *why, int verbose)
 {
 	const struct vitals_option *o;
 
 	printf("%-12s %-7s %-8s %-32s %s\n", p->name,
-	    vitalsd_kind(p->desc->kind), p->desc->version ? p->desc->version : "-",
-	    ok ? "yes" : why, p->desc->description);
+	    vitalsd_kind(p->desc->kind),
+	    p->desc->version ? p->desc->version : "-", ok ? "yes" : why,
+	    p->desc->description);
 	if (!verbose)
 		return;
 	for (o = p->desc->options; o && o->key; o++)
-		printf("    %-16s %-9s %-14s %s\n", o->key, option_type_name(o->type),
-		    o->def ? o->def : "-", o->help ? o->help : "");
+		printf("    %-16s %-9s %-14s %s\n", o->key,
+		    option_type_name(o->type), o->def ? o->def : "-",
+		    o->help ? o->help : "");
 	if (p->desc->options && p->desc->options[0].key)
 		printf("\n");
 }
@@ -190,7 +219,8 @@ vitalsd_list(struct loader *l, int verbose, int json)
 		if (!ok && !why[0])
 			snprintf(why, sizeof(why), "no (no reason given)");
 		if (json)
-			json_array_append_new(arr, vitalsd_plugin_json(&p[i], ok, why));
+			json_array_append_new(
+			    arr, vitalsd_plugin_json(&p[i], ok, why));
 		else
 			vitalsd_plugin_text(&p[i], ok, why, verbose);
 	}
@@ -198,8 +228,10 @@ vitalsd_list(struct loader *l, int verbose, int json)
 		json_dumpf(arr, stdout, JSON_INDENT(2)), printf("\n");
 	json_decref(arr);
 	if (n == 0)
-		fprintf(stderr, "vitalsd: no plugins found: set VITALS_PLUGIN_PATH "
-		    "or plugin_path, or install them under %s\n", PKGLIBDIR);
+		fprintf(stderr,
+		    "vitalsd: no plugins found: set VITALS_PLUGIN_PATH "
+		    "or plugin_path, or install them under %s\n",
+		    PKGLIBDIR);
 	return n > 0 ? 0 : 1;
 }
 
@@ -262,7 +294,9 @@ vitalsd_config(const struct vitalsd_args *a, struct config **out)
 		return 2;
 	if (a->log_level) {
 		if ((lvl = log_level_parse(a->log_level)) < 0) {
-			fprintf(stderr, "vitalsd: --log-level: expected error, warn, info or debug, got \"%s\"\n", a->log_level);
+			fprintf(stderr,
+			    "vitalsd: --log-level: expected error, warn, info or debug, got \"%s\"\n",
+			    a->log_level);
 			return 2;
 		}
 		(*out)->log_level = lvl;
@@ -354,7 +388,8 @@ main(int argc, char **argv)
 		if (r != 0)
 			fprintf(stderr, "vitalsd: %s\n", err);
 		else
-			printf("%s: configuration OK\n", c->file ? c->file : "(defaults)");
+			printf("%s: configuration OK\n",
+			    c->file ? c->file : "(defaults)");
 		r = r ? 2 : 0;
 	} else if ((r = host_check(c, l, 1, err, sizeof(err))) != 0) {
 		/* What --check-config refuses, the daemon refuses alike. */

@@ -480,8 +480,8 @@ affinity_epoch(void *state, const struct vitals_queue *q)
 
 	a->q = q;
 	while ((ve = vitals_queue_next_vital(q, &a->cf->vitals, ve)) != NULL) {
-		v = vitals_keyed_get(&a->vitals, &a->nvitals, sizeof(*a->vitals),
-		    q->timescale_s, ve->name);
+		v = vitals_keyed_get(&a->vitals, &a->nvitals,
+		    sizeof(*a->vitals), q->timescale_s, ve->name);
 		if (v == NULL || affinity_vital(a, q, v, ve) != 0)
 			rc = -ENOMEM;
 	}

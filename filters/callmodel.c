@@ -396,11 +396,11 @@ callmodel_build_sample(struct callmodel_tree *t, uint32_t vn,
 		if (m->depth > 0 && kept++ == m->depth)
 			break;
 		if (i > nk)
-			labels_frame(e, s, 0, i - nk - 1, 0, name,
-			    sizeof(name));
+			labels_frame(
+			    e, s, 0, i - nk - 1, 0, name, sizeof(name));
 		else
-			labels_frame(e, s, 1, i - 1, m->offsets, name,
-			    sizeof(name));
+			labels_frame(
+			    e, s, 1, i - 1, m->offsets, name, sizeof(name));
 		if ((r = callmodel_tree_add(t, vn, name, 1, &vn)) != 0)
 			return r;
 	}
@@ -440,8 +440,7 @@ callmodel_build(struct callmodel_tree *t, const struct vitals_epoch *e,
 	int r;
 
 	for (ve = e->vitals; ve < e->vitals + e->nvitals; ve++) {
-		if ((only != NULL &&
-			!vitals_strlist_selects(only, ve->name)) ||
+		if ((only != NULL && !vitals_strlist_selects(only, ve->name)) ||
 		    (!learning && !callmodel_model_has_vital(m, ve->name)))
 			continue;
 		if (learning &&
@@ -711,8 +710,8 @@ callmodel_model_load(
 	int r;
 
 	/* Bounded, and never a FIFO or a device that reads forever. */
-	if ((r = vitals_file_read(path, CALLMODEL_MAX_FILE, &text, &len, err,
-	    errlen)) != 0)
+	if ((r = vitals_file_read(
+		 path, CALLMODEL_MAX_FILE, &text, &len, err, errlen)) != 0)
 		return r;
 	j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	free(text);

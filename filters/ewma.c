@@ -312,7 +312,8 @@ ewma_mark_top(const struct ewma *e, struct ewma_vital *v,
 					.n = (uint64_t)e->cf->warmup };
 		}
 		l->seen = now;
-		labels_slot_name(ve, top[i], who, sizeof(who), exe, sizeof(exe));
+		labels_slot_name(
+		    ve, top[i], who, sizeof(who), exe, sizeof(exe));
 		/* Keep the exe it was last seen with when no sample names it. */
 		if (l->who[0] == '\0' || strncmp(who, "slot ", 5) != 0) {
 			snprintf(l->who, sizeof(l->who), "%s", who);
@@ -382,11 +383,16 @@ ewma_emit(struct ewma *e, const struct vitals_queue *q, const char *vital,
     const char *label, uint32_t sev, uint64_t start_ns, double score,
     double value, double expected, const char *text)
 {
-	struct vitals_finding f = { .severity = sev, .score = score,
-		.value = value, .expected = expected, .vital = vital,
-		.label = label, .text = text };
+	struct vitals_finding f = { .severity = sev,
+		.score = score,
+		.value = value,
+		.expected = expected,
+		.vital = vital,
+		.label = label,
+		.text = text };
 
-	f.start_ns = start_ns != 0 ? start_ns : vitals_queue_newest(q)->start_ns;
+	f.start_ns =
+	    start_ns != 0 ? start_ns : vitals_queue_newest(q)->start_ns;
 	return vitals_queue_emit(e->ctx, q, &f);
 }
 
@@ -643,8 +649,8 @@ ewma_epoch(void *state, const struct vitals_queue *q)
 
 	e->q = q;
 	while ((ve = vitals_queue_next_vital(q, &e->cf->vitals, ve)) != NULL) {
-		v = vitals_keyed_get(&e->vitals, &e->nvitals, sizeof(*e->vitals),
-		    q->timescale_s, ve->name);
+		v = vitals_keyed_get(&e->vitals, &e->nvitals,
+		    sizeof(*e->vitals), q->timescale_s, ve->name);
 		if (v == NULL || ewma_vital(e, q, v, ve) != 0)
 			rc = -ENOMEM;
 	}

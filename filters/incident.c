@@ -247,8 +247,7 @@ incident_sweep(struct incidents *s, const struct vitals_queue *q,
 
 int
 incident_end_emit(struct vitals_ctx *ctx, const struct vitals_queue *q,
-    const struct incident *in, const struct incident_out *out,
-    const char *text)
+    const struct incident *in, const struct incident_out *out, const char *text)
 {
 	struct vitals_finding f = { .start_ns = out->start_ns,
 		.severity = VITALS_SEV_INFO,

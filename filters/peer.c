@@ -963,7 +963,8 @@ peer_emit_wb(struct peer *p, const struct vitals_queue *q, struct peer_host *h)
 			.expected = p->wbthr[v],
 			.vital = p->cf->vitals.v[v],
 			.label = h->name,
-			.text = text };
+			.text = text
+		};
 		if (vitals_queue_emit(p->ctx, q, &f) != 0)
 			r = -ENOMEM;
 	}

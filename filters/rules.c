@@ -1405,13 +1405,13 @@ rules_10_report(struct rules *r, struct rules_run *run, const char *exe,
 	int exited = 0;
 
 	rules_signals(before, pid, npid, sigs, sizeof(sigs), &nsig, &last);
-	rules_signals(rules_newest(r, run), pid, npid, sigs, sizeof(sigs),
-	    &nsig, &last);
+	rules_signals(
+	    rules_newest(r, run), pid, npid, sigs, sizeof(sigs), &nsig, &last);
 	rules_last_calls(before, exe, calls, sizeof(calls), &exited);
 	if (last.k >= 0) {
 		snprintf(how, sizeof(how), "%s (%s)",
 		    rules_sigs[last.k].crash ? "it crashed"
-		    : last.kernel            ? "it was killed by the kernel"
+			: last.kernel	     ? "it was killed by the kernel"
 					     : "it was killed",
 		    sigs);
 		if (rules_sigs[last.k].crash)

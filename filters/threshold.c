@@ -194,8 +194,8 @@ threshold_bound(struct threshold_rule *r, char *const *tok, int ntok,
 
 /* A duration only bounds the weighted sum of a vital that weighs time. */
 static int
-threshold_units(const struct threshold_rule *r, const char *where, char *why,
-    size_t len)
+threshold_units(
+    const struct threshold_rule *r, const char *where, char *why, size_t len)
 {
 	if (!r->timed)
 		return 0;
@@ -338,8 +338,8 @@ threshold_text(const struct threshold *t, const struct threshold_rule *r,
 		snprintf(
 		    whose, sizeof(whose), " of %s", who != NULL ? who : r->exe);
 	if (r->field != THRESHOLD_UNIQUE) /* the others are scaled */
-		snprintf(per, sizeof(per), " per %g s",
-		    (double)t->base_ns / 1e9);
+		snprintf(
+		    per, sizeof(per), " per %g s", (double)t->base_ns / 1e9);
 	snprintf(text, len, "%s %s%s was %s%s, %s the bound %s of rule %u (%s)",
 	    ve->name, threshold_field_text[r->field], whose,
 	    threshold_fmt(r, ve, x, val, sizeof(val)), per,

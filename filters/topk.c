@@ -148,8 +148,8 @@ topk_check(const void *config, char *why, size_t len)
 	int by;
 
 	if (cf->k < 1 || cf->k > TOPK_MAX) {
-		snprintf(why, len, "option 'k' is out of range (1..%d)",
-		    TOPK_MAX);
+		snprintf(
+		    why, len, "option 'k' is out of range (1..%d)", TOPK_MAX);
 		return -EINVAL;
 	}
 	if (!(cf->min_share >= 0 && cf->min_share <= 1)) {

@@ -103,8 +103,8 @@ store_flush(struct store_state *st, char *err, size_t len)
 	st->nheld = n - i;
 	vitals_log(st->ctx, VITALS_LOG_WARN,
 	    "wrote %zu epoch%s held in memory since %s to %s%s", i,
-	    i == 1 ? "" : "s", store_when(first, when, sizeof(when)),
-	    st->dir, st->nheld ? "; more are held" : "");
+	    i == 1 ? "" : "s", store_when(first, when, sizeof(when)), st->dir,
+	    st->nheld ? "; more are held" : "");
 	return r;
 }
 
@@ -121,8 +121,8 @@ store_fini(void *arg)
 	if (st->nheld > 0 && store_flush(st, err, sizeof(err)) < 0) {
 		vitals_error(st->ctx,
 		    "%zu epoch%s from %s on lost: they could not be written "
-		    "before the store stopped: %s", st->nheld,
-		    st->nheld == 1 ? "" : "s",
+		    "before the store stopped: %s",
+		    st->nheld, st->nheld == 1 ? "" : "s",
 		    store_when(st->held[0].start_ns, when, sizeof(when)), err);
 	}
 	for (i = 0; i < st->nheld; i++)
@@ -307,8 +307,8 @@ store_follow(struct store_state *st)
 	}
 	if ((d = strdup(dir)) == NULL)
 		return;
-	vitals_log(st->ctx, VITALS_LOG_INFO, "writing to %s (was %s)", d,
-	    st->dir);
+	vitals_log(
+	    st->ctx, VITALS_LOG_INFO, "writing to %s (was %s)", d, st->dir);
 	free(st->dir);
 	st->dir = d;
 }

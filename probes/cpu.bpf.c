@@ -42,15 +42,14 @@ vitals_cpu_sample(struct cpu_perf_ctx *ctx)
 		return 0;
 	/* User PCs by code offset, so every process of a program shares labels. */
 	at = kernel ? ip : vitals_bpf_code_off(me, ip);
-	r = vitals_bpf_count(c, 0, at >> 8, 1, pt, me->exe_id,
-	    vitals_bpf_uid(task));
+	r = vitals_bpf_count(
+	    c, 0, at >> 8, 1, pt, me->exe_id, vitals_bpf_uid(task));
 	if (r == 0)
 		return 0;
 	r->op = kernel;
 	r->args[0] = ip;
 	/* The files of user frames only if asked: see the option in cpu.c. */
-	vitals_bpf_submit_files(ctx, r, kernel, 1,
-	    c->param[CPU_P_FILES] != 0);
+	vitals_bpf_submit_files(ctx, r, kernel, 1, c->param[CPU_P_FILES] != 0);
 	return 0;
 }
 

@@ -32,14 +32,16 @@
 #define CPU_HW_EVENT PERF_COUNT_HW_CACHE_MISSES
 #define CPU_DEFAULT_EVENT "cache-misses"
 #define CPU_DEFAULT_FREQ "99"
-#define CPU_DESC "cache misses by code site: sampled PCs of the hardware cache-miss event (needs a PMU), in-kernel sketch"
+#define CPU_DESC \
+	"cache misses by code site: sampled PCs of the hardware cache-miss event (needs a PMU), in-kernel sketch"
 #else
 #define CPU_NAME "cpu"
 #define CPU_UNIT "samples"
 #define CPU_HW_EVENT PERF_COUNT_HW_CPU_CYCLES
 #define CPU_DEFAULT_EVENT "auto"
 #define CPU_DEFAULT_FREQ "99"
-#define CPU_DESC "CPU time by code site: sampled PCs (cycles, or cpu-clock without a PMU), in-kernel sketch"
+#define CPU_DESC \
+	"CPU time by code site: sampled PCs (cycles, or cpu-clock without a PMU), in-kernel sketch"
 #endif
 
 struct cpu_config {
@@ -51,29 +53,30 @@ struct cpu_config {
 
 struct cpu_state {
 	struct bpf_link **links; /* CPU_MAX, one per perf event */
-	int *fds;                /* CPU_MAX perf events, -1 where none */
-	int n;                   /* CPUs, entries used in both */
+	int *fds; /* CPU_MAX perf events, -1 where none */
+	int n; /* CPUs, entries used in both */
 };
 
-static const struct vitals_option cpu_options[] = {
-	VITALS_BPF_OPTIONS(struct cpu_config, bpf),
+static const struct vitals_option cpu_options[] = { VITALS_BPF_OPTIONS(
+							struct cpu_config, bpf),
 	{ "frequency", VITALS_OPT_INT, offsetof(struct cpu_config, frequency),
-	  CPU_DEFAULT_FREQ, "samples per second per CPU", 1, 10000 },
+	    CPU_DEFAULT_FREQ, "samples per second per CPU", 1, 10000 },
 #ifndef CPU_CACHE
 	{ "event", VITALS_OPT_STRING, offsetof(struct cpu_config, event),
-	  "auto", "auto (cycles, else cpu-clock), cycles or cpu-clock", 0, 0 },
+	    "auto", "auto (cycles, else cpu-clock), cycles or cpu-clock", 0,
+	    0 },
 #endif
 	/*
 	 * Each lookup, in the sampling interrupt, ends in an irq_work that
 	 * releases the mmap lock: in a VM, at high frequencies, that costs
 	 * the sampled tasks more than the rest of the probe (doc/probes.md).
 	 */
-	{ "files", VITALS_OPT_BOOL, offsetof(struct cpu_config, files),
-	  "true", "find the files of user frames in the kernel, so that "
-	  "the library frames of a process gone before its samples are read "
-	  "are placed (off: through /proc while it runs)", 0, 0 },
-	{ NULL, 0, 0, NULL, NULL, 0, 0 }
-};
+	{ "files", VITALS_OPT_BOOL, offsetof(struct cpu_config, files), "true",
+	    "find the files of user frames in the kernel, so that "
+	    "the library frames of a process gone before its samples are read "
+	    "are placed (off: through /proc while it runs)",
+	    0, 0 },
+	{ NULL, 0, 0, NULL, NULL, 0, 0 } };
 
 #ifdef CPU_CACHE
 /* Beyond BPF: a PMU with the cache-miss event. */
@@ -84,9 +87,10 @@ cpu_available(char *why, size_t len)
 
 	n = vitals_perf_open(1, CPU_HW_EVENT, 1, fds, CPU_MAX);
 	if (n < 0) {
-		snprintf(why, len, "no hardware PMU: the cache-miss event is "
-		    "not supported here (%s)", strerror(-n == ENOENT ?
-		    EOPNOTSUPP : -n));
+		snprintf(why, len,
+		    "no hardware PMU: the cache-miss event is "
+		    "not supported here (%s)",
+		    strerror(-n == ENOENT ? EOPNOTSUPP : -n));
 		return -ENOTSUP;
 	}
 	for (i = 0; i < n; i++)
@@ -125,8 +129,10 @@ cpu_check(const void *config, char *why, size_t len)
 
 	if (strcmp(ev, "auto") != 0 && strcmp(ev, "cycles") != 0 &&
 	    strcmp(ev, "cpu-clock") != 0 && strcmp(ev, "cache-misses") != 0) {
-		snprintf(why, len, "option 'event': '%s' is not auto, cycles "
-		    "or cpu-clock", ev);
+		snprintf(why, len,
+		    "option 'event': '%s' is not auto, cycles "
+		    "or cpu-clock",
+		    ev);
 		return -EINVAL;
 	}
 	return 0;
@@ -137,20 +143,21 @@ cpu_check(const void *config, char *why, size_t len)
  * auto and a PMU exists.
  */
 static int
-cpu_open_events(struct vitals_ctx *ctx, struct cpu_state *s,
-    const struct cpu_config *cf)
+cpu_open_events(
+    struct vitals_ctx *ctx, struct cpu_state *s, const struct cpu_config *cf)
 {
 	const char *ev = cf->event != NULL ? cf->event : CPU_DEFAULT_EVENT;
 	int hw, n;
 
 	hw = strcmp(ev, "cpu-clock") != 0;
-	n = vitals_perf_open(hw, CPU_HW_EVENT,
-	    (uint64_t)cf->frequency, s->fds, CPU_MAX);
+	n = vitals_perf_open(
+	    hw, CPU_HW_EVENT, (uint64_t)cf->frequency, s->fds, CPU_MAX);
 	if (n == -ENOENT && strcmp(ev, "auto") == 0) {
-		vitals_log(ctx, VITALS_LOG_INFO, "no hardware cycles event "
+		vitals_log(ctx, VITALS_LOG_INFO,
+		    "no hardware cycles event "
 		    "(no PMU): sampling the cpu-clock timer instead");
-		n = vitals_perf_open(0, 0, (uint64_t)cf->frequency, s->fds,
-		    CPU_MAX);
+		n = vitals_perf_open(
+		    0, 0, (uint64_t)cf->frequency, s->fds, CPU_MAX);
 	}
 	if (n < 0) {
 		vitals_error(ctx, "cannot open the %s sampling event: %s", ev,
@@ -176,8 +183,10 @@ cpu_attach(struct vitals_bpf_instance *p)
 		    skel->progs.vitals_cpu_sample, s->fds[i]);
 		if (s->links[i] == NULL) {
 			r = -errno;
-			vitals_error(p->ctx, "cannot attach to the perf event of "
-			    "cpu %d: %s", i, strerror(-r));
+			vitals_error(p->ctx,
+			    "cannot attach to the perf event of "
+			    "cpu %d: %s",
+			    i, strerror(-r));
 			return r;
 		}
 	}
@@ -202,12 +211,8 @@ cpu_setup(struct vitals_bpf_instance *p)
 	return cpu_open_events(p->ctx, s, cf);
 }
 
-VITALS_BPF_PROBE_NAMED(CPU_NAME, cpu, "0.1.0", CPU_DESC,
-    struct cpu_config, cpu_options,
-    .vitals = { { CPU_NAME, CPU_UNIT } },
-    .state_size = sizeof(struct cpu_state),
-    .available = CPU_AVAILABLE,
-    .check = cpu_check,
-    .setup = cpu_setup,
-    .attach = cpu_attach,
+VITALS_BPF_PROBE_NAMED(CPU_NAME, cpu, "0.1.0", CPU_DESC, struct cpu_config,
+    cpu_options, .vitals = { { CPU_NAME, CPU_UNIT } },
+    .state_size = sizeof(struct cpu_state), .available = CPU_AVAILABLE,
+    .check = cpu_check, .setup = cpu_setup, .attach = cpu_attach,
     .fini = cpu_fini);

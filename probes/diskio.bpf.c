@@ -47,7 +47,7 @@ struct request {
 struct diskio_stacks {
 	__u32 nkstack;
 	__u32 nustack;
-	__u32 nufiles;   /* the files of ustack (vitals_bpf_ufiles) */
+	__u32 nufiles; /* the files of ustack (vitals_bpf_ufiles) */
 	__u32 pad;
 	__u64 kstack[VITALS_BPF_STACK];
 	__u64 ustack[VITALS_BPF_STACK];
@@ -57,13 +57,13 @@ struct diskio_stacks {
 /* Who submitted a request, from where, and when it reached the device. */
 struct diskio_req {
 	__u64 pid_tgid;
-	__u64 site;      /* hash of the direction and the submission's frames */
-	__u64 issue_ns;  /* block_rq_issue time; 0 = not seen */
-	__u64 sector;    /* first sector, at issue */
+	__u64 site; /* hash of the direction and the submission's frames */
+	__u64 issue_ns; /* block_rq_issue time; 0 = not seen */
+	__u64 sector; /* first sector, at issue */
 	__u32 exe_id;
 	__u32 uid;
-	__u32 bytes;     /* requested, at issue */
-	__u32 wanted;    /* the submitter passed the filters */
+	__u32 bytes; /* requested, at issue */
+	__u32 wanted; /* the submitter passed the filters */
 	char comm[VITALS_BPF_COMM_LEN];
 	struct diskio_stacks st;
 };
@@ -84,10 +84,10 @@ struct diskio_req {
 
 struct diskio_walk {
 	__u64 pid_tgid;
-	__u64 uip, usp;  /* user ip and sp at kernel entry */
+	__u64 uip, usp; /* user ip and sp at kernel entry */
 	__u64 end_io;
-	__u64 ns;        /* when walked */
-	__u32 flags;     /* cmd_flags */
+	__u64 ns; /* when walked */
+	__u32 flags; /* cmd_flags */
 	__u32 pad;
 	struct diskio_stacks st;
 };
@@ -214,8 +214,8 @@ diskio_submitter(const struct vitals_bpf_cfg *c, void *ctx,
 	n = bpf_get_stack(ctx, e->st.kstack, size, 2);
 	e->st.nkstack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
 	if (me != 0 && me->stack_top != 0) {
-		n = bpf_get_stack(ctx, e->st.ustack, sizeof(e->st.ustack),
-		    BPF_F_USER_STACK);
+		n = bpf_get_stack(
+		    ctx, e->st.ustack, sizeof(e->st.ustack), BPF_F_USER_STACK);
 		e->st.nustack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
 		/*
 		 * Every file, the exe's too: the completion's record, sent
@@ -242,8 +242,8 @@ diskio_submitter(const struct vitals_bpf_cfg *c, void *ctx,
  * data (flushes) weigh nothing: they get the identity but no stack walk.
  */
 static __always_inline void
-diskio_remember(struct vitals_bpf_cfg *c, void *ctx, struct request *rq,
-    __u64 issue_ns)
+diskio_remember(
+    struct vitals_bpf_cfg *c, void *ctx, struct request *rq, __u64 issue_ns)
 {
 	struct diskio_req *e;
 	__u64 key = (__u64)rq, pt = bpf_get_current_pid_tgid();
@@ -349,8 +349,8 @@ diskio_count(struct vitals_bpf_cfg *c, void *ctx, struct request *rq,
 	if (bytes < c->param[DISKIO_P_MIN_BYTES])
 		return;
 	if (e != 0 && e->wanted)
-		r = vitals_bpf_count(c, 0, e->site, bytes, e->pid_tgid,
-		    e->exe_id, e->uid);
+		r = vitals_bpf_count(
+		    c, 0, e->site, bytes, e->pid_tgid, e->exe_id, e->uid);
 	else if (e == 0 && vitals_bpf_unfiltered(c))
 		/* Submitted before we attached: site 0, pid 0. */
 		r = vitals_bpf_count(c, 0, 0, bytes, 0, 0, 0);

@@ -20,29 +20,31 @@
 
 struct diskio_config {
 	struct vitals_bpf_opts bpf;
-	uint64_t min_bytes;   /* smaller completions are not counted */
-	int64_t site_frames;  /* kernel frames walked and hashed into the site */
-	int submitter;        /* attribute to the submitter (block_io_start) */
+	uint64_t min_bytes; /* smaller completions are not counted */
+	int64_t site_frames; /* kernel frames walked and hashed into the site */
+	int submitter; /* attribute to the submitter (block_io_start) */
 };
 
-static const char *const diskio_submit_tracepoints[] = {
-	"block:block_io_start", NULL
-};
+static const char *const diskio_submit_tracepoints[] = { "block:block_io_start",
+	NULL };
 
 #define DISKIO_OFF(m) offsetof(struct diskio_config, m)
 
 static const struct vitals_option diskio_options[] = {
 	VITALS_BPF_OPTIONS(struct diskio_config, bpf),
 	{ "min_bytes", VITALS_OPT_SIZE, DISKIO_OFF(min_bytes), "0",
-	  "completions of fewer bytes are not counted (0: count all, "
-	  "including zero-byte flushes)", 0, 1073741824 },
+	    "completions of fewer bytes are not counted (0: count all, "
+	    "including zero-byte flushes)",
+	    0, 1073741824 },
 	{ "site_frames", VITALS_OPT_INT, DISKIO_OFF(site_frames), "16",
-	  "kernel frames of the submission walked, hashed into the issuing "
-	  "site and kept in samples (fewer walk faster)", 1, VITALS_BPF_STACK },
+	    "kernel frames of the submission walked, hashed into the issuing "
+	    "site and kept in samples (fewer walk faster)",
+	    1, VITALS_BPF_STACK },
 	{ "submitter", VITALS_OPT_BOOL, DISKIO_OFF(submitter), "true",
-	  "attribute I/O to the task that submitted it (block_io_start, "
-	  "kernel >= 6.5); false: to the task that dispatched it "
-	  "(block_rq_issue, often a kworker)", 0, 0 },
+	    "attribute I/O to the task that submitted it (block_io_start, "
+	    "kernel >= 6.5); false: to the task that dispatched it "
+	    "(block_rq_issue, often a kworker)",
+	    0, 0 },
 	{ NULL, 0, 0, NULL, NULL, 0, 0 }
 };
 
@@ -52,8 +54,8 @@ diskio_has_io_start(void)
 {
 	char why[128];
 
-	return vitals_bpf_available(diskio_submit_tracepoints, why,
-	    sizeof(why)) == 0;
+	return vitals_bpf_available(
+		   diskio_submit_tracepoints, why, sizeof(why)) == 0;
 }
 
 /* Samples carry dev as userspace's makedev(major, minor), like st_rdev. */
@@ -78,7 +80,8 @@ diskio_setup(struct vitals_bpf_instance *p)
 	if (!io_start)
 		bpf_program__set_autoload(skel->progs.diskio_io_start, false);
 	if (cf->submitter && !io_start)
-		vitals_log(p->ctx, VITALS_LOG_WARN, "no block:block_io_start "
+		vitals_log(p->ctx, VITALS_LOG_WARN,
+		    "no block:block_io_start "
 		    "tracepoint (Linux < 6.5): I/O is attributed to the task "
 		    "that dispatched it");
 	p->param[DISKIO_P_MIN_BYTES] = cf->min_bytes;
@@ -86,11 +89,10 @@ diskio_setup(struct vitals_bpf_instance *p)
 	return 0;
 }
 
-VITALS_BPF_PROBE(diskio, "0.1.0", "block I/O bytes by submitting task and "
+VITALS_BPF_PROBE(diskio, "0.1.0",
+    "block I/O bytes by submitting task and "
     "kernel issuing site; latency, device, sector and short/failed "
     "completions in samples (block tracepoints, in-kernel sketch)",
-    struct diskio_config, diskio_options,
-    .vitals = { { "diskio", "bytes" } },
+    struct diskio_config, diskio_options, .vitals = { { "diskio", "bytes" } },
     .tracepoints = { "block:block_rq_issue", "block:block_rq_complete" },
-    .setup = diskio_setup,
-    .fixup = diskio_fixup);
+    .setup = diskio_setup, .fixup = diskio_fixup);

@@ -51,8 +51,8 @@ kmem_alloc_full(struct bpf_raw_tracepoint_args *ctx)
 
 	if (c == 0 || me == 0)
 		return 0;
-	r = kmem_count(c, me, KMEM_ALLOC_VITAL, gfp << 8 | (order & 0xff),
-	    order, 1);
+	r = kmem_count(
+	    c, me, KMEM_ALLOC_VITAL, gfp << 8 | (order & 0xff), order, 1);
 	if (r == 0)
 		return 0;
 	r->args[0] = order;
@@ -77,13 +77,12 @@ kmem_page_alloc(struct bpf_raw_tracepoint_args *ctx)
 	__u32 order;
 
 	/* A failed allocation (no page) allocated nothing. */
-	if (c == 0 || ctx->args[0] == 0 ||
-	    (me = vitals_bpf_me_wanted(c)) == 0)
+	if (c == 0 || ctx->args[0] == 0 || (me = vitals_bpf_me_wanted(c)) == 0)
 		return 0;
 	order = (__u32)ctx->args[1];
 	gfp = (__u32)ctx->args[2];
 	if (vitals_bpf_count_last(c, me, KMEM_ALLOC_VITAL,
-	    gfp << 8 | (order & 0xff), 1ULL << (order & 31), me->uid))
+		gfp << 8 | (order & 0xff), 1ULL << (order & 31), me->uid))
 		return 0;
 	return kmem_alloc_full(ctx);
 }

@@ -24,14 +24,16 @@ struct kmem_config {
 
 struct kmem_state {
 	struct memfree mem;
-	uint32_t alloc_vital;  /* index of kmem in the object, or UINT32_MAX */
+	uint32_t alloc_vital; /* index of kmem in the object, or UINT32_MAX */
 };
 
 static const struct vitals_option kmem_options[] = {
 	VITALS_BPF_OPTIONS(struct kmem_config, bpf),
 	{ "vitals", VITALS_OPT_STRLIST, offsetof(struct kmem_config, vitals),
-	  "kmem,kmem_free", "vitals to count: kmem (page allocations), "
-	  "kmem_free (page frees)", 0, 0 },
+	    "kmem,kmem_free",
+	    "vitals to count: kmem (page allocations), "
+	    "kmem_free (page frees)",
+	    0, 0 },
 	{ NULL, 0, 0, NULL, NULL, 0, 0 }
 };
 
@@ -59,8 +61,10 @@ kmem_check(const void *config, char *why, size_t len)
 	for (i = 0; i < cf->vitals.n; i++) {
 		if (strcmp(cf->vitals.v[i], kmem_vitals[0]) != 0 &&
 		    strcmp(cf->vitals.v[i], kmem_vitals[1]) != 0) {
-			snprintf(why, len, "option 'vitals': '%s' is not one "
-			    "of kmem, kmem_free", cf->vitals.v[i]);
+			snprintf(why, len,
+			    "option 'vitals': '%s' is not one "
+			    "of kmem, kmem_free",
+			    cf->vitals.v[i]);
 			return -EINVAL;
 		}
 	}
@@ -83,13 +87,14 @@ kmem_setup(struct vitals_bpf_instance *p)
 	struct kmem_bpf *skel = p->skel;
 	struct kmem_state *s = p->priv;
 	struct bpf_program *progs[2] = { skel->progs.kmem_page_alloc,
-	    skel->progs.kmem_page_free };
+		skel->progs.kmem_page_free };
 	uint32_t idx[2], j;
 
 	p->spec.nvitals = 0;
 	for (j = 0; j < 2; j++) {
-		idx[j] = vitals_strlist_selects(&cf->vitals, kmem_vitals[j]) ?
-		    p->spec.nvitals : UINT32_MAX;
+		idx[j] = vitals_strlist_selects(&cf->vitals, kmem_vitals[j])
+		    ? p->spec.nvitals
+		    : UINT32_MAX;
 		if (idx[j] != UINT32_MAX) {
 			p->spec.vitals[p->spec.nvitals] = kmem_vitals[j];
 			p->spec.units[p->spec.nvitals++] = "pages";
@@ -102,7 +107,8 @@ kmem_setup(struct vitals_bpf_instance *p)
 	return 0;
 }
 
-VITALS_BPF_PROBE(kmem, "0.1.0", "kernel page allocations (kmem) and frees "
+VITALS_BPF_PROBE(kmem, "0.1.0",
+    "kernel page allocations (kmem) and frees "
     "(kmem_free) in pages, by process, gfp flags and order: Linux gives "
     "these tracepoints no call site, so unlike the paper's patched "
     "allocator the site is in the samples' stacks, not the label "
@@ -110,7 +116,5 @@ VITALS_BPF_PROBE(kmem, "0.1.0", "kernel page allocations (kmem) and frees "
     struct kmem_config, kmem_options,
     .vitals = { { "kmem", "pages" }, { "kmem_free", "pages" } },
     .tracepoints = { "kmem:mm_page_alloc", "kmem:mm_page_free" },
-    .state_size = sizeof(struct kmem_state),
-    .check = kmem_check,
-    .setup = kmem_setup,
-    .fixup = kmem_fixup);
+    .state_size = sizeof(struct kmem_state), .check = kmem_check,
+    .setup = kmem_setup, .fixup = kmem_fixup);

@@ -12,8 +12,8 @@
 
 /* Probe parameters (set by lock.c). */
 #define LOCK_P_MIN_WAIT 0 /* ns; shorter waits are not counted */
-#define LOCK_P_SPIN 1     /* 1: also spinlocks and rwlocks */
-#define LOCK_P_ITER_LO 2  /* __traceiter_contention_end: [lo, hi), or 0s */
+#define LOCK_P_SPIN 1 /* 1: also spinlocks and rwlocks */
+#define LOCK_P_ITER_LO 2 /* __traceiter_contention_end: [lo, hi), or 0s */
 #define LOCK_P_ITER_HI 3
 
 /* contention_begin flags (LCB_F_* of the kernel). */
@@ -49,7 +49,7 @@ struct lock_key {
 };
 
 struct lock_wait {
-	__u64 ts;    /* contention_begin, ns */
+	__u64 ts; /* contention_begin, ns */
 	__u32 flags; /* LOCK_F_* */
 	__u32 owner; /* owner's thread id when begun, 0 if unknown */
 };
@@ -75,8 +75,8 @@ lock_site(const struct vitals_bpf_cfg *c, void *ctx)
 	int i, first;
 
 	bpf_get_stack(ctx, f, sizeof(f), VITALS_BPF_KSKIP);
-	first = f[0] >= c->param[LOCK_P_ITER_LO] &&
-	    f[0] < c->param[LOCK_P_ITER_HI];
+	first =
+	    f[0] >= c->param[LOCK_P_ITER_LO] && f[0] < c->param[LOCK_P_ITER_HI];
 	for (i = 0; i < LOCK_SITE_FRAMES; i++)
 		h = vitals_hash_mix64(h ^ (first ? f[i + 1] : f[i]));
 	return h;
@@ -95,8 +95,8 @@ lock_owner(__u64 lock, __u32 flags)
 	int pid = 0;
 
 	if (flags & LOCK_F_MUTEX)
-		bpf_probe_read_kernel(&owner, sizeof(owner),
-		    &((struct mutex *)lock)->owner);
+		bpf_probe_read_kernel(
+		    &owner, sizeof(owner), &((struct mutex *)lock)->owner);
 	else if (flags & (LOCK_F_SPIN | LOCK_F_PERCPU | LOCK_F_RT))
 		return 0;
 	else if (flags & (LOCK_F_READ | LOCK_F_WRITE))
@@ -119,8 +119,9 @@ vitals_lock_begin(__u64 *ctx)
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 flags = (__u32)ctx[1];
 
-	if (c == 0 || (!c->param[LOCK_P_SPIN] &&
-	    (flags & (LOCK_F_SPIN | LOCK_F_MUTEX)) == LOCK_F_SPIN))
+	if (c == 0 ||
+	    (!c->param[LOCK_P_SPIN] &&
+		(flags & (LOCK_F_SPIN | LOCK_F_MUTEX)) == LOCK_F_SPIN))
 		return 0;
 	if (!vitals_bpf_wanted(c, pt))
 		return 0;

@@ -21,17 +21,19 @@
 struct lock_config {
 	struct vitals_bpf_opts bpf;
 	uint64_t min_wait; /* ns */
-	int spin;          /* spinlocks and rwlocks too */
+	int spin; /* spinlocks and rwlocks too */
 };
 
 static const struct vitals_option lock_options[] = {
 	VITALS_BPF_OPTIONS(struct lock_config, bpf),
-	{ "min_wait", VITALS_OPT_DURATION, offsetof(struct lock_config, min_wait),
-	  "10us", "count only waits at least this long (0: every contention)",
-	  0, 60 },
+	{ "min_wait", VITALS_OPT_DURATION,
+	    offsetof(struct lock_config, min_wait), "10us",
+	    "count only waits at least this long (0: every contention)", 0,
+	    60 },
 	{ "spin", VITALS_OPT_BOOL, offsetof(struct lock_config, spin), "true",
-	  "count spinlock and rwlock contention too, not only sleeping locks "
-	  "(mutexes, semaphores: the paper's vital)", 0, 0 },
+	    "count spinlock and rwlock contention too, not only sleeping locks "
+	    "(mutexes, semaphores: the paper's vital)",
+	    0, 0 },
 	{ NULL, 0, 0, NULL, NULL, 0, 0 }
 };
 
@@ -54,10 +56,10 @@ lock_setup(struct vitals_bpf_instance *p)
 	return 0;
 }
 
-VITALS_BPF_PROBE(lock, "0.1.0", "kernel lock wait time by lock and waiting "
+VITALS_BPF_PROBE(lock, "0.1.0",
+    "kernel lock wait time by lock and waiting "
     "site (lock:contention_begin/end: mutexes, rw-semaphores and, unlike "
     "the paper, spinlocks; in-kernel sketch)",
-    struct lock_config, lock_options,
-    .vitals = { { "lock", "ns" } },
+    struct lock_config, lock_options, .vitals = { { "lock", "ns" } },
     .tracepoints = { "lock:contention_begin", "lock:contention_end" },
     .setup = lock_setup);

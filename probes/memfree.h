@@ -18,8 +18,8 @@
 #define MEMFREE_TTL_NS (100 * 1000 * 1000ULL)
 
 struct memfree {
-	uint64_t bytes;  /* MemFree at the last read; 0 = unknown */
-	uint64_t at_ns;  /* vitals_monotonic_ns() of that read; 0 = never */
+	uint64_t bytes; /* MemFree at the last read; 0 = unknown */
+	uint64_t at_ns; /* vitals_monotonic_ns() of that read; 0 = never */
 };
 
 /* MemFree in bytes, read again when older than the TTL. */
@@ -33,7 +33,8 @@ memfree_bytes(struct memfree *m, const struct vitals_ctx *ctx)
 		return m->bytes;
 	m->at_ns = now;
 	if (sysinfo(&si) == 0)
-		m->bytes = (uint64_t)si.freeram * (si.mem_unit ? si.mem_unit : 1);
+		m->bytes =
+		    (uint64_t)si.freeram * (si.mem_unit ? si.mem_unit : 1);
 	return m->bytes;
 }
 

@@ -117,14 +117,14 @@ sched_entry(struct task_struct___sched *t)
 static __always_inline struct sched_task *
 sched_lookup(struct task_struct___sched *t)
 {
-	return bpf_task_storage_get(&sched_tasks, (struct task_struct *)t, 0,
-	    0);
+	return bpf_task_storage_get(
+	    &sched_tasks, (struct task_struct *)t, 0, 0);
 }
 
 /* Keep the user stack of the current thread, which is going to sleep. */
 static __always_inline void
-sched_keep_ustack(const struct vitals_bpf_cfg *c, void *ctx,
-    struct task_struct___sched *t)
+sched_keep_ustack(
+    const struct vitals_bpf_cfg *c, void *ctx, struct task_struct___sched *t)
 {
 	struct sched_ustack *u;
 	long n;
@@ -255,8 +255,7 @@ sched_user_pc(struct task_struct___sched *t)
  * process's first wait, goes without.
  */
 static __always_inline void
-sched_ufiles(struct vitals_bpf_rec *r, struct task_struct___sched *t,
-    int files)
+sched_ufiles(struct vitals_bpf_rec *r, struct task_struct___sched *t, int files)
 {
 	struct mm_struct *mm = t->mm;
 	__u32 n;
@@ -350,8 +349,9 @@ sched_ustack(const struct vitals_bpf_cfg *c, struct vitals_bpf_rec *r,
 	int i;
 
 	if (c->param[SCHED_P_USTACK] &&
-	    (u = bpf_task_storage_get(&sched_ustacks, (struct task_struct *)t, 0,
-	    0)) != 0 && u->n > 0) {
+	    (u = bpf_task_storage_get(
+		 &sched_ustacks, (struct task_struct *)t, 0, 0)) != 0 &&
+	    u->n > 0) {
 		for (i = 0; i < VITALS_BPF_STACK; i++)
 			r->ustack[i] = u->ip[i];
 		r->nustack = (__u32)u->n;
@@ -398,8 +398,8 @@ sched_count_block(struct vitals_bpf_cfg *c, __u64 vi,
  * wait in *wait.
  */
 static __always_inline int
-sched_wait(struct task_struct___sched *t, int has_base, __u64 base,
-    __u64 out, __u64 now_ns, __u64 *wait)
+sched_wait(struct task_struct___sched *t, int has_base, __u64 base, __u64 out,
+    __u64 now_ns, __u64 *wait)
 {
 	__u64 q = 0, d = 0, rd, clock;
 
@@ -465,8 +465,7 @@ sched_in(struct vitals_bpf_cfg *c, struct task_struct___sched *next, __u64 now)
 	/* The wait is counted as sched, and told in a blocking sample. */
 	if ((c->param[SCHED_P_SCHED] != 0 || off != 0) &&
 	    (queued = sched_wait(next, has_base, base, out, now, &wait)) &&
-	    c->param[SCHED_P_SCHED] != 0 &&
-	    wait >= c->param[SCHED_P_MIN_DELAY])
+	    c->param[SCHED_P_SCHED] != 0 && wait >= c->param[SCHED_P_MIN_DELAY])
 		delay = wait > 0 ? wait : 1; /* counted, if at min_delay 0 */
 	if (off != 0 && now > off && now - off >= c->param[SCHED_P_MIN_BLOCK])
 		blocked = now - off;

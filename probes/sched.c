@@ -163,7 +163,8 @@ sched_missing_stamps(void)
 	if (btf == NULL)
 		return NULL;
 	if (!sched_btf_member(btf, "sched_info", "last_queued"))
-		missing = "task_struct.sched_info.last_queued (CONFIG_SCHED_INFO)";
+		missing =
+		    "task_struct.sched_info.last_queued (CONFIG_SCHED_INFO)";
 	else if (!sched_btf_member(btf, "cfs_rq", "rq"))
 		missing = "cfs_rq.rq (CONFIG_FAIR_GROUP_SCHED)";
 	btf__free(btf);
@@ -186,13 +187,16 @@ sched_setup(struct vitals_bpf_instance *p)
 	sched_vitals(&cf->vitals, false, &p->spec, &ids);
 	if (ids.sched != 0 && (missing = sched_missing_stamps()) != NULL) {
 		if (ids.blocking == 0 && ids.wait == 0) {
-			vitals_error(p->ctx, "vitals: sched needs the kernel's "
+			vitals_error(p->ctx,
+			    "vitals: sched needs the kernel's "
 			    "run-queue stamps, and this kernel has no %s",
 			    missing);
 			return -ENOTSUP;
 		}
-		vitals_log(p->ctx, VITALS_LOG_WARN, "this kernel has no %s: "
-		    "counting blocking and wait only, not sched", missing);
+		vitals_log(p->ctx, VITALS_LOG_WARN,
+		    "this kernel has no %s: "
+		    "counting blocking and wait only, not sched",
+		    missing);
 		sched_vitals(&cf->vitals, true, &p->spec, &ids);
 	}
 	p->param[SCHED_P_MIN_DELAY] = cf->min_delay;
@@ -201,12 +205,13 @@ sched_setup(struct vitals_bpf_instance *p)
 	p->param[SCHED_P_BLOCKING] = ids.blocking;
 	p->param[SCHED_P_WAIT] = ids.wait;
 	p->param[SCHED_P_SITE_FRAMES] = (uint64_t)cf->site_frames;
-	p->param[SCHED_P_USTACK] = cf->ustack &&
-	    (ids.blocking != 0 || ids.wait != 0);
+	p->param[SCHED_P_USTACK] =
+	    cf->ustack && (ids.blocking != 0 || ids.wait != 0);
 	return 0;
 }
 
-VITALS_BPF_PROBE(sched, "0.1.0", "run-queue delay by process (sched) and "
+VITALS_BPF_PROBE(sched, "0.1.0",
+    "run-queue delay by process (sched) and "
     "time off-CPU by the site slept at, waiting for a resource (blocking: "
     "D state) or for an event (wait), from the sched_switch BTF "
     "tracepoint, in-kernel sketches; the delay is the kernel's own "
@@ -214,7 +219,5 @@ VITALS_BPF_PROBE(sched, "0.1.0", "run-queue delay by process (sched) and "
     "switch-in, not from the last run as in the paper",
     struct sched_config, sched_options,
     .vitals = { { "sched", "ns" }, { "blocking", "ns" }, { "wait", "ns" } },
-    .tracepoints = { "sched:sched_switch" },
-    .check = sched_check,
-    .setup = sched_setup,
-    .fixup = sched_fixup);
+    .tracepoints = { "sched:sched_switch" }, .check = sched_check,
+    .setup = sched_setup, .fixup = sched_fixup);

@@ -22,8 +22,9 @@
 #define SIGNAL_SI_MESGQ (-3)
 #define SIGNAL_SI_TKILL (-6)
 #define SIGNAL_SI_DETHREAD (-7)
-#define SIGNAL_FAULTS ((1u << 4) | (1u << 5) | (1u << 7) | (1u << 8) | \
-	(1u << 11) | (1u << 31)) /* SIGILL SIGTRAP SIGBUS SIGFPE SIGSEGV SIGSYS */
+#define SIGNAL_FAULTS \
+	((1u << 4) | (1u << 5) | (1u << 7) | (1u << 8) | (1u << 11) | \
+	    (1u << 31)) /* SIGILL SIGTRAP SIGBUS SIGFPE SIGSEGV SIGSYS */
 #define SIGNAL_SIGCHLD 17
 
 struct kernel_siginfo {
@@ -96,8 +97,8 @@ vitals_signal_generate(__u64 *ctx)
 	if (t == 0 || sig - 1 >= 64 ||
 	    (res != SIGNAL_DELIVERED && res != SIGNAL_LOSE_INFO))
 		return 0;
-	v = bpf_task_storage_get(&signal_senders, t, 0,
-	    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	v = bpf_task_storage_get(
+	    &signal_senders, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (v == 0)
 		return 0;
 	if (signal_from_task(sig, info))
@@ -159,9 +160,8 @@ vitals_signal_deliver(__u64 *ctx)
 	if (r == 0)
 		return 0;
 	/* SIGKILL of a dying group comes without siginfo: SI_USER (0). */
-	vitals_bpf_rec_args(r, sig,
-	    info != 0 ? (__u64)(__s64)info->si_code : 0, sender, pt >> 32,
-	    ka != 0 ? (__u64)ka->sa.sa_handler : 0);
+	vitals_bpf_rec_args(r, sig, info != 0 ? (__u64)(__s64)info->si_code : 0,
+	    sender, pt >> 32, ka != 0 ? (__u64)ka->sa.sa_handler : 0);
 	vitals_bpf_submit_tp(ctx, r, 1);
 	return 0;
 }

@@ -23,8 +23,10 @@ struct signal_config {
 static const struct vitals_option signal_options[] = {
 	VITALS_BPF_OPTIONS(struct signal_config, bpf),
 	{ "sender", VITALS_OPT_BOOL, offsetof(struct signal_config, sender),
-	  "true", "name each sampled signal's sender (a program on "
-	  "signal:signal_generate; false saves its cost per signal)", 0, 0 },
+	    "true",
+	    "name each sampled signal's sender (a program on "
+	    "signal:signal_generate; false saves its cost per signal)",
+	    0, 0 },
 	{ NULL, 0, 0, NULL, NULL, 0, 0 }
 };
 
@@ -36,16 +38,16 @@ signal_setup(struct vitals_bpf_instance *p)
 	struct signal_bpf *skel = p->skel;
 
 	if (!cf->sender)
-		bpf_program__set_autoload(skel->progs.vitals_signal_generate,
-		    false);
+		bpf_program__set_autoload(
+		    skel->progs.vitals_signal_generate, false);
 	p->param[SIGNAL_P_SENDER] = cf->sender != 0;
 	return 0;
 }
 
-VITALS_BPF_PROBE(signal, "0.1.0", "signals by receiving process and signal "
+VITALS_BPF_PROBE(signal, "0.1.0",
+    "signals by receiving process and signal "
     "number, counted at delivery (signal:signal_deliver; sender from "
     "signal_generate; in-kernel sketch)",
-    struct signal_config, signal_options,
-    .vitals = { { "signal", "signals" } },
+    struct signal_config, signal_options, .vitals = { { "signal", "signals" } },
     .tracepoints = { "signal:signal_deliver", "signal:signal_generate" },
     .setup = signal_setup);

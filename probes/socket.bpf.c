@@ -73,7 +73,7 @@ struct socket_ip4 {
 
 /* A destination read from a packet, waiting for its sender's send event. */
 struct socket_pending {
-	__u32 tid;  /* sending thread; 0 = consumed */
+	__u32 tid; /* sending thread; 0 = consumed */
 	__u32 addr; /* network order */
 	__u16 port; /* network order */
 	__u16 pad;
@@ -107,8 +107,8 @@ socket_packet_dest(const struct sk_buff *skb, struct socket_pending *p)
 		/* Later fragments carry no ports and follow the first. */
 		if (__builtin_bswap16(ip.frag) & 0x1fff)
 			return -1;
-		bpf_probe_read_kernel(ports, sizeof(ports),
-		    nh + (ip.vihl & 15) * 4);
+		bpf_probe_read_kernel(
+		    ports, sizeof(ports), nh + (ip.vihl & 15) * 4);
 	}
 	p->addr = ip.daddr;
 	p->port = ports[1];
@@ -128,8 +128,8 @@ vitals_socket_xmit(__u64 *ctx)
 	if (sk == 0 || sk->__sk_common.skc_daddr != 0 ||
 	    socket_packet_dest(skb, &p) < 0)
 		return 0;
-	q = bpf_sk_storage_get(&socket_pending, sk, 0,
-	    BPF_SK_STORAGE_GET_F_CREATE);
+	q = bpf_sk_storage_get(
+	    &socket_pending, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (q != 0)
 		*q = p;
 	return 0;
@@ -162,8 +162,8 @@ socket_peer6(struct sock *sk, __u32 *addr)
 		return *addr != 0 ? SOCKET_PEER_V4 : SOCKET_PEER_LOCAL;
 	}
 	*addr = __builtin_bswap32(a[0] ^ a[1] ^ a[2] ^ a[3]);
-	return (a[0] | a[1] | a[2] | a[3]) != 0 ? SOCKET_PEER_V6 :
-	    SOCKET_PEER_LOCAL;
+	return (a[0] | a[1] | a[2] | a[3]) != 0 ? SOCKET_PEER_V6
+						: SOCKET_PEER_LOCAL;
 }
 
 /*
@@ -228,8 +228,8 @@ socket_count(__u64 *ctx, __u32 dir)
 	r->args[0] = kind == SOCKET_PEER_V4 ? addr : 0;
 	r->args[1] = kind == SOCKET_PEER_LOCAL ? 0 : port;
 	r->args[2] = proto;
-	r->args[3] = (__u64)sk->__sk_common.skc_family << 16 |
-	    sk->__sk_common.skc_num;
+	r->args[3] =
+	    (__u64)sk->__sk_common.skc_family << 16 | sk->__sk_common.skc_num;
 	vitals_bpf_submit_tp(ctx, r, 1);
 	return 0;
 }

@@ -341,8 +341,7 @@ synthetic_unit(const char *vital)
 
 /* INT and DOUBLE options against the bounds of the table. */
 static int
-synthetic_check_bounds(
-    const struct synthetic_config *cf, char *why, size_t len)
+synthetic_check_bounds(const struct synthetic_config *cf, char *why, size_t len)
 {
 	const struct vitals_option *o;
 	const char *p;
@@ -391,8 +390,7 @@ synthetic_check(const void *config, char *why, size_t len)
 	if (synthetic_check_bounds(cf, why, len) != 0)
 		return -EINVAL;
 	if (cf->tick < SYNTHETIC_TICK_MIN || cf->tick > SYNTHETIC_TICK_MAX) {
-		snprintf(
-		    why, len, "option 'tick' must be between 1ms and 60s");
+		snprintf(why, len, "option 'tick' must be between 1ms and 60s");
 		return -EINVAL;
 	}
 	if (l->n == 0) {
@@ -485,7 +483,8 @@ synthetic_open(struct synthetic *st)
 			return rc;
 		}
 	}
-	st->rogue_rng = vitals_hash_mix64(seed ^ synthetic_fnv(SYNTHETIC_ROGUE));
+	st->rogue_rng =
+	    vitals_hash_mix64(seed ^ synthetic_fnv(SYNTHETIC_ROGUE));
 	return 0;
 }
 

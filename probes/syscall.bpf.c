@@ -26,8 +26,8 @@ BPF_PROG(vitals_sys_enter, struct pt_regs *regs, long nr)
 
 	if (c == 0 || (me = vitals_bpf_me_wanted(c)) == 0)
 		return 0;
-	r = vitals_bpf_count_me(c, me, 0,
-	    ((me->stack_top - regs->sp) << 12) ^ nr, 1);
+	r = vitals_bpf_count_me(
+	    c, me, 0, ((me->stack_top - regs->sp) << 12) ^ nr, 1);
 	if (r == 0)
 		return 0;
 	vitals_bpf_rec_args(r, nr, regs->di, regs->si, regs->dx, regs->r10);

@@ -8,7 +8,8 @@
 
 #include "syscall.skel.h"
 
-VITALS_BPF_PROBE(syscall, "0.1.0", "system calls by user call site "
+VITALS_BPF_PROBE(syscall, "0.1.0",
+    "system calls by user call site "
     "(raw_syscalls:sys_enter, in-kernel sketch)",
     struct vitals_bpf_opts, vitals_bpf_options,
     .vitals = { { "syscall", "calls" } },

@@ -39,8 +39,8 @@ umem_fault(__u64 *ctx)
 		return 0;
 	ip = regs->ip;
 	/* By code offset: ASLR would give each process new labels. */
-	label = (ctx[2] & UMEM_PF_INSTR) ? UMEM_CODE_LABEL :
-	    vitals_bpf_code_off(me, ip) >> 8;
+	label = (ctx[2] & UMEM_PF_INSTR) ? UMEM_CODE_LABEL
+					 : vitals_bpf_code_off(me, ip) >> 8;
 	r = vitals_bpf_count_me(c, me, 0, label, 1);
 	if (r == 0)
 		return 0;

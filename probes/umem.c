@@ -21,12 +21,12 @@ umem_fixup(void *arg, const struct vitals_bpf_rec *r, struct vitals_event *ev)
 	return 0;
 }
 
-VITALS_BPF_PROBE(umem, "0.1.0", "user page faults by faulting user PC, as a "
+VITALS_BPF_PROBE(umem, "0.1.0",
+    "user page faults by faulting user PC, as a "
     "code offset the same in every process of a program (all user-mode "
     "faults, where the paper counted those that map in memory; "
     "exceptions:page_fault_user BTF tracepoint, in-kernel sketch)",
     struct vitals_bpf_opts, vitals_bpf_options,
     .vitals = { { "umem", "faults" } },
     .tracepoints = { "exceptions:page_fault_user" },
-    .state_size = sizeof(struct memfree),
-    .fixup = umem_fixup);
+    .state_size = sizeof(struct memfree), .fixup = umem_fixup);

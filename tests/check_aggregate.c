@@ -343,7 +343,8 @@ frame_name(const struct vitals_epoch *r, uint32_t i, char *buf, size_t len)
 	const struct vitals_module *m;
 
 	ck_assert_uint_eq(s->nustack, 1);
-	m = vitals_epoch_module(r, (uint32_t)VITALS_UFRAME_MODULE(s->ustack[0]));
+	m = vitals_epoch_module(
+	    r, (uint32_t)VITALS_UFRAME_MODULE(s->ustack[0]));
 	snprintf(buf, len, "%s@%s+0x%llx", m ? m->path : "?",
 	    m ? m->build_id : "?",
 	    (unsigned long long)VITALS_UFRAME_OFFSET(s->ustack[0]));
@@ -418,8 +419,13 @@ START_TEST(test_copy)
 		.filter = "x",
 		.vital = "cpu",
 		.text = "t" };
-	struct vitals_metric me = { .name = NULL, .unit = "%", .mean = 2,
-		.min = 1, .max = 3, .last = 2, .n = 4 };
+	struct vitals_metric me = { .name = NULL,
+		.unit = "%",
+		.mean = 2,
+		.min = 1,
+		.max = 3,
+		.last = 2,
+		.n = 4 };
 	struct vitals_module mo = { .id = 7, .path = NULL, .build_id = "ab" };
 	struct vitals_epoch *c;
 	json_t *ja, *jc;
@@ -465,8 +471,7 @@ END_TEST
  * into w[slot * 8 + label] (labels below 8, slots below 8).
  */
 static void
-compact_weights(const struct vitals_vital_epoch *v, uint64_t base_ns,
-    double *w)
+compact_weights(const struct vitals_vital_epoch *v, uint64_t base_ns, double *w)
 {
 	double per[FX_SAMPLES], all;
 	uint32_t i;
@@ -486,20 +491,27 @@ compact_weights(const struct vitals_vital_epoch *v, uint64_t base_ns,
 static const struct {
 	uint32_t len; /* timescale, s */
 	uint32_t n, kept;
-	struct { uint32_t slot, label; uint64_t count, ts_s, pid; } s[8];
+	struct {
+		uint32_t slot, label;
+		uint64_t count, ts_s, pid;
+	} s[8];
 } compact_cases[] = {
 	/* one key rising: its last sample; a lone key kept */
-	{ 60, 5, 2, { { 1, 5, 1, 0 }, { 1, 5, 2, 1 }, { 1, 5, 4, 2 },
-	    { 1, 5, 8, 3 }, { 2, 3, 10, 4 } } },
+	{ 60, 5, 2,
+	    { { 1, 5, 1, 0 }, { 1, 5, 2, 1 }, { 1, 5, 4, 2 }, { 1, 5, 8, 3 },
+		{ 2, 3, 10, 4 } } },
 	/* a count that falls (another CPU's sample late) starts a run */
-	{ 60, 5, 4, { { 1, 6, 3, 0 }, { 1, 6, 1, 1 }, { 1, 6, 4, 2 },
-	    { 1, 6, 6, 3 }, { 1, 5, 9, 4 } } },
+	{ 60, 5, 4,
+	    { { 1, 6, 3, 0 }, { 1, 6, 1, 1 }, { 1, 6, 4, 2 }, { 1, 6, 6, 3 },
+		{ 1, 5, 9, 4 } } },
 	/* a rollup: base epochs 0 and 1, the second's counts higher */
-	{ 300, 4, 2, { { 3, 1, 4, 0 }, { 3, 1, 8, 10 }, { 3, 1, 16, 70 },
-	    { 3, 1, 32, 80 } } },
+	{ 300, 4, 2,
+	    { { 3, 1, 4, 0 }, { 3, 1, 8, 10 }, { 3, 1, 16, 70 },
+		{ 3, 1, 32, 80 } } },
 	/* two processes of one key: the last of each stays */
-	{ 60, 4, 2, { { 1, 5, 1, 0, 7 }, { 1, 5, 2, 1, 8 }, { 1, 5, 3, 2, 7 },
-	    { 1, 5, 4, 3, 8 } } },
+	{ 60, 4, 2,
+	    { { 1, 5, 1, 0, 7 }, { 1, 5, 2, 1, 8 }, { 1, 5, 3, 2, 7 },
+		{ 1, 5, 4, 3, 8 } } },
 };
 
 START_TEST(test_compact)
@@ -510,15 +522,18 @@ START_TEST(test_compact)
 	uint32_t j;
 
 	for (j = 0; j < compact_cases[_i].n; j++) {
-		a->s[0][j] = (struct vitals_sample){
-			.ts_ns = T0 + compact_cases[_i].s[j].ts_s * NS,
+		a->s[0][j] = (struct vitals_sample){ .ts_ns = T0 +
+			    compact_cases[_i].s[j].ts_s * NS,
 			.label = compact_cases[_i].s[j].label,
 			.count = compact_cases[_i].s[j].count,
 			.slot = compact_cases[_i].s[j].slot,
-			.weight = 1, .exe_id = 7,
-			.pid = compact_cases[_i].s[j].pid ?
-			    compact_cases[_i].s[j].pid : 100,
-			.exe = "/usr/bin/x", .comm = "x" };
+			.weight = 1,
+			.exe_id = 7,
+			.pid = compact_cases[_i].s[j].pid
+			    ? compact_cases[_i].s[j].pid
+			    : 100,
+			.exe = "/usr/bin/x",
+			.comm = "x" };
 		a->hca[0][a->s[0][j].slot] += a->s[0][j].count;
 	}
 	a->v[0].nsamples = compact_cases[_i].n;
@@ -609,8 +624,8 @@ START_TEST(test_copy_shares_stacks)
 	ck_assert_str_eq(c0[2].ksyms[1], "loop");
 	ck_assert_ptr_ne(c0[0].kstack, a->s[0][0].kstack);
 	ck_assert_uint_eq(c0[0].ustack[0], a->frames[0][0][1]);
-	ck_assert_ptr_ne(c->vitals[0].samples[0].kstack,
-	    c->vitals[1].samples[1].kstack);
+	ck_assert_ptr_ne(
+	    c->vitals[0].samples[0].kstack, c->vitals[1].samples[1].kstack);
 	ck_assert_uint_eq(c0[3].nkstack, 150);
 	ck_assert_uint_eq(c0[3].nustack, 150);
 	for (i = 0; i < 150; i++) {
@@ -651,10 +666,12 @@ START_TEST(test_rollup_strings_bounded)
 		for (i = 0; i < FX_VITALS; i++)
 			for (j = 0; j < FX_SAMPLES; j++) {
 				/* Reused each epoch: the rollup keeps copies. */
-				snprintf(names[i][j][0], 32, "/tmp/t%u/v%u/p%u", e,
-				    i, j);
-				snprintf(names[i][j][1], 32, "c%u.%u.%u", e, i, j);
-				snprintf(names[i][j][2], 32, "f%u_%u_%u", e, i, j);
+				snprintf(names[i][j][0], 32, "/tmp/t%u/v%u/p%u",
+				    e, i, j);
+				snprintf(
+				    names[i][j][1], 32, "c%u.%u.%u", e, i, j);
+				snprintf(
+				    names[i][j][2], 32, "f%u_%u_%u", e, i, j);
 				syms[i][j][0] = "k_common";
 				syms[i][j][1] = names[i][j][2];
 				f->s[i][j].exe = names[i][j][0];
@@ -682,15 +699,16 @@ START_TEST(test_rollup_strings_bounded)
 		ck_assert_uint_eq(out->vitals[i].nsamples, 2);
 		/* The best: the last epoch's highest counts, samples 15, 14. */
 		for (j = 0; j < 2; j++) {
-			snprintf(want, sizeof(want), "/tmp/t199/v%u/p%u", i,
-			    15 - j);
+			snprintf(
+			    want, sizeof(want), "/tmp/t199/v%u/p%u", i, 15 - j);
 			ck_assert_str_eq(out->vitals[i].samples[j].exe, want);
 			snprintf(want, sizeof(want), "c199.%u.%u", i, 15 - j);
 			ck_assert_str_eq(out->vitals[i].samples[j].comm, want);
 			snprintf(want, sizeof(want), "f199_%u_%u", i, 15 - j);
-			ck_assert_str_eq(out->vitals[i].samples[j].ksyms[1], want);
-			ck_assert_str_eq(out->vitals[i].samples[j].ksyms[0],
-			    "k_common");
+			ck_assert_str_eq(
+			    out->vitals[i].samples[j].ksyms[1], want);
+			ck_assert_str_eq(
+			    out->vitals[i].samples[j].ksyms[0], "k_common");
 		}
 	}
 	vitals_epoch_free(out);
@@ -874,8 +892,9 @@ START_TEST(test_host_instances)
 {
 	static const char *const hosts[3] = { "a", "b", "c" };
 	static const char *const for_host[3] = { "a", "b", NULL };
-	struct config_plugin cp = { .name = "hrec",
-		.kind = VITALS_PLUGIN_FILTER, .enabled = 1 };
+	struct config_plugin cp = {
+		.name = "hrec", .kind = VITALS_PLUGIN_FILTER, .enabled = 1
+	};
 	struct aggregate_params p = { .queue_len = 4, .lanes = (uint32_t)_i };
 	struct aggregate_filter f[3];
 	static struct vitals_settings st;
@@ -888,7 +907,8 @@ START_TEST(test_host_instances)
 
 	for (i = 0; i < 3; i++) {
 		ck_assert_int_eq(instance_new(&hrec_plugin, &cp, "test", &st,
-		    NULL, &f[i].ctx, err, sizeof(err)), 0);
+				     NULL, &f[i].ctx, err, sizeof(err)),
+		    0);
 		memset(&out[i], 0, sizeof(out[i]));
 		f[i].ctx->state = &out[i];
 		f[i].timescale_s = AGGREGATE_ALL;

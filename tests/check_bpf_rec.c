@@ -43,7 +43,11 @@ END_TEST
 
 /* Other layouts' first words: other versions, and times (layouts 1-3). */
 static const uint64_t other_words[] = {
-	0x76720003U, 0x76720005U, 0, 4, 0x00001234deadbeefULL,
+	0x76720003U,
+	0x76720005U,
+	0,
+	4,
+	0x00001234deadbeefULL,
 	(uint64_t)VITALS_BPF_REC_VERSION << 32,
 };
 

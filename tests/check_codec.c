@@ -360,12 +360,12 @@ START_TEST(test_roundtrip)
 	ck_assert_ptr_null(d->findings[1].vital);
 	/* Equal strings are stored once: cpu's ksyms[2] and [4] are "". */
 	ck_assert_str_eq(d->vitals[1].name, "cpu");
-	ck_assert_ptr_eq(d->vitals[1].samples[0].ksyms[2],
-	    d->vitals[1].samples[0].ksyms[4]);
-	ck_assert_ptr_eq(d->vitals[1].samples[1].exe,
-	    d->vitals[1].samples[1].comm);
-	ck_assert_ptr_ne(d->vitals[1].samples[0].exe,
-	    d->vitals[1].samples[0].comm);
+	ck_assert_ptr_eq(
+	    d->vitals[1].samples[0].ksyms[2], d->vitals[1].samples[0].ksyms[4]);
+	ck_assert_ptr_eq(
+	    d->vitals[1].samples[1].exe, d->vitals[1].samples[1].comm);
+	ck_assert_ptr_ne(
+	    d->vitals[1].samples[0].exe, d->vitals[1].samples[0].comm);
 	vitals_epoch_free(d);
 }
 END_TEST
@@ -402,7 +402,8 @@ END_TEST
 START_TEST(test_intern_bytes)
 {
 	struct vitals_epoch *e = epoch_new();
-	const uint64_t f[3] = { 1, 2, 0xffffffff81000000ull }, g[3] = { 1, 2, 3 };
+	const uint64_t f[3] = { 1, 2, 0xffffffff81000000ull },
+		       g[3] = { 1, 2, 3 };
 	const uint64_t *a, *b;
 	const char *s;
 

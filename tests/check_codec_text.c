@@ -252,18 +252,17 @@ rnd_epoch(uint64_t seed)
  * the writer turns into '?').
  */
 static const char *const shape_strs[] = { "", "plain", "a\"b\\c/d",
-	"tab\there\nnew\rline\bback\fform", "ctl\001\037\177end",
-	"caf\xc3\xa9", "\xe2\x82\xac euro", "\xf0\x9f\x98\x80 smile",
-	"\xef\xbf\xbf", "\xf4\x8f\xbf\xbf", "lone \x80", "\xc0\x80",
-	"\xc1\xbf", "\xe0\x80\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80",
-	"\xf0\x80\x80\x80", "\xf5\x80\x80\x80", "cut \xe2\x82", "\xe2\x82(",
-	"\xff\xfe", "ok\xc3\xa9 then \xff", "\xc3\xa9\xe2" };
+	"tab\there\nnew\rline\bback\fform", "ctl\001\037\177end", "caf\xc3\xa9",
+	"\xe2\x82\xac euro", "\xf0\x9f\x98\x80 smile", "\xef\xbf\xbf",
+	"\xf4\x8f\xbf\xbf", "lone \x80", "\xc0\x80", "\xc1\xbf", "\xe0\x80\x80",
+	"\xed\xa0\x80", "\xf4\x90\x80\x80", "\xf0\x80\x80\x80",
+	"\xf5\x80\x80\x80", "cut \xe2\x82", "\xe2\x82(", "\xff\xfe",
+	"ok\xc3\xa9 then \xff", "\xc3\xa9\xe2" };
 #define NSHAPE_STRS (sizeof(shape_strs) / sizeof(*shape_strs))
 
-static const double shape_reals[] = { 0.0, -0.0, 1.0, -1.0, 0.1, 1e-5,
-	1e20, 1e21, 1.5e300, 5e-324, -2.5e-7, 1e100, 1e-100, 123456.5,
-	1.0 / 3, 2e15, 1e16, 1e17, 4.35e-07, NAN, INFINITY, -INFINITY,
-	DBL_MAX, DBL_MIN };
+static const double shape_reals[] = { 0.0, -0.0, 1.0, -1.0, 0.1, 1e-5, 1e20,
+	1e21, 1.5e300, 5e-324, -2.5e-7, 1e100, 1e-100, 123456.5, 1.0 / 3, 2e15,
+	1e16, 1e17, 4.35e-07, NAN, INFINITY, -INFINITY, DBL_MAX, DBL_MIN };
 #define NSHAPE_REALS (sizeof(shape_reals) / sizeof(*shape_reals))
 
 /* Zeroed n * size bytes in e's arena. */
@@ -565,7 +564,8 @@ check_epoch(const struct vitals_epoch *a, const struct vitals_epoch *b)
 	for (i = 0; i < a->nmodules; i++) {
 		ck_assert_uint_eq(a->modules[i].id, b->modules[i].id);
 		ck_assert_str_eq(a->modules[i].path, b->modules[i].path);
-		ck_assert_str_eq(a->modules[i].build_id, b->modules[i].build_id);
+		ck_assert_str_eq(
+		    a->modules[i].build_id, b->modules[i].build_id);
 	}
 }
 
@@ -677,8 +677,10 @@ check_fixture(const char *name, int k, const char *text, size_t len)
 
 	for (at = 0; at < len && at < n && text[at] == want[at]; at++)
 		;
-	ck_assert_msg(at == len && at == n, "%s line %d differs at byte %zu: "
-	    "...%.40s", name, k + 1, at, want + (at > 20 ? at - 20 : 0));
+	ck_assert_msg(at == len && at == n,
+	    "%s line %d differs at byte %zu: "
+	    "...%.40s",
+	    name, k + 1, at, want + (at > 20 ? at - 20 : 0));
 	free(want);
 }
 
@@ -1097,8 +1099,8 @@ END_TEST
  * caller's); *flen, *clen: the lengths of the two texts.
  */
 static struct vitals_epoch *
-compact_back(const struct vitals_epoch *e, size_t *flen, size_t *clen,
-    int *fast)
+compact_back(
+    const struct vitals_epoch *e, size_t *flen, size_t *clen, int *fast)
 {
 	struct vitals_epoch *a = NULL, *b = NULL;
 	char *full = NULL, *compact = NULL, err[256];
@@ -1188,7 +1190,8 @@ stored_load(const char *dir, int k, int old)
 	} else {
 		ck_assert_int_eq(
 		    codec_epoch_parse(text, len, &e, err, sizeof(err)), 0);
-		ck_assert_int_eq(vitals_epoch_encode(e, &f, err, sizeof(err)), 0);
+		ck_assert_int_eq(
+		    vitals_epoch_encode(e, &f, err, sizeof(err)), 0);
 		write_file(path, f.data, f.len, 0);
 		vitals_epoch_file_free(&f);
 		vitals_epoch_free(e);
@@ -1211,8 +1214,10 @@ rollup_text(struct vitals_epoch *const *v, size_t n, size_t *len)
 	struct vitals_epoch *r;
 	char *text;
 
-	ck_assert_int_eq(vitals_epoch_rollup((const struct vitals_epoch *const *)v,
-			     n, 0, 600, 0, &r), 0);
+	ck_assert_int_eq(
+	    vitals_epoch_rollup(
+		(const struct vitals_epoch *const *)v, n, 0, 600, 0, &r),
+	    0);
 	ck_assert_int_eq(codec_text_encode(r, &text, len), 0);
 	vitals_epoch_free(r);
 	return text;
@@ -1252,8 +1257,8 @@ START_TEST(compact_rolls_up_with_old)
 		for (i = 0; i < old[k]->nvitals; i++) {
 			ck_assert(old[k]->vitals[i].events ==
 			    new[k]->vitals[i].events);
-			ck_assert(old[k]->vitals[i].wsum ==
-			    new[k]->vitals[i].wsum);
+			ck_assert(
+			    old[k]->vitals[i].wsum == new[k]->vitals[i].wsum);
 			for (j = 0; j < old[k]->vitals[i].hca_size; j++)
 				ck_assert(old[k]->vitals[i].hca[j] ==
 				    new[k]->vitals[i].hca[j]);
@@ -1333,7 +1338,6 @@ START_TEST(compact_keeps_label_seen_once)
 	vitals_epoch_free(e);
 }
 END_TEST
-
 
 static Suite *
 codec_text_suite(void)

@@ -16,11 +16,11 @@
 
 struct stream {
 	const char *name;
-	uint32_t labels;   /* distinct labels */
-	uint32_t events;   /* events in the epoch */
-	double zipf;       /* exponent */
-	uint32_t wmax;     /* weights uniform in 1..wmax */
-	uint64_t floor;    /* sampling floor (0 = default) */
+	uint32_t labels; /* distinct labels */
+	uint32_t events; /* events in the epoch */
+	double zipf; /* exponent */
+	uint32_t wmax; /* weights uniform in 1..wmax */
+	uint64_t floor; /* sampling floor (0 = default) */
 };
 
 static const struct stream streams[] = {
@@ -60,8 +60,8 @@ draw(const double *cdf, uint32_t n)
 
 /* Run one stream through a fresh engine; return qualifying and covered. */
 static void
-run_stream(const struct stream *st, uint64_t seed, uint32_t *qual,
-    uint32_t *covered)
+run_stream(
+    const struct stream *st, uint64_t seed, uint32_t *qual, uint32_t *covered)
 {
 	struct config *c = config_default();
 	struct engine *e;
@@ -100,7 +100,8 @@ run_stream(const struct stream *st, uint64_t seed, uint32_t *qual,
 	    (unsigned long long)ep->vitals[0].samples_dropped,
 	    (unsigned long long)ep->vitals[0].threshold);
 	for (i = 0; i < ep->vitals[0].nsamples; i++) {
-		l = (uint32_t)((ep->vitals[0].samples[i].label - 0x400000) / 0x100);
+		l = (uint32_t)((ep->vitals[0].samples[i].label - 0x400000) /
+		    0x100);
 		hit[l] = 1;
 	}
 	for (i = 0, *qual = *covered = 0; i < st->labels; i++) {

@@ -53,7 +53,8 @@ emit_n(struct vitals_vital *v, uint64_t label0, uint32_t nlabels, uint32_t n)
 /* Closes at arbitrary points of a continuous stream: totals add up. */
 START_TEST(test_swap_loses_nothing)
 {
-	static const uint32_t chunks[] = { 1, 999, 5000, 0, 1234, 77, 40000, 3 };
+	static const uint32_t chunks[] = { 1, 999, 5000, 0, 1234, 77, 40000,
+		3 };
 	struct vitals_vital *v;
 	const struct vitals_epoch *e;
 	uint64_t emitted = 0, seen = 0, sum;
@@ -85,7 +86,8 @@ START_TEST(test_view)
 	ck_assert_int_eq(engine_vital_open(eng, "cpu", "samples", &c2), 0);
 	ck_assert_ptr_eq(b, c2);
 	ck_assert_int_eq(engine_vital_open(eng, "cpu", "ns", &c2), -EEXIST);
-	ck_assert_int_eq(engine_vital_open(eng, "Bad Name", "ns", &c2), -EINVAL);
+	ck_assert_int_eq(
+	    engine_vital_open(eng, "Bad Name", "ns", &c2), -EINVAL);
 	emit_n(a, 0x10, 300, 3000);
 	e = engine_close(eng, 1000 + 500, 1);
 	ck_assert_str_eq(e->host, "h1");
@@ -301,7 +303,8 @@ START_TEST(test_disk_budget)
 	ck_assert_uint_eq(once, 1);
 	ck_assert_uint_eq(e->vitals[0].nsamples, 3); /* signal: all it had */
 	for (k = 0; k < e->nmetrics; k++)
-		if (strcmp(e->metrics[k].name, "vitals.disk_budget.samples") == 0)
+		if (strcmp(e->metrics[k].name, "vitals.disk_budget.samples") ==
+		    0)
 			break;
 	ck_assert_uint_lt(k, e->nmetrics);
 	ck_assert(e->metrics[k].last < 200);

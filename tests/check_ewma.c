@@ -300,8 +300,8 @@ START_TEST(persistent_rise)
 	ck_assert_str_eq(f->vital, "cpu");
 	ck_assert_uint_eq(f->start_ns, h60.f[at].e.start_ns);
 	ck_assert_uint_eq(f->end_ns, h60.f[at + 1].e.start_ns + 60000000000ULL);
-	ck_assert_ptr_nonnull(strstr(f->text,
-	    "most of the change in /usr/bin/foo (foo) slot 7"));
+	ck_assert_ptr_nonnull(
+	    strstr(f->text, "most of the change in /usr/bin/foo (foo) slot 7"));
 	ck_assert_ptr_nonnull(strstr(f->text, "in 2 of the last 3 epochs"));
 	mock_findings_clear();
 	feed_slot(&h60, 3, 30000);
@@ -311,8 +311,8 @@ START_TEST(persistent_rise)
 	for (i = 0; i < mock_nfindings(); i++) {
 		warn += mock_finding(i)->severity > VITALS_SEV_INFO;
 		if (strstr(mock_finding(i)->text, "is over") != NULL)
-			ck_assert_uint_eq(mock_finding(i)->start_ns,
-			    h60.f[at].e.start_ns);
+			ck_assert_uint_eq(
+			    mock_finding(i)->start_ns, h60.f[at].e.start_ns);
 	}
 	ck_assert_uint_eq(warn, 0);
 	ck_assert_uint_eq(mock_nfindings(), 1);

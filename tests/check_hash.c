@@ -26,10 +26,10 @@ START_TEST(test_label)
 {
 	const struct hash_label_vec *v = &hash_label_vecs[_i];
 
-	ck_assert_uint_eq(vitals_hash_label(v->label, v->exe_id, v->uid),
-	    v->out);
-	ck_assert_uint_eq(vitals_label_hash(v->label, v->exe_id, v->uid),
-	    v->out);
+	ck_assert_uint_eq(
+	    vitals_hash_label(v->label, v->exe_id, v->uid), v->out);
+	ck_assert_uint_eq(
+	    vitals_label_hash(v->label, v->exe_id, v->uid), v->out);
 }
 END_TEST
 
@@ -39,8 +39,9 @@ START_TEST(test_label_of_mix)
 	uint64_t l = 0x123456789ULL;
 	uint32_t exe = 0xdeadbeefU, uid = 1000;
 
-	ck_assert_uint_eq(vitals_hash_label(l, exe, uid), vitals_hash_mix64(l ^
-	    vitals_hash_mix64((uint64_t)exe << 32 | uid)));
+	ck_assert_uint_eq(vitals_hash_label(l, exe, uid),
+	    vitals_hash_mix64(
+		l ^ vitals_hash_mix64((uint64_t)exe << 32 | uid)));
 }
 END_TEST
 

@@ -30,8 +30,8 @@ struct hash_run {
 static int
 run(int fd, struct hash_run *r)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, o, .ctx_in = r,
-	    .ctx_size_in = sizeof(*r));
+	LIBBPF_OPTS(
+	    bpf_test_run_opts, o, .ctx_in = r, .ctx_size_in = sizeof(*r));
 	int e = bpf_prog_test_run_opts(fd, &o);
 
 	return e < 0 ? -errno : 0;
@@ -51,8 +51,8 @@ main(void)
 	}
 	libbpf_set_print(NULL);
 	if ((skel = hash_bpf__open_and_load()) == NULL) {
-		printf("SKIP: cannot load the BPF program: %s\n",
-		    strerror(errno));
+		printf(
+		    "SKIP: cannot load the BPF program: %s\n", strerror(errno));
 		return SKIP;
 	}
 	fd = bpf_program__fd(skel->progs.hash_run);
@@ -77,8 +77,9 @@ main(void)
 		} else if (i >= HASH_NMIX &&
 		    r.label_out != hash_label_vecs[i - HASH_NMIX].out) {
 			printf("FAIL: BPF label hash(%#llx, %u, %u) = %#llx, "
-			    "want %#llx\n", r.label, r.exe_id, r.uid,
-			    r.label_out, hash_label_vecs[i - HASH_NMIX].out);
+			       "want %#llx\n",
+			    r.label, r.exe_id, r.uid, r.label_out,
+			    hash_label_vecs[i - HASH_NMIX].out);
 			bad++;
 		}
 	}

@@ -137,8 +137,8 @@ static const struct {
 	{ "/api/v1/time", "t=2600-01-01", 400, "t" },
 	/* central collection */
 	{ "/api/v1/files", NULL, 200, NULL },
-	{ "/api/v1/files", "since=20261122T100000.000Z_a.json.gz&limit=5",
-	    200, NULL },
+	{ "/api/v1/files", "since=20261122T100000.000Z_a.json.gz&limit=5", 200,
+	    NULL },
 	{ "/api/v1/files", "since=../x", 400, "since" },
 	{ "/api/v1/files", "since=2026-11-22/20261122T100000.000Z_a.json.gz",
 	    400, "since" },
@@ -164,13 +164,13 @@ START_TEST(test_cases)
 		ck_assert_msg(p == NULL, "%s?%s: names %s", cases[_i].path,
 		    cases[_i].query, json_string_value(p));
 	else
-		ck_assert_msg(p != NULL && strcmp(json_string_value(p),
-		    cases[_i].param) == 0, "%s?%s: names %s, not %s",
-		    cases[_i].path, cases[_i].query, json_string_value(p),
-		    cases[_i].param);
+		ck_assert_msg(p != NULL &&
+			strcmp(json_string_value(p), cases[_i].param) == 0,
+		    "%s?%s: names %s, not %s", cases[_i].path, cases[_i].query,
+		    json_string_value(p), cases[_i].param);
 	if (status >= 400)
-		ck_assert_ptr_nonnull(json_string_value(json_object_get(j,
-		    "error")));
+		ck_assert_ptr_nonnull(
+		    json_string_value(json_object_get(j, "error")));
 	json_decref(j);
 }
 END_TEST
@@ -181,8 +181,8 @@ START_TEST(test_limits)
 	json_t *j;
 
 	ck_assert_int_eq(ask("/api/v1/epochs", "from=-3d", &j), 413);
-	ck_assert_uint_eq(json_integer_value(json_object_get(j, "limit")),
-	    2 * 86400 * NS);
+	ck_assert_uint_eq(
+	    json_integer_value(json_object_get(j, "limit")), 2 * 86400 * NS);
 	json_decref(j);
 	env.max_response = 10;
 	ck_assert_int_eq(ask("/api/v1/hosts", NULL, &j), 413);
@@ -198,14 +198,14 @@ START_TEST(test_time)
 
 	ck_assert_int_eq(ask("/api/v1/time", "t=-1h", &j), 200);
 	ck_assert_str_eq(json_string_value(json_object_get(j, "t")), "-1h");
-	ck_assert_uint_eq(json_integer_value(json_object_get(j, "ns")),
-	    NOW - 3600 * NS);
+	ck_assert_uint_eq(
+	    json_integer_value(json_object_get(j, "ns")), NOW - 3600 * NS);
 	json_decref(j);
 	ck_assert_int_eq(ask("/api/v1/epochs", "from=-90m&to=-30m", &j), 200);
-	ck_assert_uint_eq(json_integer_value(json_object_get(j, "from_ns")),
-	    NOW - 5400 * NS);
-	ck_assert_uint_eq(json_integer_value(json_object_get(j, "to_ns")),
-	    NOW - 1800 * NS);
+	ck_assert_uint_eq(
+	    json_integer_value(json_object_get(j, "from_ns")), NOW - 5400 * NS);
+	ck_assert_uint_eq(
+	    json_integer_value(json_object_get(j, "to_ns")), NOW - 1800 * NS);
 	ck_assert_uint_eq(json_array_size(json_object_get(j, "epochs")), 0);
 	json_decref(j);
 }
@@ -222,16 +222,16 @@ START_TEST(test_hosts)
 	json_decref(j);
 	env.local = strdup("web-1");
 	ck_assert_int_eq(ask("/api/v1/hosts", NULL, &j), 200);
-	ck_assert_str_eq(json_string_value(json_object_get(j, "local")),
-	    "web-1");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(j, "local")), "web-1");
 	json_decref(j);
 }
 END_TEST
 
 /* An epoch of host at start, its file's mtime set to mtime. */
 static void
-put_epoch(const char *host, uint64_t start, uint64_t mtime, char *path,
-    size_t len)
+put_epoch(
+    const char *host, uint64_t start, uint64_t mtime, char *path, size_t len)
 {
 	struct vitals_epoch e = { 0 };
 	struct timespec ts[2];
@@ -241,8 +241,8 @@ put_epoch(const char *host, uint64_t start, uint64_t mtime, char *path,
 	e.start_ns = start;
 	e.length_ns = 60 * NS;
 	e.timescale_s = 60;
-	ck_assert_int_eq(vitals_epoch_save(&e, tdir, path, len, err,
-	    sizeof(err)), 0);
+	ck_assert_int_eq(
+	    vitals_epoch_save(&e, tdir, path, len, err, sizeof(err)), 0);
 	ts[0].tv_sec = ts[1].tv_sec = (time_t)(mtime / NS);
 	ts[0].tv_nsec = ts[1].tv_nsec = 0;
 	ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
@@ -267,21 +267,26 @@ START_TEST(test_files)
 	ck_assert_int_eq(ask("/api/v1/files", "host=a", &j), 200);
 	f = json_object_get(j, "files");
 	ck_assert_uint_eq(json_array_size(f), 1);
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(f,
-	    0), "name")), strrchr(p1, '/') + 1);
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_array_get(f, 0), "name")),
+	    strrchr(p1, '/') + 1);
 	/* one still settling is not "more": a central would ask at once */
 	ck_assert(json_is_false(json_object_get(j, "more")));
 	json_decref(j);
-	ck_assert_int_eq(ask("/api/v1/files", "limit=1&since="
-	    "20261122T095700.000Z_a.json.gz", &j), 200);
+	ck_assert_int_eq(ask("/api/v1/files",
+			     "limit=1&since="
+			     "20261122T095700.000Z_a.json.gz",
+			     &j),
+	    200);
 	f = json_object_get(j, "files");
 	ck_assert_uint_eq(json_array_size(f), 1);
-	ck_assert_str_eq(json_string_value(json_object_get(json_array_get(f,
-	    0), "host")), "b");
+	ck_assert_str_eq(
+	    json_string_value(json_object_get(json_array_get(f, 0), "host")),
+	    "b");
 	ck_assert(json_is_true(json_object_get(j, "more")));
 	json_decref(j);
-	api_answer(&env, "/api/v1/file/20261122T095700.000Z_a.json.gz", NULL,
-	    NOW, &a);
+	api_answer(
+	    &env, "/api/v1/file/20261122T095700.000Z_a.json.gz", NULL, NOW, &a);
 	ck_assert_int_eq(a.status, 200);
 	ck_assert_str_eq(a.type, "application/gzip");
 	ck_assert_ptr_nonnull(fh = fopen(p1, "rb"));

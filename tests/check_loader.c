@@ -501,18 +501,19 @@ START_TEST(test_archive_libdir)
 		copy_file(obj, beside, 0755);
 	expand_dir(dlname, sizeof(dlname), redirects[_i].dlname, "");
 	if (strstr(redirects[_i].dlname, "EVIL") != NULL)
-		snprintf(dlname, sizeof(dlname), "..%s/good.so",
-		    strrchr(evil, '/'));
+		snprintf(
+		    dlname, sizeof(dlname), "..%s/good.so", strrchr(evil, '/'));
 	snprintf(la, sizeof(la), "%s/good.la", dir);
 	ck_assert_ptr_nonnull(f = fopen(la, "w"));
-	fprintf(f, "# good.la - a libtool library file\n"
-		   "dlname='%s'\ninstalled=%s\nlibdir='%s'\n",
+	fprintf(f,
+	    "# good.la - a libtool library file\n"
+	    "dlname='%s'\ninstalled=%s\nlibdir='%s'\n",
 	    dlname, redirects[_i].installed ? "yes" : "no", evil);
 	ck_assert_int_eq(fclose(f), 0);
 
 	l = test_loader();
-	ck_assert_int_eq(loader_open_file(l, la, &p, err, sizeof(err)),
-	    redirects[_i].error);
+	ck_assert_int_eq(
+	    loader_open_file(l, la, &p, err, sizeof(err)), redirects[_i].error);
 	if (redirects[_i].error == 0) {
 		ck_assert_str_eq(p->desc->name, "good");
 		ck_assert_str_eq(p->object, beside);
@@ -569,8 +570,8 @@ START_TEST(test_ancestors)
 	if (ancestors[_i].error != 0) {
 		at = strstr(ancestors[_i].reason, "TOP");
 		snprintf(reason, sizeof(reason), "%.*s%s%s",
-		    (int)(at - ancestors[_i].reason), ancestors[_i].reason,
-		    top, at + 3);
+		    (int)(at - ancestors[_i].reason), ancestors[_i].reason, top,
+		    at + 3);
 		check_refusal(err, path, reason);
 	}
 	loader_free(l);

@@ -607,7 +607,9 @@ END_TEST
 START_TEST(test_rewrite)
 {
 	const struct vitals_finding f[] = {
-		{ .filter = "ewma", .severity = VITALS_SEV_WARN, .vital = "cpu" },
+		{ .filter = "ewma",
+		    .severity = VITALS_SEV_WARN,
+		    .vital = "cpu" },
 	};
 	struct tep_epoch *t = tep_epoch_new(60, 0);
 	struct vitals_epoch e;

@@ -14,8 +14,11 @@
 #include "testutil.h"
 
 static const struct sketch_params small = {
-	.hca_size = 64, .seen_bits = 1024, .max_samples = 8,
-	.stack_depth = 4, .floor = 1,
+	.hca_size = 64,
+	.seen_bits = 1024,
+	.max_samples = 8,
+	.stack_depth = 4,
+	.floor = 1,
 };
 
 static struct vitals_event
@@ -38,23 +41,23 @@ static const struct {
 	uint64_t floor;
 	int crossed;
 } cross_cases[] = {
-	{ 0, 1, 1, 1, 1 },       /* 1 = 2^0 */
-	{ 1, 2, 1, 1, 1 },       /* 2 */
+	{ 0, 1, 1, 1, 1 }, /* 1 = 2^0 */
+	{ 1, 2, 1, 1, 1 }, /* 2 */
 	{ 2, 3, 1, 1, 0 },
-	{ 3, 4, 1, 1, 1 },       /* 4 */
+	{ 3, 4, 1, 1, 1 }, /* 4 */
 	{ 4, 7, 1, 1, 0 },
-	{ 5, 9, 1, 1, 1 },       /* weight 4 jumps over 8 */
+	{ 5, 9, 1, 1, 1 }, /* weight 4 jumps over 8 */
 	{ 1000, 1023, 1, 1, 0 },
 	{ 1000, 1024, 1, 1, 1 },
-	{ 1, 2, 2, 1, 0 },       /* t = 4: powers 1, 4, 16 */
+	{ 1, 2, 2, 1, 0 }, /* t = 4: powers 1, 4, 16 */
 	{ 3, 4, 2, 1, 1 },
 	{ 4, 15, 2, 1, 0 },
 	{ 15, 16, 2, 1, 1 },
-	{ 0, 1, 1, 4, 0 },       /* floor 4: 1 and 2 are below */
+	{ 0, 1, 1, 4, 0 }, /* floor 4: 1 and 2 are below */
 	{ 1, 2, 1, 4, 0 },
 	{ 3, 4, 1, 4, 1 },
-	{ 3, 5, 2, 5, 0 },       /* crossed 4 but the floor is 5 */
-	{ 10, 10, 1, 1, 0 },     /* no change */
+	{ 3, 5, 2, 5, 0 }, /* crossed 4 but the floor is 5 */
+	{ 10, 10, 1, 1, 0 }, /* no change */
 	{ 1ULL << 62, (1ULL << 63) + 5, 1, 1, 1 },
 };
 
@@ -63,7 +66,8 @@ START_TEST(test_crossed_table)
 	int i = _i;
 
 	ck_assert_int_eq(sketch_crossed(cross_cases[i].old, cross_cases[i].new,
-	    cross_cases[i].shift, cross_cases[i].floor), cross_cases[i].crossed);
+			     cross_cases[i].shift, cross_cases[i].floor),
+	    cross_cases[i].crossed);
 }
 END_TEST
 
@@ -92,7 +96,8 @@ START_TEST(test_weights_and_slot)
 {
 	struct vitals_event ev = ev_of(0xabc, 300);
 	struct sketch *s = sketch_new(&small, NULL);
-	uint64_t slot = vitals_hash_label(0xabc, 7, 1000) & (small.hca_size - 1);
+	uint64_t slot =
+	    vitals_hash_label(0xabc, 7, 1000) & (small.hca_size - 1);
 
 	sketch_add(s, &ev, 1);
 	ev.weight = 200;
@@ -278,8 +283,9 @@ START_TEST(test_budget)
 		ev.nustack = 2;
 		if (sketch_add(s, &ev, 1) == 1) {
 			kept++;
-			ck_assert_int_eq(sketch_set_syms(s, s->nsamples - 1,
-			    names, 3, 2), 0);
+			ck_assert_int_eq(
+			    sketch_set_syms(s, s->nsamples - 1, names, 3, 2),
+			    0);
 		}
 	}
 	ck_assert_uint_eq(kept, s->nsamples);

@@ -213,7 +213,8 @@ START_TEST(test_epoch_json)
 	ck_assert_ptr_nonnull(j = epoch_json(e));
 	ck_assert_ptr_nonnull(ref = json_dumps(j, JSON_COMPACT));
 	ck_assert_str_eq(text, ref);
-	ck_assert_int_eq(codec_epoch_parse(text, len, &back, err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    codec_epoch_parse(text, len, &back, err, sizeof(err)), 0);
 	check_same(e, back);
 	vitals_epoch_free(back);
 	json_decref(j);
@@ -233,7 +234,8 @@ START_TEST(test_encode_put)
 	ck_assert_int_eq(vitals_epoch_encode(fx("web-1", DAY0 + 5000000000ull),
 			     &f, err, sizeof(err)),
 	    0);
-	ck_assert_str_eq(f.rel, "2023-11-14/20231114T000005.000Z_web-1.json.gz");
+	ck_assert_str_eq(
+	    f.rel, "2023-11-14/20231114T000005.000Z_web-1.json.gz");
 	ck_assert_uint_eq(f.start_ns, DAY0 + 5000000000ull);
 	ck_assert_uint_gt(f.len, 20);
 	/* Written later, to a dir that did not exist when it was encoded. */
@@ -251,8 +253,8 @@ START_TEST(test_encode_put)
 	vitals_epoch_free(e);
 	/* A failed put leaves f whole for the next try. */
 	testutil_write_bytes(tpath("file"), "x", 1);
-	ck_assert_int_eq(vitals_epoch_put(&f, tpath("file"), NULL, 0, err,
-			     sizeof(err)),
+	ck_assert_int_eq(
+	    vitals_epoch_put(&f, tpath("file"), NULL, 0, err, sizeof(err)),
 	    -ENOTDIR);
 	ck_assert_ptr_nonnull(strstr(err, tpath("file")));
 	ck_assert_int_eq(
@@ -283,14 +285,14 @@ START_TEST(test_list_since)
 	/* Three days, one file every 30 minutes, two hosts: 288 files. */
 	for (i = 0; i < 144; i++) {
 		t = DAY0 + i * 1800 * NS;
-		ck_assert_int_gt(codec_epoch_relpath(t, "b", rel, sizeof(rel)),
-		    0);
+		ck_assert_int_gt(
+		    codec_epoch_relpath(t, "b", rel, sizeof(rel)), 0);
 		*strchr(rel, '/') = '\0';
 		mkdir(tpath(rel), 0755);
 		rel[strlen(rel)] = '/';
 		testutil_write_bytes(tpath(rel), "x", 1);
-		ck_assert_int_gt(codec_epoch_relpath(t, "a", rel, sizeof(rel)),
-		    0);
+		ck_assert_int_gt(
+		    codec_epoch_relpath(t, "a", rel, sizeof(rel)), 0);
 		testutil_write_bytes(tpath(rel), "x", 1);
 		want += t >= since ? 2 : 0;
 	}
@@ -321,8 +323,8 @@ START_TEST(test_list_since)
 	    0);
 	ck_assert_uint_eq(l.n, 0);
 	vitals_store_list_free(&l);
-	ck_assert_int_eq(vitals_store_list_since(tpath("none"), since, &l),
-	    -ENOENT);
+	ck_assert_int_eq(
+	    vitals_store_list_since(tpath("none"), since, &l), -ENOENT);
 }
 END_TEST
 

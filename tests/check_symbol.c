@@ -189,8 +189,8 @@ START_TEST(test_registry_by_file)
 	ck_assert_int_eq(module_get("/nonexistent/libx.so", 0, 5, 0, &a), 0);
 	ck_assert_int_eq(module_find_file(0, 5, &b), -ENOENT);
 	/* A device from a maps line is the kernel's own: it is kept. */
-	ck_assert_int_eq(module_get("/nonexistent/liby.so", 0x800011, 6, 0, &a),
-	    0);
+	ck_assert_int_eq(
+	    module_get("/nonexistent/liby.so", 0x800011, 6, 0, &a), 0);
 	ck_assert_int_eq(module_find_file(0x800011, 6, &b), 0);
 	ck_assert_uint_eq(b, a);
 }
@@ -212,7 +212,8 @@ START_TEST(test_search_file)
 	ssize_t n;
 	int in, out;
 
-	snprintf(dir, sizeof(dir), "%s/vitals-search.XXXXXX", tmp ? tmp : "/tmp");
+	snprintf(
+	    dir, sizeof(dir), "%s/vitals-search.XXXXXX", tmp ? tmp : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(a, sizeof(a), "%s/liba.so", dir);
 	snprintf(b, sizeof(b), "%s/libb.so", dir);
@@ -238,10 +239,10 @@ START_TEST(test_search_file)
 	ck_assert_int_eq(module_find_file(dev, sb.st_ino, &id2), 0);
 	ck_assert_uint_eq(id2, idb);
 	/* An inode in none of them: not found, and not searched again. */
-	ck_assert_int_eq(module_search_file(dev, sb.st_ino + 100000, &id2),
-	    -ENOENT);
-	ck_assert_int_eq(module_search_file(dev, sb.st_ino + 100000, &id2),
-	    -ENOENT);
+	ck_assert_int_eq(
+	    module_search_file(dev, sb.st_ino + 100000, &id2), -ENOENT);
+	ck_assert_int_eq(
+	    module_search_file(dev, sb.st_ino + 100000, &id2), -ENOENT);
 	ck_assert_int_eq(module_search_file(0, sb.st_ino, &id2), -ENOENT);
 	unlink(a);
 	unlink(b);
@@ -323,8 +324,8 @@ START_TEST(test_user_loc_anon)
 	ck_assert_uint_eq(id, 99); /* outputs untouched on failure */
 	ck_assert_uint_eq(off, 99);
 	/* No user address (a walk past the last frame): 0, not a module. */
-	ck_assert_uint_eq(sym_user_frame(pid, 0, UINT64_C(0xec8c485355fc8949), 0),
-	    0);
+	ck_assert_uint_eq(
+	    sym_user_frame(pid, 0, UINT64_C(0xec8c485355fc8949), 0), 0);
 	ck_assert_uint_eq(sym_user_frame(pid, 0, UINT64_C(1) << 47, 0), 0);
 	ck_assert_uint_eq(sym_user_frame(pid, 0, (UINT64_C(1) << 47) - 1, 0),
 	    (UINT64_C(1) << 47) - 1);
@@ -349,8 +350,8 @@ self_map(const char *needle, uint64_t *start, uint64_t *end, uint64_t *off,
 	ck_assert_ptr_nonnull(f = fopen("/proc/self/maps", "r"));
 	while (!found && fgets(line, sizeof(line), f) != NULL) {
 		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &s, &e,
-			perm, &o, &maj, &min, &i, &n) < 7 || perm[2] != 'x' ||
-		    strstr(line + n, needle) == NULL)
+			perm, &o, &maj, &min, &i, &n) < 7 ||
+		    perm[2] != 'x' || strstr(line + n, needle) == NULL)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
 		strcpy(path, line + n);
@@ -385,39 +386,40 @@ START_TEST(test_gone_learn)
 	self_map("/libc.so", &ls, &le, &lo, &ldev, &lino, lib);
 	reap(child);
 	/* Not cached: nothing to learn into. */
-	ck_assert_int_eq(sym_proc_learn((uint32_t)child, xid, ls, le, lo, 0),
-	    -ENOENT);
+	ck_assert_int_eq(
+	    sym_proc_learn((uint32_t)child, xid, ls, le, lo, 0), -ENOENT);
 	ck_assert_int_eq(sym_proc_text((uint32_t)child, xid, exe, es, ee), 0);
 	addr = (uint64_t)(uintptr_t)&check_symbol_target;
-	ck_assert_int_eq(sym_user_loc((uint32_t)child, xid, addr, &id, &off),
-	    0);
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)child, xid, addr, &id, &off), 0);
 	ck_assert_str_eq(sym_module_name(id, off, 0), "check_symbol_target");
 	/* A libc function: not placed until libc's mapping is learnt. */
 	addr = (uint64_t)(uintptr_t)&getpid;
 	ck_assert_uint_ge(addr, ls);
 	ck_assert_uint_lt(addr, le);
-	ck_assert_int_eq(sym_user_loc((uint32_t)child, xid, addr, &id, &off),
-	    -ENOENT);
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)child, xid, addr, &id, &off), -ENOENT);
 	ck_assert_int_eq(module_get(lib, ldev, lino, 0, &libc), 0);
 	ck_assert_int_eq(
 	    sym_proc_learn((uint32_t)child, xid, ls, le, lo, libc), 0);
 	/* Known already (or overlapping): left as it is. */
 	ck_assert_int_eq(
 	    sym_proc_learn((uint32_t)child, xid, ls + 4096, le, lo, 99), 0);
-	ck_assert_int_eq(sym_proc_learn((uint32_t)child, xid + 1, ls, le, lo,
-			     libc), -ENOENT);
-	ck_assert_int_eq(sym_user_loc((uint32_t)child, xid, addr, &id, &off),
-	    0);
+	ck_assert_int_eq(
+	    sym_proc_learn((uint32_t)child, xid + 1, ls, le, lo, libc),
+	    -ENOENT);
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)child, xid, addr, &id, &off), 0);
 	ck_assert_uint_eq(id, libc);
 	ck_assert_uint_eq(off, addr - ls + lo);
 	ck_assert_ptr_nonnull(name = sym_module_name(id, off, 0));
 	ck_assert_msg(strstr(name, "getpid") != NULL, "getpid named %s", name);
 	/* A miss once the re-read interval is past: the maps are not lost. */
 	usleep(150 * 1000);
-	ck_assert_int_eq(sym_user_loc((uint32_t)child, xid, 16, &id, &off),
-	    -ENOENT);
-	ck_assert_int_eq(sym_user_loc((uint32_t)child, xid, addr, &id, &off),
-	    0);
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)child, xid, 16, &id, &off), -ENOENT);
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)child, xid, addr, &id, &off), 0);
 	ck_assert_uint_eq(id, libc);
 	/* The kernel's device for libc is the one its maps line gives. */
 	ck_assert_int_eq(module_find_file(ldev, lino, &id), 0);
@@ -457,8 +459,8 @@ START_TEST(test_user_frame_junk)
 	jit = (uint64_t)(uintptr_t)p + 16;
 	code = (uint64_t)(uintptr_t)&check_symbol_target;
 	ck_assert_uint_eq(sym_user_frame((uint32_t)child, xid, d, since), 0);
-	ck_assert_uint_eq(sym_user_frame((uint32_t)child, xid, jit, since),
-	    jit);
+	ck_assert_uint_eq(
+	    sym_user_frame((uint32_t)child, xid, jit, since), jit);
 	ck_assert_int_eq(
 	    sym_user_loc((uint32_t)child, xid, code, &id, &off), 0);
 	ck_assert_uint_eq(sym_user_frame((uint32_t)child, xid, code, since),
@@ -558,9 +560,9 @@ START_TEST(test_exe_dropped_on_exit)
 	ck_assert_int_eq(
 	    exe_path((uint32_t)child, xid, NULL, path, sizeof(path)), 0);
 	ck_assert_str_eq(path, self);
-	ck_assert_int_eq(exe_path((uint32_t)getpid(),
-			     exe_id_of((uint32_t)getpid()), NULL, path,
-			     sizeof(path)),
+	ck_assert_int_eq(
+	    exe_path((uint32_t)getpid(), exe_id_of((uint32_t)getpid()), NULL,
+		path, sizeof(path)),
 	    0);
 	ck_assert_uint_eq(exe_cached(), 2);
 	ck_assert_uint_eq(exe_drop_dead(), 0);
@@ -603,14 +605,15 @@ START_TEST(test_exe_known_after_exit)
 	    exe_path((uint32_t)child, xid, "alias", path, sizeof(path)), 0);
 	ck_assert_str_eq(path, self);
 	/* Another name, no name, or another exe id: not this program. */
-	ck_assert_int_eq(exe_path((uint32_t)child, xid, "sh", path,
-			     sizeof(path)), -ENOENT);
-	ck_assert_int_eq(exe_path((uint32_t)child, xid, NULL, path,
-			     sizeof(path)), -ENOENT);
+	ck_assert_int_eq(
+	    exe_path((uint32_t)child, xid, "sh", path, sizeof(path)), -ENOENT);
+	ck_assert_int_eq(
+	    exe_path((uint32_t)child, xid, NULL, path, sizeof(path)), -ENOENT);
 	ck_assert_int_eq(
 	    exe_path((uint32_t)child, xid, "", path, sizeof(path)), -ENOENT);
-	ck_assert_int_eq(exe_path((uint32_t)child, xid + 1, comm, path,
-			     sizeof(path)), -ENOENT);
+	ck_assert_int_eq(
+	    exe_path((uint32_t)child, xid + 1, comm, path, sizeof(path)),
+	    -ENOENT);
 }
 END_TEST
 

@@ -82,7 +82,8 @@ START_TEST(late_timer_catches_up)
 	ck_assert_uint_eq(mock_vital_events("cpu"), 20 + 5 * 20);
 	mock_clock_advance(3600000000000ULL); /* an hour: not replayed */
 	fire(1);
-	ck_assert_uint_le(mock_vital_events("cpu"), 120 + 101 * 20); /* <= 1 s */
+	ck_assert_uint_le(
+	    mock_vital_events("cpu"), 120 + 101 * 20); /* <= 1 s */
 }
 END_TEST
 
@@ -443,8 +444,8 @@ START_TEST(nan_refused)
 	void *c = mock_config_new(&vitals_plugin);
 
 	ck_assert_ptr_nonnull(c);
-	ck_assert_int_eq(mock_config_set(&vitals_plugin, c, "zipf", "nan"),
-	    -EINVAL);
+	ck_assert_int_eq(
+	    mock_config_set(&vitals_plugin, c, "zipf", "nan"), -EINVAL);
 	mock_config_free(&vitals_plugin, c);
 }
 END_TEST

@@ -210,13 +210,15 @@ START_TEST(every_epoch)
 	for (i = 0; i < 2; i++) {
 		ck_assert_str_eq(
 		    mock_finding(i)->vital, i % 2 == 0 ? "cpu" : "diskio");
-		ck_assert_uint_eq(mock_finding(i)->start_ns, tep_start_ns(60, 0));
+		ck_assert_uint_eq(
+		    mock_finding(i)->start_ns, tep_start_ns(60, 0));
 		ck_assert_uint_eq(mock_finding(i)->severity, VITALS_SEV_WARN);
 	}
 	/* cpu back under its bound: the end of its incident only. */
 	e = tep_queue_next(q);
 	tep_add(e, "cpu",
-	    &(struct tep_ev){ .exe = "/usr/bin/yes", .label = 1, .events = 50 });
+	    &(struct tep_ev){
+		.exe = "/usr/bin/yes", .label = 1, .events = 50 });
 	tep_add(e, "diskio",
 	    &(struct tep_ev){
 		.exe = "/usr/bin/dd", .label = 2, .weight = 4 << 20 });
@@ -224,8 +226,8 @@ START_TEST(every_epoch)
 	ck_assert_uint_eq(mock_nfindings(), 3);
 	ck_assert_uint_eq(mock_finding(2)->severity, VITALS_SEV_INFO);
 	ck_assert_str_eq(mock_finding(2)->vital, "cpu");
-	ck_assert_ptr_nonnull(strstr(mock_finding(2)->text,
-	    "back within the bound of rule 1"));
+	ck_assert_ptr_nonnull(
+	    strstr(mock_finding(2)->text, "back within the bound of rule 1"));
 	ck_assert_uint_eq(mock_finding(2)->start_ns, tep_start_ns(60, 0));
 }
 END_TEST

@@ -58,14 +58,15 @@ START_TEST(test_time_forms)
 
 	setenv("TZ", "UTC", 1);
 	r = vitals_time_parse(cases[_i].s, NOW, &ns);
-	ck_assert_msg(r == cases[_i].r, "'%s': %d, want %d", cases[_i].s, r,
-	    cases[_i].r);
+	ck_assert_msg(
+	    r == cases[_i].r, "'%s': %d, want %d", cases[_i].s, r, cases[_i].r);
 	if (r == 0)
 		ck_assert_msg(ns == cases[_i].ns, "'%s': %llu, want %llu",
 		    cases[_i].s, (unsigned long long)ns,
 		    (unsigned long long)cases[_i].ns);
 	else
-		ck_assert_msg(ns == 12345, "'%s' wrote its output", cases[_i].s);
+		ck_assert_msg(
+		    ns == 12345, "'%s' wrote its output", cases[_i].s);
 }
 END_TEST
 
@@ -76,10 +77,11 @@ START_TEST(test_ranges)
 	ck_assert_int_eq(vitals_range_parse("-2h..-1h", NOW, &from, &to), 0);
 	ck_assert_uint_eq(from, NOW - 7200 * NS);
 	ck_assert_uint_eq(to, NOW - 3600 * NS);
-	ck_assert_int_eq(vitals_range_parse("-1h..-2h", NOW, &from, &to), -EDOM);
+	ck_assert_int_eq(
+	    vitals_range_parse("-1h..-2h", NOW, &from, &to), -EDOM);
 	ck_assert_int_eq(vitals_range_parse("-1h", NOW, &from, &to), -EINVAL);
-	ck_assert_int_eq(vitals_range_parse("-1h..2600-01-01", NOW, &from, &to),
-	    -ERANGE);
+	ck_assert_int_eq(
+	    vitals_range_parse("-1h..2600-01-01", NOW, &from, &to), -ERANGE);
 	ck_assert_uint_eq(to, NOW - 3600 * NS); /* untouched */
 }
 END_TEST

@@ -36,7 +36,7 @@ static const struct hash_label_vec hash_label_vecs[] = {
 	{ 0xabcULL, 0x7U, 1000, 0xd807783a802900bcULL },
 	{ 0x77ULL, 0x3U, 0, 0xad545d4bb57d97dfULL },
 	{ 0xffffffffffffffffULL, 0xffffffffU, 0xffffffffU,
-	  0xd6bdf7544574c9cbULL },
+	    0xd6bdf7544574c9cbULL },
 	{ 0x7f12345670ULL, 0x9e3779b9U, 65534, 0xcdbb1df62b7cc53aULL },
 };
 

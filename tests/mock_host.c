@@ -370,9 +370,11 @@ vitals_emit(struct vitals_vital *v, const struct vitals_event *ev)
 	stack = mock_hash_frames(mock_hash_frames(0, ev->kstack, ev->nkstack),
 	    ev->ustack, ev->nustack);
 	d = vitals_hash_mix64(v->digest ^ ev->ts_ns) ^ ev->label;
-	d = vitals_hash_mix64(d ^ ev->weight) ^ ((uint64_t)ev->exe_id << 32 | ev->uid);
+	d = vitals_hash_mix64(d ^ ev->weight) ^
+	    ((uint64_t)ev->exe_id << 32 | ev->uid);
 	d = vitals_hash_mix64(d ^ ((uint64_t)ev->pid << 32 | ev->tid)) ^ ev->op;
-	d = vitals_hash_mix64(d ^ ev->args[0] ^ ev->args[1] ^ ev->args[2] ^ ev->args[3]);
+	d = vitals_hash_mix64(
+	    d ^ ev->args[0] ^ ev->args[1] ^ ev->args[2] ^ ev->args[3]);
 	d = mock_hash_str(mock_hash_str(d ^ stack, ev->exe), ev->comm);
 	v->digest = d;
 	v->events++;

@@ -248,7 +248,7 @@ aggregate_retire(struct aggregate *a, struct vitals_epoch *e)
 /* What aggregate_pick keeps of the samples of an epoch's vitals. */
 struct aggregate_keep {
 	uint64_t runs_ns; /* labels_runs() of the epoch */
-	uint32_t max;     /* queue_samples */
+	uint32_t max; /* queue_samples */
 };
 
 static int
@@ -397,8 +397,8 @@ aggregate_queue_push(
 		q->n--;
 	}
 	if (q->n > 0 &&
-	    (c = aggregate_compact(q->v[q->n - 1], a->p.base_ns,
-	    a->p.queue_samples)) != NULL) {
+	    (c = aggregate_compact(
+		 q->v[q->n - 1], a->p.base_ns, a->p.queue_samples)) != NULL) {
 		if (aggregate_let_go(a, q->v[q->n - 1]) != 0)
 			r = -ENOMEM;
 		q->v[q->n - 1] = c;

@@ -20,25 +20,25 @@
 
 /* How an aggregator rolls up and queues. */
 struct aggregate_params {
-	uint32_t ntimescales;  /* rollup timescales in use */
+	uint32_t ntimescales; /* rollup timescales in use */
 	uint32_t timescales[VITALS_AGG_MAX_TIMESCALES]; /* seconds, ascending */
-	uint32_t queue_len;    /* epochs per queue, >= 1 */
-	uint64_t base_ns;      /* the base epoch's length: the epochs of a
+	uint32_t queue_len; /* epochs per queue, >= 1 */
+	uint64_t base_ns; /* the base epoch's length: the epochs of a
 	                          queue but the newest are kept compact
 	                          (aggregate_compact) with its runs */
 	uint32_t queue_samples; /* and with at most this many samples per
 	                          vital; 0: no bound */
-	uint32_t max_samples;  /* samples kept per vital in a rollup */
-	uint32_t lanes;        /* 0: filters run in aggregate_run's caller;
+	uint32_t max_samples; /* samples kept per vital in a rollup */
+	uint32_t lanes; /* 0: filters run in aggregate_run's caller;
 	                          else on up to this many worker threads
 	                          ("lanes"), see aggregate_run */
 };
 
 /* A filter instance, the timescale it runs at, and the host it is for. */
 struct aggregate_filter {
-	struct vitals_ctx *ctx;  /* borrowed; its sink gets the findings */
-	uint32_t timescale_s;    /* 0 = base only, AGGREGATE_ALL, or one */
-	const char *host;        /* runs for this host's epochs only (one
+	struct vitals_ctx *ctx; /* borrowed; its sink gets the findings */
+	uint32_t timescale_s; /* 0 = base only, AGGREGATE_ALL, or one */
+	const char *host; /* runs for this host's epochs only (one
 				    instance per host: VITALS_SCOPE_HOST),
 				    borrowed; NULL: every host's */
 };
@@ -55,8 +55,8 @@ struct aggregate;
  * max per vital (0: all), the ones a rollup would keep first.  NULL when
  * out of memory.
  */
-struct vitals_epoch *aggregate_compact(const struct vitals_epoch *e,
-    uint64_t base_ns, uint32_t max);
+struct vitals_epoch *aggregate_compact(
+    const struct vitals_epoch *e, uint64_t base_ns, uint32_t max);
 
 /* A new aggregator; NULL when out of memory. */
 struct aggregate *aggregate_new(const struct aggregate_params *p);
@@ -77,8 +77,8 @@ const struct aggregate_params *aggregate_params(const struct aggregate *a);
  * lanes' threads are started here (if none can be, filters run in the
  * caller).  Returns 0 or -ENOMEM (the previous list is then kept).
  */
-int aggregate_filters(struct aggregate *a, const struct aggregate_filter *f,
-    size_t n);
+int aggregate_filters(
+    struct aggregate *a, const struct aggregate_filter *f, size_t n);
 
 /*
  * One slot of timescale ts (0 = base): epochs v[0..n), normally one per
@@ -96,8 +96,8 @@ int aggregate_filters(struct aggregate *a, const struct aggregate_filter *f,
  * itself or from a filter run of an earlier call (other filter errors are
  * logged by the instance, not returned).
  */
-int aggregate_run(struct aggregate *a, uint32_t ts, struct vitals_epoch **v,
-    size_t n);
+int aggregate_run(
+    struct aggregate *a, uint32_t ts, struct vitals_epoch **v, size_t n);
 
 /*
  * Wait until every filter run handed to the lanes is done (a no-op

@@ -57,16 +57,16 @@ int cache_has(struct cache *c, const char *name);
  * else may write it).  Returns 0 and a new reference in *out, or -ENOENT
  * for a missing, stale, foreign or unreadable entry.
  */
-int cache_get(struct cache *c, const char *name, const struct cache_key *k,
-    json_t **out);
+int cache_get(
+    struct cache *c, const char *name, const struct cache_key *k, json_t **out);
 
 /*
  * The same, leaving the value as JSON text: 0 with the whole entry in
  * *buf (malloc'd, the caller's) and the text of its value at *value, *len
  * bytes (not NUL-terminated), or -ENOENT as cache_get.
  */
-int cache_get_text(struct cache *c, const char *name,
-    const struct cache_key *k, char **buf, const char **value, size_t *len);
+int cache_get_text(struct cache *c, const char *name, const struct cache_key *k,
+    char **buf, const char **value, size_t *len);
 
 /*
  * Store value (borrowed) as entry `name` with key k: written to a
@@ -78,8 +78,8 @@ int cache_put(struct cache *c, const char *name, const struct cache_key *k,
     json_t *value);
 
 /* The same with the value as JSON text text[0..len) (borrowed). */
-int cache_put_text(struct cache *c, const char *name,
-    const struct cache_key *k, const char *text, size_t len);
+int cache_put_text(struct cache *c, const char *name, const struct cache_key *k,
+    const char *text, size_t len);
 
 /*
  * Store an entry from a writer thread, so the caller goes on: encode(obj,

@@ -131,8 +131,8 @@ handrun_start(const struct config *cfg, const char *config_path,
 	    &h->st, NULL, &h->ctx, err, errlen);
 	if (r != 0)
 		goto fail;
-	h->ctx->sink = (struct instance_sink){ handrun_on_finding,
-		handrun_on_series, h };
+	h->ctx->sink =
+	    (struct instance_sink){ handrun_on_finding, handrun_on_series, h };
 	if ((r = instance_init(h->ctx, err, errlen)) != 0) {
 		instance_free(h->ctx);
 		h->ctx = NULL;
@@ -173,8 +173,8 @@ handrun_stop(struct handrun *h)
 
 /* The configuration vitals_filter_once reads into *out. */
 static int
-handrun_config(const char *config, struct config **out, char *err,
-    size_t errlen)
+handrun_config(
+    const char *config, struct config **out, char *err, size_t errlen)
 {
 	FILE *f;
 
@@ -192,9 +192,9 @@ handrun_config(const char *config, struct config **out, char *err,
 }
 
 int
-vitals_filter_once(const char *config, const char *data_dir,
-    const char *name, const char *const *keys, const char *const *values,
-    size_t noverrides, const struct vitals_epoch *const *v, uint32_t n,
+vitals_filter_once(const char *config, const char *data_dir, const char *name,
+    const char *const *keys, const char *const *values, size_t noverrides,
+    const struct vitals_epoch *const *v, uint32_t n,
     const struct vitals_filter_sink *sink, char *err, size_t errlen)
 {
 	struct config_entry *extra;
@@ -220,8 +220,8 @@ vitals_filter_once(const char *config, const char *data_dir,
 		q.n = n;
 		q.epochs = v;
 		if ((r = handrun_feed(h, &q, v[n - 1]->host)) != 0)
-			snprintf(err, errlen, "filter '%s': %s", name,
-			    strerror(-r));
+			snprintf(
+			    err, errlen, "filter '%s': %s", name, strerror(-r));
 	}
 	if (handrun_stop(h) != 0 && r == 0) {
 		r = -EIO;

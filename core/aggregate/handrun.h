@@ -29,8 +29,8 @@ int handrun_start(const struct config *cfg, const char *config_path,
     char *err, size_t errlen);
 
 /* Give the filter queue q of host's epochs.  0 or its negative errno. */
-int handrun_feed(struct handrun *h, const struct vitals_queue *q,
-    const char *host);
+int handrun_feed(
+    struct handrun *h, const struct vitals_queue *q, const char *host);
 
 /*
  * Stop the filter (a training filter writes its model then) and free h;

@@ -145,8 +145,8 @@ labels_credit(const struct vitals_vital_epoch *ve, const struct labels_key *k,
 }
 
 int
-labels_credited(const struct vitals_vital_epoch *ve, uint64_t base_ns,
-    uint8_t *keep)
+labels_credited(
+    const struct vitals_vital_epoch *ve, uint64_t base_ns, uint8_t *keep)
 {
 	const struct vitals_sample *prev, *cur, *next;
 	struct labels_key *k;
@@ -159,20 +159,22 @@ labels_credited(const struct vitals_vital_epoch *ve, uint64_t base_ns,
 	memset(keep, 0, n);
 	for (i = 0; i < n; i++) {
 		cur = &ve->samples[k[i].idx];
-		prev = i > 0 && labels_same(&k[i - 1], &k[i]) ?
-		    &ve->samples[k[i - 1].idx] : NULL;
+		prev = i > 0 && labels_same(&k[i - 1], &k[i])
+		    ? &ve->samples[k[i - 1].idx]
+		    : NULL;
 		/* A run's first after a fall keeps runs apart. */
 		keep[k[i].idx] = prev != NULL && cur->count < prev->count;
 		/* The last of its pid in the run (the run's last among them). */
 		for (j = i + 1; j < n && labels_same(&k[i], &k[j]); j++) {
 			next = &ve->samples[k[j].idx];
-			if (labels_new_run(&ve->samples[k[j - 1].idx], next,
-			    base_ns) || next->pid == cur->pid)
+			if (labels_new_run(
+				&ve->samples[k[j - 1].idx], next, base_ns) ||
+			    next->pid == cur->pid)
 				break;
 		}
 		if (j == n || !labels_same(&k[i], &k[j]) ||
 		    labels_new_run(&ve->samples[k[j - 1].idx],
-		    &ve->samples[k[j].idx], base_ns))
+			&ve->samples[k[j].idx], base_ns))
 			keep[k[i].idx] = 1;
 	}
 	free(k);
@@ -402,8 +404,8 @@ labels_name(const struct vitals_sample *s, int by, char *buf, size_t len)
 }
 
 void
-labels_slot_name(const struct vitals_vital_epoch *ve, uint32_t slot,
-    char *buf, size_t len, char *exe, size_t elen)
+labels_slot_name(const struct vitals_vital_epoch *ve, uint32_t slot, char *buf,
+    size_t len, char *exe, size_t elen)
 {
 	const struct vitals_sample *s, *best = NULL;
 	uint32_t i;
@@ -456,8 +458,8 @@ labels_slot_share(
 		for (j = 0; j < ve->nsamples; j++) {
 			b = &ve->samples[j];
 			if (j != i && b->slot == slot && b->label == a->label &&
-			    strcmp(labels_sample_exe(b), labels_sample_exe(a)) ==
-				0 &&
+			    strcmp(labels_sample_exe(b),
+				labels_sample_exe(a)) == 0 &&
 			    (b->count > a->count ||
 				(b->count == a->count && j < i)))
 				break;
@@ -618,8 +620,8 @@ labels_by(const char *text, int *by, char *why, size_t len)
 	else if (strcmp(text, "label") == 0)
 		*by = LABELS_BY_LABEL;
 	else {
-		snprintf(why, len, "option 'by': '%s' is not exe or label",
-		    text);
+		snprintf(
+		    why, len, "option 'by': '%s' is not exe or label", text);
 		return -EINVAL;
 	}
 	return 0;

@@ -87,8 +87,8 @@ int labels_weights(const struct vitals_vital_epoch *ve, uint64_t base_ns,
  * of a run that starts with a fall of the count (so the runs stay apart),
  * else 0.  Returns 0 or -ENOMEM.
  */
-int labels_credited(const struct vitals_vital_epoch *ve, uint64_t base_ns,
-    uint8_t *keep);
+int labels_credited(
+    const struct vitals_vital_epoch *ve, uint64_t base_ns, uint8_t *keep);
 
 /*
  * Attribute the vital's HCA weight to groups (labels_weights summed per

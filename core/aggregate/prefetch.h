@@ -19,8 +19,8 @@ struct prefetch;
  * `ahead` files before the caller.  Returns NULL only when memory runs out
  * (the caller may then load the files itself).
  */
-struct prefetch *prefetch_start(const char *const *paths, size_t n,
-    unsigned threads, size_t ahead);
+struct prefetch *prefetch_start(
+    const char *const *paths, size_t n, unsigned threads, size_t ahead);
 
 /*
  * The epoch of paths[i], where i is the next index not taken yet: files

@@ -543,13 +543,14 @@ query_filter(struct query *q, const struct config_plugin *cp)
 	for (i = 0; i < q->nts; i++) {
 		if (loader_scope(lp->desc) == VITALS_SCOPE_FLEET ||
 		    q->nhosts <= 1) {
-			if ((r = query_inst_add(q, cp, lp, &q->ts[i], NULL)) != 0)
+			if ((r = query_inst_add(q, cp, lp, &q->ts[i], NULL)) !=
+			    0)
 				return r;
 			continue;
 		}
 		for (h = 0; h < q->nhosts; h++)
-			if ((r = query_inst_add(q, cp, lp, &q->ts[i],
-			    q->hosts[h])) != 0)
+			if ((r = query_inst_add(
+				 q, cp, lp, &q->ts[i], q->hosts[h])) != 0)
 				return r;
 	}
 	return 0;

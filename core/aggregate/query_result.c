@@ -202,8 +202,10 @@ static const struct vitals_agg_finding *query_order_base;
 static int
 query_order_cmp(const void *x, const void *y)
 {
-	const struct vitals_agg_finding *a = &query_order_base[*(const size_t *)x];
-	const struct vitals_agg_finding *b = &query_order_base[*(const size_t *)y];
+	const struct vitals_agg_finding *a =
+	    &query_order_base[*(const size_t *)x];
+	const struct vitals_agg_finding *b =
+	    &query_order_base[*(const size_t *)y];
 	int ra = group_rank(a->f.filter), rb = group_rank(b->f.filter);
 
 	if (a->f.end_ns != b->f.end_ns)

@@ -57,10 +57,10 @@ struct rollup {
 	uint64_t length_ns, dropped, cpu_ns, seq;
 	uint32_t nvitals;
 	struct rollup_vital *vitals; /* sorted by name */
-	uint32_t nmodules;             /* a module's id is its index */
+	uint32_t nmodules; /* a module's id is its index */
 	struct rollup_module *modules;
-	uint32_t *mhash;               /* open addressing: index + 1, or 0 */
-	uint32_t mhash_size;           /* a power of two, or 0 */
+	uint32_t *mhash; /* open addressing: index + 1, or 0 */
+	uint32_t mhash_size; /* a power of two, or 0 */
 	/*
 	 * The kept samples' strings (exes, threads, frame names), each once:
 	 * a day's rollup keeps thousands of samples naming the same
@@ -70,7 +70,7 @@ struct rollup {
 	struct vitals_epoch *pool;
 	/* The epoch being added, and its module ids as the rollup's. */
 	const struct vitals_epoch *in;
-	uint32_t *in_ids;              /* parallel to in->modules */
+	uint32_t *in_ids; /* parallel to in->modules */
 };
 
 uint64_t
@@ -465,8 +465,8 @@ rollup_modules_map(struct rollup *r, const struct vitals_epoch *e)
 	if ((r->in_ids = calloc(e->nmodules, sizeof(*r->in_ids))) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < e->nmodules; i++) {
-		id = rollup_module_id(r, e->modules[i].path,
-		    e->modules[i].build_id);
+		id = rollup_module_id(
+		    r, e->modules[i].path, e->modules[i].build_id);
 		if (id < 0)
 			return (int)id;
 		r->in_ids[i] = (uint32_t)id;
@@ -567,8 +567,9 @@ rollup_pool_compact(struct rollup *r)
 			if (epoch_intern(p, s->exe) == NULL ||
 			    epoch_intern(p, s->comm) == NULL)
 				goto fail;
-			for (k = 0; s->ksyms != NULL &&
-			    k < s->nkstack + s->nustack; k++)
+			for (k = 0;
+			     s->ksyms != NULL && k < s->nkstack + s->nustack;
+			     k++)
 				if (epoch_intern(p, s->ksyms[k]) == NULL)
 					goto fail;
 		}
@@ -579,8 +580,8 @@ rollup_pool_compact(struct rollup *r)
 	for (i = 0; i < r->nvitals; i++)
 		for (j = 0; j < r->vitals[i].nsamples; j++) {
 			s = &r->vitals[i].samples[j]->s;
-			(void)epoch_intern_names(p, s, s,
-			    (const char **)(uintptr_t)s->ksyms);
+			(void)epoch_intern_names(
+			    p, s, s, (const char **)(uintptr_t)s->ksyms);
 		}
 	epoch_free(r->pool);
 	r->pool = p;
@@ -707,8 +708,8 @@ rollup_finish_modules(const struct rollup *r, struct vitals_epoch *e)
 	if ((used = calloc(r->nmodules, 1)) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < r->nvitals; i++)
-		rollup_modules_used(&r->vitals[i],
-		    rollup_kept(r, &r->vitals[i]), used);
+		rollup_modules_used(
+		    &r->vitals[i], rollup_kept(r, &r->vitals[i]), used);
 	for (i = 0; i < r->nmodules; i++)
 		n += used[i];
 	if (n > 0 && (m = epoch_alloc(e, n * sizeof(*m))) == NULL)
@@ -840,8 +841,8 @@ vitals_range_rollup(const char *data_dir, uint64_t from_ns, uint64_t to_ns,
 				    : rollup_finish(ru, out);
 	rollup_free(ru);
 	if (r == -ENODATA)
-		snprintf(err, errlen, "no readable epochs in the range under %s",
-		    data_dir);
+		snprintf(err, errlen,
+		    "no readable epochs in the range under %s", data_dir);
 	else if (r != 0)
 		snprintf(err, errlen, "%s", strerror(-r));
 	return r;

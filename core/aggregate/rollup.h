@@ -20,8 +20,8 @@ struct rollup;
  * keeping at most max_samples samples per vital (0: the largest nsamples
  * of the epochs added).  NULL when out of memory.
  */
-struct rollup *rollup_new(uint64_t start_ns, uint32_t timescale_s,
-    uint32_t max_samples);
+struct rollup *rollup_new(
+    uint64_t start_ns, uint32_t timescale_s, uint32_t max_samples);
 
 /* Free a rollup; accepts NULL. */
 void rollup_free(struct rollup *r);
@@ -30,8 +30,8 @@ void rollup_free(struct rollup *r);
  * The order in which a rollup keeps samples, best first: larger count,
  * larger weight, then earlier and smaller ids (a total order).  <0, 0, >0.
  */
-int rollup_sample_cmp(const struct vitals_sample *a,
-    const struct vitals_sample *b);
+int rollup_sample_cmp(
+    const struct vitals_sample *a, const struct vitals_sample *b);
 
 /*
  * Add epoch e (borrowed; what is kept is copied).  Returns 0 or -ENOMEM

@@ -166,7 +166,8 @@ times_number(const char *s, uint64_t scale, uint64_t *out)
 	v = strtoull(s, &end, 10);
 	if (*end != '\0')
 		return -EINVAL;
-	if (errno == ERANGE || v > UINT64_MAX / scale || v * scale / NS > MAX_SEC)
+	if (errno == ERANGE || v > UINT64_MAX / scale ||
+	    v * scale / NS > MAX_SEC)
 		return -ERANGE;
 	*out = v * scale;
 	return 0;
@@ -194,8 +195,8 @@ vitals_time_parse(const char *s, uint64_t now_ns, uint64_t *out)
 }
 
 int
-vitals_range_parse(const char *s, uint64_t now_ns, uint64_t *from_ns,
-    uint64_t *to_ns)
+vitals_range_parse(
+    const char *s, uint64_t now_ns, uint64_t *from_ns, uint64_t *to_ns)
 {
 	const char *dots = strstr(s, "..");
 	uint64_t from, to;

@@ -46,13 +46,14 @@ struct engine {
 	char host[256];
 	uint32_t nvitals;
 	struct vitals_vital *vitals[ENGINE_MAX_VITALS];
-	uint64_t seq;              /* number of the current epoch */
-	uint64_t start_ns;         /* start of the current epoch */
-	uint64_t cpu_start_ns;     /* process CPU time at the start */
-	uint64_t cpu_extra_ns;     /* CPU reported by probes this epoch */
-	uint64_t cpu_budget_used;  /* CPU counted against doublings this epoch */
+	uint64_t seq; /* number of the current epoch */
+	uint64_t start_ns; /* start of the current epoch */
+	uint64_t cpu_start_ns; /* process CPU time at the start */
+	uint64_t cpu_extra_ns; /* CPU reported by probes this epoch */
+	uint64_t cpu_budget_used; /* CPU counted against doublings this epoch */
 	struct metric_table *metrics; /* named metrics (vitals_metric_put) */
-	struct sketch_budget budget; /* the sample stores' bytes (sample_memory) */
+	struct sketch_budget
+	    budget; /* the sample stores' bytes (sample_memory) */
 	/* the closed view */
 	struct vitals_epoch closed;
 	struct vitals_vital_epoch views[ENGINE_MAX_VITALS];
@@ -60,7 +61,8 @@ struct engine {
 	uint32_t nfindings, findings_cap;
 	struct vitals_module *modules; /* the closed epoch's modules table */
 	uint32_t modules_cap;
-	uint64_t mod_seen[ENGINE_MOD_WORDS]; /* ids referenced, while building */
+	uint64_t
+	    mod_seen[ENGINE_MOD_WORDS]; /* ids referenced, while building */
 	/* t by vital name for vitals opened until engine_resume_end */
 	struct engine_resume resume[ENGINE_MAX_VITALS];
 	uint32_t nresume;
@@ -73,7 +75,8 @@ engine_process_cpu_ns(void)
 
 	if (getrusage(RUSAGE_SELF, &ru) != 0)
 		return 0;
-	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+	    1000000000ULL +
 	    (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 }
 
@@ -149,7 +152,7 @@ engine_vital_name_ok(const char *name)
 		return 0;
 	for (i = 0; i < n; i++)
 		if (!((name[i] >= 'a' && name[i] <= 'z') ||
-		    (name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
+			(name[i] >= '0' && name[i] <= '9') || name[i] == '_'))
 			return 0;
 	return 1;
 }
@@ -181,8 +184,9 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
 		if (strcmp(e->resume[i].name, name) != 0)
 			continue;
 		s = e->resume[i].shift;
-		v->shift = s < v->shift_min ? v->shift_min :
-		    s > v->shift_max ? v->shift_max : s;
+		v->shift = s < v->shift_min ? v->shift_min
+		    : s > v->shift_max	    ? v->shift_max
+					    : s;
 	}
 	v->limit = cs->max_samples;
 	v->high_samples = cs->max_samples - cs->max_samples / 4;
@@ -224,7 +228,8 @@ engine_vital_open(struct engine *e, const char *name, const char *unit,
 		return r;
 	}
 	/* Keep vitals sorted by name: the closed view promises it. */
-	for (i = e->nvitals; i > 0 && strcmp(e->vitals[i - 1]->name, name) > 0; i--)
+	for (i = e->nvitals; i > 0 && strcmp(e->vitals[i - 1]->name, name) > 0;
+	     i--)
 		e->vitals[i] = e->vitals[i - 1];
 	e->vitals[i] = v;
 	e->nvitals++;
@@ -389,14 +394,17 @@ engine_budget(struct engine *e)
 		i = order[k];
 		v = e->vitals[i];
 		share = left / (n - k);
-		share = share > ENGINE_BUDGET_MIN_SAMPLES ? share
-							  : ENGINE_BUDGET_MIN_SAMPLES;
+		share = share > ENGINE_BUDGET_MIN_SAMPLES
+		    ? share
+		    : ENGINE_BUDGET_MIN_SAMPLES;
 		w = want[i] < share ? want[i] : share;
 		left -= w < left ? w : left;
 		/* Room to grow: twice what it asked for, within its share. */
 		w = 2 * w < share ? 2 * w : share;
-		engine_vital_limit(v, (uint32_t)(w > ENGINE_BUDGET_MIN_SAMPLES
-			? w : ENGINE_BUDGET_MIN_SAMPLES));
+		engine_vital_limit(v,
+		    (uint32_t)(w > ENGINE_BUDGET_MIN_SAMPLES
+			    ? w
+			    : ENGINE_BUDGET_MIN_SAMPLES));
 		if (want[i] > share && v->shift < v->shift_max)
 			v->shift++;
 	}
@@ -472,8 +480,8 @@ engine_view_vital(struct vitals_vital_epoch *ve, const struct vitals_vital *v,
 
 /* Mark the modules a sample refers to: its user frames' and its exe's. */
 static void
-engine_mark_sample(struct engine *e, const struct vitals_sample *s,
-    const char **last_exe)
+engine_mark_sample(
+    struct engine *e, const struct vitals_sample *s, const char **last_exe)
 {
 	uint32_t i, id;
 	int32_t m;
@@ -505,7 +513,8 @@ engine_modules(struct engine *e)
 
 	for (i = 0; i < e->nvitals; i++)
 		for (j = 0; j < e->views[i].nsamples; j++)
-			engine_mark_sample(e, &e->views[i].samples[j], &last_exe);
+			engine_mark_sample(
+			    e, &e->views[i].samples[j], &last_exe);
 	for (i = 0; i < ENGINE_MOD_WORDS; i++) {
 		for (w = e->mod_seen[i]; w != 0; w &= w - 1) {
 			m = module_of(i * 64 + (uint32_t)__builtin_ctzll(w));
@@ -581,8 +590,8 @@ engine_strdup(const char *s)
 }
 
 int
-engine_finding_add(struct engine *e, const struct vitals_finding *f,
-    const char *filter)
+engine_finding_add(
+    struct engine *e, const struct vitals_finding *f, const char *filter)
 {
 	struct vitals_finding *nf, *arr;
 	uint32_t cap;
@@ -615,8 +624,8 @@ engine_finding_add(struct engine *e, const struct vitals_finding *f,
 }
 
 int
-engine_finding_regroup(struct engine *e, uint32_t i, uint32_t severity,
-    const char *suffix)
+engine_finding_regroup(
+    struct engine *e, uint32_t i, uint32_t severity, const char *suffix)
 {
 	struct vitals_finding *f;
 	size_t a, b;
@@ -638,8 +647,8 @@ engine_finding_regroup(struct engine *e, uint32_t i, uint32_t severity,
 }
 
 int
-engine_metric_put(struct engine *e, const char *name, const char *unit,
-    double value)
+engine_metric_put(
+    struct engine *e, const char *name, const char *unit, double value)
 {
 	return metric_put(e->metrics, name, unit, value);
 }
@@ -663,8 +672,10 @@ engine_bytes(const struct engine *e)
 		n += sizeof(struct vitals_vital) +
 		    2 * (sketch_bytes(p) - p->max_samples * per);
 		stores += 2 * (size_t)p->max_samples * per;
-		first += 2 * (size_t)(p->max_samples < SKETCH_FIRST ?
-		    p->max_samples : SKETCH_FIRST) * per;
+		first += 2 *
+		    (size_t)(p->max_samples < SKETCH_FIRST ? p->max_samples
+							   : SKETCH_FIRST) *
+		    per;
 	}
 	/* Each store may hold its first samples beyond the budget. */
 	if (e->budget.limit != 0 && e->budget.limit + first < stores)
@@ -778,8 +789,8 @@ vitals_vital_load(struct vitals_vital *v, const uint64_t *hca, uint32_t m,
 }
 
 int
-vitals_vital_sample(struct vitals_vital *v, const struct vitals_event *ev,
-    uint64_t count)
+vitals_vital_sample(
+    struct vitals_vital *v, const struct vitals_event *ev, uint64_t count)
 {
 	struct sketch *s = v->buf[v->cur];
 	uint64_t h = vitals_hash_label(ev->label, ev->exe_id, ev->uid);
@@ -804,8 +815,8 @@ engine_vital_full(const struct vitals_vital *v)
 }
 
 int
-engine_vital_name_last(struct vitals_vital *v, const char *const *names,
-    uint32_t nk, uint32_t nu)
+engine_vital_name_last(
+    struct vitals_vital *v, const char *const *names, uint32_t nk, uint32_t nu)
 {
 	struct sketch *s = v->buf[v->cur];
 

@@ -18,20 +18,21 @@
 
 /* A live vital (the SDK's opaque struct vitals_vital). */
 struct vitals_vital {
-	char name[32];            /* vital name */
-	char unit[16];            /* unit of the weight */
-	struct engine *eng;       /* owner */
-	struct sketch *buf[2];    /* the two epoch buffers */
-	unsigned cur;             /* buffer collecting now */
-	uint32_t shift;           /* t = 2^shift */
-	uint32_t shift_min;       /* configured initial t */
-	uint32_t shift_max;       /* adaptive t never exceeds 2^shift_max */
-	uint32_t high_samples;    /* sample count at which t doubles */
-	uint32_t limit;           /* samples this epoch may keep (disk budget) */
-	uint64_t hca_bytes;       /* stored bytes its counters took last epoch (estimate) */
-	uint32_t high_held;       /* and with the budget 3/4 spent */
-	uint64_t dropped;         /* events lost before the sketch, this epoch */
-	uint64_t closed_dropped;  /* the same, for the closed epoch */
+	char name[32]; /* vital name */
+	char unit[16]; /* unit of the weight */
+	struct engine *eng; /* owner */
+	struct sketch *buf[2]; /* the two epoch buffers */
+	unsigned cur; /* buffer collecting now */
+	uint32_t shift; /* t = 2^shift */
+	uint32_t shift_min; /* configured initial t */
+	uint32_t shift_max; /* adaptive t never exceeds 2^shift_max */
+	uint32_t high_samples; /* sample count at which t doubles */
+	uint32_t limit; /* samples this epoch may keep (disk budget) */
+	uint64_t
+	    hca_bytes; /* stored bytes its counters took last epoch (estimate) */
+	uint32_t high_held; /* and with the budget 3/4 spent */
+	uint64_t dropped; /* events lost before the sketch, this epoch */
+	uint64_t closed_dropped; /* the same, for the closed epoch */
 };
 
 /*
@@ -39,8 +40,8 @@ struct vitals_vital {
  * kernel names then nu user names, NULL where unknown, borrowed for the
  * life of the epoch.  Returns 0, -ENOENT (no sample) or -ENOMEM.
  */
-int engine_vital_name_last(struct vitals_vital *v, const char *const *names,
-    uint32_t nk, uint32_t nu);
+int engine_vital_name_last(
+    struct vitals_vital *v, const char *const *names, uint32_t nk, uint32_t nu);
 
 /* Count n sampled events lost before reaching the store (ring buffer full). */
 void engine_vital_samples_lost(struct vitals_vital *v, uint64_t n);
@@ -62,8 +63,8 @@ struct engine *engine_new(const struct config *c, const char *host);
 void engine_free(struct engine *e);
 
 /* Use new sizes for vitals opened from now on, and new watermarks. */
-void engine_reconfigure(struct engine *e, const struct config *c,
-    const char *host);
+void engine_reconfigure(
+    struct engine *e, const struct config *c, const char *host);
 
 /*
  * Open the vital `name`, or return the existing one if its unit matches.
@@ -96,27 +97,27 @@ void engine_start(struct engine *e, uint64_t start_ns);
  * vital's buffers, adapt t, and build the closed view.  The view and its
  * findings are owned by the engine and valid until the next close.
  */
-const struct vitals_epoch *engine_close(struct engine *e, uint64_t now_ns,
-    int partial);
+const struct vitals_epoch *engine_close(
+    struct engine *e, uint64_t now_ns, int partial);
 
 /* Copy a finding into the closed epoch.  Returns 0 or -ENOMEM. */
-int engine_finding_add(struct engine *e, const struct vitals_finding *f,
-    const char *filter);
+int engine_finding_add(
+    struct engine *e, const struct vitals_finding *f, const char *filter);
 
 /*
  * Set the severity of the closed epoch's finding i and append suffix to
  * its text (a warning grouped with another filter's).  Returns 0,
  * -EINVAL for no such finding, or -ENOMEM (the finding unchanged).
  */
-int engine_finding_regroup(struct engine *e, uint32_t i, uint32_t severity,
-    const char *suffix);
+int engine_finding_regroup(
+    struct engine *e, uint32_t i, uint32_t severity, const char *suffix);
 
 /*
  * Record an observation of a named metric in the current epoch (the SDK's
  * vitals_metric_put, see core/engine/metric.h).  Returns 0 or a negative errno.
  */
-int engine_metric_put(struct engine *e, const char *name, const char *unit,
-    double value);
+int engine_metric_put(
+    struct engine *e, const char *name, const char *unit, double value);
 
 /* Add CPU time spent for the collector outside this process. */
 void engine_cpu_add(struct engine *e, uint64_t ns);

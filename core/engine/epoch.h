@@ -96,7 +96,7 @@ typedef int (*epoch_pick_fn)(const struct vitals_vital_epoch *ve,
  * A deep copy of e (borrowed) as epoch_copy's, keeping of each vital's
  * samples those pick (NULL: all) chooses.  NULL when out of memory.
  */
-struct vitals_epoch *epoch_copy_picked(const struct vitals_epoch *e,
-    epoch_pick_fn pick, void *arg);
+struct vitals_epoch *epoch_copy_picked(
+    const struct vitals_epoch *e, epoch_pick_fn pick, void *arg);
 
 #endif /* VITALS_EPOCH_H */

@@ -187,14 +187,16 @@ sketch_room(const struct sketch *s)
 static int
 sketch_grow(struct sketch *s, uint32_t nf)
 {
-	size_t room = sketch_room(s), first = SKETCH_FIRST * sketch_depth2(&s->p);
+	size_t room = sketch_room(s),
+	       first = SKETCH_FIRST * sketch_depth2(&s->p);
 	uint32_t cap = s->cap, fcap = s->fcap;
 
 	if (s->nsamples == cap) {
 		cap = cap ? 2 * cap : SKETCH_FIRST;
 		if (cap > s->p.max_samples)
 			cap = s->p.max_samples;
-		if (s->cap > 0 && (size_t)(cap - s->cap) * SKETCH_SAMPLE_FIXED > room)
+		if (s->cap > 0 &&
+		    (size_t)(cap - s->cap) * SKETCH_SAMPLE_FIXED > room)
 			cap = s->cap + (uint32_t)(room / SKETCH_SAMPLE_FIXED);
 		if (cap <= s->nsamples)
 			return -ENOSPC;
@@ -204,7 +206,8 @@ sketch_grow(struct sketch *s, uint32_t nf)
 		fcap = fcap ? 2 * fcap : (uint32_t)first;
 		if (fcap < s->nframes + nf)
 			fcap = s->nframes + nf;
-		if (s->fcap > 0 && (size_t)(fcap - s->fcap) * SKETCH_FRAME_BYTES > room)
+		if (s->fcap > 0 &&
+		    (size_t)(fcap - s->fcap) * SKETCH_FRAME_BYTES > room)
 			fcap = s->fcap + (uint32_t)(room / SKETCH_FRAME_BYTES);
 		if (fcap < s->nframes + nf)
 			return -ENOSPC;
@@ -339,7 +342,7 @@ sketch_intern_exe(struct sketch *s, uint32_t id, const char *path)
 	if (path == NULL || id == 0 || s->pool == NULL)
 		return 0;
 	for (n = 0, i = id & (s->nexes - 1); n < s->nexes;
-	    n++, i = (i + 1) & (s->nexes - 1)) {
+	     n++, i = (i + 1) & (s->nexes - 1)) {
 		if (s->exes[i].id == id)
 			return s->exes[i].off;
 		if (s->exes[i].id == 0)
@@ -365,8 +368,8 @@ sketch_now_ns(void)
 }
 
 static uint32_t
-sketch_copy_stack(uint64_t *dst, const uint64_t *src, uint32_t n,
-    uint32_t depth)
+sketch_copy_stack(
+    uint64_t *dst, const uint64_t *src, uint32_t n, uint32_t depth)
 {
 	if (src == NULL)
 		return 0;
@@ -378,8 +381,8 @@ sketch_copy_stack(uint64_t *dst, const uint64_t *src, uint32_t n,
 
 /* sketch_keep, keeping at most bound samples (the limit, or max_samples). */
 static int
-sketch_keep_within(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
-    uint64_t count, uint32_t bound)
+sketch_keep_within(struct sketch *s, const struct vitals_event *ev,
+    uint64_t slot, uint64_t count, uint32_t bound)
 {
 	struct vitals_sample *sm;
 	uint32_t i, d = s->p.stack_depth, nk, nu;

@@ -17,11 +17,11 @@
 
 /* Sizes of one sketch; all validated by sketch_new. */
 struct sketch_params {
-	uint32_t hca_size;    /* counters, a power of two */
-	uint32_t seen_bits;   /* first-sighting filter bits, a power of two */
+	uint32_t hca_size; /* counters, a power of two */
+	uint32_t seen_bits; /* first-sighting filter bits, a power of two */
 	uint32_t max_samples; /* samples kept */
 	uint32_t stack_depth; /* frames kept per side */
-	uint64_t floor;       /* counters below it are never sampled */
+	uint64_t floor; /* counters below it are never sampled */
 };
 
 /*
@@ -31,7 +31,7 @@ struct sketch_params {
  */
 struct sketch_budget {
 	size_t limit; /* 0: no bound but max_samples */
-	size_t used;  /* held now */
+	size_t used; /* held now */
 };
 
 /* Samples a sample store starts with, and keeps at least once it grew. */
@@ -39,35 +39,35 @@ struct sketch_budget {
 
 /* Interned executable path, so each sample need not copy it. */
 struct sketch_exe {
-	uint32_t id;   /* exe_id, 0 = free slot */
-	uint32_t off;  /* offset of the path in the string pool */
+	uint32_t id; /* exe_id, 0 = free slot */
+	uint32_t off; /* offset of the path in the string pool */
 };
 
 /* One buffer.  Read the members; change them only through sketch_*. */
 struct sketch {
 	struct sketch_params p;
-	uint32_t seen_shift;    /* 64 - log2(seen_bits) */
-	uint32_t nsamples;      /* samples kept */
-	uint32_t limit;         /* samples kept at most this epoch, <= p.max_samples
+	uint32_t seen_shift; /* 64 - log2(seen_bits) */
+	uint32_t nsamples; /* samples kept */
+	uint32_t limit; /* samples kept at most this epoch, <= p.max_samples
 				 * (the engine's disk budget lowers it) */
-	uint64_t events;        /* events counted */
-	uint64_t wsum;          /* sum of weights */
+	uint64_t events; /* events counted */
+	uint64_t wsum; /* sum of weights */
 	uint64_t samples_dropped; /* sampled but not kept: memory full */
-	uint64_t *hca;          /* p.hca_size counters */
-	uint64_t *seen;         /* p.seen_bits / 64 words, or NULL until used */
-	uint32_t cap;           /* samples the arrays below have room for */
+	uint64_t *hca; /* p.hca_size counters */
+	uint64_t *seen; /* p.seen_bits / 64 words, or NULL until used */
+	uint32_t cap; /* samples the arrays below have room for */
 	uint32_t nframes, fcap; /* frames held, and room for */
 	struct sketch_budget *budget; /* shared bound, borrowed; or NULL */
 	struct vitals_sample *samples; /* cap */
-	uint32_t *foff;         /* cap: where each sample's frames start */
-	uint64_t *frames;       /* fcap: each sample's kernel then user frames */
-	char *comms;            /* VITALS_COMM_LEN per sample */
-	const char **syms;      /* fcap names, as frames; or NULL */
-	struct sketch_exe *exes;/* open-addressed, nexes slots */
-	uint32_t nexes;         /* slots in exes, a power of two */
-	uint32_t pool_used;     /* bytes used in pool */
-	uint32_t pool_size;     /* bytes in pool */
-	char *pool;             /* exe paths, NUL-terminated (with samples) */
+	uint32_t *foff; /* cap: where each sample's frames start */
+	uint64_t *frames; /* fcap: each sample's kernel then user frames */
+	char *comms; /* VITALS_COMM_LEN per sample */
+	const char **syms; /* fcap names, as frames; or NULL */
+	struct sketch_exe *exes; /* open-addressed, nexes slots */
+	uint32_t nexes; /* slots in exes, a power of two */
+	uint32_t pool_used; /* bytes used in pool */
+	uint32_t pool_size; /* bytes in pool */
+	char *pool; /* exe paths, NUL-terminated (with samples) */
 };
 
 /*
@@ -76,8 +76,8 @@ struct sketch {
  * NULL if a size is invalid (not a power of two, zero) or memory runs
  * out.  Free with sketch_free.
  */
-struct sketch *sketch_new(const struct sketch_params *p,
-    struct sketch_budget *b);
+struct sketch *sketch_new(
+    const struct sketch_params *p, struct sketch_budget *b);
 
 /* Free a sketch, giving its sample store back to its budget; accepts NULL. */
 void sketch_free(struct sketch *s);
@@ -117,16 +117,15 @@ int sketch_full(const struct sketch *s);
  * event was kept as a sample, 2 if it should have been but the sample
  * store is full, 0 if it was only counted.
  */
-int sketch_add(struct sketch *s, const struct vitals_event *ev,
-    uint32_t shift);
+int sketch_add(struct sketch *s, const struct vitals_event *ev, uint32_t shift);
 
 /*
  * Keep an event as a sample without counting it, with the counter value
  * `count` (used when the sketch lives in the kernel).  Returns 1 if kept,
  * 2 if the store is full.
  */
-int sketch_keep(struct sketch *s, const struct vitals_event *ev,
-    uint64_t slot, uint64_t count);
+int sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
+    uint64_t count);
 
 /*
  * Attach frame names to sample i: nk kernel names then nu user names
@@ -141,8 +140,7 @@ int sketch_set_syms(struct sketch *s, uint32_t i, const char *const *names,
  * t = 2^shift that is at least floor.  Exposed for tests and the kernel
  * side, which must decide identically.
  */
-int sketch_crossed(uint64_t old, uint64_t new, uint32_t shift,
-    uint64_t floor);
+int sketch_crossed(uint64_t old, uint64_t new, uint32_t shift, uint64_t floor);
 
 /* Distinct labels estimated from the zero counters (linear counting). */
 uint64_t sketch_unique(const uint64_t *hca, uint32_t m);

@@ -46,39 +46,39 @@ struct vitals_bpf {
 	struct bpf_object *obj;
 	struct vitals_bpf_spec spec;
 	struct vitals_vital *vitals[VITALS_BPF_MAX_VITALS];
-	struct vitals_bpf_cfg init;  /* written to the map at start */
-	struct vitals_bpf_cfg *cfg;  /* the mapped parameters, after start */
-	uint64_t *hca;               /* mapped, 2 * nvitals * m counters */
-	uint64_t *seen;              /* mapped, 2 * nvitals * seen_words */
+	struct vitals_bpf_cfg init; /* written to the map at start */
+	struct vitals_bpf_cfg *cfg; /* the mapped parameters, after start */
+	uint64_t *hca; /* mapped, 2 * nvitals * m counters */
+	uint64_t *seen; /* mapped, 2 * nvitals * seen_words */
 	size_t hca_len, seen_len, cfg_len;
-	uint32_t m;                  /* counters per vital and epoch in the map */
-	uint64_t *fold;              /* m counters: one vital's half, folded */
-	uint64_t *percpu;            /* one value per possible CPU */
+	uint32_t m; /* counters per vital and epoch in the map */
+	uint64_t *fold; /* m counters: one vital's half, folded */
+	uint64_t *percpu; /* one value per possible CPU */
 	struct vitals_bpf_exe_slot *slots; /* vitals_exe_cache, one per CPU */
-	int slots_fd;                /* its map, -1 if the object has none */
-	int ncpus;                   /* possible CPUs */
+	int slots_fd; /* its map, -1 if the object has none */
+	int ncpus; /* possible CPUs */
 	uint64_t dropped_seen[VITALS_BPF_MAX_VITALS];
-	uint64_t run_ns, run_cnt;    /* programs' run totals at the window start */
-	uint64_t win_events;         /* events counted in the epoch by then */
-	uint64_t epoch_start;        /* monotonic time of the last boundary */
-	uint64_t win_start;          /* monotonic start of the stats window */
-	int win_done;                /* the window ran in this epoch */
-	unsigned wins;               /* windows opened so far */
-	double ns_per_event;         /* measured in the last window */
-	uint64_t npe_events;         /* the events it was measured over */
-	uint64_t cpu_added;          /* programs' CPU reported this epoch */
-	uint64_t live_at;            /* monotonic time of the last report */
-	int64_t mono_to_real;        /* realtime - monotonic, at the last drain */
+	uint64_t run_ns, run_cnt; /* programs' run totals at the window start */
+	uint64_t win_events; /* events counted in the epoch by then */
+	uint64_t epoch_start; /* monotonic time of the last boundary */
+	uint64_t win_start; /* monotonic start of the stats window */
+	int win_done; /* the window ran in this epoch */
+	unsigned wins; /* windows opened so far */
+	double ns_per_event; /* measured in the last window */
+	uint64_t npe_events; /* the events it was measured over */
+	uint64_t cpu_added; /* programs' CPU reported this epoch */
+	uint64_t live_at; /* monotonic time of the last report */
+	int64_t mono_to_real; /* realtime - monotonic, at the last drain */
 	struct ring_buffer *rb;
 	struct vitals_timer *timer;
 	struct vitals_watch *watch;
-	int stats_fd;                /* BPF_ENABLE_STATS handle, or -1 */
+	int stats_fd; /* BPF_ENABLE_STATS handle, or -1 */
 	struct bpf_link *links[BPF_MAX_LINKS]; /* vitals_bpf_attach()'s */
 	int nlinks;
-	int exec_held;               /* holds exe_exec_hold() */
-	uint64_t bad_recs;           /* records of another layout, not told yet */
-	uint64_t bad_at;             /* monotonic time of the last complaint */
-	char exe[4096];              /* scratch for one resolved exe path */
+	int exec_held; /* holds exe_exec_hold() */
+	uint64_t bad_recs; /* records of another layout, not told yet */
+	uint64_t bad_at; /* monotonic time of the last complaint */
+	char exe[4096]; /* scratch for one resolved exe path */
 };
 
 static uint32_t
@@ -118,15 +118,16 @@ bpf_open_vitals(struct vitals_bpf *b)
 	for (i = 0; i < b->spec.nvitals; i++) {
 		if (b->spec.vitals[i] == NULL || b->spec.units[i] == NULL)
 			return -EINVAL;
-		r = vitals_vital_open(b->ctx, b->spec.vitals[i],
-		    b->spec.units[i], &b->vitals[i]);
+		r = vitals_vital_open(
+		    b->ctx, b->spec.vitals[i], b->spec.units[i], &b->vitals[i]);
 		if (r < 0)
 			return r;
 		m = vitals_vital_hca_size(b->vitals[i]);
 		if (m > b->m)
 			b->m = m;
 		b->init.floor[i] = vitals_vital_floor(b->vitals[i]);
-		b->init.shift[i] = bpf_log2(vitals_vital_threshold(b->vitals[i]));
+		b->init.shift[i] =
+		    bpf_log2(vitals_vital_threshold(b->vitals[i]));
 	}
 	return 0;
 }
@@ -144,7 +145,8 @@ bpf_size_maps(struct vitals_bpf *b)
 	rb = bpf_object__find_map_by_name(b->obj, "vitals_rb");
 	if (hca == NULL || seen == NULL || rb == NULL ||
 	    bpf_object__find_map_by_name(b->obj, "vitals_cfg") == NULL) {
-		vitals_error(b->ctx, "BPF object lacks the vitals maps "
+		vitals_error(b->ctx,
+		    "BPF object lacks the vitals maps "
 		    "(include <vitals/sketch.bpf.h>)");
 		return -EINVAL;
 	}
@@ -192,8 +194,8 @@ vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
 		goto fail;
 	}
 	if ((r = bpf_open_vitals(b)) < 0) {
-		vitals_error(ctx, "cannot open the probe's vitals: %s",
-		    strerror(-r));
+		vitals_error(
+		    ctx, "cannot open the probe's vitals: %s", strerror(-r));
 		goto fail;
 	}
 	b->init.mask = b->m - 1;
@@ -262,10 +264,10 @@ bpf_symbolize(const struct vitals_event *ev, const char **names)
 		f = ev->ustack[i];
 		/* Outer user frames are return addresses: look up the call itself. */
 		back = i > 0;
-		names[ev->nkstack + i] = VITALS_UFRAME_MODULE(f) >= 0 ?
-		    sym_module_name((uint32_t)VITALS_UFRAME_MODULE(f),
-			VITALS_UFRAME_OFFSET(f) - back, ev->pid) :
-		    sym_user(ev->pid, f - back);
+		names[ev->nkstack + i] = VITALS_UFRAME_MODULE(f) >= 0
+		    ? sym_module_name((uint32_t)VITALS_UFRAME_MODULE(f),
+			  VITALS_UFRAME_OFFSET(f) - back, ev->pid)
+		    : sym_user(ev->pid, f - back);
 	}
 }
 
@@ -303,8 +305,9 @@ bpf_encode_ustack(struct vitals_event *ev, const struct vitals_bpf_ufile *uf,
 	int k;
 
 	for (i = 0; i < nuf; i++) {
-		mod[i] = module_find_file(uf[i].dev, uf[i].ino, &id) == 0 ?
-		    (int32_t)id : -1;
+		mod[i] = module_find_file(uf[i].dev, uf[i].ino, &id) == 0
+		    ? (int32_t)id
+		    : -1;
 		if (mod[i] >= 0)
 			sym_proc_learn(ev->pid, ev->exe_id, uf[i].start,
 			    uf[i].end, uf[i].off, id);
@@ -321,7 +324,7 @@ bpf_encode_ustack(struct vitals_event *ev, const struct vitals_bpf_ufile *uf,
 		}
 		/* The walk went past the stack: it ends there. */
 		if ((buf[i] = sym_user_frame(ev->pid, ev->exe_id, addr,
-		    i > 0 ? mono_ns : 0)) == 0) {
+			 i > 0 ? mono_ns : 0)) == 0) {
 			ev->nustack = i;
 			break;
 		}
@@ -332,8 +335,8 @@ bpf_encode_ustack(struct vitals_event *ev, const struct vitals_bpf_ufile *uf,
 			continue;
 		}
 		mod[k] = (int32_t)id;
-		sym_proc_learn(ev->pid, ev->exe_id, uf[k].start, uf[k].end,
-		    uf[k].off, id);
+		sym_proc_learn(
+		    ev->pid, ev->exe_id, uf[k].start, uf[k].end, uf[k].off, id);
 		buf[i] = VITALS_UFRAME(id, off);
 	}
 	ev->ustack = buf;
@@ -373,12 +376,14 @@ static void
 bpf_bad_record(struct vitals_bpf *b, const void *data, size_t len)
 {
 	uint64_t now = bpf_clock(CLOCK_MONOTONIC);
-	uint32_t version = len >= sizeof(uint32_t) ? *(const uint32_t *)data : 0;
+	uint32_t version =
+	    len >= sizeof(uint32_t) ? *(const uint32_t *)data : 0;
 
 	b->bad_recs++;
 	if (b->bad_at != 0 && now - b->bad_at < BPF_BADREC_NS)
 		return;
-	vitals_log(b->ctx, VITALS_LOG_WARN, "%llu sampled event(s) dropped: "
+	vitals_log(b->ctx, VITALS_LOG_WARN,
+	    "%llu sampled event(s) dropped: "
 	    "BPF record layout %#x of %zu bytes, where this vitalsd reads "
 	    "%#x of %zu (rebuild the probe against this SDK)",
 	    (unsigned long long)b->bad_recs, version, len,
@@ -414,18 +419,21 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	ev.pid = r->pid;
 	ev.tid = r->tid;
 	ev.op = r->op;
-	ev.nkstack = r->nkstack < VITALS_BPF_STACK ? r->nkstack : VITALS_BPF_STACK;
-	ev.nustack = r->nustack < VITALS_BPF_STACK ? r->nustack : VITALS_BPF_STACK;
+	ev.nkstack =
+	    r->nkstack < VITALS_BPF_STACK ? r->nkstack : VITALS_BPF_STACK;
+	ev.nustack =
+	    r->nustack < VITALS_BPF_STACK ? r->nustack : VITALS_BPF_STACK;
 	ev.kstack = (const uint64_t *)r->kstack;
 	ev.ustack = (const uint64_t *)r->ustack;
 	memcpy(comm, r->comm, VITALS_BPF_COMM_LEN);
 	comm[VITALS_BPF_COMM_LEN] = '\0';
 	ev.comm = comm;
-	ev.exe = exe_path(r->pid, r->exe_id, comm, b->exe, sizeof(b->exe)) ==
-		0 ? b->exe : NULL;
+	ev.exe = exe_path(r->pid, r->exe_id, comm, b->exe, sizeof(b->exe)) == 0
+	    ? b->exe
+	    : NULL;
 	if (ev.exe != NULL && r->nustack > 0)
-		sym_proc_text(r->pid, r->exe_id, ev.exe, r->code_start,
-		    r->code_end);
+		sym_proc_text(
+		    r->pid, r->exe_id, ev.exe, r->code_start, r->code_end);
 	memcpy(ev.args, r->args, sizeof(ev.args));
 	bpf_strip_tracing(&ev);
 	if (b->spec.fixup != NULL && b->spec.fixup(b->spec.fixup_arg, r, &ev))
@@ -435,8 +443,8 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	/* Symbolize only what the core kept: names cost /proc and ELF reads. */
 	if (vitals_vital_sample(b->vitals[r->vital], &ev, r->count)) {
 		bpf_symbolize(&ev, names);
-		engine_vital_name_last(b->vitals[r->vital], names, ev.nkstack,
-		    ev.nustack);
+		engine_vital_name_last(
+		    b->vitals[r->vital], names, ev.nkstack, ev.nustack);
 	}
 	return 0;
 }
@@ -451,7 +459,7 @@ bpf_run_totals(struct vitals_bpf *b, uint64_t *ns, uint64_t *cnt)
 	int fd;
 
 	*ns = *cnt = 0;
-	bpf_object__for_each_program(p, b->obj) {
+	bpf_object__for_each_program (p, b->obj) {
 		if ((fd = bpf_program__fd(p)) < 0)
 			continue;
 		memset(&info, 0, sizeof(info));
@@ -525,8 +533,8 @@ bpf_slots_fd(const struct vitals_bpf *b)
  * in but for one still running across the boundary).
  */
 static uint64_t
-bpf_pend_take(const struct vitals_bpf *b, uint32_t e, uint32_t vital,
-    uint64_t *hca)
+bpf_pend_take(
+    const struct vitals_bpf *b, uint32_t e, uint32_t vital, uint64_t *hca)
 {
 	const struct vitals_bpf_pend *p;
 	uint64_t n = 0;
@@ -548,8 +556,8 @@ bpf_pend_take(const struct vitals_bpf *b, uint32_t e, uint32_t vital,
 static uint64_t
 bpf_half_sum(const struct vitals_bpf *b, uint32_t half, uint32_t vital)
 {
-	const uint64_t *h = b->hca +
-	    ((size_t)half * b->spec.nvitals + vital) * b->m;
+	const uint64_t *h =
+	    b->hca + ((size_t)half * b->spec.nvitals + vital) * b->m;
 	uint64_t wsum = 0;
 	uint32_t j;
 
@@ -571,8 +579,7 @@ bpf_live_events(struct vitals_bpf *b)
 		if (pend)
 			wsum += bpf_pend_take(b, e, i, NULL);
 		/* A counter read before its event's weight was noted. */
-		if (wsum == 0 ||
-		    (adj = bpf_events_adj(b, half, i, 0)) > wsum)
+		if (wsum == 0 || (adj = bpf_events_adj(b, half, i, 0)) > wsum)
 			continue;
 		events += wsum - adj;
 	}
@@ -647,8 +654,9 @@ bpf_stats_tick(struct vitals_bpf *b)
 	if (b->stats_fd >= 0) {
 		if (now - b->win_start >= bpf_stats_window(b))
 			bpf_stats_close(b, bpf_live_events(b));
-	} else if (!b->win_done && (b->wins == 0 ||
-	    now - b->epoch_start >= vitals_settings(b->ctx)->epoch_ns / 2))
+	} else if (!b->win_done &&
+	    (b->wins == 0 ||
+		now - b->epoch_start >= vitals_settings(b->ctx)->epoch_ns / 2))
 		bpf_stats_open(b);
 }
 
@@ -685,7 +693,8 @@ bpf_drain(struct vitals_bpf *b)
 	bpf_stats_tick(b);
 	bpf_cpu_live(b);
 	for (i = 0, full = 0; i < b->spec.nvitals; i++) {
-		b->cfg->shift[i] = bpf_log2(vitals_vital_threshold(b->vitals[i]));
+		b->cfg->shift[i] =
+		    bpf_log2(vitals_vital_threshold(b->vitals[i]));
 		full |= (uint32_t)engine_vital_full(b->vitals[i]) << i;
 	}
 	b->cfg->full = full;
@@ -715,8 +724,8 @@ bpf_map_mmap(struct bpf_object *obj, const char *name, size_t len)
 
 	if ((m = bpf_object__find_map_by_name(obj, name)) == NULL)
 		return NULL;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
-	    bpf_map__fd(m), 0);
+	p = mmap(
+	    NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
 	return p == MAP_FAILED ? NULL : p;
 }
 
@@ -734,8 +743,8 @@ bpf_map_all(struct vitals_bpf *b)
 	uint32_t nv = b->spec.nvitals;
 
 	b->hca_len = bpf_page_round((size_t)2 * nv * b->m * sizeof(uint64_t));
-	b->seen_len = bpf_page_round((size_t)2 * nv * b->init.seen_words *
-	    sizeof(uint64_t));
+	b->seen_len = bpf_page_round(
+	    (size_t)2 * nv * b->init.seen_words * sizeof(uint64_t));
 	b->cfg_len = bpf_page_round(sizeof(struct vitals_bpf_cfg));
 	b->hca = bpf_map_mmap(b->obj, "vitals_hca", b->hca_len);
 	b->seen = bpf_map_mmap(b->obj, "vitals_seen", b->seen_len);
@@ -753,8 +762,8 @@ vitals_bpf_start(struct vitals_bpf *b)
 	int r;
 
 	if ((r = bpf_map_all(b)) < 0) {
-		vitals_error(b->ctx, "cannot map the sketch maps: %s",
-		    strerror(-r));
+		vitals_error(
+		    b->ctx, "cannot map the sketch maps: %s", strerror(-r));
 		return r;
 	}
 	*b->cfg = b->init;
@@ -773,13 +782,15 @@ vitals_bpf_start(struct vitals_bpf *b)
 	if (b->exec_held || exe_exec_hold(why, sizeof(why)) == 0)
 		b->exec_held = 1;
 	else if (!bpf_exec_warned++)
-		vitals_log(b->ctx, VITALS_LOG_WARN, "exec table: %s; samples "
-		    "of short-lived processes may lack an exe", why);
+		vitals_log(b->ctx, VITALS_LOG_WARN,
+		    "exec table: %s; samples "
+		    "of short-lived processes may lack an exe",
+		    why);
 	if ((r = vitals_watch_add(b->ctx, ring_buffer__epoll_fd(b->rb),
-	    bpf_on_ring, b, &b->watch)) < 0)
+		 bpf_on_ring, b, &b->watch)) < 0)
 		return r;
-	return vitals_timer_add(b->ctx, BPF_DRAIN_NS, bpf_on_timer, b,
-	    &b->timer);
+	return vitals_timer_add(
+	    b->ctx, BPF_DRAIN_NS, bpf_on_timer, b, &b->timer);
 }
 
 int
@@ -788,8 +799,8 @@ vitals_bpf_load(struct vitals_bpf *b)
 	int r;
 
 	if ((r = bpf_object__load(b->obj)) < 0) {
-		vitals_error(b->ctx, "cannot load the BPF programs: %s",
-		    strerror(-r));
+		vitals_error(
+		    b->ctx, "cannot load the BPF programs: %s", strerror(-r));
 		return r;
 	}
 	return vitals_bpf_start(b);
@@ -802,7 +813,7 @@ vitals_bpf_attach(struct vitals_bpf *b)
 	const char *sec;
 	int r;
 
-	bpf_object__for_each_program(p, b->obj) {
+	bpf_object__for_each_program (p, b->obj) {
 		sec = bpf_program__section_name(p);
 		if (!bpf_program__autoload(p) || strcmp(sec, "perf_event") == 0)
 			continue;
@@ -887,13 +898,13 @@ vitals_bpf_flush(struct vitals_bpf *b)
 		all += events;
 		/* The HCA counted them; only their samples were lost. */
 		engine_vital_samples_lost(b->vitals[i], dropped);
-		r = vitals_vital_load(b->vitals[i], bpf_fold(b, h, m), m,
-		    events, wsum, 0);
+		r = vitals_vital_load(
+		    b->vitals[i], bpf_fold(b, h, m), m, events, wsum, 0);
 		if (r < 0)
 			err = r;
 		memset(h, 0, (size_t)b->m * sizeof(uint64_t));
-		memset(b->seen + ((size_t)old * nv + i) * b->init.seen_words,
-		    0, b->init.seen_words * sizeof(uint64_t));
+		memset(b->seen + ((size_t)old * nv + i) * b->init.seen_words, 0,
+		    b->init.seen_words * sizeof(uint64_t));
 	}
 	bpf_drop_dead();
 	/* What bpf_cpu_live() has not reported yet. */
@@ -955,26 +966,31 @@ bpf_cap_eff(void)
 int
 vitals_bpf_available(const char *const *tracepoints, char *why, size_t len)
 {
-	const uint64_t bpf = 1ULL << 39, perfmon = 1ULL << 38, admin = 1ULL << 21;
+	const uint64_t bpf = 1ULL << 39, perfmon = 1ULL << 38,
+		       admin = 1ULL << 21;
 	char cat[64], *ev;
 	uint64_t caps = bpf_cap_eff();
 	int i;
 
 	if (geteuid() != 0 && !((caps & bpf) && (caps & perfmon)) &&
 	    !(caps & admin)) {
-		snprintf(why, len, "not root and no CAP_BPF+CAP_PERFMON "
+		snprintf(why, len,
+		    "not root and no CAP_BPF+CAP_PERFMON "
 		    "(run vitalsd as root)");
 		return -EPERM;
 	}
 	if (access("/sys/kernel/btf/vmlinux", R_OK) != 0) {
-		snprintf(why, len, "no kernel BTF (/sys/kernel/btf/vmlinux): "
+		snprintf(why, len,
+		    "no kernel BTF (/sys/kernel/btf/vmlinux): "
 		    "kernel built without CONFIG_DEBUG_INFO_BTF");
 		return -ENOTSUP;
 	}
 	if (tracepoints != NULL && tracepoints[0] != NULL &&
 	    tracefs_dir() == NULL) {
-		snprintf(why, len, "tracefs is not mounted and cannot be "
-		    "mounted at /sys/kernel/tracing: %s", strerror(errno));
+		snprintf(why, len,
+		    "tracefs is not mounted and cannot be "
+		    "mounted at /sys/kernel/tracing: %s",
+		    strerror(errno));
 		return -ENOTSUP;
 	}
 	for (i = 0; tracepoints != NULL && tracepoints[i] != NULL; i++) {
@@ -983,8 +999,10 @@ vitals_bpf_available(const char *const *tracepoints, char *why, size_t len)
 			continue;
 		*ev++ = '\0';
 		if (!tracefs_has(cat, ev)) {
-			snprintf(why, len, "tracepoint %s missing from this "
-			    "kernel", tracepoints[i]);
+			snprintf(why, len,
+			    "tracepoint %s missing from this "
+			    "kernel",
+			    tracepoints[i]);
 			return -ENOENT;
 		}
 	}

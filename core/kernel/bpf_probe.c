@@ -33,8 +33,8 @@ const struct vitals_option vitals_bpf_options[] = {
 #define BPF_PROBE_HOOK(p, m) (BPF_PROBE_HAS(p, m) ? (p)->m : NULL)
 
 int
-vitals_bpf_probe_available(const struct vitals_bpf_probe *p, char *why,
-    size_t len)
+vitals_bpf_probe_available(
+    const struct vitals_bpf_probe *p, char *why, size_t len)
 {
 	int (*available)(char *, size_t) = BPF_PROBE_HOOK(p, available);
 	int r;
@@ -45,8 +45,8 @@ vitals_bpf_probe_available(const struct vitals_bpf_probe *p, char *why,
 }
 
 int
-vitals_bpf_probe_check(const struct vitals_bpf_probe *p, const void *config,
-    char *why, size_t len)
+vitals_bpf_probe_check(
+    const struct vitals_bpf_probe *p, const void *config, char *why, size_t len)
 {
 	int (*check)(const void *, char *, size_t) = BPF_PROBE_HOOK(p, check);
 	int r;
@@ -65,7 +65,7 @@ bpf_probe_spec(struct vitals_bpf_instance *in)
 	uint32_t i;
 
 	for (i = 0; i < VITALS_BPF_MAX_VITALS && p->vitals[i].name != NULL;
-	    i++) {
+	     i++) {
 		s->vitals[i] = p->vitals[i].name;
 		s->units[i] = p->vitals[i].unit;
 	}
@@ -86,14 +86,14 @@ bpf_probe_prepare(struct vitals_bpf_instance *in)
 
 	if ((in->skel = p->skel.open()) == NULL) {
 		r = errno != 0 ? -errno : -ENOMEM;
-		vitals_error(in->ctx, "cannot open the BPF object: %s",
-		    strerror(-r));
+		vitals_error(
+		    in->ctx, "cannot open the BPF object: %s", strerror(-r));
 		return r;
 	}
 	if (setup != NULL && (r = setup(in)) < 0)
 		return r;
-	r = vitals_bpf_prepare(in->ctx, p->skel.object(in->skel), &in->spec,
-	    &in->bpf);
+	r = vitals_bpf_prepare(
+	    in->ctx, p->skel.object(in->skel), &in->spec, &in->bpf);
 	if (r < 0)
 		return r;
 	for (i = 0; i < VITALS_BPF_MAX_PARAMS; i++)
@@ -110,8 +110,8 @@ bpf_probe_start(struct vitals_bpf_instance *in)
 	int r;
 
 	if ((r = p->skel.load(in->skel)) < 0) {
-		vitals_error(in->ctx, "cannot load the BPF programs: %s",
-		    strerror(-r));
+		vitals_error(
+		    in->ctx, "cannot load the BPF programs: %s", strerror(-r));
 		return r;
 	}
 	if ((r = vitals_bpf_start(in->bpf)) < 0 ||
@@ -121,8 +121,8 @@ bpf_probe_start(struct vitals_bpf_instance *in)
 }
 
 int
-vitals_bpf_probe_init(const struct vitals_bpf_probe *p,
-    struct vitals_ctx *ctx, const void *config, void **state)
+vitals_bpf_probe_init(const struct vitals_bpf_probe *p, struct vitals_ctx *ctx,
+    const void *config, void **state)
 {
 	struct vitals_bpf_instance *in;
 	char why[512] = "";

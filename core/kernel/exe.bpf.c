@@ -50,8 +50,9 @@ vitals_exec(__u64 *ctx)
 	__sync_fetch_and_add(&e->gen, 1);
 	e->exe_id = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	if (bpf_probe_read_kernel_str(e->path, sizeof(e->path),
-	    bprm->interp) > 1 && e->path[0] == '/')
+	if (bpf_probe_read_kernel_str(e->path, sizeof(e->path), bprm->interp) >
+		1 &&
+	    e->path[0] == '/')
 		e->exe_id = id;
 	__sync_fetch_and_add(&e->gen, 1);
 	return 0;

@@ -31,9 +31,9 @@
 
 struct exe_entry {
 	uint32_t pid;
-	uint32_t exe_id;     /* 0: /proc could not name it (gone) */
+	uint32_t exe_id; /* 0: /proc could not name it (gone) */
 	uint32_t miss_exe_id; /* the sample's exe id /proc did not give */
-	uint64_t miss_at;    /* when (clock_coarse_ns()) */
+	uint64_t miss_at; /* when (clock_coarse_ns()) */
 	char path[EXE_PATH];
 };
 
@@ -140,9 +140,9 @@ exe_learn_exec(uint32_t exe_id, const char *comm)
 	 */
 	if (exe_exec == NULL ||
 	    bpf_map__lookup_elem(exe_exec->maps.vitals_exec_names, &key,
-	    sizeof(key), &n, sizeof(n), 0) < 0 ||
+		sizeof(key), &n, sizeof(n), 0) < 0 ||
 	    bpf_map__lookup_elem(exe_exec->maps.vitals_exec_names, &key,
-	    sizeof(key), &again, sizeof(again), 0) < 0 ||
+		sizeof(key), &again, sizeof(again), 0) < 0 ||
 	    (n.gen & 1) != 0 || n.gen != again.gen || n.exe_id != exe_id)
 		return -ENOENT;
 	n.path[sizeof(n.path) - 1] = n.comm[sizeof(n.comm) - 1] = '\0';
@@ -193,8 +193,7 @@ exe_known_path(uint32_t exe_id, const char *comm, char *buf, size_t len)
 }
 
 int
-exe_path(uint32_t pid, uint32_t exe_id, const char *comm, char *buf,
-    size_t len)
+exe_path(uint32_t pid, uint32_t exe_id, const char *comm, char *buf, size_t len)
 {
 	struct exe_entry *e;
 
@@ -260,12 +259,13 @@ exe_exec_hold(char *why, size_t len)
 	}
 	if ((exe_exec = exe_bpf__open_and_load()) == NULL) {
 		r = -errno;
-		snprintf(why, len, "cannot load its BPF program: %s",
-		    strerror(-r));
+		snprintf(
+		    why, len, "cannot load its BPF program: %s", strerror(-r));
 		return r;
 	}
 	if ((r = exe_bpf__attach(exe_exec)) < 0) {
-		snprintf(why, len, "cannot attach to sched:sched_process_exec: %s",
+		snprintf(why, len,
+		    "cannot attach to sched:sched_process_exec: %s",
 		    strerror(-r));
 		exe_bpf__destroy(exe_exec);
 		exe_exec = NULL;

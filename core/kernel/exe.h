@@ -26,8 +26,8 @@
  * the process is gone and not named so, or has no executable (kernel
  * threads).
  */
-int exe_path(uint32_t pid, uint32_t exe_id, const char *comm, char *buf,
-    size_t len);
+int exe_path(
+    uint32_t pid, uint32_t exe_id, const char *comm, char *buf, size_t len);
 
 /* Exe id of a process as the kernel side computes it; 0 if unknown. */
 uint32_t exe_id_of(uint32_t pid);

@@ -16,9 +16,9 @@
 
 struct vitals_exec_name {
 	__u32 exe_id; /* vitals_bpf_exe_id() of the program; 0 while written */
-	__u32 gen;    /* odd while the program writes the slot */
+	__u32 gen; /* odd while the program writes the slot */
 	char comm[VITALS_BPF_COMM_LEN]; /* the comm exec gave the process */
-	char path[VITALS_EXEC_PATH];    /* as exec'd: absolute, or not kept */
+	char path[VITALS_EXEC_PATH]; /* as exec'd: absolute, or not kept */
 };
 
 #endif /* VITALS_EXE_TABLE_H */

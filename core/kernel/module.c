@@ -342,8 +342,8 @@ module_search_dir(const char *dir, uint32_t dev, uint64_t ino, uint32_t *id)
 		    (d->d_type != DT_REG && d->d_type != DT_UNKNOWN))
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s",
-		    strcmp(dir, "/") == 0 ? "" : dir, d->d_name) >=
-		    (int)sizeof(path))
+			strcmp(dir, "/") == 0 ? "" : dir,
+			d->d_name) >= (int)sizeof(path))
 			continue;
 		if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
 		    (uint64_t)st.st_ino == ino &&
@@ -414,8 +414,8 @@ module_open_file(const char *path, uint64_t ino, uint32_t pid, uint32_t *dev)
 }
 
 static int
-module_add(const char *path, uint32_t dev, uint64_t ino, uint32_t pid,
-    uint32_t *id)
+module_add(
+    const char *path, uint32_t dev, uint64_t ino, uint32_t pid, uint32_t *id)
 {
 	char hex[MODULE_BUILD_ID_HEX] = "";
 	size_t np = strlen(path) + 1, nh;
@@ -463,8 +463,8 @@ module_add(const char *path, uint32_t dev, uint64_t ino, uint32_t pid,
 }
 
 int
-module_get(const char *path, uint32_t dev, uint64_t ino, uint32_t pid,
-    uint32_t *id)
+module_get(
+    const char *path, uint32_t dev, uint64_t ino, uint32_t pid, uint32_t *id)
 {
 	struct module *m;
 	int32_t i;
@@ -496,8 +496,7 @@ module_by_path(const char *path, uint32_t *id)
 		*id = h - 1;
 		return 0;
 	}
-	return module_add(path, 0, stat(path, &st) == 0 ? st.st_ino : 0, 0,
-	    id);
+	return module_add(path, 0, stat(path, &st) == 0 ? st.st_ino : 0, 0, id);
 }
 
 const struct vitals_module *
@@ -513,8 +512,8 @@ module_open(uint32_t id, uint32_t pid)
 
 	if (id >= module_n)
 		return -ENOENT;
-	return module_open_file(module_v[id]->m.path, module_v[id]->ino, pid,
-	    &dev);
+	return module_open_file(
+	    module_v[id]->m.path, module_v[id]->ino, pid, &dev);
 }
 
 uint32_t

@@ -40,8 +40,8 @@ int module_build_id(const char *path, char *hex, size_t len);
  * *id; -ENOSPC when VITALS_UFRAME_MAX_MODULES modules are registered;
  * -ENOMEM.
  */
-int module_get(const char *path, uint32_t dev, uint64_t ino, uint32_t pid,
-    uint32_t *id);
+int module_get(
+    const char *path, uint32_t dev, uint64_t ino, uint32_t pid, uint32_t *id);
 
 /* A stat(2) st_dev in the kernel's encoding, as module_get() takes it. */
 uint32_t module_dev_encode(uint64_t st_dev);

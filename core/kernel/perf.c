@@ -50,8 +50,8 @@ vitals_perf_open(int hw, uint64_t config, uint64_t freq_hz, int *fds, int max)
 		fds[cpu] = -1;
 		if (!perf_online(cpu))
 			continue;
-		fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1,
-		    PERF_FLAG_FD_CLOEXEC);
+		fd = (int)syscall(
+		    SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			err = errno;
 			continue;

@@ -25,8 +25,8 @@
 #include "module.h"
 #include "symbol.h"
 
-#define SYM_MAPS 256     /* executable mappings kept per process */
-#define SYM_FILES 128    /* ELF files whose symbols are cached */
+#define SYM_MAPS 256 /* executable mappings kept per process */
+#define SYM_FILES 128 /* ELF files whose symbols are cached */
 /* A miss re-reads a process's maps at most this often (bad frames miss). */
 #define SYM_REREAD_NS (100 * 1000 * 1000ULL)
 
@@ -37,8 +37,8 @@
  */
 struct sym {
 	uint64_t addr;
-	uint32_t size;       /* 0 = up to the next symbol */
-	uint32_t name;       /* offset in the table's pool */
+	uint32_t size; /* 0 = up to the next symbol */
+	uint32_t name; /* offset in the table's pool */
 };
 
 /* Symbols, and their names end to end (fixed once the table is loaded). */
@@ -55,24 +55,24 @@ struct sym_table {
 /* An executable mapping; maps are kept in address order, as listed. */
 struct sym_map {
 	uint64_t start, end, pgoff;
-	int32_t module;      /* module id (core/kernel/module.h), -1 if not a file */
-	int32_t file;        /* index in sym_files; -1 not yet, -2 none */
+	int32_t module; /* module id (core/kernel/module.h), -1 if not a file */
+	int32_t file; /* index in sym_files; -1 not yet, -2 none */
 };
 
 struct sym_proc {
-	uint32_t pid;        /* 0 = free */
-	uint32_t exe_id;     /* exe id the maps were read for, 0 = unknown */
-	uint64_t read_ns;    /* monotonic time of the last read */
+	uint32_t pid; /* 0 = free */
+	uint32_t exe_id; /* exe id the maps were read for, 0 = unknown */
+	uint64_t read_ns; /* monotonic time of the last read */
 	uint32_t nmaps;
-	int whole;           /* maps are all of /proc/PID/maps as read then */
+	int whole; /* maps are all of /proc/PID/maps as read then */
 	struct sym_map maps[SYM_MAPS];
 };
 
 struct sym_file {
-	uint32_t module;     /* module id whose symbols these are */
+	uint32_t module; /* module id whose symbols these are */
 	struct sym_table t;
-	uint64_t bias;       /* file offset -> vaddr: vaddr = off + bias */
-	uint64_t text_off;   /* file offset of the first executable PT_LOAD */
+	uint64_t bias; /* file offset -> vaddr: vaddr = off + bias */
+	uint64_t text_off; /* file offset of the first executable PT_LOAD */
 	int ok;
 };
 
@@ -137,8 +137,7 @@ sym_seal(struct sym_table *t)
 		qsort(t->v, t->n, sizeof(struct sym), sym_cmp);
 	if (t->n > 0 && (v = realloc(t->v, t->n * sizeof(*v))) != NULL)
 		t->v = v;
-	if (t->pool_len > 0 &&
-	    (pool = realloc(t->pool, t->pool_len)) != NULL) {
+	if (t->pool_len > 0 && (pool = realloc(t->pool, t->pool_len)) != NULL) {
 		t->pool = pool;
 		t->pool_cap = t->pool_len;
 	}
@@ -210,8 +209,9 @@ sym_kernel_range(const char *name, uint64_t *lo, uint64_t *hi)
 		if (strcmp(sym_ktab.pool + sym_ktab.v[i].name, name) != 0)
 			continue;
 		/* Aliases share an address: the end is the next higher one. */
-		for (j = i + 1; j < sym_ktab.n &&
-		    sym_ktab.v[j].addr == sym_ktab.v[i].addr; j++)
+		for (j = i + 1;
+		     j < sym_ktab.n && sym_ktab.v[j].addr == sym_ktab.v[i].addr;
+		     j++)
 			;
 		*lo = sym_ktab.v[i].addr;
 		*hi = j < sym_ktab.n ? sym_ktab.v[j].addr : *lo + 1;
@@ -222,8 +222,8 @@ sym_kernel_range(const char *name, uint64_t *lo, uint64_t *hi)
 
 /* Function symbols of one section into t. */
 static void
-sym_elf_section(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct sym_table *t,
-    size_t *cap)
+sym_elf_section(
+    Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct sym_table *t, size_t *cap)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
 	GElf_Sym s;
@@ -328,7 +328,8 @@ sym_map_parse(char *line, uint32_t pid, struct sym_map *m)
 	int n = 0;
 
 	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &s, &e, perm, &off,
-	    &maj, &min, &ino, &n) < 7 || n == 0 || perm[2] != 'x')
+		&maj, &min, &ino, &n) < 7 ||
+	    n == 0 || perm[2] != 'x')
 		return 0;
 	for (path = line + n; *path == ' '; path++)
 		;
@@ -427,7 +428,8 @@ sym_lookup(uint32_t pid, uint32_t exe_id, uint64_t addr)
 		if (p->pid != pid || (exe_id != 0 && exe_id != p->exe_id))
 			p->pid = 0;
 		else
-			p->read_ns = clock_coarse_ns(); /* tried: not again at once */
+			p->read_ns =
+			    clock_coarse_ns(); /* tried: not again at once */
 		return NULL;
 	}
 	return sym_proc_map(p, addr);
@@ -450,8 +452,8 @@ sym_proc_learn(uint32_t pid, uint32_t exe_id, uint64_t start, uint64_t end,
 		return 0; /* known (or overlapping: left as read) */
 	if (p->nmaps == SYM_MAPS)
 		return -ENOSPC;
-	memmove(&p->maps[i + 1], &p->maps[i],
-	    (p->nmaps - i) * sizeof(p->maps[0]));
+	memmove(
+	    &p->maps[i + 1], &p->maps[i], (p->nmaps - i) * sizeof(p->maps[0]));
 	p->maps[i].start = start;
 	p->maps[i].end = end;
 	p->maps[i].pgoff = pgoff;
@@ -545,8 +547,7 @@ sym_user_loc(uint32_t pid, uint32_t exe_id, uint64_t addr, uint32_t *module,
 }
 
 uint64_t
-sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr,
-    uint64_t since_ns)
+sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr, uint64_t since_ns)
 {
 	struct sym_proc *p;
 	uint32_t module;

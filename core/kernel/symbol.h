@@ -48,8 +48,8 @@ const char *sym_module_name(uint32_t module, uint64_t off, uint32_t pid);
  * file mapping (anonymous or JIT code); -ERANGE if the offset does not
  * fit VITALS_UFRAME.
  */
-int sym_user_loc(uint32_t pid, uint32_t exe_id, uint64_t addr,
-    uint32_t *module, uint64_t *off);
+int sym_user_loc(uint32_t pid, uint32_t exe_id, uint64_t addr, uint32_t *module,
+    uint64_t *off);
 
 /*
  * addr as a stored user frame: VITALS_UFRAME(module, offset) where
@@ -60,8 +60,8 @@ int sym_user_loc(uint32_t pid, uint32_t exe_id, uint64_t addr,
  * or after since_ns (CLOCK_MONOTONIC, the sample's time): a walk gone
  * astray in code with no frame pointers.
  */
-uint64_t sym_user_frame(uint32_t pid, uint32_t exe_id, uint64_t addr,
-    uint64_t since_ns);
+uint64_t sym_user_frame(
+    uint32_t pid, uint32_t exe_id, uint64_t addr, uint64_t since_ns);
 
 /*
  * For a process whose mappings are not cached: cache its executable's
@@ -84,8 +84,8 @@ int sym_proc_text(uint32_t pid, uint32_t exe_id, const char *path,
  * mapping there is known already); -ENOENT if the process's maps are not
  * cached; -ENOSPC.
  */
-int sym_proc_learn(uint32_t pid, uint32_t exe_id, uint64_t start,
-    uint64_t end, uint64_t pgoff, uint32_t module);
+int sym_proc_learn(uint32_t pid, uint32_t exe_id, uint64_t start, uint64_t end,
+    uint64_t pgoff, uint32_t module);
 
 /*
  * Forget the cached maps of processes that have exited (kill(pid, 0)

@@ -14,9 +14,8 @@
 
 #include "tracefs.h"
 
-static const char *const tracefs_dirs[] = {
-	"/sys/kernel/tracing", "/sys/kernel/debug/tracing", NULL
-};
+static const char *const tracefs_dirs[] = { "/sys/kernel/tracing",
+	"/sys/kernel/debug/tracing", NULL };
 
 static int
 tracefs_populated(const char *dir)
@@ -57,8 +56,7 @@ tracefs_has(const char *category, const char *event)
 
 /* Parse one "field:TYPE NAME[N];\toffset:O;\tsize:S;" line for NAME. */
 static int
-tracefs_line(const char *line, const char *field, uint32_t *off,
-    uint32_t *size)
+tracefs_line(const char *line, const char *field, uint32_t *off, uint32_t *size)
 {
 	const char *semi, *end, *name, *o, *s;
 	size_t flen = strlen(field);

@@ -20,36 +20,36 @@
 
 /* One distinct frame: where it is and what the tree calls it. */
 struct prof_frame {
-	char *name;       /* labels_frame() name without offset, owned */
-	uint64_t addr;    /* kernel or raw address, or file offset */
+	char *name; /* labels_frame() name without offset, owned */
+	uint64_t addr; /* kernel or raw address, or file offset */
 	uint32_t mapping; /* index in mappings, PROF_KERNEL or PROF_RAW */
-	int symbol;       /* 1 if named by a symbol the sample carried */
+	int symbol; /* 1 if named by a symbol the sample carried */
 };
 
 /* One file user frames were in: a module of the epochs, united by file. */
 struct prof_mapping {
-	char *path;       /* owned */
-	char *build_id;   /* lowercase hex or "", owned */
+	char *path; /* owned */
+	char *build_id; /* lowercase hex or "", owned */
 	uint64_t max_off; /* largest file offset of its frames */
 };
 
 /* One distinct stack: an exe and frames, and what it adds up to. */
 struct prof_stack {
-	uint32_t exe;     /* id in exes (its name is the map's key) */
-	uint32_t first;   /* frames: pool[first .. first + n), outermost */
-	uint32_t n;       /* first: user frames, then kernel frames */
-	double weight;    /* attributed weight of its samples */
+	uint32_t exe; /* id in exes (its name is the map's key) */
+	uint32_t first; /* frames: pool[first .. first + n), outermost */
+	uint32_t n; /* first: user frames, then kernel frames */
+	double weight; /* attributed weight of its samples */
 	uint64_t samples; /* vitals samples */
 };
 
 /* A profile.  Every pointer is owned. */
 struct vitals_profile {
 	char *vital;
-	char *exe;                  /* filter, or NULL */
-	char *unit;                 /* NULL until an epoch has the vital */
-	uint64_t base_ns;           /* vitals_profile_set_base */
+	char *exe; /* filter, or NULL */
+	char *unit; /* NULL until an epoch has the vital */
+	uint64_t base_ns; /* vitals_profile_set_base */
 	struct vitals_profile_stats st;
-	struct labels_map *exes;    /* exe names (scope 0) */
+	struct labels_map *exes; /* exe names (scope 0) */
 	struct labels_map *frame_ids; /* (mapping code, "ADDR NAME") */
 	struct prof_frame *frames;
 	uint32_t nframes, cap_frames;
@@ -59,7 +59,7 @@ struct vitals_profile {
 	struct labels_map *stack_ids; /* "EXE:F,F,..." in hex ids */
 	struct prof_stack *stacks;
 	uint32_t nstacks, cap_stacks;
-	uint32_t *pool;             /* the stacks' frame ids */
+	uint32_t *pool; /* the stacks' frame ids */
 	uint32_t npool, cap_pool;
 };
 

@@ -41,7 +41,7 @@ struct vitals_timer {
 	struct vitals_ctx *ctx;
 	struct event *ev;
 	struct timeval interval;
-	int periodic;        /* past the first, aligning run: EV_PERSIST */
+	int periodic; /* past the first, aligning run: EV_PERSIST */
 	void (*cb)(void *arg);
 	void *arg;
 };
@@ -62,11 +62,11 @@ struct host {
 	struct event *epoch_ev, *tick_ev, *sig_ev[3];
 	struct vitals_settings settings;
 	struct instance_list insts;
-	struct aggregate *agg;         /* filter queues and live rollups */
-	struct group *grp;             /* warnings of several filters, grouped */
-	uint64_t next_ns;              /* next epoch boundary */
+	struct aggregate *agg; /* filter queues and live rollups */
+	struct group *grp; /* warnings of several filters, grouped */
+	uint64_t next_ns; /* next epoch boundary */
 	uint64_t closed, max_epochs;
-	uint64_t gen;                  /* bumped at each (re)configuration */
+	uint64_t gen; /* bumped at each (re)configuration */
 	struct log_limit lim;
 };
 
@@ -153,16 +153,16 @@ host_section_name(uint32_t kind)
  */
 static int
 host_resolve(const struct config *c, struct loader *l,
-    const struct config_plugin *cp, const struct vitals_plugin **out,
-    char *err, size_t errlen)
+    const struct config_plugin *cp, const struct vitals_plugin **out, char *err,
+    size_t errlen)
 {
 	const struct loader_plugin *lp;
 	char why[512];
 	int r;
 
 	if ((r = loader_open(l, cp->name, &lp, why, sizeof(why))) != 0) {
-		snprintf(err, errlen, "%s:%u:%u: %s '%s': %s", c->file, cp->line,
-		    cp->col, host_kind_name(cp->kind), cp->name, why);
+		snprintf(err, errlen, "%s:%u:%u: %s '%s': %s", c->file,
+		    cp->line, cp->col, host_kind_name(cp->kind), cp->name, why);
 		return -EINVAL;
 	}
 	if (lp->desc->kind != cp->kind) {
@@ -195,8 +195,8 @@ host_probe_available(const struct vitals_plugin *d, const char *name)
 
 /* Findings of every instance go into the epoch being closed. */
 static int
-host_on_finding(void *arg, struct vitals_ctx *ctx,
-    const struct vitals_finding *f)
+host_on_finding(
+    void *arg, struct vitals_ctx *ctx, const struct vitals_finding *f)
 {
 	struct host *h = arg;
 
@@ -262,8 +262,8 @@ host_instantiate(struct host *h, const struct config *c,
 			goto fail;
 		}
 		TAILQ_FOREACH(o, old, link)
-			if (o->desc == d && strcmp(o->optkey, key) == 0)
-				break;
+		if (o->desc == d && strcmp(o->optkey, key) == 0)
+			break;
 		free(key);
 		if (o != NULL) {
 			TAILQ_REMOVE(old, o, link);
@@ -306,12 +306,16 @@ static void
 host_warn_idle(const char *file, int probes, int outputs)
 {
 	if (probes == 0)
-		log_msg(VITALS_LOG_WARN, "core", "%s: no probe runs: "
-		    "epochs hold no vitals (enable some under probes:)", file);
+		log_msg(VITALS_LOG_WARN, "core",
+		    "%s: no probe runs: "
+		    "epochs hold no vitals (enable some under probes:)",
+		    file);
 	if (outputs == 0)
-		log_msg(VITALS_LOG_WARN, "core", "%s: no output runs: "
+		log_msg(VITALS_LOG_WARN, "core",
+		    "%s: no output runs: "
 		    "epochs are not stored (plugins: {store: {}} stores them "
-		    "in data_dir)", file);
+		    "in data_dir)",
+		    file);
 }
 
 /* host_warn_idle() of the running instances. */
@@ -321,7 +325,8 @@ host_warn_idle_insts(const struct host *h)
 	const struct vitals_ctx *ctx;
 	int probes = 0, outputs = 0;
 
-	TAILQ_FOREACH(ctx, &h->insts, link) {
+	TAILQ_FOREACH(ctx, &h->insts, link)
+	{
 		probes += ctx->desc->kind == VITALS_PLUGIN_PROBE;
 		outputs += ctx->desc->kind == VITALS_PLUGIN_OUTPUT;
 	}
@@ -335,8 +340,7 @@ host_warn_idle_insts(const struct host *h)
  */
 static int
 host_check_values(const struct config *c, const struct config_plugin *cp,
-    const struct vitals_plugin *d, const void *block, char *err,
-    size_t errlen)
+    const struct vitals_plugin *d, const void *block, char *err, size_t errlen)
 {
 	char why[512] = "";
 	int r;
@@ -401,12 +405,15 @@ host_check(const struct config *c, struct loader *l, int quiet, char *err,
 			if (cp->enabled)
 				return r;
 			/* A disabled plugin need not be installed. */
-			log_msg(VITALS_LOG_WARN, "core", "%s (disabled: its "
-			    "options are not checked)", err);
+			log_msg(VITALS_LOG_WARN, "core",
+			    "%s (disabled: its "
+			    "options are not checked)",
+			    err);
 			err[0] = '\0';
 			continue;
 		}
-		if ((block = calloc(1, d->config_size ? d->config_size : 1)) == NULL)
+		if ((block = calloc(1, d->config_size ? d->config_size : 1)) ==
+		    NULL)
 			return -ENOMEM;
 		r = option_fill(d->options, block, cp->entries, cp->nentries,
 		    c->file, err, errlen);
@@ -416,7 +423,8 @@ host_check(const struct config *c, struct loader *l, int quiet, char *err,
 		free(block);
 		if (r != 0)
 			return -EINVAL;
-		if (!quiet && cp->enabled && host_probe_available(d, cp->name)) {
+		if (!quiet && cp->enabled &&
+		    host_probe_available(d, cp->name)) {
 			probes += d->kind == VITALS_PLUGIN_PROBE;
 			outputs += d->kind == VITALS_PLUGIN_OUTPUT;
 		}
@@ -472,14 +480,13 @@ host_agg_update(struct host *h, const struct config *c)
 		h->agg = a;
 	}
 	TAILQ_FOREACH(ctx, &h->insts, link)
-		n++;
+	n++;
 	if ((f = calloc(n + 1, sizeof(*f))) == NULL)
 		return -ENOMEM;
 	n = 0;
 	TAILQ_FOREACH(ctx, &h->insts, link)
-		if (ctx->desc->kind == VITALS_PLUGIN_FILTER)
-			f[n++] = (struct aggregate_filter){ ctx, AGGREGATE_ALL,
-				NULL };
+	if (ctx->desc->kind == VITALS_PLUGIN_FILTER)
+		f[n++] = (struct aggregate_filter){ ctx, AGGREGATE_ALL, NULL };
 	r = aggregate_filters(h->agg, f, n);
 	free(f);
 	return r;
@@ -492,7 +499,8 @@ host_flush(struct host *h)
 	struct vitals_ctx *ctx;
 	int r;
 
-	TAILQ_FOREACH(ctx, &h->insts, link) {
+	TAILQ_FOREACH(ctx, &h->insts, link)
+	{
 		if (ctx->desc->kind != VITALS_PLUGIN_PROBE ||
 		    ctx->desc->flush == NULL)
 			continue;
@@ -516,7 +524,8 @@ host_write(struct host *h, const struct vitals_epoch *e, int when, int findings)
 	struct vitals_ctx *ctx;
 	int early;
 
-	TAILQ_FOREACH(ctx, &h->insts, link) {
+	TAILQ_FOREACH(ctx, &h->insts, link)
+	{
 		if (ctx->desc->kind != VITALS_PLUGIN_OUTPUT)
 			continue;
 		early = ctx->desc->abi_minor >= HOST_MINOR_EARLY_WRITE;
@@ -555,8 +564,8 @@ host_group(struct host *h, const struct vitals_epoch *e)
 		return;
 	for (i = 0; i < n; i++) {
 		x = i;
-		for (j = i; j > 0 && host_group_before(&f[x], x, &f[idx[j - 1]],
-				      idx[j - 1]);
+		for (j = i; j > 0 &&
+		     host_group_before(&f[x], x, &f[idx[j - 1]], idx[j - 1]);
 		     j--)
 			idx[j] = idx[j - 1];
 		idx[j] = x;
@@ -779,8 +788,10 @@ host_start(struct host *h, char *err, size_t errlen)
 	engine_start(h->eng, now);
 	r = host_instantiate(h, h->cfg, &none, &h->insts, err, errlen);
 	if (engine_resume_end(h->eng, ts, sizeof(ts)) > 0)
-		log_msg(VITALS_LOG_INFO, "core", "t resumed from the last "
-		    "stored epoch: %s", ts);
+		log_msg(VITALS_LOG_INFO, "core",
+		    "t resumed from the last "
+		    "stored epoch: %s",
+		    ts);
 	if (r != 0)
 		return r;
 	host_warn_idle_insts(h);
@@ -801,8 +812,10 @@ host_events_add(struct host *h)
 	if (h->epoch_ev == NULL || h->tick_ev == NULL)
 		return -ENOMEM;
 	for (i = 0; i < 3; i++) {
-		h->sig_ev[i] = evsignal_new(h->base, sigs[i], host_on_signal, h);
-		if (h->sig_ev[i] == NULL || evsignal_add(h->sig_ev[i], NULL) != 0)
+		h->sig_ev[i] =
+		    evsignal_new(h->base, sigs[i], host_on_signal, h);
+		if (h->sig_ev[i] == NULL ||
+		    evsignal_add(h->sig_ev[i], NULL) != 0)
 			return -ENOMEM;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -821,8 +834,8 @@ host_run(struct host *h, uint64_t max_epochs)
 	host_arm_epoch(h, 1);
 	/* The probes are attached and the loop is about to run. */
 	if ((r = notify_send("READY=1")) < 0)
-		log_msg(VITALS_LOG_WARN, "core", "NOTIFY_SOCKET: %s",
-		    strerror(-r));
+		log_msg(
+		    VITALS_LOG_WARN, "core", "NOTIFY_SOCKET: %s", strerror(-r));
 	if (event_base_dispatch(h->base) < 0)
 		return -EIO;
 	return 0;
@@ -839,14 +852,17 @@ host_reload(struct host *h)
 
 	if ((r = config_load(h->cfg->file, &c, err, sizeof(err))) != 0) {
 		log_msg(VITALS_LOG_ERR, "core",
-		    "reload refused, keeping the running configuration: %s", err);
+		    "reload refused, keeping the running configuration: %s",
+		    err);
 		return r;
 	}
 	TAILQ_INIT(&next);
 	if ((r = host_check(c, h->ldr, 1, err, sizeof(err))) != 0 ||
-	    (r = host_instantiate(h, c, &h->insts, &next, err, sizeof(err))) != 0) {
+	    (r = host_instantiate(h, c, &h->insts, &next, err, sizeof(err))) !=
+		0) {
 		log_msg(VITALS_LOG_ERR, "core",
-		    "reload refused, keeping the running configuration: %s", err);
+		    "reload refused, keeping the running configuration: %s",
+		    err);
 		config_free(c);
 		return r;
 	}
@@ -858,8 +874,10 @@ host_reload(struct host *h)
 		instance_free(ctx);
 	}
 	TAILQ_CONCAT(&h->insts, &next, link);
-	if (c->data_dir && h->cfg->data_dir && strcmp(c->data_dir, h->cfg->data_dir))
-		log_msg(VITALS_LOG_INFO, "core", "data_dir now %s", c->data_dir);
+	if (c->data_dir && h->cfg->data_dir &&
+	    strcmp(c->data_dir, h->cfg->data_dir))
+		log_msg(
+		    VITALS_LOG_INFO, "core", "data_dir now %s", c->data_dir);
 	engine_reconfigure(h->eng, c, c->host);
 	if (host_agg_update(h, c) != 0)
 		log_msg(VITALS_LOG_ERR, "core",
@@ -911,10 +929,11 @@ vitals_vital_open(struct vitals_ctx *ctx, const char *name, const char *unit,
 
 	r = engine_vital_open(ctx->host->eng, name, unit, out);
 	if (r == -EEXIST)
-		vitals_error(ctx, "vital '%s' is already open with another unit",
-		    name);
+		vitals_error(
+		    ctx, "vital '%s' is already open with another unit", name);
 	else if (r != 0)
-		vitals_error(ctx, "cannot open vital '%s': %s", name, strerror(-r));
+		vitals_error(
+		    ctx, "cannot open vital '%s': %s", name, strerror(-r));
 	return r;
 }
 
@@ -935,8 +954,8 @@ vitals_cpu_add(struct vitals_ctx *ctx, uint64_t ns)
 }
 
 int
-vitals_metric_put(struct vitals_ctx *ctx, const char *name, const char *unit,
-    double value)
+vitals_metric_put(
+    struct vitals_ctx *ctx, const char *name, const char *unit, double value)
 {
 	int r;
 
@@ -1047,8 +1066,8 @@ vitals_watch_add(struct vitals_ctx *ctx, int fd, void (*cb)(int fd, void *arg),
 	w->ctx = ctx;
 	w->cb = cb;
 	w->arg = arg;
-	w->ev = event_new(ctx->host->base, fd, EV_READ | EV_PERSIST,
-	    host_on_watch, w);
+	w->ev = event_new(
+	    ctx->host->base, fd, EV_READ | EV_PERSIST, host_on_watch, w);
 	if (w->ev == NULL || event_add(w->ev, NULL) != 0) {
 		if (w->ev)
 			event_free(w->ev);

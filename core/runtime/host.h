@@ -39,8 +39,8 @@ void host_free(struct host *h);
  * ("FILE:LINE:COL: plugin 'NAME': reason" at the plugin's entry when its
  * check refuses).
  */
-int host_check(const struct config *c, struct loader *l, int quiet,
-    char *err, size_t errlen);
+int host_check(const struct config *c, struct loader *l, int quiet, char *err,
+    size_t errlen);
 
 /*
  * Start every enabled instance of the configuration.  A probe that is

@@ -28,8 +28,8 @@ struct vitals_watch;
  * borrowed for the call.
  */
 struct instance_sink {
-	int (*finding)(void *arg, struct vitals_ctx *ctx,
-	    const struct vitals_finding *f);
+	int (*finding)(
+	    void *arg, struct vitals_ctx *ctx, const struct vitals_finding *f);
 	int (*series)(void *arg, struct vitals_ctx *ctx, const char *name,
 	    uint64_t ts_ns, double value);
 	void *arg;
@@ -40,29 +40,29 @@ struct instance_sink {
  * emitted without a range or timescale get these, and sinks read the host.
  */
 struct instance_run {
-	const char *host;      /* host of the newest epoch, or NULL */
-	uint32_t timescale_s;  /* timescale of the queue */
-	uint64_t start_ns;     /* range of the newest epoch */
+	const char *host; /* host of the newest epoch, or NULL */
+	uint32_t timescale_s; /* timescale of the queue */
+	uint64_t start_ns; /* range of the newest epoch */
 	uint64_t end_ns;
 };
 
 /* A running plugin instance: the SDK's struct vitals_ctx. */
 struct vitals_ctx {
-	TAILQ_ENTRY(vitals_ctx) link;       /* in its owner's list */
-	struct host *host;                  /* daemon host, NULL elsewhere */
+	TAILQ_ENTRY(vitals_ctx) link; /* in its owner's list */
+	struct host *host; /* daemon host, NULL elsewhere */
 	const struct vitals_settings *settings; /* borrowed from the owner */
-	const struct vitals_plugin *desc;   /* borrowed from the loader */
-	char *name;                         /* plugin name */
-	char *optkey;                       /* options as written (reload) */
-	void *config;                       /* filled config block */
-	void *state;                        /* the plugin's state from init */
-	char err[512];                      /* last vitals_error() */
-	uint64_t gen;                       /* owner generation that made it */
-	struct log_limit lim;               /* rate limit of its errors */
-	LIST_HEAD(, vitals_timer) timers;   /* owned, freed at stop */
-	LIST_HEAD(, vitals_watch) watches;  /* owned, freed at stop */
-	struct instance_sink sink;          /* findings and series */
-	struct instance_run run;            /* set around filter calls */
+	const struct vitals_plugin *desc; /* borrowed from the loader */
+	char *name; /* plugin name */
+	char *optkey; /* options as written (reload) */
+	void *config; /* filled config block */
+	void *state; /* the plugin's state from init */
+	char err[512]; /* last vitals_error() */
+	uint64_t gen; /* owner generation that made it */
+	struct log_limit lim; /* rate limit of its errors */
+	LIST_HEAD(, vitals_timer) timers; /* owned, freed at stop */
+	LIST_HEAD(, vitals_watch) watches; /* owned, freed at stop */
+	struct instance_sink sink; /* findings and series */
+	struct instance_run run; /* set around filter calls */
 };
 TAILQ_HEAD(instance_list, vitals_ctx);
 
@@ -116,8 +116,8 @@ void instance_complain(struct vitals_ctx *ctx, const char *what, int r);
  * Failures are logged with instance_complain.  Returns the callback's
  * result (0 when the plugin has none).
  */
-int instance_filter(struct vitals_ctx *ctx, const struct vitals_queue *q,
-    const char *host);
+int instance_filter(
+    struct vitals_ctx *ctx, const struct vitals_queue *q, const char *host);
 
 /*
  * Hand closed epoch e (borrowed) to an output's write().  A failure (the

@@ -249,8 +249,8 @@ loader_check_stat(const struct stat *st, const char *dir, int sticky_ok,
 		return (loader_refuse(
 		    why, len, -EINVAL, "refusing: not a regular file"));
 	if (dir != NULL && !S_ISDIR(st->st_mode))
-		return (loader_refuse(
-		    why, len, -ENOTDIR, "refusing: %s is not a directory", dir));
+		return (loader_refuse(why, len, -ENOTDIR,
+		    "refusing: %s is not a directory", dir));
 	if (dir != NULL)
 		snprintf(subject, sizeof(subject), "directory %s is ", dir);
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) &&
@@ -320,10 +320,10 @@ loader_open_checked(const char *path, int *fd, char *why, size_t len)
 	    0) {
 		error = errno;
 		if (error == ELOOP)
-			return (loader_refuse(why, len, -EPERM,
-			    "refusing: a symbolic link"));
-		return (loader_refuse(why, len, -error, "cannot open file: %s",
-		    strerror(error)));
+			return (loader_refuse(
+			    why, len, -EPERM, "refusing: a symbolic link"));
+		return (loader_refuse(
+		    why, len, -error, "cannot open file: %s", strerror(error)));
 	}
 	if (fstat(f, &st) != 0) {
 		error = -errno;
@@ -376,8 +376,8 @@ loader_open_path(const char *path, int *fd, char *why, size_t len)
  * was checked, in the directory the archive was found in.
  */
 static int
-loader_la_object(const char *la, int fd, char *obj, size_t objlen,
-    char *why, size_t len)
+loader_la_object(
+    const char *la, int fd, char *obj, size_t objlen, char *why, size_t len)
 {
 	char line[1024], dlname[256] = "";
 	size_t dirlen = (size_t)(strrchr(la, '/') + 1 - la), n;
@@ -385,8 +385,8 @@ loader_la_object(const char *la, int fd, char *obj, size_t objlen,
 	FILE *f;
 
 	if ((f = fdopen(fd, "r")) == NULL)
-		return (loader_refuse(why, len, -errno, "cannot read: %s",
-		    strerror(errno)));
+		return (loader_refuse(
+		    why, len, -errno, "cannot read: %s", strerror(errno)));
 	while (fgets(line, sizeof(line), f) != NULL) {
 		if (strncmp(line, "dlname='", 8) == 0 &&
 		    (n = strcspn(line + 8, "'")) < sizeof(dlname) &&
@@ -401,9 +401,10 @@ loader_la_object(const char *la, int fd, char *obj, size_t objlen,
 	    strcmp(dlname, "..") == 0 || strcmp(dlname, ".") == 0)
 		return (loader_refuse(why, len, -ENOEXEC,
 		    "refusing: the archive names no shared object in its "
-		    "directory (dlname '%s')", dlname));
+		    "directory (dlname '%s')",
+		    dlname));
 	if ((size_t)snprintf(obj, objlen, "%.*s%s%s", (int)dirlen, la,
-	    installed ? "" : ".libs/", dlname) >= objlen)
+		installed ? "" : ".libs/", dlname) >= objlen)
 		return (
 		    loader_refuse(why, len, -ENAMETOOLONG, "path too long"));
 	return (0);
@@ -415,8 +416,8 @@ loader_la_object(const char *la, int fd, char *obj, size_t objlen,
  * Its name goes to obj, and *fd (the caller's) is the file checked.
  */
 static int
-loader_open_object(const char *path, char *obj, size_t objlen, int *fd,
-    char *why, size_t len)
+loader_open_object(
+    const char *path, char *obj, size_t objlen, int *fd, char *why, size_t len)
 {
 	char sub[512];
 	size_t n = strlen(path);
@@ -603,8 +604,10 @@ loader_dlopen(struct loader *l, const char *path, const char *obj,
 		goto fail;
 	}
 	if (!loader_same_file(d, fd)) {
-		error = loader_refuse(why, len, -EPERM, "refusing: %s is not "
-		    "the file that was checked", obj);
+		error = loader_refuse(why, len, -EPERM,
+		    "refusing: %s is not "
+		    "the file that was checked",
+		    obj);
 		goto fail;
 	}
 	if ((error = loader_check_desc(d, name, why, len)) != 0)
@@ -646,8 +649,8 @@ loader_load(struct loader *l, const char *path,
 		*out = p;
 		return (0);
 	}
-	if ((error = loader_open_object(path, obj, sizeof(obj), &fd, why,
-	    len)) != 0)
+	if ((error = loader_open_object(
+		 path, obj, sizeof(obj), &fd, why, len)) != 0)
 		return (error);
 	return (loader_dlopen(l, path, obj, name, fd, out, why, len));
 }
@@ -899,8 +902,8 @@ loader_known_names(struct loader *l)
  * there is no check, else what check returns, with its reason in why.
  */
 int
-loader_check_config(const struct vitals_plugin *d, const void *config,
-    char *why, size_t len)
+loader_check_config(
+    const struct vitals_plugin *d, const void *config, char *why, size_t len)
 {
 	if (d->abi_minor < LOADER_MINOR_CHECK || d->check == NULL)
 		return (0);

@@ -12,11 +12,11 @@
 
 /* A plugin file found on the search path. */
 struct loader_plugin {
-	char *name;                   /* plugin name (from the descriptor) */
-	char *path;                   /* file it was loaded from */
+	char *name; /* plugin name (from the descriptor) */
+	char *path; /* file it was loaded from */
 	const struct vitals_plugin *desc; /* borrowed from the loaded module */
-	void *handle;                 /* lt_dlhandle, owned by the loader */
-	char *object;                 /* the shared object loaded: path, or
+	void *handle; /* lt_dlhandle, owned by the loader */
+	char *object; /* the shared object loaded: path, or
 					 the one its .la names */
 };
 
@@ -77,8 +77,8 @@ char *loader_known_names(struct loader *l);
  */
 uint32_t loader_scope(const struct vitals_plugin *d);
 
-int loader_check_config(const struct vitals_plugin *d, const void *config,
-    char *why, size_t len);
+int loader_check_config(
+    const struct vitals_plugin *d, const void *config, char *why, size_t len);
 
 /*
  * "PATH SIZE MTIME INODE" of the shared object p's code was loaded from,

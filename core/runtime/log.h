@@ -17,7 +17,7 @@ void log_setup(int target, int level, const char *ident);
 
 /* Log one message at level; `who` ("core", a plugin name) prefixes it. */
 void log_msg(int level, const char *who, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 void log_vmsg(int level, const char *who, const char *fmt, va_list ap);
 
 /*
@@ -27,13 +27,16 @@ void log_vmsg(int level, const char *who, const char *fmt, va_list ap);
  * reported once.
  */
 struct log_limit {
-	unsigned interval_s;  /* window length in seconds */
-	unsigned burst;       /* messages allowed per window */
-	long window_start;    /* CLOCK_MONOTONIC seconds of the window */
-	unsigned printed;     /* messages in this window */
-	unsigned suppressed;  /* messages dropped in this window */
+	unsigned interval_s; /* window length in seconds */
+	unsigned burst; /* messages allowed per window */
+	long window_start; /* CLOCK_MONOTONIC seconds of the window */
+	unsigned printed; /* messages in this window */
+	unsigned suppressed; /* messages dropped in this window */
 };
-#define LOG_LIMIT_INIT { 60, 5, 0, 0, 0 }
+#define LOG_LIMIT_INIT \
+	{ \
+		60, 5, 0, 0, 0 \
+	}
 
 void log_limited(struct log_limit *l, int level, const char *who,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -36,8 +36,7 @@ notify_send(const char *state)
 	    (path[0] == '/'));
 	if ((fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
 		return -errno;
-	w = sendto(fd, state, len, MSG_NOSIGNAL, (struct sockaddr *)&sa,
-	    salen);
+	w = sendto(fd, state, len, MSG_NOSIGNAL, (struct sockaddr *)&sa, salen);
 	r = w < 0 ? -errno : (size_t)w == len ? 1 : -EIO;
 	close(fd);
 	return r;

@@ -31,8 +31,8 @@ struct config_entry;
  * failure the block may hold values, free it with option_free.
  */
 int option_fill(const struct vitals_option *table, void *block,
-    const struct config_entry *entries, size_t n, const char *file,
-    char *err, size_t errlen);
+    const struct config_entry *entries, size_t n, const char *file, char *err,
+    size_t errlen);
 
 /*
  * Parse text as o's type into its member of block, replacing (and
@@ -46,12 +46,12 @@ int option_set(const struct vitals_option *o, void *block, const char *text);
  * sequence), replacing what was there.  Returns 0, -EINVAL if o is not a
  * list, or -ENOMEM.
  */
-int option_set_list(const struct vitals_option *o, void *block,
-    char *const *items, uint32_t n);
+int option_set_list(
+    const struct vitals_option *o, void *block, char *const *items, uint32_t n);
 
 /* The option called key in table (which may be NULL), borrowed, or NULL. */
-const struct vitals_option *option_find(const struct vitals_option *table,
-    const char *key);
+const struct vitals_option *option_find(
+    const struct vitals_option *table, const char *key);
 
 /* Free the strings and lists option_fill put in block; accepts NULL table. */
 void option_free(const struct vitals_option *table, void *block);

@@ -344,8 +344,8 @@ codec_syms_from(struct codec_dec *d, json_t *o, const char *key, uint32_t n,
 	if ((a = codec_get_array(d, o, key)) == NULL)
 		return -EBADMSG;
 	if (json_array_size(a) != n)
-		return codec_fail(d, key, "expected %u names (one per frame)",
-		    n);
+		return codec_fail(
+		    d, key, "expected %u names (one per frame)", n);
 	mark = codec_enter(d, key, 0);
 	for (i = 0; i < n; i++) {
 		m = codec_enter(d, NULL, i);
@@ -373,15 +373,16 @@ codec_ksyms_from(struct codec_dec *d, json_t *o, struct vitals_sample *s)
 	if (!hk && !hu)
 		return 0;
 	/* + 1: empty stacks still give a non-NULL array. */
-	names = epoch_alloc(d->e,
-	    (s->nkstack + s->nustack) * sizeof(*names) + 1);
+	names =
+	    epoch_alloc(d->e, (s->nkstack + s->nustack) * sizeof(*names) + 1);
 	if (names == NULL)
 		return codec_nomem(d);
 	memset(names, 0, (s->nkstack + s->nustack) * sizeof(*names));
 	if (hk && (r = codec_syms_from(d, o, "ksyms", s->nkstack, names)) < 0)
 		return r;
-	if (hu && (r = codec_syms_from(d, o, "usyms", s->nustack,
-	    names + s->nkstack)) < 0)
+	if (hu &&
+	    (r = codec_syms_from(
+		 d, o, "usyms", s->nustack, names + s->nkstack)) < 0)
 		return r;
 	s->ksyms = names;
 	return 0;
@@ -478,9 +479,8 @@ codec_hca_from(struct codec_dec *d, json_t *o, struct vitals_vital_epoch *v)
  * an arena array.
  */
 static int
-codec_items_from(struct codec_dec *d, json_t *o, const char *key,
-    size_t size, codec_dec_fn fn, const void *arg, void **out, uint32_t *nout,
-    int objects)
+codec_items_from(struct codec_dec *d, json_t *o, const char *key, size_t size,
+    codec_dec_fn fn, const void *arg, void **out, uint32_t *nout, int objects)
 {
 	json_t *a, *item;
 	size_t i, n, mark, m;
@@ -521,8 +521,8 @@ codec_array_from(struct codec_dec *d, json_t *o, const char *key, size_t size,
 
 /* Array a's integers into v[0..max): 0 with *n, or -EBADMSG. */
 static int
-codec_ints_from(struct codec_dec *d, json_t *a, int64_t *v, size_t max,
-    size_t *n)
+codec_ints_from(
+    struct codec_dec *d, json_t *a, int64_t *v, size_t max, size_t *n)
 {
 	size_t i;
 
@@ -578,7 +578,8 @@ codec_stack_item(struct codec_dec *d, json_t *o, void *item, const void *arg)
 
 	if ((r = codec_ints_from(d, o, v, CODEC_STACK_NUMS, &n)) < 0)
 		return r;
-	return codec_part(d, codec_stack_make(d->e, arg, v, n, item, &why), why);
+	return codec_part(
+	    d, codec_stack_make(d->e, arg, v, n, item, &why), why);
 }
 
 /* "strings", "tasks" and "stacks" into t. */
@@ -604,8 +605,8 @@ codec_tables_from(struct codec_dec *d, json_t *j, struct codec_tables *t)
 
 /* The HCA as [gap, value, ...]. */
 static int
-codec_hca_gaps_from(struct codec_dec *d, json_t *o,
-    struct vitals_vital_epoch *v)
+codec_hca_gaps_from(
+    struct codec_dec *d, json_t *o, struct vitals_vital_epoch *v)
 {
 	json_t *h, *g, *x;
 	uint64_t *hca;
@@ -661,8 +662,10 @@ codec_rows_from(struct codec_dec *d, json_t *o, struct vitals_vital_epoch *v,
 		m = codec_enter(d, NULL, i);
 		if ((r = codec_ints_from(d, json_array_get(a, i), row,
 			 CODEC_ROW_MAX, &k)) < 0 ||
-		    (r = codec_part(d, codec_row_make(t, v, s, (uint32_t)i, row,
-			 k, &s[i], &why), why)) < 0)
+		    (r = codec_part(d,
+			 codec_row_make(
+			     t, v, s, (uint32_t)i, row, k, &s[i], &why),
+			 why)) < 0)
 			return r;
 		codec_leave(d, m);
 	}
@@ -693,8 +696,9 @@ codec_vital_from(struct codec_dec *d, json_t *o, void *item, const void *arg)
 		return codec_fail(d, "hca_size", "%u is more than %u",
 		    v->hca_size, CODEC_HCA_MAX);
 	if (t != NULL)
-		return (r = codec_hca_gaps_from(d, o, v)) < 0 ? r :
-		    codec_rows_from(d, o, v, t, d->e->start_ns);
+		return (r = codec_hca_gaps_from(d, o, v)) < 0
+		    ? r
+		    : codec_rows_from(d, o, v, t, d->e->start_ns);
 	if ((r = codec_hca_from(d, o, v)) < 0)
 		return r;
 	if ((r = codec_array_from(d, o, "samples", sizeof(struct vitals_sample),
@@ -850,8 +854,8 @@ codec_modules_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 		qsort(m, n, sizeof(*m), codec_module_cmp);
 	for (i = 1; i < n; i++)
 		if (m[i - 1].id == m[i].id)
-			return codec_fail(d, "modules",
-			    "module %u appears twice", m[i].id);
+			return codec_fail(
+			    d, "modules", "module %u appears twice", m[i].id);
 	e->modules = m;
 	e->nmodules = n;
 	return 0;
@@ -869,8 +873,9 @@ codec_epoch_from(struct codec_dec *d, json_t *j, struct vitals_epoch *e)
 		return codec_fail(d, NULL, "expected an object");
 	if ((f = json_object_get(j, "format")) == NULL)
 		return codec_fail(d, "format", "missing");
-	if (!json_is_integer(f) || (json_integer_value(f) != CODEC_FORMAT_FULL &&
-	    json_integer_value(f) != CODEC_FORMAT_COMPACT))
+	if (!json_is_integer(f) ||
+	    (json_integer_value(f) != CODEC_FORMAT_FULL &&
+		json_integer_value(f) != CODEC_FORMAT_COMPACT))
 		return codec_fail(d, "format",
 		    "unsupported (this reader knows formats %d and %d)",
 		    CODEC_FORMAT_FULL, CODEC_FORMAT_COMPACT);
@@ -966,8 +971,8 @@ codec_u32_of(int64_t v, uint32_t *out, const char **why)
 
 /* A string index of t: 0, or -EBADMSG with why. */
 static int
-codec_str_of(const struct codec_tables *t, int64_t v, const char **out,
-    const char **why)
+codec_str_of(
+    const struct codec_tables *t, int64_t v, const char **out, const char **why)
 {
 	if (v < 0 || v >= t->nstr) {
 		*why = "a string index out of range";
@@ -1018,14 +1023,15 @@ codec_stack_make(struct vitals_epoch *e, const struct codec_tables *t,
 	named = (int)(v[0] & 1);
 	m = named ? (n - 1) / 2 : n - 1;
 	if ((named && ((n - 1) % 2 != 0 || m == 0)) ||
-	    (size_t)(v[0] >> 1) > m || m - (size_t)(v[0] >> 1) > VITALS_STACK_MAX)
+	    (size_t)(v[0] >> 1) > m ||
+	    m - (size_t)(v[0] >> 1) > VITALS_STACK_MAX)
 		return -EBADMSG;
 	if (m > 0 && (f = epoch_alloc(e, m * sizeof(*f))) == NULL)
 		return -ENOMEM;
 	/* Each side's first frame is from 0. */
 	for (i = 0; i < m; i++)
-		f[i] = prev = (i == (size_t)(v[0] >> 1) ? 0 : prev) +
-		    (uint64_t)v[1 + i];
+		f[i] = prev =
+		    (i == (size_t)(v[0] >> 1) ? 0 : prev) + (uint64_t)v[1 + i];
 	if (named && (names = epoch_alloc(e, m * sizeof(*names))) == NULL)
 		return -ENOMEM;
 	for (i = 0; named && i < m; i++)
@@ -1040,8 +1046,8 @@ codec_stack_make(struct vitals_epoch *e, const struct codec_tables *t,
 
 /* The entry a row names (0: the next not named yet, else index + 1). */
 static int
-codec_ref_of(int64_t v, uint32_t n, uint32_t *next, uint32_t *out,
-    const char **why)
+codec_ref_of(
+    int64_t v, uint32_t n, uint32_t *next, uint32_t *out, const char **why)
 {
 	if (v == 0 && *next < n) {
 		*out = (*next)++;
@@ -1082,8 +1088,9 @@ codec_row_full(struct codec_tables *t, const struct vitals_vital_epoch *v,
 	s->exe = k->exe;
 	s->comm = k->comm;
 	if (v->hca_size > 0)
-		hashed = (uint32_t)vitals_hash_label(s->label, s->exe_id,
-			     s->uid) & (v->hca_size - 1);
+		hashed =
+		    (uint32_t)vitals_hash_label(s->label, s->exe_id, s->uid) &
+		    (v->hca_size - 1);
 	s->slot = x ^ hashed;
 	s->nkstack = st->nk;
 	s->nustack = st->nu;

@@ -38,9 +38,9 @@ enum {
 
 /* One scalar member of a struct and its JSON key. */
 struct codec_field {
-	const char *key;  /* JSON key; NULL ends a table */
-	int type;         /* CODEC_* */
-	size_t off;       /* offset of the member */
+	const char *key; /* JSON key; NULL ends a table */
+	int type; /* CODEC_* */
+	size_t off; /* offset of the member */
 };
 
 /*
@@ -63,8 +63,8 @@ struct codec_task {
 
 /* A stack of the compact form's table, in the epoch's arena. */
 struct codec_stack {
-	uint32_t nk, nu;          /* kernel, user frames */
-	const uint64_t *frames;   /* nk kernel then nu user frames */
+	uint32_t nk, nu; /* kernel, user frames */
+	const uint64_t *frames; /* nk kernel then nu user frames */
 	const char *const *names; /* nk + nu names, or NULL */
 };
 
@@ -85,8 +85,8 @@ struct codec_tables {
  * (samples[0..i) those before it).  Each returns 0, -EBADMSG with the
  * reason in *why (a constant), or -ENOMEM.
  */
-int codec_task_make(const struct codec_tables *t, const int64_t *v,
-    size_t n, struct codec_task *out, const char **why);
+int codec_task_make(const struct codec_tables *t, const int64_t *v, size_t n,
+    struct codec_task *out, const char **why);
 int codec_stack_make(struct vitals_epoch *e, const struct codec_tables *t,
     const int64_t *v, size_t n, struct codec_stack *out, const char **why);
 int codec_row_make(struct codec_tables *t, const struct vitals_vital_epoch *v,
@@ -106,8 +106,8 @@ int codec_module_cmp(const void *a, const void *b);
  * vitals_epoch_free), or -EBADMSG with the first problem (the JSON path of
  * the bad member) in err, or -ENOMEM.
  */
-int codec_epoch_from_json(json_t *j, struct vitals_epoch **out, char *err,
-    size_t errlen);
+int codec_epoch_from_json(
+    json_t *j, struct vitals_epoch **out, char *err, size_t errlen);
 
 /*
  * Decode an epoch from its JSON text buf[0..len) without building a JSON
@@ -145,8 +145,8 @@ typedef int (*codec_sink_fn)(const char *buf, size_t n, void *arg);
  * whatever they are, a metric named twice where it first came with the
  * last one's members.  Returns 0, the sink's error, or -ENOMEM.
  */
-int codec_text_write(const struct vitals_epoch *e, codec_sink_fn sink,
-    void *arg);
+int codec_text_write(
+    const struct vitals_epoch *e, codec_sink_fn sink, void *arg);
 
 /*
  * The same text in one piece: 0 with a malloc'd, NUL-terminated text in
@@ -159,10 +159,9 @@ int codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len);
  * as codec_text_write and codec_text_encode.  Decoded, it gives the epoch
  * its format 1 text gives.
  */
-int codec_compact_write(const struct vitals_epoch *e, codec_sink_fn sink,
-    void *arg);
-int codec_compact_encode(const struct vitals_epoch *e, char **out,
-    size_t *len);
+int codec_compact_write(
+    const struct vitals_epoch *e, codec_sink_fn sink, void *arg);
+int codec_compact_encode(const struct vitals_epoch *e, char **out, size_t *len);
 
 /*
  * Whether host (len bytes, which may hold a NUL) can name epoch files: no
@@ -177,11 +176,11 @@ int codec_host_check(const char *host, size_t len, char *why, size_t whylen);
  * "YYYY-MM-DD/YYYYMMDDTHHMMSS.mmmZ_HOST.json.gz" (UTC).  Returns the
  * length written, or -ENAMETOOLONG.
  */
-int codec_epoch_relpath(uint64_t start_ns, const char *host, char *buf,
-    size_t len);
+int codec_epoch_relpath(
+    uint64_t start_ns, const char *host, char *buf, size_t len);
 
 /* Parse a file name made by codec_epoch_relpath's last part; 0 or -EINVAL. */
-int codec_parse_name(const char *name, uint64_t *start_ns, char *host,
-    size_t hostlen);
+int codec_parse_name(
+    const char *name, uint64_t *start_ns, char *host, size_t hostlen);
 
 #endif /* VITALS_CODEC_H */

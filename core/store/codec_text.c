@@ -383,7 +383,8 @@ ct_vec_sort_unique(struct ct_vec *vec, int (*cmp)(const void *, const void *))
 		return 0;
 	qsort(vec->v, vec->n, vec->size, cmp);
 	for (i = 1; i < vec->n; i++)
-		if (cmp(vec->v + (i - 1) * vec->size, vec->v + i * vec->size) == 0)
+		if (cmp(vec->v + (i - 1) * vec->size, vec->v + i * vec->size) ==
+		    0)
 			return CT_DECLINE;
 	return 0;
 }
@@ -417,8 +418,7 @@ ct_vec_keep(struct ct_dec *d, const struct ct_vec *vec, void **out, uint32_t *n)
 
 	if (vec->n > UINT32_MAX)
 		return CT_DECLINE;
-	if (vec->n > 0 &&
-	    (p = epoch_alloc(d->e, vec->n * vec->size)) == NULL)
+	if (vec->n > 0 && (p = epoch_alloc(d->e, vec->n * vec->size)) == NULL)
 		return -ENOMEM;
 	if (p != NULL)
 		memcpy(p, vec->v, vec->n * vec->size);
@@ -801,8 +801,7 @@ ct_hca_alloc(struct ct_dec *d, struct ct_vital *cv)
 	    m > CODEC_HCA_MAX)
 		return CT_DECLINE;
 	if (m > 0 &&
-	    (cv->hca = epoch_alloc(d->e, (size_t)m * sizeof(*cv->hca))) ==
-		NULL)
+	    (cv->hca = epoch_alloc(d->e, (size_t)m * sizeof(*cv->hca))) == NULL)
 		return -ENOMEM;
 	return 0;
 }
@@ -915,8 +914,7 @@ ct_stack_item(struct ct_dec *d, void *arg)
  * *out, *n.
  */
 static int
-ct_table(struct ct_dec *d, ct_item_fn fn, size_t size, void **out,
-    uint32_t *n)
+ct_table(struct ct_dec *d, ct_item_fn fn, size_t size, void **out, uint32_t *n)
 {
 	struct ct_vec v = { NULL, 0, 0, size };
 	int r;
@@ -1000,8 +998,7 @@ ct_vital_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 	if ((r = ct_obj_field(d, &cv->o, key, klen)) != 0)
 		return r < 0 ? r : 0;
 	if (ct_is(key, klen, "hca"))
-		return (r = ct_seen(&cv->o, cv->o.nfields + CT_V_HCA)) != 0
-		    ? r
+		return (r = ct_seen(&cv->o, cv->o.nfields + CT_V_HCA)) != 0 ? r
 		    : d->tabs != NULL ? ct_hca_gaps(d, cv)
 				      : ct_hca(d, cv);
 	if (!ct_is(key, klen, "samples") ||
@@ -1012,8 +1009,9 @@ ct_vital_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 	cv->samples->n = 0;
 	if (d->tabs != NULL)
 		d->tabs->prev_ts = d->e->start_ns;
-	if ((r = d->tabs != NULL ? ct_array(d, ct_row_item, cv)
-				 : ct_array(d, ct_sample_item, cv->samples)) != 0 ||
+	if ((r = d->tabs != NULL
+		    ? ct_array(d, ct_row_item, cv)
+		    : ct_array(d, ct_sample_item, cv->samples)) != 0 ||
 	    (r = ct_vec_keep(d, cv->samples, &samples, &cv->v->nsamples)) != 0)
 		return r;
 	cv->v->samples = samples;
@@ -1183,8 +1181,17 @@ ct_modules(struct ct_dec *d, struct vitals_epoch *e)
 	return r;
 }
 
-enum { CT_E_FORMAT, CT_E_VITALS, CT_E_FINDINGS, CT_E_METRICS, CT_E_MODULES,
-	CT_E_STRINGS, CT_E_TASKS, CT_E_STACKS, CT_E_N };
+enum {
+	CT_E_FORMAT,
+	CT_E_VITALS,
+	CT_E_FINDINGS,
+	CT_E_METRICS,
+	CT_E_MODULES,
+	CT_E_STRINGS,
+	CT_E_TASKS,
+	CT_E_STACKS,
+	CT_E_N
+};
 
 /*
  * A table of the compact form: only there, after "format" and the
@@ -1197,8 +1204,7 @@ ct_epoch_table(struct ct_dec *d, struct ct_obj *o, int k)
 	void *v;
 	int r;
 
-	if (t == NULL ||
-	    (k > CT_E_STRINGS && !(o->seen & CT_EXTRA(o, k - 1))))
+	if (t == NULL || (k > CT_E_STRINGS && !(o->seen & CT_EXTRA(o, k - 1))))
 		return CT_DECLINE;
 	switch (k) {
 	case CT_E_STRINGS:
@@ -1206,8 +1212,8 @@ ct_epoch_table(struct ct_dec *d, struct ct_obj *o, int k)
 		t->str = v;
 		return r;
 	case CT_E_TASKS:
-		r = ct_table(d, ct_task_item, sizeof(struct codec_task), &v,
-		    &t->ntask);
+		r = ct_table(
+		    d, ct_task_item, sizeof(struct codec_task), &v, &t->ntask);
 		t->task = v;
 		return r;
 	default:
@@ -1222,7 +1228,8 @@ static int
 ct_epoch_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 {
 	static const char *const extra[CT_E_N] = { "format", "vitals",
-		"findings", "metrics", "modules", "strings", "tasks", "stacks" };
+		"findings", "metrics", "modules", "strings", "tasks",
+		"stacks" };
 	struct ct_obj *o = arg;
 	int r, k;
 
@@ -1250,8 +1257,8 @@ ct_epoch_member(struct ct_dec *d, const char *key, size_t klen, void *arg)
 	case CT_E_VITALS:
 		/* Rows need their tables and start_ns first. */
 		if ((d->tabs != NULL &&
-		    (!(o->seen & CT_EXTRA(o, CT_E_STACKS)) ||
-			!ct_obj_has(o, "start_ns"))))
+			(!(o->seen & CT_EXTRA(o, CT_E_STACKS)) ||
+			    !ct_obj_has(o, "start_ns"))))
 			return CT_DECLINE;
 		return ct_vitals(d, d->e);
 	case CT_E_FINDINGS:
@@ -1979,8 +1986,8 @@ ct_stack_of(struct ct_tabs *t, const struct vitals_sample *s,
 		names[i] = (uint32_t)x;
 	}
 	c->names = names;
-	c->hash = ct_hash_bytes(
-	    c->hash + 1, names, (c->nk + c->nu) * sizeof(*names));
+	c->hash =
+	    ct_hash_bytes(c->hash + 1, names, (c->nk + c->nu) * sizeof(*names));
 	return 0;
 }
 
@@ -2034,7 +2041,8 @@ ct_task_index(struct ct_tabs *t, const struct vitals_sample *s)
 	c.hash = ct_hash_bytes(0xcbf29ce484222325ULL, c.v, sizeof(c.v));
 	for (j = (uint32_t)c.hash & t->tsks.mask; t->tsks.slot[j] != 0;
 	     j = (j + 1) & t->tsks.mask)
-		if (memcmp(t->tsk[t->tsks.slot[j] - 1].v, c.v, sizeof(c.v)) == 0)
+		if (memcmp(t->tsk[t->tsks.slot[j] - 1].v, c.v, sizeof(c.v)) ==
+		    0)
 			return t->tsks.slot[j] - 1;
 	if (ct_vec_room(&t->tsk, &t->tsk_cap, t->ntsk, sizeof(*t->tsk)))
 		return -ENOMEM;
@@ -2120,9 +2128,10 @@ ct_put_tabs(struct ct_buf *b, const struct ct_tabs *t)
 		for (j = 0; j < CT_TASK_N; j++) {
 			if (j > 0)
 				ct_put(b, ",", 1);
-			ct_put_int(b, j == 1 ? (int64_t)(int32_t)(t->tsk[i].v[1] -
-							      t->tsk[i].v[0])
-					     : (int64_t)t->tsk[i].v[j]);
+			ct_put_int(b,
+			    j == 1 ? (int64_t)(int32_t)(t->tsk[i].v[1] -
+					 t->tsk[i].v[0])
+				   : (int64_t)t->tsk[i].v[j]);
 		}
 		ct_put(b, "]", 1);
 	}
@@ -2204,8 +2213,9 @@ ct_put_full_row(struct ct_buf *b, const struct vitals_sample *s,
 	uint64_t u[CT_ROW_FULL - 1];
 
 	if (w->hca_size > 0)
-		hashed = (uint32_t)vitals_hash_label(s->label, s->exe_id,
-			     s->uid) & (w->hca_size - 1);
+		hashed =
+		    (uint32_t)vitals_hash_label(s->label, s->exe_id, s->uid) &
+		    (w->hca_size - 1);
 	u[0] = s->label;
 	u[1] = s->weight;
 	u[2] = s->count - s->weight;
@@ -2294,7 +2304,8 @@ ct_put_vital_compact(struct ct_buf *b, const struct vitals_vital_epoch *v,
 	for (i = 0; i < n; i++) {
 		if (i > 0)
 			ct_put(b, ",", 1);
-		ct_put_row(b, s, i, ct_repeat_of(s, w->entry, i, last, mask), w);
+		ct_put_row(
+		    b, s, i, ct_repeat_of(s, w->entry, i, last, mask), w);
 	}
 	ct_put(b, "]}", 2);
 	w->entry += 2 * (size_t)n;
@@ -2360,8 +2371,8 @@ ct_put_epoch(struct ct_buf *b, const struct vitals_epoch *e, int format)
 
 /* e (borrowed) in format to sink, CT_CHUNK bytes at a time. */
 static int
-ct_write(const struct vitals_epoch *e, int format, codec_sink_fn sink,
-    void *arg)
+ct_write(
+    const struct vitals_epoch *e, int format, codec_sink_fn sink, void *arg)
 {
 	struct ct_buf b = { NULL, 0, 0, 0, sink, arg };
 
@@ -2416,8 +2427,7 @@ codec_text_encode(const struct vitals_epoch *e, char **out, size_t *len)
 
 /* The same in the compact form, to sink: as codec_text_write. */
 int
-codec_compact_write(
-    const struct vitals_epoch *e, codec_sink_fn sink, void *arg)
+codec_compact_write(const struct vitals_epoch *e, codec_sink_fn sink, void *arg)
 {
 	return ct_write(e, CODEC_FORMAT_COMPACT, sink, arg);
 }

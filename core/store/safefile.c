@@ -708,8 +708,7 @@ vitals_file_write(
 
 	if ((dfd = safefile_parent(path, &base, err, errlen)) < 0)
 		return dfd;
-	if ((r = safefile_put(
-	    dfd, base, data, len, SAFEFILE_FILE_MODE)) < 0)
+	if ((r = safefile_put(dfd, base, data, len, SAFEFILE_FILE_MODE)) < 0)
 		safefile_say(err, errlen, "%s: %s", path, strerror(-r));
 	close(dfd);
 	return r;

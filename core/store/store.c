@@ -122,8 +122,8 @@ store_each_in(
  * or is a symbolic link (never followed) is skipped.
  */
 static int
-store_each_file_from(const char *data_dir, const char *from_day,
-    store_file_fn fn, void *arg)
+store_each_file_from(
+    const char *data_dir, const char *from_day, store_file_fn fn, void *arg)
 {
 	char dir[PATH_MAX];
 	struct dirent *de;
@@ -228,8 +228,8 @@ store_entry_cmp(const void *a, const void *b)
  * another negative errno.
  */
 int
-vitals_store_list_since(const char *data_dir, uint64_t since_ns,
-    struct vitals_store_list *out)
+vitals_store_list_since(
+    const char *data_dir, uint64_t since_ns, struct vitals_store_list *out)
 {
 	struct store_lister w = { { 0, NULL }, 0, since_ns };
 	time_t sec = (time_t)(since_ns / 1000000000ull);
@@ -240,8 +240,8 @@ vitals_store_list_since(const char *data_dir, uint64_t since_ns,
 	day[0] = '\0';
 	if (since_ns > 0 && gmtime_r(&sec, &tm) != NULL)
 		strftime(day, sizeof(day), "%Y-%m-%d", &tm);
-	r = store_each_file_from(data_dir, day[0] != '\0' ? day : NULL,
-	    store_list_add, &w);
+	r = store_each_file_from(
+	    data_dir, day[0] != '\0' ? day : NULL, store_list_add, &w);
 	if (r < 0) {
 		vitals_store_list_free(&w.l);
 		return r;
@@ -560,8 +560,8 @@ store_deflate(struct store_sink *s, int flush)
 		r = deflate(&s->z, flush);
 		if (r == Z_STREAM_ERROR)
 			return -EIO;
-	} while (s->z.avail_out == 0 ||
-	    (flush == Z_FINISH && r != Z_STREAM_END));
+	} while (
+	    s->z.avail_out == 0 || (flush == Z_FINISH && r != Z_STREAM_END));
 	return 0;
 }
 
@@ -579,8 +579,8 @@ store_sink_write(const char *buf, size_t size, void *arg)
 }
 
 int
-vitals_epoch_encode(const struct vitals_epoch *e,
-    struct vitals_epoch_file *out, char *err, size_t errlen)
+vitals_epoch_encode(const struct vitals_epoch *e, struct vitals_epoch_file *out,
+    char *err, size_t errlen)
 {
 	struct store_sink s = { .error = 0 };
 	char rel[PATH_MAX];
@@ -593,8 +593,8 @@ vitals_epoch_encode(const struct vitals_epoch *e,
 		return r;
 	}
 	/* windowBits 15 + 16: a gzip stream, as gzopen writes. */
-	if (deflateInit2(&s.z, 6, Z_DEFLATED, 15 + 16, 8,
-	    Z_DEFAULT_STRATEGY) != Z_OK) {
+	if (deflateInit2(&s.z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+	    Z_OK) {
 		store_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -668,8 +668,8 @@ vitals_epoch_put(const struct vitals_epoch_file *f, const char *data_dir,
 		store_err(err, errlen, "%s/%s", data_dir, why);
 		goto out;
 	}
-	if ((r = safefile_put(dayfd, slash + 1, f->data, f->len,
-	    SAFEFILE_FILE_MODE)) < 0) {
+	if ((r = safefile_put(
+		 dayfd, slash + 1, f->data, f->len, SAFEFILE_FILE_MODE)) < 0) {
 		store_err(err, errlen, "%s: %s", final, strerror(-r));
 		goto out;
 	}
@@ -1131,8 +1131,9 @@ store_inflate_mem(const unsigned char *in, size_t n, char **out, size_t *len,
 		store_err(why, whylen, "out of memory");
 		return -ENOMEM;
 	}
-	store_err(why, whylen, "%s", r == Z_STREAM_END ?
-	    "bytes after the gzip stream" : "gzip: truncated or corrupt");
+	store_err(why, whylen, "%s",
+	    r == Z_STREAM_END ? "bytes after the gzip stream"
+			      : "gzip: truncated or corrupt");
 	return -EBADMSG;
 }
 
@@ -1154,8 +1155,7 @@ vitals_epoch_decode(const void *data, size_t len, struct vitals_epoch **out,
 
 /* codec_epoch_relpath() for plugins: "YYYY-MM-DD/NAME" into buf. */
 int
-vitals_epoch_relpath(uint64_t start_ns, const char *host, char *buf,
-    size_t len)
+vitals_epoch_relpath(uint64_t start_ns, const char *host, char *buf, size_t len)
 {
 	return codec_epoch_relpath(start_ns, host, buf, len);
 }

@@ -45,11 +45,11 @@ struct api_param {
 /* One request being answered. */
 struct api_call {
 	const struct api_env *env;
-	uint64_t now;               /* when it came */
-	const char *arg;            /* the path after a route's "NAME/" */
+	uint64_t now; /* when it came */
+	const char *arg; /* the path after a route's "NAME/" */
 	size_t np;
 	struct api_param p[API_MAX_PARAMS];
-	struct api_answer *ans;     /* errors are written here */
+	struct api_answer *ans; /* errors are written here */
 };
 
 /* A comma list (host=a,b): n words in a copy owned by buf. */
@@ -61,7 +61,7 @@ struct api_list {
 
 /* An endpoint: its name, handler and the parameters it takes. */
 struct api_route {
-	const char *name;     /* "hosts"; "epoch/" takes the rest as arg */
+	const char *name; /* "hosts"; "epoch/" takes the rest as arg */
 	int (*fn)(struct api_call *c, json_t **out);
 	const char *params[8]; /* NULL-terminated */
 	const char *size_param; /* what narrows an answer that is too large */
@@ -105,8 +105,8 @@ api_json(struct api_answer *out, int status, json_t *j)
 }
 
 void
-api_error(struct api_answer *out, int status, const char *param,
-    const char *msg)
+api_error(
+    struct api_answer *out, int status, const char *param, const char *msg)
 {
 	json_t *j = json_pack("{s:s}", "error", msg);
 
@@ -117,8 +117,8 @@ api_error(struct api_answer *out, int status, const char *param,
 
 /* Write an error of status about param (or none) and return -1. */
 static int
-api_fail(struct api_call *c, int status, const char *param, const char *fmt,
-    ...)
+api_fail(
+    struct api_call *c, int status, const char *param, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -132,11 +132,11 @@ api_fail(struct api_call *c, int status, const char *param, const char *fmt,
 
 /* 413 for a limit (ns of a range, bytes of an answer) and return -1. */
 static int
-api_too_large(struct api_answer *out, const char *param, uint64_t limit,
-    const char *msg)
+api_too_large(
+    struct api_answer *out, const char *param, uint64_t limit, const char *msg)
 {
-	json_t *j = json_pack("{s:s, s:I}", "error", msg, "limit",
-	    (json_int_t)limit);
+	json_t *j =
+	    json_pack("{s:s, s:I}", "error", msg, "limit", (json_int_t)limit);
 
 	if (j != NULL && param != NULL)
 		json_object_set_new(j, "param", json_string(param));
@@ -228,15 +228,15 @@ api_takes_list(const struct api_route *rt, char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (i = 0; rt->params[i] != NULL && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
-		    rt->params[i]);
+		n += (size_t)snprintf(
+		    buf + n, len - n, "%s%s", i ? ", " : "", rt->params[i]);
 	return i == 0 ? "none" : buf;
 }
 
 /* One name=value of the query (both decoded in place) into c. */
 static int
-api_param_add(struct api_call *c, const struct api_route *rt, char *name,
-    char *value)
+api_param_add(
+    struct api_call *c, const struct api_route *rt, char *name, char *value)
 {
 	char clean[80], takes[256];
 	int known = 0;
@@ -249,16 +249,21 @@ api_param_add(struct api_call *c, const struct api_route *rt, char *name,
 		known = api_takes(rt, name);
 	}
 	if (!known)
-		return api_fail(c, 400, clean, "unknown parameter '%s' (%s "
-		    "takes %s)", clean, rt->name,
-		    api_takes_list(rt, takes, sizeof(takes)));
+		return api_fail(c, 400, clean,
+		    "unknown parameter '%s' (%s "
+		    "takes %s)",
+		    clean, rt->name, api_takes_list(rt, takes, sizeof(takes)));
 	if (api_unescape(value) != 0)
-		return api_fail(c, 400, name, "bad value of %s: not UTF-8 "
-		    "text with %%XX escapes", name);
+		return api_fail(c, 400, name,
+		    "bad value of %s: not UTF-8 "
+		    "text with %%XX escapes",
+		    name);
 	for (i = 0; i < c->np; i++)
 		if (strcmp(c->p[i].name, name) == 0)
-			return api_fail(c, 400, name, "parameter %s given twice "
-			    "(a list is one comma-separated value)", name);
+			return api_fail(c, 400, name,
+			    "parameter %s given twice "
+			    "(a list is one comma-separated value)",
+			    name);
 	if (c->np == API_MAX_PARAMS)
 		return api_fail(c, 400, name, "too many parameters");
 	c->p[c->np].name = name;
@@ -287,7 +292,8 @@ api_params(struct api_call *c, const struct api_route *rt, const char *query,
 			continue;
 		if ((eq = strchr(tok, '=')) != NULL)
 			*eq++ = '\0';
-		if (api_param_add(c, rt, tok, eq != NULL ? eq : tok + strlen(tok)))
+		if (api_param_add(
+			c, rt, tok, eq != NULL ? eq : tok + strlen(tok)))
 			return -1;
 	}
 	return 0;
@@ -322,8 +328,10 @@ api_count(struct api_call *c, const char *name, uint64_t def, uint64_t min,
 	v = strtoull(s, &end, 10);
 	if (*s < '0' || *s > '9' || *end != '\0' || errno != 0 || v < min ||
 	    v > max)
-		return api_fail(c, 400, name, "%s: expected a whole number from "
-		    "%" PRIu64 " to %" PRIu64, name, min, max);
+		return api_fail(c, 400, name,
+		    "%s: expected a whole number from "
+		    "%" PRIu64 " to %" PRIu64,
+		    name, min, max);
 	*out = v;
 	return 0;
 }
@@ -352,8 +360,10 @@ api_list(struct api_call *c, const char *name, struct api_list *l)
 	for (tok = strtok_r(l->buf, ",", &save); tok != NULL;
 	     tok = strtok_r(NULL, ",", &save)) {
 		if (l->n == API_MAX_LIST || !api_word(tok))
-			return api_fail(c, 400, name, "%s: expected at most %d "
-			    "names, comma-separated", name, API_MAX_LIST);
+			return api_fail(c, 400, name,
+			    "%s: expected at most %d "
+			    "names, comma-separated",
+			    name, API_MAX_LIST);
 		l->v[l->n++] = tok;
 	}
 	return 0;
@@ -382,9 +392,10 @@ api_time(struct api_call *c, const char *name, const char *s, uint64_t *out)
 		return 0;
 	api_clean(s, clean, sizeof(clean));
 	if (r == -ERANGE)
-		return api_fail(c, 400, name, "%s: time '%s' is out of range",
-		    name, clean);
-	return api_fail(c, 400, name, "%s: bad time '%s': expected "
+		return api_fail(
+		    c, 400, name, "%s: time '%s' is out of range", name, clean);
+	return api_fail(c, 400, name,
+	    "%s: bad time '%s': expected "
 	    "2026-11-22T10:00 (local, or with Z or +01:00), a date, now, "
 	    "-30m, -2h, -1d, @UNIXSECONDS or nanoseconds since the epoch",
 	    name, clean);
@@ -401,12 +412,16 @@ api_span(struct api_call *c, const char *p_empty, const char *p_long,
 	char msg[256];
 
 	if (to <= from)
-		return api_fail(c, 400, p_empty, "%s: the range ends before it "
-		    "starts", p_empty);
+		return api_fail(c, 400, p_empty,
+		    "%s: the range ends before it "
+		    "starts",
+		    p_empty);
 	if (to - from <= c->env->max_range_ns)
 		return 0;
-	snprintf(msg, sizeof(msg), "the range is longer than max_range "
-	    "(%" PRIu64 " s)", (uint64_t)(c->env->max_range_ns / API_NS));
+	snprintf(msg, sizeof(msg),
+	    "the range is longer than max_range "
+	    "(%" PRIu64 " s)",
+	    (uint64_t)(c->env->max_range_ns / API_NS));
 	return api_too_large(c->ans, p_long, c->env->max_range_ns, msg);
 }
 
@@ -487,9 +502,10 @@ api_timescale(struct api_call *c, uint32_t *ts)
 	for (i = 0; i < c->env->ntimescales && n < sizeof(list); i++)
 		n += (size_t)snprintf(list + n, sizeof(list) - n, ", %s",
 		    api_ts_name(c->env->timescales[i], one, sizeof(one)));
-	return api_fail(c, 400, "timescale", "timescale '%s' is not "
-	    "configured (configured: %s)", api_clean(s, clean, sizeof(clean)),
-	    list);
+	return api_fail(c, 400, "timescale",
+	    "timescale '%s' is not "
+	    "configured (configured: %s)",
+	    api_clean(s, clean, sizeof(clean)), list);
 }
 
 /* severity: info (default), warn or crit. */
@@ -508,15 +524,17 @@ api_severity(struct api_call *c, uint32_t *sev)
 		}
 	if (s == NULL)
 		return 0;
-	return api_fail(c, 400, "severity", "severity: expected info, warn or "
+	return api_fail(c, 400, "severity",
+	    "severity: expected info, warn or "
 	    "crit");
 }
 
 static const char *
 api_severity_name(uint32_t s)
 {
-	return s == VITALS_SEV_CRIT ? "crit" : s == VITALS_SEV_WARN ? "warn"
-								   : "info";
+	return s == VITALS_SEV_CRIT ? "crit"
+	    : s == VITALS_SEV_WARN  ? "warn"
+				    : "info";
 }
 
 /* ---- the store ---- */
@@ -532,8 +550,9 @@ api_ms(uint64_t t)
 static int
 api_listing(struct api_call *c, uint64_t since, struct vitals_store_list *l)
 {
-	int r = since == 0 ? vitals_store_list(c->env->data_dir, l) :
-	    vitals_store_list_since(c->env->data_dir, since, l);
+	int r = since == 0
+	    ? vitals_store_list(c->env->data_dir, l)
+	    : vitals_store_list_since(c->env->data_dir, since, l);
 
 	if (r == -ENOENT || r == -ENOTDIR) {
 		memset(l, 0, sizeof(*l));
@@ -552,7 +571,8 @@ api_load(const struct vitals_store_entry *se)
 	struct vitals_epoch *e;
 	char err[512];
 
-	return vitals_epoch_load(se->path, &e, err, sizeof(err)) == 0 ? e : NULL;
+	return vitals_epoch_load(se->path, &e, err, sizeof(err)) == 0 ? e
+								      : NULL;
 }
 
 /*
@@ -643,9 +663,10 @@ api_query(struct api_call *c, uint64_t from, uint64_t to, uint32_t ts,
 	if ((r = vitals_agg_query(&p, out, err, sizeof(err))) == 0)
 		return 0;
 	if (r == -ENOENT)
-		return api_fail(c, 404, NULL, "no store at %s", c->env->data_dir);
-	return api_fail(c, 500, NULL, "range query: %s",
-	    err[0] ? err : strerror(-r));
+		return api_fail(
+		    c, 404, NULL, "no store at %s", c->env->data_dir);
+	return api_fail(
+	    c, 500, NULL, "range query: %s", err[0] ? err : strerror(-r));
 }
 
 /* ---- vitals and their units ---- */
@@ -672,10 +693,12 @@ api_vitals_names(const struct vitals_agg_result *r, struct api_vitals *vs)
 		s = &r->slots[i];
 		for (j = 0; j < s->nvitals; j++) {
 			for (k = 0; k < vs->n; k++)
-				if (strcmp(vs->v[k].name, s->vitals[j].name) >= 0)
+				if (strcmp(vs->v[k].name, s->vitals[j].name) >=
+				    0)
 					break;
 			if ((k < vs->n &&
-			    strcmp(vs->v[k].name, s->vitals[j].name) == 0) ||
+				strcmp(vs->v[k].name, s->vitals[j].name) ==
+				    0) ||
 			    vs->n == sizeof(vs->v) / sizeof(vs->v[0]))
 				continue;
 			memmove(&vs->v[k + 1], &vs->v[k],
@@ -732,7 +755,8 @@ api_units(const struct vitals_agg_result *r, const struct vitals_store_list *l,
 		if (!api_slot_lacks(s, vs))
 			continue;
 		for (k = api_lower(l, s->start_ns); k < l->n &&
-		     l->v[k].start_ns < s->start_ns + s->timescale_s * API_NS; k++)
+		     l->v[k].start_ns < s->start_ns + s->timescale_s * API_NS;
+		     k++)
 			if (strcmp(l->v[k].host, s->host) == 0 &&
 			    (e = api_load(&l->v[k])) != NULL) {
 				api_vitals_units(vs, e);
@@ -760,9 +784,11 @@ api_vitals_check(struct api_call *c, const struct api_list *wanted,
 			if (strcmp(vs->v[k].name, wanted->v[i]) == 0)
 				break;
 		if (k == vs->n)
-			return api_fail(c, 400, "vital", "no vital '%s' in the "
-			    "range (it has %s)", api_clean(wanted->v[i], clean,
-			    sizeof(clean)), have);
+			return api_fail(c, 400, "vital",
+			    "no vital '%s' in the "
+			    "range (it has %s)",
+			    api_clean(wanted->v[i], clean, sizeof(clean)),
+			    have);
 	}
 	return 0;
 }
@@ -776,8 +802,9 @@ api_vitals_json(const struct api_vitals *vs, const struct api_list *wanted)
 
 	for (k = 0; a != NULL && k < vs->n; k++)
 		if (api_in(wanted, vs->v[k].name))
-			json_array_append_new(a, json_pack("{s:s, s:s}", "name",
-			    vs->v[k].name, "unit", vs->v[k].unit));
+			json_array_append_new(a,
+			    json_pack("{s:s, s:s}", "name", vs->v[k].name,
+				"unit", vs->v[k].unit));
 	return a;
 }
 
@@ -799,18 +826,22 @@ api_ep_hosts(struct api_call *c, json_t **out)
 	for (i = 0; hosts != NULL && i < l.n; i++) {
 		se = &l.v[i];
 		for (k = 0; (h = json_array_get(hosts, k)) != NULL; k++)
-			if (strcmp(json_string_value(json_object_get(h, "host")),
-			    se->host) == 0)
+			if (strcmp(
+				json_string_value(json_object_get(h, "host")),
+				se->host) == 0)
 				break;
 		if (h == NULL)
-			json_array_append_new(hosts, h = json_pack("{s:s, s:I, "
-			    "s:I, s:I}", "host", se->host, "epochs",
-			    (json_int_t)0, "first_ns", (json_int_t)se->start_ns,
-			    "last_ns", (json_int_t)se->start_ns));
-		json_object_set_new(h, "epochs", json_integer(1 +
-		    json_integer_value(json_object_get(h, "epochs"))));
-		json_object_set_new(h, "last_ns", json_integer(
-		    (json_int_t)se->start_ns));
+			json_array_append_new(hosts,
+			    h = json_pack("{s:s, s:I, "
+					  "s:I, s:I}",
+				"host", se->host, "epochs", (json_int_t)0,
+				"first_ns", (json_int_t)se->start_ns, "last_ns",
+				(json_int_t)se->start_ns));
+		json_object_set_new(h, "epochs",
+		    json_integer(
+			1 + json_integer_value(json_object_get(h, "epochs"))));
+		json_object_set_new(
+		    h, "last_ns", json_integer((json_int_t)se->start_ns));
 	}
 	vitals_store_list_free(&l);
 	if (*out != NULL && c->env->local != NULL)
@@ -829,8 +860,8 @@ api_range_vitals(struct api_call *c, uint64_t from, uint64_t to, uint32_t ts,
 {
 	if (api_query(c, from, to, ts, hosts, r) != 0)
 		return -1;
-	if (api_listing(c, (*r)->nslots ? api_ms((*r)->slots[0].start_ns) : to,
-	    l)) {
+	if (api_listing(
+		c, (*r)->nslots ? api_ms((*r)->slots[0].start_ns) : to, l)) {
 		vitals_agg_result_free(*r);
 		*r = NULL;
 		return -1;
@@ -877,9 +908,10 @@ api_epoch_line(const struct vitals_epoch *e)
 	    (json_int_t)e->nfindings, "vitals");
 	v = json_object_get(o, "vitals");
 	for (i = 0; v != NULL && i < e->nvitals; i++)
-		json_object_set_new(v, e->vitals[i].name, json_pack("{s:I, s:I}",
-		    "events", (json_int_t)e->vitals[i].events, "wsum",
-		    (json_int_t)e->vitals[i].wsum));
+		json_object_set_new(v, e->vitals[i].name,
+		    json_pack("{s:I, s:I}", "events",
+			(json_int_t)e->vitals[i].events, "wsum",
+			(json_int_t)e->vitals[i].wsum));
 	return o;
 }
 
@@ -922,8 +954,7 @@ api_ep_epochs(struct api_call *c, json_t **out)
 
 /* An epoch ID: its start in ns, decimal. */
 static int
-api_epoch_id(struct api_call *c, const char *param, const char *s,
-    uint64_t *id)
+api_epoch_id(struct api_call *c, const char *param, const char *s, uint64_t *id)
 {
 	size_t n = s != NULL ? strlen(s) : 0;
 	char clean[80];
@@ -933,9 +964,12 @@ api_epoch_id(struct api_call *c, const char *param, const char *s,
 		return 0;
 	}
 	if (s == NULL)
-		return api_fail(c, 400, param, "%s: an epoch id is needed", param);
-	return api_fail(c, 400, param, "%s: bad epoch id '%s': expected its "
-	    "start in nanoseconds", param, api_clean(s, clean, sizeof(clean)));
+		return api_fail(
+		    c, 400, param, "%s: an epoch id is needed", param);
+	return api_fail(c, 400, param,
+	    "%s: bad epoch id '%s': expected its "
+	    "start in nanoseconds",
+	    param, api_clean(s, clean, sizeof(clean)));
 }
 
 /*
@@ -977,10 +1011,13 @@ api_find_epoch(struct api_call *c, uint64_t id, const char *host,
 		return 0;
 	vitals_epoch_free(*out);
 	if (n > 1)
-		return api_fail(c, 400, "host", "several hosts have an epoch "
-		    "starting at %" PRIu64 ": give host", id);
-	return api_fail(c, 404, NULL, "no stored epoch starts at %" PRIu64 "%s%s",
-	    id, host ? " for host " : "", host ? host : "");
+		return api_fail(c, 400, "host",
+		    "several hosts have an epoch "
+		    "starting at %" PRIu64 ": give host",
+		    id);
+	return api_fail(c, 404, NULL,
+	    "no stored epoch starts at %" PRIu64 "%s%s", id,
+	    host ? " for host " : "", host ? host : "");
 }
 
 /* GET /api/v1/epoch/ID?host= : the stored form, as `vitals show --json`. */
@@ -1025,9 +1062,9 @@ api_top_exes(const struct vitals_epoch *e, const struct vitals_vital_epoch *ve,
 	if (a == NULL || top == 0 || labels_collect(ve, &how, &l) != 0)
 		return a;
 	for (i = 0; i < l.n && i < top; i++)
-		json_array_append_new(a, json_pack("{s:s, s:f}", "exe",
-		    l.v[i].name, "share", l.total > 0 ? l.v[i].weight / l.total
-		    : 0.0));
+		json_array_append_new(a,
+		    json_pack("{s:s, s:f}", "exe", l.v[i].name, "share",
+			l.total > 0 ? l.v[i].weight / l.total : 0.0));
 	labels_free(&l);
 	return a;
 }
@@ -1042,8 +1079,8 @@ api_slot_epoch(const struct api_env *env, const struct vitals_store_list *l,
     struct vitals_epoch **e)
 {
 	*e = NULL;
-	if (api_window(l, s->host, s->start_ns, s->start_ns +
-	    (uint64_t)s->timescale_s * API_NS, es) != 0)
+	if (api_window(l, s->host, s->start_ns,
+		s->start_ns + (uint64_t)s->timescale_s * API_NS, es) != 0)
 		return -ENOMEM;
 	if (es->n == 0 || (s->base && es->n == 1))
 		return 0;
@@ -1070,18 +1107,22 @@ api_series_slot(struct api_call *c, const struct vitals_store_list *l,
 	e = roll != NULL ? roll : es.n > 0 ? es.v[0] : NULL;
 	/* A rollup's samples restart at each of its base epochs. */
 	base_ns = es.n > 0 ? es.v[0]->timescale_s * API_NS : c->env->epoch_ns;
-	o = json_pack("{s:s, s:I, s:I, s:i, s:{}}", "host", s->host,
-	    "start_ns", (json_int_t)s->start_ns, "length_ns",
-	    (json_int_t)s->length_ns, "epochs", (int)s->nepochs, "vitals");
+	o = json_pack("{s:s, s:I, s:I, s:i, s:{}}", "host", s->host, "start_ns",
+	    (json_int_t)s->start_ns, "length_ns", (json_int_t)s->length_ns,
+	    "epochs", (int)s->nepochs, "vitals");
 	v = json_object_get(o, "vitals");
 	for (i = 0; v != NULL && i < s->nvitals; i++) {
 		if (!api_in(wanted, s->vitals[i].name))
 			continue;
-		ve = e != NULL ? vitals_epoch_vital(e, s->vitals[i].name) : NULL;
-		t = ve != NULL ? api_top_exes(e, ve, base_ns, top) : json_array();
-		json_object_set_new(v, s->vitals[i].name, json_pack("{s:I, s:I, "
-		    "s:o}", "events", (json_int_t)s->vitals[i].events, "wsum",
-		    (json_int_t)s->vitals[i].wsum, "top", t));
+		ve =
+		    e != NULL ? vitals_epoch_vital(e, s->vitals[i].name) : NULL;
+		t = ve != NULL ? api_top_exes(e, ve, base_ns, top)
+			       : json_array();
+		json_object_set_new(v, s->vitals[i].name,
+		    json_pack("{s:I, s:I, "
+			      "s:o}",
+			"events", (json_int_t)s->vitals[i].events, "wsum",
+			(json_int_t)s->vitals[i].wsum, "top", t));
 	}
 	vitals_epoch_free(roll);
 	api_epochs_free(&es);
@@ -1114,12 +1155,12 @@ api_ep_series(struct api_call *c, json_t **out)
 	    (json_int_t)(ts ? ts : c->env->epoch_ns / API_NS), "vitals",
 	    api_vitals_json(&vs, &wanted), "slots");
 	if (ts == 0 && r->nslots > 0)
-		json_object_set_new(*out, "timescale_s",
-		    json_integer(r->slots[0].timescale_s));
+		json_object_set_new(
+		    *out, "timescale_s", json_integer(r->slots[0].timescale_s));
 	slots = json_object_get(*out, "slots");
 	for (i = 0; slots != NULL && i < r->nslots; i++)
-		json_array_append_new(slots, api_series_slot(c, &l,
-		    &r->slots[i], &wanted, top));
+		json_array_append_new(
+		    slots, api_series_slot(c, &l, &r->slots[i], &wanted, top));
 	rc = 0;
 out:
 	vitals_agg_result_free(r);
@@ -1261,8 +1302,10 @@ api_top_sites(const struct vitals_epoch *e, const struct vitals_vital_epoch *ve,
 	    labels_weights(ve, labels_runs(e, base_ns), w, &attributed) != 0)
 		goto out;
 	for (i = 0; i < ve->nsamples; i++) {
-		if (!(w[i] > 0) || (r = labels_map_put(m, 0, labels_site(e,
-		    &ve->samples[i], site, sizeof(site)), &id)) < 0)
+		if (!(w[i] > 0) ||
+		    (r = labels_map_put(m, 0,
+			 labels_site(e, &ve->samples[i], site, sizeof(site)),
+			 &id)) < 0)
 			continue;
 		if (r == 1)
 			v[n++].id = id;
@@ -1270,9 +1313,10 @@ api_top_sites(const struct vitals_epoch *e, const struct vitals_vital_epoch *ve,
 	}
 	qsort(v, n, sizeof(*v), api_site_cmp);
 	for (i = 0; i < n && i < k; i++)
-		json_array_append_new(a, json_pack("{s:s, s:f, s:f}", "site",
-		    labels_map_key(m, v[i].id), "weight", v[i].w, "share",
-		    ve->wsum ? v[i].w / (double)ve->wsum : 0.0));
+		json_array_append_new(a,
+		    json_pack("{s:s, s:f, s:f}", "site",
+			labels_map_key(m, v[i].id), "weight", v[i].w, "share",
+			ve->wsum ? v[i].w / (double)ve->wsum : 0.0));
 out:
 	labels_map_free(m);
 	free(v);
@@ -1294,10 +1338,11 @@ api_top_exes_full(const struct vitals_epoch *e,
 	if (a == NULL || labels_collect(ve, &how, &l) != 0)
 		return a;
 	for (i = 0; i < l.n && i < k; i++)
-		json_array_append_new(a, json_pack("{s:s, s:s, s:f, s:f}", "exe",
-		    l.v[i].name, "comm", l.v[i].rep ? l.v[i].rep->comm : "",
-		    "weight", l.v[i].weight, "share", l.total > 0 ?
-		    l.v[i].weight / l.total : 0.0));
+		json_array_append_new(a,
+		    json_pack("{s:s, s:s, s:f, s:f}", "exe", l.v[i].name,
+			"comm", l.v[i].rep ? l.v[i].rep->comm : "", "weight",
+			l.v[i].weight, "share",
+			l.total > 0 ? l.v[i].weight / l.total : 0.0));
 	labels_free(&l);
 	return a;
 }
@@ -1341,11 +1386,14 @@ api_ep_top(struct api_call *c, json_t **out)
 	for (i = 0; a != NULL && e != NULL && i < e->nvitals; i++) {
 		ve = &e->vitals[i];
 		if (api_in(&wanted, ve->name))
-			json_array_append_new(a, json_pack("{s:s, s:s, s:I, s:o, "
-			    "s:o}", "name", ve->name, "unit", ve->unit, "wsum",
-			    (json_int_t)ve->wsum, "exes", api_top_exes_full(e, ve,
-			    c->env->epoch_ns, k), "sites", api_top_sites(e, ve,
-			    c->env->epoch_ns, k)));
+			json_array_append_new(a,
+			    json_pack("{s:s, s:s, s:I, s:o, "
+				      "s:o}",
+				"name", ve->name, "unit", ve->unit, "wsum",
+				(json_int_t)ve->wsum, "exes",
+				api_top_exes_full(e, ve, c->env->epoch_ns, k),
+				"sites",
+				api_top_sites(e, ve, c->env->epoch_ns, k)));
 	}
 	rc = 0;
 out:
@@ -1376,8 +1424,9 @@ api_uframe(const struct vitals_epoch *e, uint64_t v, const char *name)
 		snprintf(where, sizeof(where), "%s+0x%" PRIx64,
 		    base != NULL ? base + 1 : m->path, VITALS_UFRAME_OFFSET(v));
 	} else
-		snprintf(where, sizeof(where), "[module %" PRId32 "]+0x%" PRIx64,
-		    id, VITALS_UFRAME_OFFSET(v));
+		snprintf(where, sizeof(where),
+		    "[module %" PRId32 "]+0x%" PRIx64, id,
+		    VITALS_UFRAME_OFFSET(v));
 	if (name == NULL)
 		return json_string(where);
 	snprintf(text, sizeof(text), "%s (%s)", name, where);
@@ -1386,8 +1435,8 @@ api_uframe(const struct vitals_epoch *e, uint64_t v, const char *name)
 
 /* A sample's kernel or user stack, innermost frame first. */
 static json_t *
-api_stack(const struct vitals_epoch *e, const struct vitals_sample *s,
-    int kernel)
+api_stack(
+    const struct vitals_epoch *e, const struct vitals_sample *s, int kernel)
 {
 	json_t *a = json_array();
 	const char *name;
@@ -1397,12 +1446,13 @@ api_stack(const struct vitals_epoch *e, const struct vitals_sample *s,
 	for (i = 0; a != NULL && i < n; i++) {
 		name = s->ksyms ? s->ksyms[kernel ? i : s->nkstack + i] : NULL;
 		if (!kernel) {
-			json_array_append_new(a, api_uframe(e, s->ustack[i],
-			    name));
+			json_array_append_new(
+			    a, api_uframe(e, s->ustack[i], name));
 			continue;
 		}
 		if (name == NULL || *name == '\0') {
-			snprintf(hex, sizeof(hex), "0x%016" PRIx64, s->kstack[i]);
+			snprintf(
+			    hex, sizeof(hex), "0x%016" PRIx64, s->kstack[i]);
 			name = hex;
 		}
 		json_array_append_new(a, json_string(name));
@@ -1418,12 +1468,13 @@ api_sample(const struct vitals_epoch *e, const char *vital,
 
 	snprintf(label, sizeof(label), "0x%" PRIx64, s->label);
 	return json_pack("{s:s, s:I, s:s, s:s, s:I, s:I, s:I, s:s, s:I, s:I, "
-	    "s:I, s:I, s:o, s:o}", "vital", vital, "ts_ns", (json_int_t)s->ts_ns,
-	    "exe", s->exe ? s->exe : "", "comm", s->comm ? s->comm : "", "pid",
+			 "s:I, s:I, s:o, s:o}",
+	    "vital", vital, "ts_ns", (json_int_t)s->ts_ns, "exe",
+	    s->exe ? s->exe : "", "comm", s->comm ? s->comm : "", "pid",
 	    (json_int_t)s->pid, "tid", (json_int_t)s->tid, "uid",
 	    (json_int_t)s->uid, "label", label, "slot", (json_int_t)s->slot,
-	    "count", (json_int_t)s->count, "weight", (json_int_t)s->weight, "op",
-	    (json_int_t)s->op, "kstack", api_stack(e, s, 1), "ustack",
+	    "count", (json_int_t)s->count, "weight", (json_int_t)s->weight,
+	    "op", (json_int_t)s->op, "kstack", api_stack(e, s, 1), "ustack",
 	    api_stack(e, s, 0));
 }
 
@@ -1441,8 +1492,9 @@ api_ep_samples(struct api_call *c, json_t **out)
 
 	if ((host != NULL && !api_word(host)) ||
 	    (vital != NULL && !api_word(vital)))
-		return api_fail(c, 400, host && !api_word(host) ? "host" :
-		    "vital", "one name is expected");
+		return api_fail(c, 400,
+		    host && !api_word(host) ? "host" : "vital",
+		    "one name is expected");
 	if (api_epoch_id(c, "epoch", api_get(c, "epoch"), &id) != 0 ||
 	    api_count(c, "slot", UINT64_MAX, 0, UINT32_MAX, &slot) != 0 ||
 	    api_count(c, "limit", 500, 1, 100000, &limit) != 0 ||
@@ -1450,12 +1502,13 @@ api_ep_samples(struct api_call *c, json_t **out)
 		return -1;
 	if (vital != NULL && vitals_epoch_vital(e, vital) == NULL) {
 		vitals_epoch_free(e);
-		return api_fail(c, 400, "vital", "no vital '%s' in epoch %"
-		    PRIu64, api_clean(vital, clean, sizeof(clean)), id);
+		return api_fail(c, 400, "vital",
+		    "no vital '%s' in epoch %" PRIu64,
+		    api_clean(vital, clean, sizeof(clean)), id);
 	}
 	snprintf(idtext, sizeof(idtext), "%" PRIu64, id);
-	*out = json_pack("{s:s, s:s, s:[]}", "epoch", idtext, "host", e->host,
-	    "samples");
+	*out = json_pack(
+	    "{s:s, s:s, s:[]}", "epoch", idtext, "host", e->host, "samples");
 	a = json_object_get(*out, "samples");
 	for (i = 0; a != NULL && i < e->nvitals; i++) {
 		ve = &e->vitals[i];
@@ -1463,8 +1516,8 @@ api_ep_samples(struct api_call *c, json_t **out)
 			continue;
 		for (j = 0; j < ve->nsamples && n < limit; j++)
 			if (slot == UINT64_MAX || ve->samples[j].slot == slot) {
-				json_array_append_new(a, api_sample(e, ve->name,
-				    &ve->samples[j]));
+				json_array_append_new(a,
+				    api_sample(e, ve->name, &ve->samples[j]));
 				n++;
 			}
 	}
@@ -1483,13 +1536,13 @@ static json_t *
 api_finding(const struct vitals_finding *f, const char *host)
 {
 	return json_pack("{s:s, s:s, s:s?, s:s?, s:s?, s:I, s:I, s:i, s:o, "
-	    "s:o, s:o, s:s}", "filter", f->filter ? f->filter : "", "severity",
+			 "s:o, s:o, s:s}",
+	    "filter", f->filter ? f->filter : "", "severity",
 	    api_severity_name(f->severity), "vital", f->vital, "label",
 	    f->label, "host", host, "start_ns", (json_int_t)f->start_ns,
-	    "end_ns", (json_int_t)f->end_ns, "timescale_s",
-	    (int)f->timescale_s, "score", api_num(f->score), "value",
-	    api_num(f->value), "expected", api_num(f->expected), "text",
-	    f->text ? f->text : "");
+	    "end_ns", (json_int_t)f->end_ns, "timescale_s", (int)f->timescale_s,
+	    "score", api_num(f->score), "value", api_num(f->value), "expected",
+	    api_num(f->expected), "text", f->text ? f->text : "");
 }
 
 /* GET /api/v1/findings?from=&to=&severity=&host=&timescale= */
@@ -1513,8 +1566,9 @@ api_ep_findings(struct api_call *c, json_t **out)
 	a = json_object_get(*out, "findings");
 	for (i = 0; a != NULL && i < r->nfindings; i++)
 		if (r->findings[i].f.severity >= sev)
-			json_array_append_new(a, api_finding(&r->findings[i].f,
-			    r->findings[i].host));
+			json_array_append_new(a,
+			    api_finding(
+				&r->findings[i].f, r->findings[i].host));
 	vitals_agg_result_free(r);
 	free(hosts.buf);
 	return 0;
@@ -1556,11 +1610,13 @@ api_profile(struct api_call *c, const char *vital, uint64_t from, uint64_t to,
 	    hosts->n, err, sizeof(err));
 	if (r == -ENOENT) {
 		vitals_profile_free(p);
-		return api_fail(c, 404, NULL, "no store at %s", c->env->data_dir);
+		return api_fail(
+		    c, 404, NULL, "no store at %s", c->env->data_dir);
 	}
 	if (r != 0 && r != -ENODATA) {
 		vitals_profile_free(p);
-		return api_fail(c, 500, NULL, "%s", err[0] ? err : strerror(-r));
+		return api_fail(
+		    c, 500, NULL, "%s", err[0] ? err : strerror(-r));
 	}
 	*out = p;
 	return 0;
@@ -1574,7 +1630,8 @@ api_one_vital(struct api_call *c, const char **v)
 	if (*v == NULL)
 		*v = "cpu";
 	if (!api_word(*v))
-		return api_fail(c, 400, "vital", "vital: one vital name expected");
+		return api_fail(
+		    c, 400, "vital", "vital: one vital name expected");
 	return 0;
 }
 
@@ -1671,8 +1728,8 @@ api_ab(struct api_call *c, const char *name, uint64_t *r)
 	int e;
 
 	if (s == NULL)
-		return api_fail(c, 400, name, "%s: a range FROM..TO is needed",
-		    name);
+		return api_fail(
+		    c, 400, name, "%s: a range FROM..TO is needed", name);
 	if ((e = vitals_range_parse(s, c->now, &r[0], &r[1])) != 0)
 		return api_fail(c, 400, name, "%s: bad range '%s': %s", name,
 		    api_clean(s, clean, sizeof(clean)),
@@ -1789,14 +1846,15 @@ api_ep_files(struct api_call *c, json_t **out)
 	if (host != NULL && !api_word(host))
 		return api_fail(c, 400, "host", "host: one host name");
 	if (since != NULL && vitals_store_name_parse(since, NULL) != 0)
-		return api_fail(c, 400, "since", "since: expected the name of "
+		return api_fail(c, 400, "since",
+		    "since: expected the name of "
 		    "an epoch file, as a listing gives it");
-	if (api_count(c, "limit", API_FILES_DEFAULT, 1, API_FILES_MAX,
-	    &limit) != 0)
+	if (api_count(
+		c, "limit", API_FILES_DEFAULT, 1, API_FILES_MAX, &limit) != 0)
 		return -1;
 	/* One more than asked says whether more follow. */
-	r = vitals_store_list_after(c->env->data_dir, since, host,
-	    (size_t)limit + 1, &l);
+	r = vitals_store_list_after(
+	    c->env->data_dir, since, host, (size_t)limit + 1, &l);
 	if (r == -ENOENT || r == -ENOTDIR)
 		memset(&l, 0, sizeof(l));
 	else if (r != 0)
@@ -1820,9 +1878,10 @@ api_ep_files(struct api_call *c, json_t **out)
 		if (!api_settled(l.v[i].path, c->now, &bytes))
 			break;
 		name = strrchr(l.v[i].path, '/') + 1;
-		json_array_append_new(files, json_pack("{s:s, s:s, s:I, s:I}",
-		    "name", name, "host", l.v[i].host, "start_ns",
-		    (json_int_t)l.v[i].start_ns, "bytes", (json_int_t)bytes));
+		json_array_append_new(files,
+		    json_pack("{s:s, s:s, s:I, s:I}", "name", name, "host",
+			l.v[i].host, "start_ns", (json_int_t)l.v[i].start_ns,
+			"bytes", (json_int_t)bytes));
 	}
 	json_object_set_new(*out, "more", json_boolean(more));
 	vitals_store_list_free(&l);
@@ -1843,7 +1902,8 @@ api_ep_file(struct api_call *c, json_t **out)
 
 	(void)out;
 	if (vitals_store_name_parse(c->arg, &start) != 0)
-		return api_fail(c, 400, "name", "name: expected the name of an "
+		return api_fail(c, 400, "name",
+		    "name: expected the name of an "
 		    "epoch file, as /api/v1/files lists it");
 	/* The file opened is one the store lists, never the request's path. */
 	r = vitals_store_list_since(c->env->data_dir, start, &l);
@@ -1857,8 +1917,8 @@ api_ep_file(struct api_call *c, json_t **out)
 		vitals_store_list_free(&l);
 		return api_fail(c, 404, NULL, "no such epoch file");
 	}
-	r = vitals_epoch_file_load(path, c->env->max_response, &f, err,
-	    sizeof(err));
+	r = vitals_epoch_file_load(
+	    path, c->env->max_response, &f, err, sizeof(err));
 	vitals_store_list_free(&l);
 	if (r == -EFBIG)
 		return api_too_large(c->ans, NULL, c->env->max_response,
@@ -1902,17 +1962,18 @@ api_ep_nodes(struct api_call *c, json_t **out)
 		    (json_int_t)n->refused);
 		if (o == NULL)
 			continue;
-		json_object_set_new(o, "host", n->host != NULL ?
-		    json_string(n->host) : json_null());
-		json_object_set_new(o, "cursor", n->cursor != NULL ?
-		    json_string(n->cursor) : json_null());
+		json_object_set_new(o, "host",
+		    n->host != NULL ? json_string(n->host) : json_null());
+		json_object_set_new(o, "cursor",
+		    n->cursor != NULL ? json_string(n->cursor) : json_null());
 		if (n->last_end_ns != 0)
-			json_object_set_new(o, "lag_s", json_real(c->now >
-			    n->last_end_ns ? (double)(c->now - n->last_end_ns) /
-			    API_NS : 0.0));
+			json_object_set_new(o, "lag_s",
+			    json_real(c->now > n->last_end_ns
+				    ? (double)(c->now - n->last_end_ns) / API_NS
+				    : 0.0));
 		if (n->last_error != NULL) {
-			json_object_set_new(o, "last_error",
-			    json_string(n->last_error));
+			json_object_set_new(
+			    o, "last_error", json_string(n->last_error));
 			json_object_set_new(o, "last_error_ns",
 			    json_integer((json_int_t)n->last_error_ns));
 		}
@@ -1933,9 +1994,10 @@ static const struct api_route api_routes[] = {
 	{ "series", api_ep_series,
 	    { "vital", "from", "to", "timescale", "host", "top", NULL },
 	    "from" },
-	{ "top", api_ep_top, { "vital", "from", "to", "host", "k", NULL }, "k" },
-	{ "fleet", api_ep_fleet, { "vital", "from", "to", "timescale", "host",
-	    NULL }, "from" },
+	{ "top", api_ep_top, { "vital", "from", "to", "host", "k", NULL },
+	    "k" },
+	{ "fleet", api_ep_fleet,
+	    { "vital", "from", "to", "timescale", "host", NULL }, "from" },
 	{ "samples", api_ep_samples,
 	    { "epoch", "vital", "host", "slot", "limit", NULL }, "limit" },
 	{ "findings", api_ep_findings,
@@ -1973,9 +2035,9 @@ api_route(const char *name, const char **arg)
 
 	for (i = 0; i < sizeof(api_routes) / sizeof(api_routes[0]); i++) {
 		n = strlen(api_routes[i].name);
-		if (api_routes[i].name[n - 1] == '/' ?
-		    strncmp(name, api_routes[i].name, n) == 0 :
-		    strcmp(name, api_routes[i].name) == 0) {
+		if (api_routes[i].name[n - 1] == '/'
+			? strncmp(name, api_routes[i].name, n) == 0
+			: strcmp(name, api_routes[i].name) == 0) {
 			*arg = name + n;
 			return &api_routes[i];
 		}
@@ -1992,8 +2054,10 @@ api_limit(struct api_call *c, const struct api_route *rt)
 	if (c->ans->len <= c->env->max_response)
 		return;
 	api_answer_free(c->ans);
-	snprintf(msg, sizeof(msg), "the answer is larger than max_response "
-	    "(%" PRIu64 " bytes): ask for less", c->env->max_response);
+	snprintf(msg, sizeof(msg),
+	    "the answer is larger than max_response "
+	    "(%" PRIu64 " bytes): ask for less",
+	    c->env->max_response);
 	api_too_large(c->ans, rt->size_param, c->env->max_response, msg);
 }
 

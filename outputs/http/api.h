@@ -16,10 +16,10 @@
 
 /* What a request is answered against: the settings as they were when it came. */
 struct api_env {
-	char *data_dir;       /* the store, owned */
-	char *config;         /* the daemon's configuration file, owned, or NULL */
-	char *local;          /* the daemon's host, owned, or NULL */
-	uint64_t epoch_ns;    /* nominal base epoch length */
+	char *data_dir; /* the store, owned */
+	char *config; /* the daemon's configuration file, owned, or NULL */
+	char *local; /* the daemon's host, owned, or NULL */
+	uint64_t epoch_ns; /* nominal base epoch length */
 	uint32_t ntimescales; /* configured rollup timescales */
 	uint32_t timescales[VITALS_AGG_MAX_TIMESCALES]; /* seconds, ascending */
 	uint32_t max_samples; /* samples a rollup keeps per vital */
@@ -29,10 +29,10 @@ struct api_env {
 
 /* An answer: status, content type and body. */
 struct api_answer {
-	int status;           /* HTTP status */
-	const char *type;     /* content type, static */
-	char *body;           /* malloc'd, owned by the answer */
-	size_t len;           /* bytes in body */
+	int status; /* HTTP status */
+	const char *type; /* content type, static */
+	char *body; /* malloc'd, owned by the answer */
+	size_t len; /* bytes in body */
 };
 
 /* Whether path (decoded) is the API's: /api/ and below. */
@@ -51,16 +51,16 @@ int api_is_quick(const char *path);
  * api_answer_free): a 200 answer, or an error in the documented form
  * (400, 404, 413, 500).  Thread-safe.
  */
-void api_answer(const struct api_env *env, const char *path,
-    const char *query, uint64_t now_ns, struct api_answer *out);
+void api_answer(const struct api_env *env, const char *path, const char *query,
+    uint64_t now_ns, struct api_answer *out);
 
 /*
  * An error answer {"error": msg} (with "param" unless NULL) of status,
  * into *out (free with api_answer_free).  Out of memory leaves an empty
  * body.
  */
-void api_error(struct api_answer *out, int status, const char *param,
-    const char *msg);
+void api_error(
+    struct api_answer *out, int status, const char *param, const char *msg);
 
 /* Free an answer's body; the answer is left empty.  Accepts NULL. */
 void api_answer_free(struct api_answer *a);

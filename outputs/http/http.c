@@ -24,20 +24,20 @@
 
 /* The config block the core fills from the YAML. */
 struct http_config {
-	char *listen;          /* HOST:PORT */
-	char *token;           /* bearer token, or NULL */
-	int insecure;          /* non-loopback without a token */
-	char *web_dir;         /* the page's files */
-	uint64_t max_range;    /* ns */
+	char *listen; /* HOST:PORT */
+	char *token; /* bearer token, or NULL */
+	int insecure; /* non-loopback without a token */
+	char *web_dir; /* the page's files */
+	uint64_t max_range; /* ns */
 	uint64_t max_response; /* bytes */
-	int64_t max_requests;  /* API requests answered at once */
-	int64_t max_queued;    /* more waiting for a worker */
-	int64_t metrics_top;   /* exes per vital on /metrics */
+	int64_t max_requests; /* API requests answered at once */
+	int64_t max_queued; /* more waiting for a worker */
+	int64_t metrics_top; /* exes per vital on /metrics */
 };
 
 /* One instance. */
 struct http_state {
-	struct vitals_ctx *ctx;  /* the core's handle, borrowed */
+	struct vitals_ctx *ctx; /* the core's handle, borrowed */
 	struct server *srv;
 	struct metrics *metrics; /* what /metrics shows */
 };

@@ -1272,9 +1272,8 @@ metrics_render(const struct metrics *m, char **out, size_t *len)
 
 /* One family of the nodes' state: a value per node. */
 static void
-metrics_node_family(FILE *f, const struct vitals_node_list *l,
-    const char *name, const char *type, const char *help, int which,
-    uint64_t now_ns)
+metrics_node_family(FILE *f, const struct vitals_node_list *l, const char *name,
+    const char *type, const char *help, int which, uint64_t now_ns)
 {
 	const struct vitals_node *n;
 	size_t i;
@@ -1299,15 +1298,17 @@ metrics_node_family(FILE *f, const struct vitals_node_list *l,
 			metrics_double(f, (double)n->last_end_ns / 1e9);
 			break;
 		default:
-			metrics_double(f, now_ns > n->last_end_ns ?
-			    (double)(now_ns - n->last_end_ns) / 1e9 : 0.0);
+			metrics_double(f,
+			    now_ns > n->last_end_ns
+				? (double)(now_ns - n->last_end_ns) / 1e9
+				: 0.0);
 		}
 	}
 }
 
 int
-metrics_nodes(const struct vitals_node_list *l, uint64_t now_ns, char **out,
-    size_t *len)
+metrics_nodes(
+    const struct vitals_node_list *l, uint64_t now_ns, char **out, size_t *len)
 {
 	char *buf = NULL;
 	size_t i, n = 0;
@@ -1319,25 +1320,28 @@ metrics_nodes(const struct vitals_node_list *l, uint64_t now_ns, char **out,
 	metrics_head(f, "vitals_remote_node_info", "gauge",
 	    "A node this central pulls epochs from, with its host; always 1");
 	for (i = 0; i < l->n; i++) {
-		metrics_series(f, "vitals_remote_node_info", "node", l->v[i].url,
-		    "host", l->v[i].host != NULL ? l->v[i].host : "");
+		metrics_series(f, "vitals_remote_node_info", "node",
+		    l->v[i].url, "host",
+		    l->v[i].host != NULL ? l->v[i].host : "");
 		metrics_u64(f, 1);
 	}
 	metrics_node_family(f, l, "vitals_remote_epochs_pulled_total",
-	    "counter", "Epoch files pulled from the node and stored", 0, now_ns);
+	    "counter", "Epoch files pulled from the node and stored", 0,
+	    now_ns);
 	metrics_node_family(f, l, "vitals_remote_errors_total", "counter",
-	    "Rounds that failed on the network, a timeout or an HTTP error",
-	    1, now_ns);
+	    "Rounds that failed on the network, a timeout or an HTTP error", 1,
+	    now_ns);
 	metrics_node_family(f, l, "vitals_remote_refused_total", "counter",
 	    "Answers and epoch files of the node refused by verification", 2,
 	    now_ns);
 	metrics_node_family(f, l,
 	    "vitals_remote_last_epoch_end_timestamp_seconds", "gauge",
 	    "End of the newest epoch pulled from the node, seconds since the "
-	    "Unix epoch", 3, now_ns);
+	    "Unix epoch",
+	    3, now_ns);
 	metrics_node_family(f, l, "vitals_remote_lag_seconds", "gauge",
-	    "How far the newest epoch pulled from the node ends behind now",
-	    4, now_ns);
+	    "How far the newest epoch pulled from the node ends behind now", 4,
+	    now_ns);
 	w = ferror(f);
 	if (fclose(f) != 0 || w) {
 		free(buf);

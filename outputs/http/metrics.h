@@ -87,7 +87,7 @@ struct vitals_node_list;
  * the store: vitals_nodes_load) as the vitals_remote_* families, labelled
  * by node URL, into a malloc'd text (the caller's).  Returns 0 or -ENOMEM.
  */
-int metrics_nodes(const struct vitals_node_list *l, uint64_t now_ns,
-    char **out, size_t *len);
+int metrics_nodes(
+    const struct vitals_node_list *l, uint64_t now_ns, char **out, size_t *len);
 
 #endif /* VITALS_OUTPUTS_HTTP_METRICS_H */

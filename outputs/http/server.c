@@ -50,30 +50,30 @@ struct server_job {
 	struct server *srv;
 	/* The request; NULL once its connection is gone (it was freed). */
 	struct evhttp_request *req;
-	char *path;           /* decoded */
-	char *query;          /* as sent, or NULL */
-	uint64_t now_ns;      /* when it came */
-	struct api_env env;   /* settings copied when it came */
+	char *path; /* decoded */
+	char *query; /* as sent, or NULL */
+	uint64_t now_ns; /* when it came */
+	struct api_env env; /* settings copied when it came */
 	struct api_answer ans; /* filled by the worker */
 };
 TAILQ_HEAD(server_jobs, server_job);
 
 struct server {
-	LIST_ENTRY(server) link;    /* in server_live */
+	LIST_ENTRY(server) link; /* in server_live */
 	struct server_conf conf;
-	struct event_base *base;    /* borrowed */
+	struct event_base *base; /* borrowed */
 	struct evhttp *http;
-	int lfd;                    /* the listening socket (evhttp's), or -1 */
-	int webfd;                  /* web_dir, or -1 */
-	int pipe[2];                /* finished jobs: worker -> loop */
-	struct event *done_ev;      /* pipe[0] readable */
-	pthread_mutex_t mu;         /* queue and stop */
-	pthread_cond_t cv;          /* work queued, or stop */
-	struct server_jobs queue;   /* waiting for a worker */
+	int lfd; /* the listening socket (evhttp's), or -1 */
+	int webfd; /* web_dir, or -1 */
+	int pipe[2]; /* finished jobs: worker -> loop */
+	struct event *done_ev; /* pipe[0] readable */
+	pthread_mutex_t mu; /* queue and stop */
+	pthread_cond_t cv; /* work queued, or stop */
+	struct server_jobs queue; /* waiting for a worker */
 	int stop;
 	uint32_t nthreads;
 	pthread_t threads[SERVER_MAX_WORKERS];
-	uint32_t inflight;          /* jobs queued or running, loop's count */
+	uint32_t inflight; /* jobs queued or running, loop's count */
 };
 
 /*
@@ -147,8 +147,10 @@ server_listen_parse(const char *listen, const char *what, char *host,
 	*port = (uint16_t)v;
 	return 0;
 bad:
-	snprintf(why, len, "%s: '%s' is not HOST:PORT or [IPV6]:PORT with a "
-	    "port from 1 to 65535", what, listen);
+	snprintf(why, len,
+	    "%s: '%s' is not HOST:PORT or [IPV6]:PORT with a "
+	    "port from 1 to 65535",
+	    what, listen);
 	return -EINVAL;
 }
 
@@ -176,22 +178,27 @@ server_check(const struct server_conf *c, char *why, size_t len)
 	uint16_t port;
 	int r;
 
-	if ((r = server_listen_parse(c->listen, c->cli ? "--listen" :
-	    "option 'listen'", host, sizeof(host), &port, why, len)) != 0)
+	if ((r = server_listen_parse(c->listen,
+		 c->cli ? "--listen" : "option 'listen'", host, sizeof(host),
+		 &port, why, len)) != 0)
 		return r;
 	if (server_loopback(host) || c->insecure ||
 	    (c->token != NULL && c->token[0] != '\0'))
 		return 0;
 	if (c->cli)
-		snprintf(why, len, "--listen %s is not a loopback address: give "
+		snprintf(why, len,
+		    "--listen %s is not a loopback address: give "
 		    "--token TOKEN (clients then send \"Authorization: Bearer "
 		    "TOKEN\"), or --insecure to serve the store to anyone who "
-		    "can reach it", c->listen);
+		    "can reach it",
+		    c->listen);
 	else
-		snprintf(why, len, "option 'listen': %s is not a loopback "
+		snprintf(why, len,
+		    "option 'listen': %s is not a loopback "
 		    "address: set option 'token' (clients then send "
 		    "\"Authorization: Bearer TOKEN\"), or 'insecure: true' to "
-		    "serve the store to anyone who can reach it", c->listen);
+		    "serve the store to anyone who can reach it",
+		    c->listen);
 	return -EINVAL;
 }
 
@@ -307,8 +314,9 @@ server_finish(struct server *s, struct server_job *j)
 			evhttp_connection_set_closecb(evcon, NULL, NULL);
 		if (j->ans.status >= 500)
 			server_say(s, VITALS_LOG_WARN, "%s: %d %.*s", j->path,
-			    j->ans.status, (int)(j->ans.len < 200 ? j->ans.len :
-			    200), j->ans.body ? j->ans.body : "");
+			    j->ans.status,
+			    (int)(j->ans.len < 200 ? j->ans.len : 200),
+			    j->ans.body ? j->ans.body : "");
 		server_send(j->req, j->ans.status, j->ans.type, j->ans.body,
 		    j->ans.len);
 		j->ans.body = NULL;
@@ -338,8 +346,8 @@ server_env(const struct server *s, struct api_env *env)
 	memset(env, 0, sizeof(*env));
 	env->data_dir = strdup(st->data_dir != NULL ? st->data_dir : "");
 	env->config = st->config != NULL ? strdup(st->config) : NULL;
-	env->local = s->conf.daemon && st->host != NULL ? strdup(st->host)
-							 : NULL;
+	env->local =
+	    s->conf.daemon && st->host != NULL ? strdup(st->host) : NULL;
 	if (env->data_dir == NULL || (st->config != NULL && !env->config) ||
 	    (env->local == NULL && s->conf.daemon && st->host != NULL))
 		return -ENOMEM;
@@ -357,7 +365,8 @@ server_env(const struct server *s, struct api_env *env)
 static void
 server_quick(struct server *s, struct evhttp_request *req, const char *path)
 {
-	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+	const char *q =
+	    evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
 	struct api_answer a;
 	struct api_env env;
 
@@ -379,14 +388,16 @@ server_quick(struct server *s, struct evhttp_request *req, const char *path)
 static void
 server_submit(struct server *s, struct evhttp_request *req, const char *path)
 {
-	const char *q = evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
+	const char *q =
+	    evhttp_uri_get_query(evhttp_request_get_evhttp_uri(req));
 	struct evhttp_connection *evcon;
 	struct server_job *j;
 
 	if (s->inflight >= s->nthreads + s->conf.max_queued) {
-		evhttp_add_header(evhttp_request_get_output_headers(req),
-		    "Retry-After", "1");
-		server_fail(req, 503, "busy: max_requests requests are being "
+		evhttp_add_header(
+		    evhttp_request_get_output_headers(req), "Retry-After", "1");
+		server_fail(req, 503,
+		    "busy: max_requests requests are being "
 		    "answered and max_queued wait; try again");
 		return;
 	}
@@ -457,8 +468,9 @@ server_open_under(int dirfd, char *rel)
 		    strlen(comp) > NAME_MAX) {
 			next = -ENOENT;
 		} else {
-			next = openat(fd, comp, O_RDONLY | O_NOFOLLOW |
-			    O_CLOEXEC | O_NONBLOCK | (slash ? O_DIRECTORY : 0));
+			next = openat(fd, comp,
+			    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK |
+				(slash ? O_DIRECTORY : 0));
 			if (next < 0)
 				next = -errno;
 		}
@@ -482,7 +494,8 @@ server_static(struct server *s, struct evhttp_request *req, const char *path)
 	int fd;
 
 	if (s->webfd < 0) {
-		server_fail(req, 404, "not found (the page is not installed: "
+		server_fail(req, 404,
+		    "not found (the page is not installed: "
 		    "no web_dir)");
 		return;
 	}
@@ -496,8 +509,8 @@ server_static(struct server *s, struct evhttp_request *req, const char *path)
 		server_fail(req, 404, "not found");
 		return;
 	}
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Content-Type", type);
+	evhttp_add_header(
+	    evhttp_request_get_output_headers(req), "Content-Type", type);
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "X-Content-Type-Options", "nosniff");
 	evhttp_add_header(evhttp_request_get_output_headers(req),
@@ -545,8 +558,8 @@ server_unescape(const char *in, char *out, size_t len)
 			out[n++] = *in;
 			continue;
 		}
-		if ((hi = server_hex(in[1])) < 0 || (lo = server_hex(in[2])) < 0 ||
-		    (hi == 0 && lo == 0))
+		if ((hi = server_hex(in[1])) < 0 ||
+		    (lo = server_hex(in[2])) < 0 || (hi == 0 && lo == 0))
 			return -EINVAL;
 		out[n++] = (char)(hi << 4 | lo);
 		in += 2;
@@ -565,8 +578,8 @@ server_authorized(const struct server *s, struct evhttp_request *req)
 
 	if (want == NULL || want[0] == '\0')
 		return 1;
-	got = evhttp_find_header(evhttp_request_get_input_headers(req),
-	    "Authorization");
+	got = evhttp_find_header(
+	    evhttp_request_get_input_headers(req), "Authorization");
 	if (got == NULL || strncasecmp(got, "Bearer ", 7) != 0)
 		return 0;
 	for (got += 7; *got == ' '; got++)
@@ -592,12 +605,12 @@ server_metrics(struct server *s, struct evhttp_request *req)
 		return;
 	}
 	if ((r = s->conf.metrics(s->conf.metrics_arg, &text, &len)) != 0) {
-		server_fail(req, r == -ENOSYS ? 404 : 500, r == -ENOSYS ?
-		    "no /metrics in this build" : strerror(-r));
+		server_fail(req, r == -ENOSYS ? 404 : 500,
+		    r == -ENOSYS ? "no /metrics in this build" : strerror(-r));
 		return;
 	}
-	server_send(req, 200, "text/plain; version=0.0.4; charset=utf-8", text,
-	    len);
+	server_send(
+	    req, 200, "text/plain; version=0.0.4; charset=utf-8", text, len);
 }
 
 static void
@@ -611,7 +624,8 @@ server_on_request(struct evhttp_request *req, void *arg)
 	if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
 		evhttp_add_header(evhttp_request_get_output_headers(req),
 		    "Allow", "GET, HEAD");
-		server_fail(req, 405, "method not allowed: the API is "
+		server_fail(req, 405,
+		    "method not allowed: the API is "
 		    "read-only (GET, HEAD)");
 		return;
 	}
@@ -623,9 +637,11 @@ server_on_request(struct evhttp_request *req, void *arg)
 	}
 	if (api_is_api(path) || strcmp(path, "/metrics") == 0) {
 		if (!server_authorized(s, req)) {
-			evhttp_add_header(evhttp_request_get_output_headers(req),
+			evhttp_add_header(
+			    evhttp_request_get_output_headers(req),
 			    "WWW-Authenticate", "Bearer realm=\"vitals\"");
-			server_fail(req, 401, "unauthorized: send "
+			server_fail(req, 401,
+			    "unauthorized: send "
 			    "\"Authorization: Bearer TOKEN\"");
 		} else if (strcmp(path, "/metrics") == 0)
 			server_metrics(s, req);
@@ -651,7 +667,7 @@ server_workers(struct server *s, uint32_t n)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	for (s->nthreads = 0; s->nthreads < n; s->nthreads++)
 		if ((r = pthread_create(&s->threads[s->nthreads], NULL,
-		    server_worker, s)) != 0)
+			 server_worker, s)) != 0)
 			break;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return -r;
@@ -668,8 +684,10 @@ server_web(struct server *s)
 		return;
 	s->webfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (s->webfd < 0)
-		server_say(s, VITALS_LOG_WARN, "web_dir %s: %s: the page is not "
-		    "served, the API is", dir, strerror(errno));
+		server_say(s, VITALS_LOG_WARN,
+		    "web_dir %s: %s: the page is not "
+		    "served, the API is",
+		    dir, strerror(errno));
 }
 
 /*
@@ -686,9 +704,9 @@ server_socket(const char *addr, const char *host, uint16_t port)
 	int fd, one = 1, r;
 
 	LIST_FOREACH(o, &server_live, link)
-		if (o->lfd >= 0 && strcmp(o->conf.listen, addr) == 0)
-			return (fd = fcntl(o->lfd, F_DUPFD_CLOEXEC, 0)) < 0 ?
-			    -errno : fd;
+	if (o->lfd >= 0 && strcmp(o->conf.listen, addr) == 0)
+		return (fd = fcntl(o->lfd, F_DUPFD_CLOEXEC, 0)) < 0 ? -errno
+								    : fd;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -696,11 +714,12 @@ server_socket(const char *addr, const char *host, uint16_t port)
 	snprintf(serv, sizeof(serv), "%u", port);
 	if ((r = getaddrinfo(host[0] ? host : NULL, serv, &hints, &ai)) != 0)
 		return r == EAI_MEMORY ? -ENOMEM : -EADDRNOTAVAIL;
-	fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK |
-	    SOCK_CLOEXEC, ai->ai_protocol);
+	fd = socket(ai->ai_family,
+	    ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
 	if (fd < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 128) != 0) {
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 ||
+	    listen(fd, 128) != 0) {
 		r = -errno;
 		if (fd >= 0)
 			close(fd);
@@ -719,7 +738,7 @@ server_bind(struct server *s, char *err, size_t errlen)
 	int fd, r;
 
 	if ((r = server_listen_parse(s->conf.listen, "listen", host,
-	    sizeof(host), &port, err, errlen)) != 0)
+		 sizeof(host), &port, err, errlen)) != 0)
 		return r;
 	s->http = evhttp_new(s->base);
 	if (s->http == NULL)
@@ -728,10 +747,10 @@ server_bind(struct server *s, char *err, size_t errlen)
 	evhttp_set_max_body_size(s->http, SERVER_MAX_BODY);
 	evhttp_set_timeout(s->http, SERVER_TIMEOUT_S);
 	/* Every method reaches server_on_request, which says 405. */
-	evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
-	    EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-	    EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
-	    EVHTTP_REQ_PATCH);
+	evhttp_set_allowed_methods(s->http,
+	    EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
+		EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
+		EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
 	evhttp_set_gencb(s->http, server_on_request, s);
 	if ((fd = server_socket(s->conf.listen, host, port)) < 0) {
 		snprintf(err, errlen, "cannot listen on %s: %s", s->conf.listen,
@@ -774,15 +793,17 @@ server_new(struct event_base *base, const struct server_conf *c,
 	if (pipe2(s->pipe, O_CLOEXEC) != 0 ||
 	    fcntl(s->pipe[0], F_SETFL, O_NONBLOCK) != 0 ||
 	    (s->done_ev = event_new(base, s->pipe[0], EV_READ | EV_PERSIST,
-	    server_on_done, s)) == NULL ||
+		 server_on_done, s)) == NULL ||
 	    event_add(s->done_ev, NULL) != 0) {
 		r = errno ? -errno : -ENOMEM;
 		snprintf(err, errlen, "worker pipe: %s", strerror(-r));
 		goto fail;
 	}
-	if ((r = server_workers(s, c->max_requests < 1 ? 1 :
-	    c->max_requests > SERVER_MAX_WORKERS ? SERVER_MAX_WORKERS :
-	    c->max_requests)) != 0) {
+	if ((r = server_workers(s,
+		 c->max_requests < 1 ? 1
+		     : c->max_requests > SERVER_MAX_WORKERS
+		     ? SERVER_MAX_WORKERS
+		     : c->max_requests)) != 0) {
 		snprintf(err, errlen, "worker threads: %s", strerror(-r));
 		goto fail;
 	}
@@ -806,8 +827,10 @@ server_free(struct server *s)
 	if (s->http != NULL)
 		evhttp_free(s->http);
 	if (s->inflight > 0)
-		server_say(s, VITALS_LOG_INFO, "waiting for %u request%s to "
-		    "finish", s->inflight, s->inflight == 1 ? "" : "s");
+		server_say(s, VITALS_LOG_INFO,
+		    "waiting for %u request%s to "
+		    "finish",
+		    s->inflight, s->inflight == 1 ? "" : "s");
 	pthread_mutex_lock(&s->mu);
 	s->stop = 1;
 	pthread_cond_broadcast(&s->cv);

@@ -21,21 +21,21 @@ struct server;
 
 /* What a server is made of; borrowed by server_new for its life. */
 struct server_conf {
-	const char *listen;   /* "HOST:PORT", "[V6]:PORT" */
-	const char *token;    /* bearer token, NULL or "" for none */
-	int insecure;         /* a non-loopback address without a token */
-	const char *web_dir;  /* the page's files, or NULL */
+	const char *listen; /* "HOST:PORT", "[V6]:PORT" */
+	const char *token; /* bearer token, NULL or "" for none */
+	int insecure; /* a non-loopback address without a token */
+	const char *web_dir; /* the page's files, or NULL */
 	uint64_t max_range_ns; /* longest range a request may ask for */
 	uint64_t max_response; /* largest answer, bytes */
 	uint32_t max_requests; /* API requests in the workers at once */
-	uint32_t max_queued;   /* more waiting for a worker (503 beyond) */
+	uint32_t max_queued; /* more waiting for a worker (503 beyond) */
 	/*
 	 * The settings the API answers with (store, configuration,
 	 * timescales), read on the loop's thread at each request.
 	 */
 	const struct vitals_settings *settings;
-	int daemon;           /* settings->host is this daemon's ("local") */
-	int cli;              /* messages name the command's flags (--listen),
+	int daemon; /* settings->host is this daemon's ("local") */
+	int cli; /* messages name the command's flags (--listen),
 				 not the plugin's options (listen) */
 	/*
 	 * /metrics: Prometheus text as a malloc'd buffer (the caller's).

@@ -30,8 +30,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (plen + 8 >= sizeof(path) || qlen >= sizeof(query) ||
 	    memchr(data, '\0', size) != NULL)
 		return 0;
-	snprintf(path, sizeof(path), "/api/v1/%.*s", (int)plen,
-	    (const char *)data);
+	snprintf(
+	    path, sizeof(path), "/api/v1/%.*s", (int)plen, (const char *)data);
 	memcpy(query, nl != NULL ? (const char *)nl + 1 : "", qlen);
 	query[qlen] = '\0';
 	memset(&env, 0, sizeof(env));

@@ -23,8 +23,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (fd < 0 && (fd = memfd_create("fuzz_buildid", MFD_CLOEXEC)) < 0)
 		abort();
-	if (ftruncate(fd, 0) != 0 ||
-	    pwrite(fd, data, size, 0) != (ssize_t)size)
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size)
 		abort();
 	if (module_build_id_fd(fd, hex, sizeof(hex)) == 0 &&
 	    strlen(hex) % 2 != 0)

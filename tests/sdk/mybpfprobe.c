@@ -7,7 +7,8 @@
 
 #include "mybpfprobe.skel.h"
 
-VITALS_BPF_PROBE(mybpfprobe, "1.0", "forks by forking process "
+VITALS_BPF_PROBE(mybpfprobe, "1.0",
+    "forks by forking process "
     "(sched:sched_process_fork, in-kernel sketch)",
     struct vitals_bpf_opts, vitals_bpf_options,
     .vitals = { { "forks", "forks" } },

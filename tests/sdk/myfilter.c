@@ -33,8 +33,10 @@ myfilter_check(const void *config, char *why, size_t len)
 	const struct myfilter_config *cfg = config;
 
 	if (cfg->limit < 1) {
-		snprintf(why, len, "option 'limit' must be at least 1, "
-		    "not %lld", (long long)cfg->limit);
+		snprintf(why, len,
+		    "option 'limit' must be at least 1, "
+		    "not %lld",
+		    (long long)cfg->limit);
 		return -EINVAL;
 	}
 	return 0;
@@ -73,8 +75,9 @@ myfilter_epoch(void *state, const struct vitals_queue *q)
 	for (i = 0; i < e->nvitals; i++) {
 		if (e->vitals[i].events <= (uint64_t)m->cfg->limit)
 			continue;
-		snprintf(text, sizeof(text), "%s: %llu events over the limit %lld",
-		    e->vitals[i].name, (unsigned long long)e->vitals[i].events,
+		snprintf(text, sizeof(text),
+		    "%s: %llu events over the limit %lld", e->vitals[i].name,
+		    (unsigned long long)e->vitals[i].events,
 		    (long long)m->cfg->limit);
 		f.start_ns = e->start_ns;
 		f.severity = VITALS_SEV_INFO;

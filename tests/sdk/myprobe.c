@@ -20,7 +20,7 @@
 /* The config block the core fills from the option table below. */
 struct myprobe_config {
 	uint64_t interval; /* VITALS_OPT_DURATION: nanoseconds */
-	int64_t most;      /* VITALS_OPT_INT */
+	int64_t most; /* VITALS_OPT_INT */
 };
 
 struct myprobe {
@@ -71,7 +71,8 @@ myprobe_tick(void *arg)
 	if (fscanf(f, "%lf %*f %*f %u/%u %u", &load1, &running, &total,
 		&lastpid) != 4) {
 		fclose(f);
-		vitals_log(p->ctx, VITALS_LOG_WARN, "unexpected " MYPROBE_LOADAVG);
+		vitals_log(
+		    p->ctx, VITALS_LOG_WARN, "unexpected " MYPROBE_LOADAVG);
 		return;
 	}
 	fclose(f);
@@ -103,8 +104,8 @@ myprobe_init(struct vitals_ctx *ctx, const void *config, void **state)
 	p->ctx = ctx;
 	p->cfg = config;
 	if ((r = vitals_vital_open(ctx, "runnable", "tasks", &p->vital)) != 0 ||
-	    (r = vitals_timer_add(ctx, p->cfg->interval, myprobe_tick, p,
-		 &p->timer)) != 0) {
+	    (r = vitals_timer_add(
+		 ctx, p->cfg->interval, myprobe_tick, p, &p->timer)) != 0) {
 		vitals_error(ctx, "cannot start: error %d", r);
 		free(p);
 		return r;

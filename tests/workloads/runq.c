@@ -27,10 +27,10 @@ static int runq_stop;
 
 /* What a spinner is given and hands back. */
 struct runq_result {
-	long least;         /* preemptions to wait for past the stop */
+	long least; /* preemptions to wait for past the stop */
 	uint64_t loops;
 	uint64_t run_delay; /* ns, 0 if schedstat could not be read */
-	long preempted;     /* its involuntary context switches */
+	long preempted; /* its involuntary context switches */
 };
 
 /* The calling thread's involuntary context switches. */
@@ -115,9 +115,8 @@ main(int argc, char **argv)
 	printf("{\"workload\":\"runq\",\"seconds\":%g,\"threads\":%ld,"
 	       "\"cpus\":%ld,\"loops\":%llu,\"run_delay_ns\":%llu,"
 	       "\"preempted_min\":%ld,\"elapsed_ns\":%llu,\"pid\":%d}\n",
-	    secs, n, cpus, (unsigned long long)total,
-	    (unsigned long long)delay, fewest,
-	    (unsigned long long)(wl_now_ns() - start), (int)getpid());
+	    secs, n, cpus, (unsigned long long)total, (unsigned long long)delay,
+	    fewest, (unsigned long long)(wl_now_ns() - start), (int)getpid());
 	free(th);
 	free(res);
 	return 0;

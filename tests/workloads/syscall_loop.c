@@ -14,8 +14,8 @@ int
 main(int argc, char **argv)
 {
 	double secs = wl_seconds(argc, argv, "[SECONDS [CALLS]]");
-	uint64_t least = (uint64_t)wl_int_arg(argc, argv, 2, "CALLS", 0,
-	    1L << 40, 0);
+	uint64_t least =
+	    (uint64_t)wl_int_arg(argc, argv, 2, "CALLS", 0, 1L << 40, 0);
 	uint64_t deadline, calls = 0;
 	int i;
 

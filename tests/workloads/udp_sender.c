@@ -71,7 +71,7 @@ main(int argc, char **argv)
 	deadline = wl_now_ns() + (uint64_t)(secs * 1e9);
 	do {
 		if (sendto(sfd, buf, (size_t)size, 0, (struct sockaddr *)&to,
-		    sizeof(to)) == size)
+			sizeof(to)) == size)
 			sent++;
 		else if (errno != EINTR && errno != ENOBUFS && errno != EAGAIN)
 			wl_die("sendto");

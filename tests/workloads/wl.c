@@ -16,8 +16,8 @@ static const char *wl_usage_text;
 static void __attribute__((noreturn))
 wl_usage_exit(const char *prog, int status)
 {
-	fprintf(status ? stderr : stdout, "usage: %s %s\n", prog,
-	    wl_usage_text);
+	fprintf(
+	    status ? stderr : stdout, "usage: %s %s\n", prog, wl_usage_text);
 	exit(status);
 }
 
@@ -46,8 +46,8 @@ wl_seconds(int argc, char **argv, const char *usage)
 
 /* See wl.h. */
 long
-wl_int_arg(int argc, char **argv, int i, const char *what, long lo, long hi,
-    long def)
+wl_int_arg(
+    int argc, char **argv, int i, const char *what, long lo, long hi, long def)
 {
 	char *end;
 	long v;

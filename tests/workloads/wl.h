@@ -21,8 +21,8 @@ double wl_seconds(int argc, char **argv, const char *usage);
  * Parse argv[i] as an integer in [lo, hi], or return def when argc <= i.
  * Bad input exits 2 with a message naming what (and the usage line).
  */
-long wl_int_arg(int argc, char **argv, int i, const char *what, long lo,
-    long hi, long def);
+long wl_int_arg(
+    int argc, char **argv, int i, const char *what, long lo, long hi, long def);
 
 /*
  * Whether argv[i] asks for CPU time: 1 for "cpu" (the duration is of the

@@ -65,60 +65,60 @@ int vitals_epoch_rollup(const struct vitals_epoch *const *v, size_t n,
 
 /* One vital's totals in a slot. */
 struct vitals_agg_vital {
-	const char *name;   /* vital name */
-	uint64_t events;    /* events counted */
-	uint64_t wsum;      /* sum of weights */
+	const char *name; /* vital name */
+	uint64_t events; /* events counted */
+	uint64_t wsum; /* sum of weights */
 };
 
 /* One slot of one host at one timescale: a stored epoch or a rollup. */
 struct vitals_agg_slot {
-	const char *host;      /* host name */
-	uint32_t timescale_s;  /* nominal length in seconds */
-	uint32_t base;         /* 1 for a stored epoch, 0 for a rollup */
-	uint64_t start_ns;     /* slot (or epoch) start */
-	uint64_t length_ns;    /* time covered by epochs */
-	uint32_t nepochs;      /* stored epochs in it */
-	uint32_t nvitals;      /* entries in vitals */
+	const char *host; /* host name */
+	uint32_t timescale_s; /* nominal length in seconds */
+	uint32_t base; /* 1 for a stored epoch, 0 for a rollup */
+	uint64_t start_ns; /* slot (or epoch) start */
+	uint64_t length_ns; /* time covered by epochs */
+	uint32_t nepochs; /* stored epochs in it */
+	uint32_t nvitals; /* entries in vitals */
 	const struct vitals_agg_vital *vitals; /* sorted by name */
 };
 
 /* A finding with the host of the epoch it was found in. */
 struct vitals_agg_finding {
 	struct vitals_finding f; /* filter, timescale and range filled in */
-	const char *host;        /* host name */
-	uint32_t base;           /* 1 if found at the base timescale */
+	const char *host; /* host name */
+	uint32_t base; /* 1 if found at the base timescale */
 };
 
 /* One point of a derived series emitted by a filter. */
 struct vitals_agg_point {
-	const char *filter;    /* filter that emitted it */
-	const char *name;      /* series name within the filter */
-	const char *host;      /* host of the epoch being looked at */
-	uint32_t timescale_s;  /* timescale of that epoch */
-	uint32_t base;         /* 1 at the base timescale */
-	uint64_t ts_ns;        /* time the value stands for */
-	double value;          /* the value */
+	const char *filter; /* filter that emitted it */
+	const char *name; /* series name within the filter */
+	const char *host; /* host of the epoch being looked at */
+	uint32_t timescale_s; /* timescale of that epoch */
+	uint32_t base; /* 1 at the base timescale */
+	uint64_t ts_ns; /* time the value stands for */
+	double value; /* the value */
 };
 
 /* What to query. */
 struct vitals_agg_params {
-	const char *data_dir;   /* the store (required) */
-	const char *config;     /* vitalsd YAML: filters, timescales,
+	const char *data_dir; /* the store (required) */
+	const char *config; /* vitalsd YAML: filters, timescales,
 	                           filter_queue, plugin_path, sketch
 	                           max_samples; NULL = defaults, no filters */
-	uint64_t from_ns;       /* range [from_ns, to_ns) */
+	uint64_t from_ns; /* range [from_ns, to_ns) */
 	uint64_t to_ns;
-	uint32_t ntimescales;   /* entries in timescales; 0 = the base and
+	uint32_t ntimescales; /* entries in timescales; 0 = the base and
 	                           every configured timescale no longer than
 	                           the range */
 	const uint32_t *timescales; /* seconds; 0 stands for the base */
-	uint32_t nfilters;      /* entries in filters; 0 = all configured */
+	uint32_t nfilters; /* entries in filters; 0 = all configured */
 	const char *const *filters; /* names; one not configured runs with
 	                           its default options */
-	uint32_t nhosts;        /* entries in hosts; 0 = every host */
+	uint32_t nhosts; /* entries in hosts; 0 = every host */
 	const char *const *hosts;
-	uint32_t flags;         /* VITALS_AGG_* */
-	const char *cache_dir;  /* NULL = DATA_DIR/cache (see vitals(1)) */
+	uint32_t flags; /* VITALS_AGG_* */
+	const char *cache_dir; /* NULL = DATA_DIR/cache (see vitals(1)) */
 	/* Called as epochs are read (done of total); may be NULL. */
 	void (*progress)(void *arg, uint64_t done, uint64_t total);
 	void *progress_arg;
@@ -126,24 +126,24 @@ struct vitals_agg_params {
 
 /* What a query found.  Everything is owned by the result. */
 struct vitals_agg_result {
-	uint64_t from_ns;       /* the range queried */
+	uint64_t from_ns; /* the range queried */
 	uint64_t to_ns;
-	uint32_t ntimescales;   /* timescales computed, ascending */
+	uint32_t ntimescales; /* timescales computed, ascending */
 	const uint32_t *timescales; /* seconds; 0 = the base */
-	size_t nslots;          /* per-slot totals, by timescale, start, host */
+	size_t nslots; /* per-slot totals, by timescale, start, host */
 	const struct vitals_agg_slot *slots;
-	size_t nfindings;       /* findings, by start, timescale, filter */
+	size_t nfindings; /* findings, by start, timescale, filter */
 	const struct vitals_agg_finding *findings;
-	size_t npoints;         /* series points, by filter, name, host,
+	size_t npoints; /* series points, by filter, name, host,
 	                           timescale, time */
 	const struct vitals_agg_point *points;
-	uint64_t epochs_read;   /* stored epochs read from disk */
-	uint64_t cache_hits;    /* cached results used (per timescale for
+	uint64_t epochs_read; /* stored epochs read from disk */
+	uint64_t cache_hits; /* cached results used (per timescale for
 	                           the slot totals, per filter and timescale) */
-	uint64_t cache_misses;  /* results computed */
-	uint64_t rollup_hits;   /* cached rollups used */
+	uint64_t cache_misses; /* results computed */
+	uint64_t rollup_hits; /* cached rollups used */
 	uint64_t rollup_misses; /* rollups built from stored epochs */
-	const char *cache_dir;  /* cache used, NULL when none */
+	const char *cache_dir; /* cache used, NULL when none */
 };
 
 /*
@@ -181,8 +181,8 @@ int vitals_time_parse(const char *s, uint64_t now_ns, uint64_t *out);
  * [*from_ns, *to_ns).  Returns 0; -EINVAL or -ERANGE as vitals_time_parse
  * (or -EINVAL without ".."); -EDOM when TO is not after FROM.
  */
-int vitals_range_parse(const char *s, uint64_t now_ns, uint64_t *from_ns,
-    uint64_t *to_ns);
+int vitals_range_parse(
+    const char *s, uint64_t now_ns, uint64_t *from_ns, uint64_t *to_ns);
 
 /*
  * Roll every stored epoch of data_dir starting in [from_ns, to_ns), of
@@ -203,8 +203,8 @@ int vitals_range_rollup(const char *data_dir, uint64_t from_ns, uint64_t to_ns,
  * Either callback may be NULL.
  */
 struct vitals_filter_sink {
-	void (*finding)(void *arg, const struct vitals_finding *f,
-	    const char *host);
+	void (*finding)(
+	    void *arg, const struct vitals_finding *f, const char *host);
 	void (*series)(void *arg, const char *filter, const char *name,
 	    uint64_t ts_ns, double value);
 	void *arg;

@@ -35,19 +35,23 @@ struct vitals_bpf; /* one BPF object's sketches; owned by the probe */
  * turn the record's raw fields into the event it stores (e.g. derive a
  * label from the stack).  Return 0 to keep the event, non-zero to drop it.
  */
-typedef int (*vitals_bpf_fixup_fn)(void *arg, const struct vitals_bpf_rec *r,
-    struct vitals_event *ev);
+typedef int (*vitals_bpf_fixup_fn)(
+    void *arg, const struct vitals_bpf_rec *r, struct vitals_event *ev);
 
 /* What a probe asks of the layer; strings are borrowed for the call. */
 struct vitals_bpf_spec {
-	uint32_t nvitals;        /* vitals counted by the object, <= VITALS_BPF_MAX_VITALS */
-	uint32_t pid;            /* count only this process; 0 = all */
-	const char *vitals[VITALS_BPF_MAX_VITALS]; /* vital names, index = the programs' vital */
-	const char *units[VITALS_BPF_MAX_VITALS];  /* their weight units */
-	const char *comm;        /* count only comms with this prefix; NULL = all */
-	const char *cgroup;      /* count only this cgroup v2 directory; NULL = all */
-	uint64_t ringbuf_bytes;  /* ring buffer size, a power of two; 0 = 256 KiB */
-	uint32_t stack_depth;    /* frames kept per side; 0 = the sketch's */
+	uint32_t
+	    nvitals; /* vitals counted by the object, <= VITALS_BPF_MAX_VITALS */
+	uint32_t pid; /* count only this process; 0 = all */
+	const char *vitals
+	    [VITALS_BPF_MAX_VITALS]; /* vital names, index = the programs' vital */
+	const char *units[VITALS_BPF_MAX_VITALS]; /* their weight units */
+	const char *comm; /* count only comms with this prefix; NULL = all */
+	const char
+	    *cgroup; /* count only this cgroup v2 directory; NULL = all */
+	uint64_t
+	    ringbuf_bytes; /* ring buffer size, a power of two; 0 = 256 KiB */
+	uint32_t stack_depth; /* frames kept per side; 0 = the sketch's */
 	uint32_t pad;
 	vitals_bpf_fixup_fn fixup; /* or NULL */
 	void *fixup_arg;
@@ -55,24 +59,27 @@ struct vitals_bpf_spec {
 
 /* The options every BPF probe offers; embed as a member of its config. */
 struct vitals_bpf_opts {
-	int64_t pid;       /* count only this process; 0 = all */
-	char *comm;        /* count only comms with this prefix; NULL = all */
-	char *cgroup;      /* count only this cgroup v2 directory; NULL = all */
-	uint64_t ringbuf;  /* ring buffer bytes */
+	int64_t pid; /* count only this process; 0 = all */
+	char *comm; /* count only comms with this prefix; NULL = all */
+	char *cgroup; /* count only this cgroup v2 directory; NULL = all */
+	uint64_t ringbuf; /* ring buffer bytes */
 };
 
 /* Option table entries for a struct vitals_bpf_opts member of TYPE. */
-#define VITALS_BPF_OPTIONS(TYPE, M)					\
-	{ "pid", VITALS_OPT_INT, offsetof(TYPE, M.pid), "0",		\
-	  "count only this process id (0: every process)", 0, 4194304 }, \
-	{ "comm", VITALS_OPT_STRING, offsetof(TYPE, M.comm), NULL,	\
-	  "count only threads whose name starts with this", 0, 0 },	\
-	{ "cgroup", VITALS_OPT_STRING, offsetof(TYPE, M.cgroup), NULL,	\
-	  "count only this cgroup v2 directory (e.g. "			\
-	  "/sys/fs/cgroup/system.slice/ssh.service)", 0, 0 },		\
-	{ "ringbuf", VITALS_OPT_SIZE, offsetof(TYPE, M.ringbuf), "256K", \
-	  "ring buffer for sampled events (a power of two)",		\
-	  4096, 1073741824 }
+#define VITALS_BPF_OPTIONS(TYPE, M) \
+	{ "pid", VITALS_OPT_INT, offsetof(TYPE, M.pid), "0", \
+		"count only this process id (0: every process)", 0, 4194304 }, \
+	    { "comm", VITALS_OPT_STRING, offsetof(TYPE, M.comm), NULL, \
+		    "count only threads whose name starts with this", 0, 0 }, \
+	    { "cgroup", VITALS_OPT_STRING, offsetof(TYPE, M.cgroup), NULL, \
+		    "count only this cgroup v2 directory (e.g. " \
+		    "/sys/fs/cgroup/system.slice/ssh.service)", \
+		    0, 0 }, \
+	{ \
+		"ringbuf", VITALS_OPT_SIZE, offsetof(TYPE, M.ringbuf), "256K", \
+		    "ring buffer for sampled events (a power of two)", 4096, \
+		    1073741824 \
+	}
 
 /*
  * Check the common options' values beyond the table's bounds: the ring
@@ -85,8 +92,10 @@ vitals_bpf_opts_check(const struct vitals_bpf_opts *o, char *why, size_t len)
 {
 	if (o->ringbuf != 0 &&
 	    ((o->ringbuf & (o->ringbuf - 1)) != 0 || o->ringbuf < 4096)) {
-		snprintf(why, len, "ring buffer size %llu: not a power of two "
-		    ">= 4096", (unsigned long long)o->ringbuf);
+		snprintf(why, len,
+		    "ring buffer size %llu: not a power of two "
+		    ">= 4096",
+		    (unsigned long long)o->ringbuf);
 		return -EINVAL;
 	}
 	return 0;
@@ -129,8 +138,8 @@ int vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
  * (vitals_bpf_field() on the BPF side).  Returns 0, -ENOENT if the
  * tracepoint or field does not exist, or another negative errno.
  */
-int vitals_bpf_set_field(struct vitals_bpf *b, uint32_t i,
-    const char *category, const char *event, const char *field);
+int vitals_bpf_set_field(struct vitals_bpf *b, uint32_t i, const char *category,
+    const char *event, const char *field);
 
 /* Set probe-specific parameter i (cfg param[i]) for the programs. */
 void vitals_bpf_set_param(struct vitals_bpf *b, uint32_t i, uint64_t value);
@@ -191,8 +200,8 @@ int vitals_bpf_ksym_range(const char *name, uint64_t *lo, uint64_t *hi);
  * for offline ones.  Returns the number of CPUs (entries in fds, at most
  * max), or a negative errno (-ENOENT: no such event, e.g. no PMU).
  */
-int vitals_perf_open(int hw, uint64_t config, uint64_t freq_hz, int *fds,
-    int max);
+int vitals_perf_open(
+    int hw, uint64_t config, uint64_t freq_hz, int *fds, int max);
 
 /* ---- A tracepoint probe from a descriptor ---- */
 
@@ -206,8 +215,8 @@ int vitals_perf_open(int hw, uint64_t config, uint64_t freq_hz, int *fds,
  * one that fails and to leave perf_event programs to the probe.
  */
 struct vitals_bpf_skeleton {
-	void *(*open)(void);         /* the skeleton, or NULL with errno set */
-	int (*load)(void *skel);     /* load it: 0 or a negative errno */
+	void *(*open)(void); /* the skeleton, or NULL with errno set */
+	int (*load)(void *skel); /* load it: 0 or a negative errno */
 	void (*destroy)(void *skel); /* free it and its object; accepts NULL */
 	struct bpf_object *(*object)(void *skel); /* its BPF object */
 };
@@ -228,7 +237,7 @@ struct vitals_bpf_instance;
  * they have an instance.
  */
 struct vitals_bpf_probe {
-	uint32_t size;       /* sizeof(struct vitals_bpf_probe) built with */
+	uint32_t size; /* sizeof(struct vitals_bpf_probe) built with */
 	uint32_t state_size; /* bytes of instance->priv, zeroed; 0 = none */
 	/* The vitals, by the programs' index; a NULL name ends the list. */
 	struct vitals_bpf_vital vitals[VITALS_BPF_MAX_VITALS];
@@ -259,13 +268,13 @@ struct vitals_bpf_probe {
  */
 struct vitals_bpf_instance {
 	const struct vitals_bpf_probe *probe; /* its descriptor */
-	struct vitals_ctx *ctx;    /* for vitals_error() and the like */
-	const void *config;        /* starts with struct vitals_bpf_opts */
-	void *skel;                /* the opened skeleton: struct NAME_bpf * */
-	struct vitals_bpf *bpf;    /* the layer, from after setup */
+	struct vitals_ctx *ctx; /* for vitals_error() and the like */
+	const void *config; /* starts with struct vitals_bpf_opts */
+	void *skel; /* the opened skeleton: struct NAME_bpf * */
+	struct vitals_bpf *bpf; /* the layer, from after setup */
 	struct vitals_bpf_spec spec; /* vitals and filters; setup may edit */
 	uint64_t param[VITALS_BPF_MAX_PARAMS]; /* the programs' cfg param[] */
-	void *priv;                /* the probe's state_size bytes */
+	void *priv; /* the probe's state_size bytes */
 };
 
 /*
@@ -283,10 +292,10 @@ extern const struct vitals_option vitals_bpf_options[];
  * write param[], load, attach the tracepoint programs, then the attach
  * hook; *state is the instance.  fini (accepts NULL) and flush take it.
  */
-int vitals_bpf_probe_available(const struct vitals_bpf_probe *p, char *why,
-    size_t len);
-int vitals_bpf_probe_check(const struct vitals_bpf_probe *p,
-    const void *config, char *why, size_t len);
+int vitals_bpf_probe_available(
+    const struct vitals_bpf_probe *p, char *why, size_t len);
+int vitals_bpf_probe_check(const struct vitals_bpf_probe *p, const void *config,
+    char *why, size_t len);
 int vitals_bpf_probe_init(const struct vitals_bpf_probe *p,
     struct vitals_ctx *ctx, const void *config, void **state);
 void vitals_bpf_probe_fini(void *state);
@@ -301,8 +310,8 @@ int vitals_bpf_probe_flush(void *state);
  * defines static SKEL_vitals_* functions and the descriptor
  * SKEL_vitals_probe.
  */
-#define VITALS_BPF_PROBE_NAMED(NAME, SKEL, VERSION, DESC, CONFIG, \
-    OPTIONS, ...) \
+#define VITALS_BPF_PROBE_NAMED( \
+    NAME, SKEL, VERSION, DESC, CONFIG, OPTIONS, ...) \
 	static void *SKEL##_vitals_open(void) \
 	{ \
 		return SKEL##_bpf__open(); \
@@ -327,20 +336,20 @@ int vitals_bpf_probe_flush(void *state);
 	}; \
 	static int SKEL##_vitals_available(char *why, size_t len) \
 	{ \
-		return vitals_bpf_probe_available(&SKEL##_vitals_probe, \
-		    why, len); \
+		return vitals_bpf_probe_available( \
+		    &SKEL##_vitals_probe, why, len); \
 	} \
-	static int SKEL##_vitals_init(struct vitals_ctx *ctx, \
-	    const void *config, void **state) \
+	static int SKEL##_vitals_init( \
+	    struct vitals_ctx *ctx, const void *config, void **state) \
 	{ \
-		return vitals_bpf_probe_init(&SKEL##_vitals_probe, ctx, \
-		    config, state); \
+		return vitals_bpf_probe_init( \
+		    &SKEL##_vitals_probe, ctx, config, state); \
 	} \
-	static int SKEL##_vitals_check(const void *config, char *why, \
-	    size_t len) \
+	static int SKEL##_vitals_check( \
+	    const void *config, char *why, size_t len) \
 	{ \
-		return vitals_bpf_probe_check(&SKEL##_vitals_probe, \
-		    config, why, len); \
+		return vitals_bpf_probe_check( \
+		    &SKEL##_vitals_probe, config, why, len); \
 	} \
 	_Static_assert(sizeof(CONFIG) >= sizeof(struct vitals_bpf_opts), \
 	    "a BPF probe's config block starts with struct vitals_bpf_opts"); \
@@ -362,8 +371,8 @@ int vitals_bpf_probe_flush(void *state);
 
 /* VITALS_BPF_PROBE_NAMED() of plugin NAME with skeleton NAME.skel.h. */
 #define VITALS_BPF_PROBE(NAME, VERSION, DESC, CONFIG, OPTIONS, ...) \
-	VITALS_BPF_PROBE_NAMED(#NAME, NAME, VERSION, DESC, CONFIG, OPTIONS, \
-	    __VA_ARGS__)
+	VITALS_BPF_PROBE_NAMED( \
+	    #NAME, NAME, VERSION, DESC, CONFIG, OPTIONS, __VA_ARGS__)
 
 #ifdef __cplusplus
 }

@@ -28,22 +28,24 @@
  * space flips it at each boundary and then reads the other half.
  */
 struct vitals_bpf_cfg {
-	__u32 epoch;       /* epochs flipped so far; the live half is epoch & 1 */
-	__u32 nvitals;     /* vitals in this object */
-	__u32 mask;        /* HCA size - 1 (a power of two minus one) */
-	__u32 seen_words;  /* u64 words of first-sighting bits per vital */
-	__u32 seen_shift;  /* 64 - log2(seen bits) */
-	__u32 self_tgid;   /* vitalsd: never counted */
-	__u32 tgid;        /* count only this process; 0 = all */
-	__u32 full;        /* bit v set: vital v's sample store is full, count only */
-	__u64 cgroup;      /* count only this cgroup id; 0 = all */
-	char comm[VITALS_BPF_COMM_LEN]; /* count only comms with this prefix; "" = all */
-	__u64 shift[VITALS_BPF_MAX_VITALS];   /* t = 2^shift in force */
-	__u64 floor[VITALS_BPF_MAX_VITALS];   /* counters below are not sampled */
-	__u64 dropped[VITALS_BPF_MAX_VITALS]; /* samples lost: ring buffer full */
-	__u32 field_off[VITALS_BPF_MAX_FIELDS];  /* tracepoint field offsets */
+	__u32 epoch; /* epochs flipped so far; the live half is epoch & 1 */
+	__u32 nvitals; /* vitals in this object */
+	__u32 mask; /* HCA size - 1 (a power of two minus one) */
+	__u32 seen_words; /* u64 words of first-sighting bits per vital */
+	__u32 seen_shift; /* 64 - log2(seen bits) */
+	__u32 self_tgid; /* vitalsd: never counted */
+	__u32 tgid; /* count only this process; 0 = all */
+	__u32 full; /* bit v set: vital v's sample store is full, count only */
+	__u64 cgroup; /* count only this cgroup id; 0 = all */
+	char comm
+	    [VITALS_BPF_COMM_LEN]; /* count only comms with this prefix; "" = all */
+	__u64 shift[VITALS_BPF_MAX_VITALS]; /* t = 2^shift in force */
+	__u64 floor[VITALS_BPF_MAX_VITALS]; /* counters below are not sampled */
+	__u64
+	    dropped[VITALS_BPF_MAX_VITALS]; /* samples lost: ring buffer full */
+	__u32 field_off[VITALS_BPF_MAX_FIELDS]; /* tracepoint field offsets */
 	__u32 field_size[VITALS_BPF_MAX_FIELDS]; /* and sizes; 0 = absent */
-	__u64 param[VITALS_BPF_MAX_PARAMS];   /* probe-specific */
+	__u64 param[VITALS_BPF_MAX_PARAMS]; /* probe-specific */
 };
 
 /*
@@ -52,11 +54,11 @@ struct vitals_bpf_cfg {
  * addr - start + off of the file (dev, ino).
  */
 struct vitals_bpf_ufile {
-	__u64 start, end;  /* the mapping, [start, end) */
-	__u64 off;         /* file offset of start */
-	__u64 ino;         /* the file's inode number */
-	__u32 dev;         /* and device, kernel-encoded (major << 20 | minor) */
-	__u32 kind;        /* the BPF side's (VITALS__UF_*); 0 as sent */
+	__u64 start, end; /* the mapping, [start, end) */
+	__u64 off; /* file offset of start */
+	__u64 ino; /* the file's inode number */
+	__u32 dev; /* and device, kernel-encoded (major << 20 | minor) */
+	__u32 kind; /* the BPF side's (VITALS__UF_*); 0 as sent */
 };
 
 /*
@@ -70,24 +72,24 @@ struct vitals_bpf_ufile {
 
 /* A sampled event, as the ring buffer carries it. */
 struct vitals_bpf_rec {
-	__u32 version;  /* VITALS_BPF_REC_VERSION */
-	__u32 vital;    /* index in the object */
-	__u64 ts_ns;    /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
-	__u64 label;    /* the label hashed */
-	__u64 weight;   /* the event's weight */
-	__u64 count;    /* the counter after this event */
-	__u32 slot;     /* HCA slot */
-	__u32 exe_id;   /* vitals_bpf_exe_id() of the process's executable */
+	__u32 version; /* VITALS_BPF_REC_VERSION */
+	__u32 vital; /* index in the object */
+	__u64 ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 label; /* the label hashed */
+	__u64 weight; /* the event's weight */
+	__u64 count; /* the counter after this event */
+	__u32 slot; /* HCA slot */
+	__u32 exe_id; /* vitals_bpf_exe_id() of the process's executable */
 	__u32 uid;
-	__u32 pid;      /* tgid */
+	__u32 pid; /* tgid */
 	__u32 tid;
-	__u32 op;       /* vital-specific */
-	__u32 epoch;    /* HCA half it was counted in */
-	__u32 fresh;    /* 1 if sampled as a first sighting */
-	__u32 nkstack;  /* frames in kstack */
-	__u32 nustack;  /* frames in ustack */
+	__u32 op; /* vital-specific */
+	__u32 epoch; /* HCA half it was counted in */
+	__u32 fresh; /* 1 if sampled as a first sighting */
+	__u32 nkstack; /* frames in kstack */
+	__u32 nustack; /* frames in ustack */
 	char comm[VITALS_BPF_COMM_LEN];
-	__u64 args[4];  /* vital-specific */
+	__u64 args[4]; /* vital-specific */
 	__u64 kstack[VITALS_BPF_STACK];
 	__u64 ustack[VITALS_BPF_STACK];
 	/*
@@ -124,20 +126,22 @@ vitals_bpf_rec_valid(const void *data, __u64 len)
  */
 struct vitals_bpf_pend {
 	__u64 weight; /* not yet added */
-	__u32 slot;   /* to this counter of the vital's HCA half */
-	__u32 epoch;  /* the cfg epoch it was counted in */
+	__u32 slot; /* to this counter of the vital's HCA half */
+	__u32 epoch; /* the cfg epoch it was counted in */
 };
 
 /* The last event of one vital counted on a CPU (see vitals_bpf_exe_slot). */
 struct vitals_bpf_last {
 	__u64 label; /* its label, */
-	__u64 h;     /* hash, */
-	__u32 exe;   /* exe id, */
-	__u32 uid;   /* uid, */
-	__u32 epoch; /* and the cfg epoch its first-sighting bits were set in, */
-	__u32 below; /* or it was counted in untested (under the floor, store full) */
-	__u64 chk;   /* of the fields above (vitals__last_chk) */
-	__u64 base;  /* its counter after this CPU last added to it */
+	__u64 h; /* hash, */
+	__u32 exe; /* exe id, */
+	__u32 uid; /* uid, */
+	__u32
+	    epoch; /* and the cfg epoch its first-sighting bits were set in, */
+	__u32
+	    below; /* or it was counted in untested (under the floor, store full) */
+	__u64 chk; /* of the fields above (vitals__last_chk) */
+	__u64 base; /* its counter after this CPU last added to it */
 	struct vitals_bpf_pend pend[2]; /* by half */
 };
 
@@ -153,18 +157,21 @@ struct vitals_bpf_last {
  * first half's pending weight fill the next 64.
  */
 struct vitals_bpf_exe_slot {
-	__u64 task;      /* the task vitals_bpf_me() filled it for; 0 = none */
-	__u64 cred;      /* and that task's credentials then */
+	__u64 task; /* the task vitals_bpf_me() filled it for; 0 = none */
+	__u64 cred; /* and that task's credentials then */
 	__u32 tgid;
 	__u32 exe_id;
-	__u32 uid;       /* of cred, valid while task is set */
+	__u32 uid; /* of cred, valid while task is set */
 	__u32 pad;
-	__u64 stack_top; /* mm->start_stack: user stack depths are taken from it */
-	__u64 code_start, code_end; /* mm->start_code, end_code: the exe's text */
-	__u64 mmap_base; /* mm->mmap_base: shared libraries are mapped below it */
+	__u64
+	    stack_top; /* mm->start_stack: user stack depths are taken from it */
+	__u64 code_start,
+	    code_end; /* mm->start_code, end_code: the exe's text */
+	__u64
+	    mmap_base; /* mm->mmap_base: shared libraries are mapped below it */
 	struct vitals_bpf_last last[VITALS_BPF_MAX_VITALS];
-	__u64 mm;        /* vitals__task_key(): exec replaces the mm, not the tgid */
-	__u64 exec_id;   /* the task's self_exec_id: which exec of the tgid */
+	__u64 mm; /* vitals__task_key(): exec replaces the mm, not the tgid */
+	__u64 exec_id; /* the task's self_exec_id: which exec of the tgid */
 };
 
 /*

@@ -41,8 +41,8 @@ vitals_hash_mix64(__u64 x)
 VITALS_HASH_FN __u64
 vitals_hash_label(__u64 label, __u32 exe_id, __u32 uid)
 {
-	return vitals_hash_mix64(label ^
-	    vitals_hash_mix64(((__u64)exe_id << 32) | uid));
+	return vitals_hash_mix64(
+	    label ^ vitals_hash_mix64(((__u64)exe_id << 32) | uid));
 }
 
 #endif /* VITALS_HASH_H */

@@ -206,8 +206,8 @@ static __always_inline struct vitals_bpf_rec *
 vitals_bpf_count(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
     __u64 weight, __u64 pid_tgid, __u32 exe_id, __u32 uid)
 {
-	return vitals__count_with(c, vital, label, weight, pid_tgid,
-	    exe_id, uid, 0);
+	return vitals__count_with(
+	    c, vital, label, weight, pid_tgid, exe_id, uid, 0);
 }
 
 /* vitals_bpf_count() of an event of the current task, me. */
@@ -230,8 +230,8 @@ static __always_inline struct vitals_bpf_rec *
 vitals_bpf_count_relaxed(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
     __u64 weight, __u64 pid_tgid, __u32 exe_id, __u32 uid)
 {
-	return vitals__count_with(c, vital, label, weight, pid_tgid,
-	    exe_id, uid, 1);
+	return vitals__count_with(
+	    c, vital, label, weight, pid_tgid, exe_id, uid, 1);
 }
 
 /*
@@ -245,8 +245,8 @@ vitals_bpf_count_relaxed(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
  */
 static __always_inline int
 vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
-    struct vitals_bpf_exe_slot *me, __u32 vital, __u64 label,
-    __u64 weight, __u32 uid)
+    struct vitals_bpf_exe_slot *me, __u32 vital, __u64 label, __u64 weight,
+    __u32 uid)
 {
 	return vitals__count_last(c, me, vital, label, weight, uid);
 }
@@ -255,8 +255,8 @@ vitals_bpf_count_last(const struct vitals_bpf_cfg *c,
 
 /* A sampled event's operation and four arguments, vital-specific. */
 static __always_inline void
-vitals_bpf_rec_args(struct vitals_bpf_rec *r, __u32 op, __u64 a0, __u64 a1,
-    __u64 a2, __u64 a3)
+vitals_bpf_rec_args(
+    struct vitals_bpf_rec *r, __u32 op, __u64 a0, __u64 a1, __u64 a2, __u64 a3)
 {
 	r->op = op;
 	r->args[0] = a0;
@@ -310,8 +310,8 @@ vitals_bpf_ufiles(struct task_struct *t, const __u64 *ip, __u32 n,
  * the record's code range.
  */
 static __always_inline void
-vitals_bpf_submit_files(void *ctx, struct vitals_bpf_rec *r, int kstack,
-    int ustack, int files)
+vitals_bpf_submit_files(
+    void *ctx, struct vitals_bpf_rec *r, int kstack, int ustack, int files)
 {
 	long n;
 
@@ -320,8 +320,8 @@ vitals_bpf_submit_files(void *ctx, struct vitals_bpf_rec *r, int kstack,
 		r->nkstack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
 	}
 	if (ustack) {
-		n = bpf_get_stack(ctx, r->ustack, sizeof(r->ustack),
-		    BPF_F_USER_STACK);
+		n = bpf_get_stack(
+		    ctx, r->ustack, sizeof(r->ustack), BPF_F_USER_STACK);
 		r->nustack = n > 0 ? (__u32)((__u64)n >> 3) : 0;
 	}
 	if (ustack && files) {

@@ -22,24 +22,24 @@ struct vitals_profile;
 
 /* What a profile holds so far (vitals_profile_stats). */
 struct vitals_profile_stats {
-	const char *vital;     /* the vital profiled */
-	const char *exe;       /* the exe filter, or NULL for all */
-	const char *unit;      /* the vital's unit ("samples", "ns", "bytes",
+	const char *vital; /* the vital profiled */
+	const char *exe; /* the exe filter, or NULL for all */
+	const char *unit; /* the vital's unit ("samples", "ns", "bytes",
 				  "pages", ...), "" until an epoch has it */
-	double total;          /* weight in the tree: what the samples kept
+	double total; /* weight in the tree: what the samples kept
 				  stand for, in unit */
-	double wsum;           /* the vital's weighted sum over the epochs,
+	double wsum; /* the vital's weighted sum over the epochs,
 				  sampled or not and whatever their exe */
-	uint64_t samples;      /* vitals samples in the tree */
-	uint64_t stacks;       /* distinct stacks (exe and frames) */
-	uint64_t epochs;       /* epochs added */
+	uint64_t samples; /* vitals samples in the tree */
+	uint64_t stacks; /* distinct stacks (exe and frames) */
+	uint64_t epochs; /* epochs added */
 	uint64_t vital_epochs; /* of them, those that hold the vital */
-	uint64_t skipped;      /* epoch files vitals_profile_range skipped as
+	uint64_t skipped; /* epoch files vitals_profile_range skipped as
 				  unreadable */
-	uint64_t covered_ns;   /* sum of the epochs' lengths */
-	uint64_t start_ns;     /* earliest epoch start (0 with no epoch) */
-	uint64_t end_ns;       /* latest epoch end */
-	uint64_t threshold;    /* largest sampling threshold t seen */
+	uint64_t covered_ns; /* sum of the epochs' lengths */
+	uint64_t start_ns; /* earliest epoch start (0 with no epoch) */
+	uint64_t end_ns; /* latest epoch end */
+	uint64_t threshold; /* largest sampling threshold t seen */
 };
 
 /*
@@ -82,8 +82,8 @@ int vitals_profile_add(struct vitals_profile *p, const struct vitals_epoch *e);
  * a message in err on failure.  err may be NULL when errlen is 0.
  */
 int vitals_profile_range(struct vitals_profile *p, const char *data_dir,
-    uint64_t from_ns, uint64_t to_ns, const char *const *hosts,
-    uint32_t nhosts, char *err, size_t errlen);
+    uint64_t from_ns, uint64_t to_ns, const char *const *hosts, uint32_t nhosts,
+    char *err, size_t errlen);
 
 /* What the profile holds; borrowed, valid until the next change or free. */
 const struct vitals_profile_stats *vitals_profile_stats(
@@ -118,8 +118,8 @@ int vitals_profile_json(const struct vitals_profile *p,
  * flamegraph.pl and speedscope.  Ownership and returns as
  * vitals_profile_json.
  */
-int vitals_profile_folded(const struct vitals_profile *p, char **out,
-    size_t *len);
+int vitals_profile_folded(
+    const struct vitals_profile *p, char **out, size_t *len);
 
 /*
  * The profile as a gzip'd pprof profile.proto (go tool pprof, speedscope,
@@ -136,8 +136,8 @@ int vitals_profile_folded(const struct vitals_profile *p, char **out,
  * threshold.  Ownership as vitals_profile_json.  Returns 0, -ENOMEM, or
  * -EIO when compression fails.
  */
-int vitals_profile_pprof(const struct vitals_profile *p, char **out,
-    size_t *len);
+int vitals_profile_pprof(
+    const struct vitals_profile *p, char **out, size_t *len);
 
 #ifdef __cplusplus
 }

@@ -96,12 +96,28 @@ vitals__log2(__u64 x)
 {
 	__u32 r = 0;
 
-	if (x >> 32) { x >>= 32; r += 32; }
-	if (x >> 16) { x >>= 16; r += 16; }
-	if (x >> 8) { x >>= 8; r += 8; }
-	if (x >> 4) { x >>= 4; r += 4; }
-	if (x >> 2) { x >>= 2; r += 2; }
-	if (x >> 1) r += 1;
+	if (x >> 32) {
+		x >>= 32;
+		r += 32;
+	}
+	if (x >> 16) {
+		x >>= 16;
+		r += 16;
+	}
+	if (x >> 8) {
+		x >>= 8;
+		r += 8;
+	}
+	if (x >> 4) {
+		x >>= 4;
+		r += 4;
+	}
+	if (x >> 2) {
+		x >>= 2;
+		r += 2;
+	}
+	if (x >> 1)
+		r += 1;
 	return r;
 }
 
@@ -179,8 +195,8 @@ vitals__task_key(struct task_struct *t)
  * had on this CPU before exit, if it is still there and of the same exec.
  */
 static __attribute__((noinline)) struct vitals_bpf_exe_slot *
-vitals__exe_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t,
-    __u32 tgid)
+vitals__exe_fill(
+    struct vitals_bpf_exe_slot *c, struct task_struct *t, __u32 tgid)
 {
 	struct vitals__exit_exe x = {}, *k;
 	struct mm_struct *mm = vitals__task_mm(t);
@@ -219,8 +235,7 @@ vitals__exe_fill(struct vitals_bpf_exe_slot *c, struct task_struct *t,
 
 /* Slot c, filled again for task t of process tgid unless it holds them. */
 static __always_inline struct vitals_bpf_exe_slot *
-vitals__exe_of(struct vitals_bpf_exe_slot *c, struct task_struct *t,
-    __u32 tgid)
+vitals__exe_of(struct vitals_bpf_exe_slot *c, struct task_struct *t, __u32 tgid)
 {
 	if (c->tgid != tgid || tgid == 0 || c->mm != vitals__task_key(t))
 		return vitals__exe_fill(c, t, tgid);
@@ -462,8 +477,8 @@ vitals__count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 		if (ev != 0)
 			*ev += weight - 1;
 	}
-	if ((cpu = bpf_map_lookup_elem(&vitals_exe_cache,
-	    (const void *)&vitals__zero)) != 0) {
+	if ((cpu = bpf_map_lookup_elem(
+		 &vitals_exe_cache, (const void *)&vitals__zero)) != 0) {
 		/* Or clang computes p before the test, which the verifier refuses. */
 		asm volatile("" : "+r"(cpu));
 		last = &cpu->last[vital & (VITALS_BPF_MAX_VITALS - 1)];
@@ -538,13 +553,13 @@ vitals__count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 		return 0;
 	}
 	if (!bits) {
-		fresh = vitals__first(c,
-		    (epoch * c->nvitals + vital) * c->seen_words, h);
+		fresh = vitals__first(
+		    c, (epoch * c->nvitals + vital) * c->seen_words, h);
 		if (last != 0)
 			last->epoch = ep;
 	}
-	if (!fresh && !vitals__crossed(old, new, c->shift[vital],
-	    c->floor[vital]))
+	if (!fresh &&
+	    !vitals__crossed(old, new, c->shift[vital], c->floor[vital]))
 		return 0;
 	r = bpf_ringbuf_reserve(&vitals_rb, sizeof(*r), 0);
 	if (r == 0) {
@@ -597,8 +612,8 @@ vitals__count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
  */
 static __always_inline int
 vitals__count_last(const struct vitals_bpf_cfg *c,
-    struct vitals_bpf_exe_slot *me, __u32 vital, __u64 label,
-    __u64 weight, __u32 uid)
+    struct vitals_bpf_exe_slot *me, __u32 vital, __u64 label, __u64 weight,
+    __u32 uid)
 {
 	struct vitals_bpf_last *last;
 	struct vitals_bpf_pend *p;
@@ -625,14 +640,13 @@ vitals__count_last(const struct vitals_bpf_cfg *c,
 #define VITALS__VM_EXEC 0x4UL
 
 /* What vitals__ufile_cb() found at an address (vitals_bpf_ufile kind). */
-#define VITALS__UF_FILE 0   /* code in a file: the ufile is filled */
-#define VITALS__UF_ANON 1   /* code in no file (JIT, vdso) */
-#define VITALS__UF_NONE 2   /* no code */
+#define VITALS__UF_FILE 0 /* code in a file: the ufile is filled */
+#define VITALS__UF_ANON 1 /* code in no file (JIT, vdso) */
+#define VITALS__UF_NONE 2 /* no code */
 
 /* bpf_find_vma()'s callback: what the mapping holding the address holds. */
 static long
-vitals__ufile_cb(struct task_struct *t, struct vm_area_struct *vma,
-    void *data)
+vitals__ufile_cb(struct task_struct *t, struct vm_area_struct *vma, void *data)
 {
 	struct vitals_bpf_ufile *u = data;
 	struct file *f = vma->vm_file;
@@ -668,7 +682,7 @@ vitals__ufile_cb(struct task_struct *t, struct vm_area_struct *vma,
 struct vitals__ucache {
 	__u32 tgid;
 	__u32 n;
-	__u64 mm;      /* the process's mm: exec replaces it, not the tgid */
+	__u64 mm; /* the process's mm: exec replaces it, not the tgid */
 	__u32 lookups; /* bpf_find_vma() calls made for it */
 	__u32 win_lookups; /* and in the window that started at win_ns */
 	__u64 win_ns;
@@ -699,8 +713,8 @@ vitals__ucache(struct task_struct *t)
 	struct vitals__ucache *c;
 	__u64 mm = (__u64)vitals__task_mm(t);
 
-	c = bpf_map_lookup_elem(&vitals_ufile_cache,
-	    (const void *)&vitals__zero);
+	c = bpf_map_lookup_elem(
+	    &vitals_ufile_cache, (const void *)&vitals__zero);
 	if (c != 0 && (c->tgid != (__u32)t->tgid || c->mm != mm)) {
 		c->tgid = (__u32)t->tgid;
 		c->mm = mm;
@@ -748,8 +762,8 @@ struct vitals__uwalk {
 	const __u64 *code;
 	struct vitals_bpf_ufile *uf;
 	struct vitals__ucache *c;
-	__u32 n;    /* frames kept */
-	__u32 nuf;  /* uf filled */
+	__u32 n; /* frames kept */
+	__u32 nuf; /* uf filled */
 };
 
 /* One frame of vitals__ufiles(): 0 to go on, 1 to stop. */
@@ -816,8 +830,11 @@ static __always_inline __u32
 vitals__ufiles(struct task_struct *t, const __u64 *ip, __u32 n,
     const __u64 *code, struct vitals_bpf_ufile *uf)
 {
-	struct vitals__uwalk w = { .t = t, .ip = ip, .code = code,
-		.uf = uf, .n = n < VITALS_BPF_STACK ? n : VITALS_BPF_STACK };
+	struct vitals__uwalk w = { .t = t,
+		.ip = ip,
+		.code = code,
+		.uf = uf,
+		.n = n < VITALS_BPF_STACK ? n : VITALS_BPF_STACK };
 
 	/* No frames (a kernel thread): leave the CPU's cache as it is. */
 	if (w.n == 0 || (w.c = vitals__ucache(t)) == 0)

@@ -18,15 +18,15 @@ extern "C" {
 
 /* One stored epoch file, as listed (not yet read). */
 struct vitals_store_entry {
-	char *path;        /* full path of the file */
-	char *host;        /* host part of the name */
+	char *path; /* full path of the file */
+	char *host; /* host part of the name */
 	uint64_t start_ns; /* epoch start taken from the name */
 };
 
 /* A listing of a store, sorted by start time then host. */
 struct vitals_store_list {
-	size_t n;                        /* entries */
-	struct vitals_store_entry *v;    /* n entries, owned by the list */
+	size_t n; /* entries */
+	struct vitals_store_entry *v; /* n entries, owned by the list */
 };
 
 /*
@@ -42,8 +42,8 @@ int vitals_store_list(const char *data_dir, struct vitals_store_list *out);
  * the date directories of since_ns's day (UTC) and later are read, so
  * listing the last hours of a long store stays cheap.
  */
-int vitals_store_list_since(const char *data_dir, uint64_t since_ns,
-    struct vitals_store_list *out);
+int vitals_store_list_since(
+    const char *data_dir, uint64_t since_ns, struct vitals_store_list *out);
 
 /* Free a listing's contents; accepts a zeroed or half-filled list. */
 void vitals_store_list_free(struct vitals_store_list *l);
@@ -56,8 +56,8 @@ void vitals_store_list_free(struct vitals_store_list *l);
  * -EFBIG for a file of more than 256 MiB, compressed or inflated) with a
  * reason naming the file in err.
  */
-int vitals_epoch_load(const char *path, struct vitals_epoch **out,
-    char *err, size_t errlen);
+int vitals_epoch_load(
+    const char *path, struct vitals_epoch **out, char *err, size_t errlen);
 
 /* Free an epoch returned by vitals_epoch_load; accepts NULL. */
 void vitals_epoch_free(struct vitals_epoch *e);
@@ -79,8 +79,8 @@ int vitals_epoch_save(const struct vitals_epoch *e, const char *data_dir,
  * vitals_epoch_encode() then vitals_epoch_put().
  */
 struct vitals_epoch_file {
-	uint64_t start_ns;   /* the epoch's start */
-	char *rel;           /* its path under a data dir: YYYY-MM-DD/NAME */
+	uint64_t start_ns; /* the epoch's start */
+	char *rel; /* its path under a data dir: YYYY-MM-DD/NAME */
 	unsigned char *data; /* the file's bytes (gzip'd JSON), len of them */
 	size_t len;
 };
@@ -140,7 +140,6 @@ int vitals_store_prune(const char *data_dir, uint64_t max_age_ns,
 int vitals_store_recover(const char *data_dir, unsigned *recovered,
     unsigned *removed, char *err, size_t errlen);
 
-
 /* ---- central collection (doc/fleet.md) ---- */
 
 /*
@@ -187,15 +186,15 @@ int vitals_epoch_file_load(const char *path, uint64_t max,
  * sets *out (free with vitals_epoch_free), or -EBADMSG (corrupt), -EFBIG
  * (too large) or -ENOMEM with the reason in err.
  */
-int vitals_epoch_decode(const void *data, size_t len,
-    struct vitals_epoch **out, char *err, size_t errlen);
+int vitals_epoch_decode(const void *data, size_t len, struct vitals_epoch **out,
+    char *err, size_t errlen);
 
 /*
  * The path under a data dir an epoch of start_ns on host is stored at
  * ("YYYY-MM-DD/NAME").  Returns its length, or a negative errno.
  */
-int vitals_epoch_relpath(uint64_t start_ns, const char *host, char *buf,
-    size_t len);
+int vitals_epoch_relpath(
+    uint64_t start_ns, const char *host, char *buf, size_t len);
 
 /*
  * What a central vitalsd knows of one node it pulls from (the remote
@@ -203,24 +202,24 @@ int vitals_epoch_relpath(uint64_t start_ns, const char *host, char *buf,
  * and the state shown by /metrics, /api/v1/nodes and `vitals hosts`.
  */
 struct vitals_node {
-	char *key;           /* file name part, from the URL */
-	char *url;           /* the node's base URL */
-	char *host;          /* its host name, pinned at first contact; or NULL */
-	char *cursor;        /* name of the last epoch file stored, or NULL */
-	uint64_t last_start_ns;  /* start of that epoch */
-	uint64_t last_end_ns;    /* its end (start + length) */
-	uint64_t last_ok_ns;     /* wall time of the last successful round */
-	uint64_t pulled;     /* epochs stored, ever */
-	uint64_t errors;     /* failed requests (network, timeouts, HTTP) */
-	uint64_t refused;    /* epochs or answers refused by verification */
-	uint64_t last_error_ns;  /* when the last error or refusal happened */
-	char *last_error;    /* what it was, or NULL */
+	char *key; /* file name part, from the URL */
+	char *url; /* the node's base URL */
+	char *host; /* its host name, pinned at first contact; or NULL */
+	char *cursor; /* name of the last epoch file stored, or NULL */
+	uint64_t last_start_ns; /* start of that epoch */
+	uint64_t last_end_ns; /* its end (start + length) */
+	uint64_t last_ok_ns; /* wall time of the last successful round */
+	uint64_t pulled; /* epochs stored, ever */
+	uint64_t errors; /* failed requests (network, timeouts, HTTP) */
+	uint64_t refused; /* epochs or answers refused by verification */
+	uint64_t last_error_ns; /* when the last error or refusal happened */
+	char *last_error; /* what it was, or NULL */
 };
 
 /* The nodes of a data dir, sorted by key. */
 struct vitals_node_list {
 	size_t n;
-	struct vitals_node *v;  /* n nodes, owned by the list */
+	struct vitals_node *v; /* n nodes, owned by the list */
 };
 
 /*

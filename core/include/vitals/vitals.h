@@ -54,22 +54,24 @@ extern "C" {
  * of a slot with that host's queue and the others' epochs as peers, for
  * methods that compare hosts (peer); its state must be keyed by host.
  */
-#define VITALS_SCOPE_HOST  0u
+#define VITALS_SCOPE_HOST 0u
 #define VITALS_SCOPE_FLEET 1u
 
 /* Plugin kinds (struct vitals_plugin.kind). */
-#define VITALS_PLUGIN_PROBE  1u /* emits events into sketches */
+#define VITALS_PLUGIN_PROBE 1u /* emits events into sketches */
 #define VITALS_PLUGIN_FILTER 2u /* turns closed epochs into findings */
 #define VITALS_PLUGIN_OUTPUT 3u /* consumes closed epochs (store, http) */
 
 /* Option value types (struct vitals_option.type) and their C storage. */
-#define VITALS_OPT_BOOL     1u /* int: 0 or 1; YAML true/false/yes/no */
-#define VITALS_OPT_INT      2u /* int64_t, within [min, max] when min < max */
-#define VITALS_OPT_DOUBLE   3u /* double, within [min, max] when min < max */
-#define VITALS_OPT_STRING   4u /* char *, owned by the core, NULL if unset */
-#define VITALS_OPT_DURATION 5u /* uint64_t nanoseconds; "250ms", "5s", "2m", "1h", "30d" */
-#define VITALS_OPT_SIZE     6u /* uint64_t bytes; "512", "64K", "16M", "1G" */
-#define VITALS_OPT_STRLIST  7u /* struct vitals_strlist; YAML sequence or comma list */
+#define VITALS_OPT_BOOL 1u /* int: 0 or 1; YAML true/false/yes/no */
+#define VITALS_OPT_INT 2u /* int64_t, within [min, max] when min < max */
+#define VITALS_OPT_DOUBLE 3u /* double, within [min, max] when min < max */
+#define VITALS_OPT_STRING 4u /* char *, owned by the core, NULL if unset */
+#define VITALS_OPT_DURATION \
+	5u /* uint64_t nanoseconds; "250ms", "5s", "2m", "1h", "30d" */
+#define VITALS_OPT_SIZE 6u /* uint64_t bytes; "512", "64K", "16M", "1G" */
+#define VITALS_OPT_STRLIST \
+	7u /* struct vitals_strlist; YAML sequence or comma list */
 
 /* Finding severities (struct vitals_finding.severity). */
 #define VITALS_SEV_INFO 1u
@@ -77,9 +79,9 @@ extern "C" {
 #define VITALS_SEV_CRIT 3u
 
 /* Log levels for vitals_log(). */
-#define VITALS_LOG_ERR   3
-#define VITALS_LOG_WARN  4
-#define VITALS_LOG_INFO  6
+#define VITALS_LOG_ERR 3
+#define VITALS_LOG_WARN 4
+#define VITALS_LOG_INFO 6
 #define VITALS_LOG_DEBUG 7
 
 /* Most frames kept per side (kernel, user) of a sample's stack. */
@@ -114,8 +116,8 @@ extern "C" {
 
 /* A list of strings filled from a YAML sequence; owned by the core. */
 struct vitals_strlist {
-	uint32_t n;    /* number of strings */
-	char **v;      /* n strings, NUL-terminated */
+	uint32_t n; /* number of strings */
+	char **v; /* n strings, NUL-terminated */
 };
 
 /*
@@ -140,13 +142,13 @@ vitals_strlist_selects(const struct vitals_strlist *l, const char *s)
  * file:line:column.  Plugins never parse YAML.
  */
 struct vitals_option {
-	const char *key;  /* YAML key, lower_snake_case */
-	uint32_t type;    /* VITALS_OPT_* */
-	uint32_t offset;  /* offsetof(config struct, member) */
-	const char *def;  /* default as YAML scalar text; NULL = zero/unset */
+	const char *key; /* YAML key, lower_snake_case */
+	uint32_t type; /* VITALS_OPT_* */
+	uint32_t offset; /* offsetof(config struct, member) */
+	const char *def; /* default as YAML scalar text; NULL = zero/unset */
 	const char *help; /* one line, shown by vitalsd --list-plugins -v */
-	double min;       /* inclusive bounds: INT/DOUBLE as is, DURATION in */
-	double max;       /* seconds, SIZE in bytes; ignored when min >= max */
+	double min; /* inclusive bounds: INT/DOUBLE as is, DURATION in */
+	double max; /* seconds, SIZE in bytes; ignored when min >= max */
 };
 
 /*
@@ -155,22 +157,23 @@ struct vitals_option {
  * vital's sketch; the rest is kept only if the event is sampled.
  */
 struct vitals_event {
-	uint64_t ts_ns;     /* CLOCK_REALTIME nanoseconds; 0 = now */
-	uint64_t label;     /* vital-specific label address (e.g. PC >> 8) */
-	uint64_t weight;    /* added to the label's counter (>= 1) */
-	uint32_t exe_id;    /* stable id of the executable (e.g. hash of path) */
-	uint32_t uid;       /* user id */
-	uint32_t pid;       /* process id */
-	uint32_t tid;       /* thread id */
-	uint32_t op;        /* vital-specific operation code */
-	uint32_t nkstack;   /* frames in kstack, <= VITALS_STACK_MAX */
-	uint32_t nustack;   /* frames in ustack, <= VITALS_STACK_MAX */
-	uint32_t pad;       /* zero */
+	uint64_t ts_ns; /* CLOCK_REALTIME nanoseconds; 0 = now */
+	uint64_t label; /* vital-specific label address (e.g. PC >> 8) */
+	uint64_t weight; /* added to the label's counter (>= 1) */
+	uint32_t exe_id; /* stable id of the executable (e.g. hash of path) */
+	uint32_t uid; /* user id */
+	uint32_t pid; /* process id */
+	uint32_t tid; /* thread id */
+	uint32_t op; /* vital-specific operation code */
+	uint32_t nkstack; /* frames in kstack, <= VITALS_STACK_MAX */
+	uint32_t nustack; /* frames in ustack, <= VITALS_STACK_MAX */
+	uint32_t pad; /* zero */
 	const uint64_t *kstack; /* kernel frames, innermost first, or NULL */
 	const uint64_t *ustack; /* user frames, innermost first, or NULL */
-	const char *exe;    /* executable path, or NULL; read only if sampled */
-	const char *comm;   /* thread name, or NULL; read only if sampled */
-	uint64_t args[VITALS_NARGS]; /* event-specific details (bytes, latency...) */
+	const char *exe; /* executable path, or NULL; read only if sampled */
+	const char *comm; /* thread name, or NULL; read only if sampled */
+	uint64_t
+	    args[VITALS_NARGS]; /* event-specific details (bytes, latency...) */
 };
 
 /*
@@ -178,57 +181,58 @@ struct vitals_event {
  * memory owned by the epoch.
  */
 struct vitals_sample {
-	uint64_t ts_ns;     /* when the event happened */
-	uint64_t label;     /* the event's label */
-	uint64_t weight;    /* the event's weight */
-	uint64_t count;     /* the HCA counter after this event */
-	uint32_t slot;      /* HCA index the label hashed to */
-	uint32_t exe_id;    /* as in the event */
-	uint32_t uid;       /* as in the event */
-	uint32_t pid;       /* as in the event */
-	uint32_t tid;       /* as in the event */
-	uint32_t op;        /* as in the event */
-	uint32_t nkstack;   /* frames in kstack */
-	uint32_t nustack;   /* frames in ustack */
+	uint64_t ts_ns; /* when the event happened */
+	uint64_t label; /* the event's label */
+	uint64_t weight; /* the event's weight */
+	uint64_t count; /* the HCA counter after this event */
+	uint32_t slot; /* HCA index the label hashed to */
+	uint32_t exe_id; /* as in the event */
+	uint32_t uid; /* as in the event */
+	uint32_t pid; /* as in the event */
+	uint32_t tid; /* as in the event */
+	uint32_t op; /* as in the event */
+	uint32_t nkstack; /* frames in kstack */
+	uint32_t nustack; /* frames in ustack */
 	const uint64_t *kstack; /* kernel frames, innermost first */
 	const uint64_t *ustack; /* user frames, innermost first */
 	const char *const *ksyms; /* nkstack + nustack function names, kernel
 				   * frames first, NULL where unknown; or NULL */
-	const char *exe;    /* executable path, "" if unknown */
-	const char *comm;   /* thread name, "" if unknown */
+	const char *exe; /* executable path, "" if unknown */
+	const char *comm; /* thread name, "" if unknown */
 	uint64_t args[VITALS_NARGS]; /* event-specific details */
 };
 
 /* One vital sign's part of a closed epoch. */
 struct vitals_vital_epoch {
-	const char *name;      /* "cpu", "sched", ... */
-	const char *unit;      /* unit of the weight: "samples", "ns", "bytes" */
-	uint64_t threshold;    /* sampling threshold t in force at the close */
-	uint64_t floor;        /* counters below this are never sampled */
-	uint64_t events;       /* events counted */
-	uint64_t wsum;         /* sum of weights */
-	uint64_t unique;       /* distinct labels, linear-counting estimate */
-	uint64_t dropped;      /* events lost before the sketch */
+	const char *name; /* "cpu", "sched", ... */
+	const char *unit; /* unit of the weight: "samples", "ns", "bytes" */
+	uint64_t threshold; /* sampling threshold t in force at the close */
+	uint64_t floor; /* counters below this are never sampled */
+	uint64_t events; /* events counted */
+	uint64_t wsum; /* sum of weights */
+	uint64_t unique; /* distinct labels, linear-counting estimate */
+	uint64_t dropped; /* events lost before the sketch */
 	uint64_t samples_dropped; /* sampled events not kept (memory bound) */
-	uint32_t hca_size;     /* counters in hca, a power of two */
-	uint32_t nsamples;     /* samples kept */
-	const uint64_t *hca;   /* hca_size counters */
+	uint32_t hca_size; /* counters in hca, a power of two */
+	uint32_t nsamples; /* samples kept */
+	const uint64_t *hca; /* hca_size counters */
 	const struct vitals_sample *samples; /* nsamples, in arrival order */
 };
 
 /* A finding a filter emits; the core copies it. */
 struct vitals_finding {
-	uint64_t start_ns;    /* start of the range it concerns */
-	uint64_t end_ns;      /* end of that range */
-	uint32_t timescale_s; /* the timescale it was found at (base epoch = its length) */
-	uint32_t severity;    /* VITALS_SEV_* */
-	double score;         /* filter-specific magnitude, larger = stronger */
-	double value;         /* the observed value */
-	double expected;      /* what the filter expected */
-	const char *filter;   /* filter name (set by the core) */
-	const char *vital;    /* vital concerned, or NULL */
-	const char *label;    /* label, exe or host concerned, or NULL */
-	const char *text;     /* one readable sentence */
+	uint64_t start_ns; /* start of the range it concerns */
+	uint64_t end_ns; /* end of that range */
+	uint32_t
+	    timescale_s; /* the timescale it was found at (base epoch = its length) */
+	uint32_t severity; /* VITALS_SEV_* */
+	double score; /* filter-specific magnitude, larger = stronger */
+	double value; /* the observed value */
+	double expected; /* what the filter expected */
+	const char *filter; /* filter name (set by the core) */
+	const char *vital; /* vital concerned, or NULL */
+	const char *label; /* label, exe or host concerned, or NULL */
+	const char *text; /* one readable sentence */
 };
 
 /*
@@ -237,13 +241,13 @@ struct vitals_finding {
  * a gauge), as opposed to the events counted in a vital's sketch.
  */
 struct vitals_metric {
-	const char *name;      /* dotted name, e.g. "proc.disk.sda.await_ms" */
-	const char *unit;      /* unit of the values: "%", "bytes", "ms", "1/s" */
-	double mean;           /* arithmetic mean of the n observations */
-	double min;            /* smallest observation */
-	double max;            /* largest observation */
-	double last;           /* the observation made last in the epoch */
-	uint64_t n;            /* observations in the epoch (>= 1) */
+	const char *name; /* dotted name, e.g. "proc.disk.sda.await_ms" */
+	const char *unit; /* unit of the values: "%", "bytes", "ms", "1/s" */
+	double mean; /* arithmetic mean of the n observations */
+	double min; /* smallest observation */
+	double max; /* largest observation */
+	double last; /* the observation made last in the epoch */
+	uint64_t n; /* observations in the epoch (>= 1) */
 };
 
 /*
@@ -252,30 +256,31 @@ struct vitals_metric {
  * collector's and only mean something within the epoch that lists them.
  */
 struct vitals_module {
-	uint32_t id;           /* as in VITALS_UFRAME */
-	const char *path;      /* file path as the process saw it */
-	const char *build_id;  /* lowercase hex, "" if the file has none */
+	uint32_t id; /* as in VITALS_UFRAME */
+	const char *path; /* file path as the process saw it */
+	const char *build_id; /* lowercase hex, "" if the file has none */
 };
 
 /* A closed epoch (or a rollup of several), read-only for plugins. */
 struct vitals_epoch {
-	const char *host;      /* host name */
-	uint64_t start_ns;     /* CLOCK_REALTIME start */
-	uint64_t length_ns;    /* actual length */
-	uint32_t timescale_s;  /* nominal length in seconds */
-	uint32_t partial;      /* 1 if closed early (shutdown) */
-	uint64_t seq;          /* epoch number since vitalsd started */
-	uint64_t dropped;      /* events lost in all vitals */
-	uint64_t cpu_ns;       /* collector CPU time in this epoch (user+sys+probes) */
-	uint32_t nvitals;      /* entries in vitals */
-	uint32_t nfindings;    /* entries in findings */
+	const char *host; /* host name */
+	uint64_t start_ns; /* CLOCK_REALTIME start */
+	uint64_t length_ns; /* actual length */
+	uint32_t timescale_s; /* nominal length in seconds */
+	uint32_t partial; /* 1 if closed early (shutdown) */
+	uint64_t seq; /* epoch number since vitalsd started */
+	uint64_t dropped; /* events lost in all vitals */
+	uint64_t
+	    cpu_ns; /* collector CPU time in this epoch (user+sys+probes) */
+	uint32_t nvitals; /* entries in vitals */
+	uint32_t nfindings; /* entries in findings */
 	const struct vitals_vital_epoch *vitals; /* sorted by name */
 	const struct vitals_finding *findings;
 	/* ABI minor 1: */
-	uint32_t nmetrics;     /* entries in metrics */
+	uint32_t nmetrics; /* entries in metrics */
 	const struct vitals_metric *metrics; /* sorted by name (strcmp) */
 	/* ABI minor 2: */
-	uint32_t nmodules;     /* entries in modules */
+	uint32_t nmodules; /* entries in modules */
 	const struct vitals_module *modules; /* sorted by id, each id once */
 };
 
@@ -285,11 +290,11 @@ struct vitals_epoch {
  * epochs of other hosts for the newest slot (empty on a single node).
  */
 struct vitals_queue {
-	uint32_t timescale_s;  /* length of these epochs */
-	uint32_t n;            /* entries in epochs (>= 1) */
+	uint32_t timescale_s; /* length of these epochs */
+	uint32_t n; /* entries in epochs (>= 1) */
 	const struct vitals_epoch *const *epochs; /* n epochs, oldest first */
-	uint32_t npeers;       /* entries in peers */
-	const struct vitals_epoch *const *peers;  /* other hosts, same slot */
+	uint32_t npeers; /* entries in peers */
+	const struct vitals_epoch *const *peers; /* other hosts, same slot */
 };
 
 /* The newest epoch of a queue, the one a filter's epoch call is about. */
@@ -334,8 +339,8 @@ struct vitals_keyed {
  * indexes, not pointers, across calls.  NULL when out of memory.
  */
 static inline void *
-vitals_keyed_get(void *arrayp, uint32_t *n, size_t size, uint32_t ts,
-    const char *name)
+vitals_keyed_get(
+    void *arrayp, uint32_t *n, size_t size, uint32_t ts, const char *name)
 {
 	struct vitals_keyed *k;
 	char *v, *p;
@@ -375,8 +380,8 @@ vitals_keyed_free(void *v, uint32_t n, size_t size)
 }
 
 /* Opaque handles owned by the core. */
-struct event_base;   /* libevent's loop (vitals_event_base) */
-struct vitals_ctx;   /* a plugin instance's handle to the core */
+struct event_base; /* libevent's loop (vitals_event_base) */
+struct vitals_ctx; /* a plugin instance's handle to the core */
 struct vitals_vital; /* a vital sign's live sketch */
 struct vitals_timer; /* a periodic timer */
 struct vitals_watch; /* a watched file descriptor */
@@ -387,14 +392,15 @@ struct vitals_watch; /* a watched file descriptor */
  * that do not apply to the kind are NULL.
  */
 struct vitals_plugin {
-	uint32_t abi_major;       /* VITALS_ABI_MAJOR the plugin was built with */
-	uint32_t abi_minor;       /* VITALS_ABI_MINOR the plugin was built with */
-	uint32_t kind;            /* VITALS_PLUGIN_* */
-	uint32_t config_size;     /* bytes of the config block, 0 if none */
-	const char *name;         /* unique name, as used in the YAML */
-	const char *version;      /* plugin version string */
-	const char *description;  /* one line */
-	const struct vitals_option *options; /* table ending in {NULL}, or NULL */
+	uint32_t abi_major; /* VITALS_ABI_MAJOR the plugin was built with */
+	uint32_t abi_minor; /* VITALS_ABI_MINOR the plugin was built with */
+	uint32_t kind; /* VITALS_PLUGIN_* */
+	uint32_t config_size; /* bytes of the config block, 0 if none */
+	const char *name; /* unique name, as used in the YAML */
+	const char *version; /* plugin version string */
+	const char *description; /* one line */
+	const struct vitals_option
+	    *options; /* table ending in {NULL}, or NULL */
 
 	/*
 	 * Whether the plugin can run here.  Returns 0, or a negative errno
@@ -482,16 +488,17 @@ struct vitals_plugin {
 
 /* Global settings, read-only, as the core parsed them. */
 struct vitals_settings {
-	const char *host;         /* host name written into epochs */
-	const char *data_dir;     /* where epochs are stored */
-	uint64_t epoch_ns;        /* nominal epoch length */
-	uint64_t retention_ns;    /* delete epochs older than this; 0 = keep */
-	uint64_t retention_bytes; /* keep the store under this size; 0 = no limit */
+	const char *host; /* host name written into epochs */
+	const char *data_dir; /* where epochs are stored */
+	uint64_t epoch_ns; /* nominal epoch length */
+	uint64_t retention_ns; /* delete epochs older than this; 0 = keep */
+	uint64_t
+	    retention_bytes; /* keep the store under this size; 0 = no limit */
 	/* ABI minor 4: */
-	const char *config;       /* the configuration file read, or NULL */
-	uint32_t ntimescales;     /* entries in timescales */
+	const char *config; /* the configuration file read, or NULL */
+	uint32_t ntimescales; /* entries in timescales */
 	const uint32_t *timescales; /* rollup lengths in seconds, ascending */
-	uint32_t max_samples;     /* samples an epoch keeps per vital (the
+	uint32_t max_samples; /* samples an epoch keeps per vital (the
 				     bound a rollup keeps too) */
 };
 
@@ -509,11 +516,11 @@ const struct vitals_settings *vitals_settings(const struct vitals_ctx *ctx);
  * rate-limited per plugin instance (a burst, then a count of the rest).
  */
 void vitals_log(struct vitals_ctx *ctx, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* Record why init or a callback failed; the core logs it once. */
 void vitals_error(struct vitals_ctx *ctx, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /*
  * For init: run the plugin's check callback on config and, if it fails,
@@ -523,8 +530,7 @@ void vitals_error(struct vitals_ctx *ctx, const char *fmt, ...)
  */
 static inline int
 vitals_init_check(struct vitals_ctx *ctx,
-    int (*check)(const void *config, char *why, size_t len),
-    const void *config)
+    int (*check)(const void *config, char *why, size_t len), const void *config)
 {
 	char why[512] = "";
 	int r;
@@ -541,8 +547,8 @@ vitals_init_check(struct vitals_ctx *ctx,
  * from YAML; a test or an embedder may fill the block without the table.
  * Returns 0, or -EINVAL with "option 'KEY' is out of range" in why.
  */
-int vitals_options_check(const struct vitals_option *table,
-    const void *config, char *why, size_t len);
+int vitals_options_check(const struct vitals_option *table, const void *config,
+    char *why, size_t len);
 
 /*
  * For init: vitals_init_check(), then a zeroed state of size bytes, the
@@ -551,8 +557,8 @@ int vitals_options_check(const struct vitals_option *table,
  */
 static inline void *
 vitals_init_state(struct vitals_ctx *ctx,
-    int (*check)(const void *config, char *why, size_t len),
-    const void *config, size_t size, int *rc)
+    int (*check)(const void *config, char *why, size_t len), const void *config,
+    size_t size, int *rc)
 {
 	void *state;
 
@@ -588,16 +594,16 @@ uint32_t vitals_vital_hca_size(const struct vitals_vital *v);
  * closing epoch.  hca must have vitals_vital_hca_size() entries and have
  * been indexed with vitals_label_hash().  Returns 0 or -EINVAL.
  */
-int vitals_vital_load(struct vitals_vital *v, const uint64_t *hca,
-    uint32_t m, uint64_t events, uint64_t wsum, uint64_t dropped);
+int vitals_vital_load(struct vitals_vital *v, const uint64_t *hca, uint32_t m,
+    uint64_t events, uint64_t wsum, uint64_t dropped);
 
 /*
  * Probe with its own sketch: keep an event that was sampled elsewhere,
  * with the counter value it saw.  Returns 1 if kept, 0 if the sample
  * memory is full.
  */
-int vitals_vital_sample(struct vitals_vital *v, const struct vitals_event *ev,
-    uint64_t count);
+int vitals_vital_sample(
+    struct vitals_vital *v, const struct vitals_event *ev, uint64_t count);
 
 /*
  * The hash every sketch uses to place (label, exe_id, uid):
@@ -652,8 +658,8 @@ void vitals_watch_del(struct vitals_watch *w);
  * with another unit; -ENOSPC (the observation is counted as dropped) when
  * the core already keeps its most names (4096).
  */
-int vitals_metric_put(struct vitals_ctx *ctx, const char *name,
-    const char *unit, double value);
+int vitals_metric_put(
+    struct vitals_ctx *ctx, const char *name, const char *unit, double value);
 
 /*
  * Filter: emit a finding; the core copies it.  A finding whose timescale_s
@@ -687,8 +693,8 @@ vitals_queue_emit(struct vitals_ctx *ctx, const struct vitals_queue *q,
  * copies the name.  `vitals query` prints and exports series; the daemon
  * does not keep them.  Returns 0, -EINVAL for an empty name, or -ENOMEM.
  */
-int vitals_series_emit(struct vitals_ctx *ctx, const char *name,
-    uint64_t ts_ns, double value);
+int vitals_series_emit(
+    struct vitals_ctx *ctx, const char *name, uint64_t ts_ns, double value);
 
 /*
  * ABI minor 4.  Replace the file at path with len bytes of data (a
@@ -723,23 +729,23 @@ int vitals_file_read(const char *path, uint64_t max, char **out, size_t *len,
     char *err, size_t errlen);
 
 /* Look up a vital by name in an epoch; NULL if absent.  Borrowed. */
-const struct vitals_vital_epoch *vitals_epoch_vital(const struct vitals_epoch *e,
-    const char *name);
+const struct vitals_vital_epoch *vitals_epoch_vital(
+    const struct vitals_epoch *e, const char *name);
 
 /*
  * Look up a metric by name in an epoch (its metrics sorted by name, as
  * every epoch the core or the store hands out is); NULL if absent.
  * Borrowed.
  */
-const struct vitals_metric *vitals_epoch_metric(const struct vitals_epoch *e,
-    const char *name);
+const struct vitals_metric *vitals_epoch_metric(
+    const struct vitals_epoch *e, const char *name);
 
 /*
  * Look up a module by id in an epoch (its modules sorted by id, as every
  * epoch the core or the store hands out is); NULL if absent.  Borrowed.
  */
-const struct vitals_module *vitals_epoch_module(const struct vitals_epoch *e,
-    uint32_t id);
+const struct vitals_module *vitals_epoch_module(
+    const struct vitals_epoch *e, uint32_t id);
 
 #ifdef __cplusplus
 }
