@@ -158,8 +158,11 @@ rollup_sample_fill(struct rollup *r, struct vitals_sample *d,
 	if (r->pool == NULL && (r->pool = epoch_new()) == NULL)
 		return -ENOMEM;
 	*d = *s;
-	memcpy(f, s->kstack, s->nkstack * sizeof(*f));
-	memcpy(f + s->nkstack, s->ustack, s->nustack * sizeof(*f));
+	/* A side of no frames may have no array: memcpy wants one. */
+	if (s->nkstack > 0)
+		memcpy(f, s->kstack, s->nkstack * sizeof(*f));
+	if (s->nustack > 0)
+		memcpy(f + s->nkstack, s->ustack, s->nustack * sizeof(*f));
 	d->kstack = s->nkstack ? f : NULL;
 	d->ustack = s->nustack ? f + s->nkstack : NULL;
 	d->ksyms = s->ksyms != NULL ? syms : NULL;

@@ -323,8 +323,11 @@ epoch_copy_sample(struct vitals_epoch *e, struct vitals_sample *d,
 			return -ENOMEM;
 	}
 	if (nf > 0) {
-		memcpy(f, s->kstack, nk * sizeof(*f));
-		memcpy(f + nk, s->ustack, s->nustack * sizeof(*f));
+		/* A side of no frames may have no array: memcpy wants one. */
+		if (nk > 0)
+			memcpy(f, s->kstack, nk * sizeof(*f));
+		if (s->nustack > 0)
+			memcpy(f + nk, s->ustack, s->nustack * sizeof(*f));
 		fa = deep ? f : epoch_intern_bytes(e, f, nf * sizeof(*f));
 		if (fa == NULL)
 			return -ENOMEM;
