@@ -45,6 +45,7 @@ make check-calm
 # The package under real systemd, in a Debian 12 container.
 echo "==> make check-systemd"
 make check-systemd
+rm -rf "$VITALS_DEB_DIR"
 unset VITALS_DEB_DIR
 make -j"$(nproc)" distcheck
 
