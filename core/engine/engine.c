@@ -792,11 +792,20 @@ int
 vitals_vital_sample(
     struct vitals_vital *v, const struct vitals_event *ev, uint64_t count)
 {
+	return engine_vital_keep(v, ev, count, 1);
+}
+
+int
+engine_vital_keep(struct vitals_vital *v, const struct vitals_event *ev,
+    uint64_t count, int fresh)
+{
 	struct sketch *s = v->buf[v->cur];
 	uint64_t h = vitals_hash_label(ev->label, ev->exe_id, ev->uid);
+	uint64_t slot = h & (s->p.hca_size - 1);
 	int r;
 
-	r = sketch_keep(s, ev, h & (s->p.hca_size - 1), count);
+	r = fresh ? sketch_keep(s, ev, slot, count)
+		  : sketch_keep_crossing(s, ev, slot, count);
 	/* Kernel-decided samples fill the store too: raise t as emit does. */
 	engine_watermark(v, s);
 	return r == 1;

@@ -36,6 +36,15 @@ struct vitals_vital {
 };
 
 /*
+ * vitals_vital_sample for a sketch in the kernel, which says whether the
+ * event was sampled as a first sighting (fresh) or as its counter's
+ * crossing of a power of t, which is kept past the store's limit (see
+ * sketch_keep_crossing).  Returns 1 if kept.
+ */
+int engine_vital_keep(struct vitals_vital *v, const struct vitals_event *ev,
+    uint64_t count, int fresh);
+
+/*
  * Name the frames of the sample kept last (by vitals_vital_sample): nk
  * kernel names then nu user names, NULL where unknown, borrowed for the
  * life of the epoch.  Returns 0, -ENOENT (no sample) or -ENOMEM.
@@ -46,7 +55,10 @@ int engine_vital_name_last(
 /* Count n sampled events lost before reaching the store (ring buffer full). */
 void engine_vital_samples_lost(struct vitals_vital *v, uint64_t n);
 
-/* 1 if the vital's current sample store is full (samples would be dropped). */
+/*
+ * 1 if the vital's current sample store is full: first sightings would be
+ * dropped (crossings may still be kept).
+ */
 int engine_vital_full(const struct vitals_vital *v);
 
 /* The engine; see engine.c. */

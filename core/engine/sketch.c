@@ -483,6 +483,13 @@ sketch_add(struct sketch *s, const struct vitals_event *ev, uint32_t shift)
 		return sketch_keep(s, ev, slot, new);
 	if (!sketch_crossed(old, new, shift, s->p.floor))
 		return 0;
+	return sketch_keep_crossing(s, ev, slot, new);
+}
+
+int
+sketch_keep_crossing(struct sketch *s, const struct vitals_event *ev,
+    uint64_t slot, uint64_t count)
+{
 	/*
 	 * The last eighth of the epoch's limit is kept for labels not seen
 	 * yet: one more sample of a label already sampled is worth less than
@@ -491,9 +498,9 @@ sketch_add(struct sketch *s, const struct vitals_event *ev, uint32_t shift)
 	 * of t are kept, within max_samples and sample_memory: they are the
 	 * sampling's own measure of weight, rare by design (t doubles as they
 	 * come), and so a heavy label first seen once the share was spent (a
-	 * leak that starts mid-epoch) still gets its sample.  (For events
-	 * counted here; the kernel probes' sketch stops sending samples of a
-	 * vital whose share is spent: doc/design.md.)
+	 * leak that starts mid-epoch) still gets its sample.  The kernel
+	 * probes' sketch sends only crossings once a vital's share is spent
+	 * (its full bit), and they come here too.
 	 */
 	if ((s->nsamples >= s->limit - s->limit / 8 &&
 		s->nsamples < s->limit) ||
@@ -503,7 +510,7 @@ sketch_add(struct sketch *s, const struct vitals_event *ev, uint32_t shift)
 		s->samples_dropped++;
 		return 2;
 	}
-	return sketch_keep_within(s, ev, slot, new, s->p.max_samples);
+	return sketch_keep_within(s, ev, slot, count, s->p.max_samples);
 }
 
 uint64_t

@@ -128,6 +128,15 @@ int sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
     uint64_t count);
 
 /*
+ * sketch_keep for an event whose counter crossed a power of t (not a
+ * first sighting): kept past the limit, within max_samples and the
+ * sample memory, but not in the last eighth of either, which is held for
+ * labels not seen yet.  Returns 1 if kept, 2 if not.
+ */
+int sketch_keep_crossing(struct sketch *s, const struct vitals_event *ev,
+    uint64_t slot, uint64_t count);
+
+/*
  * Attach frame names to sample i: nk kernel names then nu user names
  * (borrowed: they must outlive the epoch, as symbol.c's do).  The name
  * array is allocated on first use.  Returns 0 or -ENOMEM.

@@ -441,7 +441,7 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	nuf = r->nufiles <= VITALS_BPF_UFILES ? r->nufiles : 0;
 	bpf_encode_ustack(&ev, r->ufile, nuf, r->ts_ns, ustack);
 	/* Symbolize only what the core kept: names cost /proc and ELF reads. */
-	if (vitals_vital_sample(b->vitals[r->vital], &ev, r->count)) {
+	if (engine_vital_keep(b->vitals[r->vital], &ev, r->count, r->fresh)) {
 		bpf_symbolize(&ev, names);
 		engine_vital_name_last(
 		    b->vitals[r->vital], names, ev.nkstack, ev.nustack);
