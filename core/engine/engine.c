@@ -811,6 +811,17 @@ engine_vital_keep(struct vitals_vital *v, const struct vitals_event *ev,
 	return r == 1;
 }
 
+int
+engine_vital_room(struct vitals_vital *v, int fresh, uint32_t nf)
+{
+	struct sketch *s = v->buf[v->cur];
+
+	if (sketch_would_keep(s, fresh, nf))
+		return 1;
+	s->samples_dropped++;
+	return 0;
+}
+
 void
 engine_vital_samples_lost(struct vitals_vital *v, uint64_t n)
 {

@@ -45,6 +45,13 @@ int engine_vital_keep(struct vitals_vital *v, const struct vitals_event *ev,
     uint64_t count, int fresh);
 
 /*
+ * 0 if engine_vital_keep would surely drop the sample (of nf frames)
+ * now; it is then counted as dropped.  For the layer that takes records
+ * from the kernel, before it makes the event (the exe's path, stacks).
+ */
+int engine_vital_room(struct vitals_vital *v, int fresh, uint32_t nf);
+
+/*
  * Name the frames of the sample kept last (by vitals_vital_sample): nk
  * kernel names then nu user names, NULL where unknown, borrowed for the
  * life of the epoch.  Returns 0, -ENOENT (no sample) or -ENOMEM.

@@ -410,6 +410,16 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	}
 	if (r->vital >= b->spec.nvitals)
 		return 0;
+	/*
+	 * A record the store would drop costs nothing more: its exe's path
+	 * and its process's maps are the dearest part of taking it.
+	 */
+	if (!engine_vital_room(b->vitals[r->vital], r->fresh,
+		(r->nkstack < VITALS_BPF_STACK ? r->nkstack
+					       : VITALS_BPF_STACK) +
+		    (r->nustack < VITALS_BPF_STACK ? r->nustack
+						   : VITALS_BPF_STACK)))
+		return 0;
 	memset(&ev, 0, sizeof(ev));
 	ev.ts_ns = (uint64_t)((int64_t)r->ts_ns + b->mono_to_real);
 	ev.label = r->label;
