@@ -162,6 +162,14 @@ size_t engine_held(const struct engine *e);
  */
 void engine_release(struct engine *e);
 
+/*
+ * The daemon's CPU between these is fixed work (start-up, a reload), not
+ * what t steers: begin returns the mark that end takes, within one epoch.
+ * The boundary's work is counted so by engine_release.
+ */
+uint64_t engine_fixed_begin(const struct engine *e);
+void engine_fixed_end(struct engine *e, uint64_t begin);
+
 /* Number of vitals open. */
 uint32_t engine_nvitals(const struct engine *e);
 

@@ -672,9 +672,9 @@ bpf_stats_tick(struct vitals_bpf *b)
 
 /*
  * Report the programs' CPU to the core as it grows (the window's cost per
- * event times the events counted so far in the epoch), once a second: the
- * core doubles t within the epoch when its CPU reaches cpu_high, and the
- * programs' time is most of it.  The boundary reports the rest.
+ * event times the events counted so far in the epoch), once a second, for
+ * the epoch's collector CPU (vitals.cpu.programs; t does not steer it).
+ * The boundary reports the rest.
  */
 static void
 bpf_cpu_live(struct vitals_bpf *b)
