@@ -4,12 +4,19 @@
 # its seed corpus in tests/fuzz/corpus/NAME/ (copied: the tree is never
 # written), and print per target its executions, their rate, the
 # coverage reached and whether it crashed.  A crash leaves its input in
-# fuzz-out/NAME/ of the build tree and fails the run.
+# fuzz-out/NAME/ of the build tree and fails the run.  With RUNS (make
+# fuzz FUZZ_RUNS=N) each target runs N executions instead, however long
+# they take (a campaign: 10000000 is the figure doc/testing.md records).
 #   run.sh SECONDS SRCDIR TARGET...
 set -u
 secs=$1
 src=$2
 shift 2
+case ${RUNS:-} in
+'') limit="-max_total_time=$secs" ;;
+*[!0-9]*) echo "run.sh: FUZZ_RUNS '$RUNS' is not a number" >&2; exit 2 ;;
+*) limit="-runs=$RUNS" ;;
+esac
 out=fuzz-out
 rm -rf "$out"
 mkdir -p "$out"
@@ -30,7 +37,7 @@ for t in "$@"; do
 	cp "$src/tests/fuzz/corpus/$name/"* "$work/corpus/" 2>/dev/null || :
 	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-	"$t" -max_total_time="$secs" -rss_limit_mb=2048 -timeout=20 \
+	"$t" "$limit" -rss_limit_mb=2048 -timeout=20 \
 		-max_len=65536 -print_final_stats=1 \
 		-artifact_prefix="$work/crash/" "$work/corpus" \
 		>"$work/log" 2>&1
