@@ -278,6 +278,8 @@ START_TEST(test_disk_budget)
 	uint32_t i, once = 0, k;
 
 	cfg->disk_budget = 6 * 1024;
+	/* The shares below are of what 1024 full counters leave. */
+	cfg->sketch.hca_size = cfg->sketch.hca_max = 1024;
 	ck_assert_int_eq(engine_vital_open(eng, "syscall", "calls", &v), 0);
 	ck_assert_int_eq(engine_vital_open(eng, "signal", "signals", &q), 0);
 	emit_n(v, 0x1000, 5000, 20000);

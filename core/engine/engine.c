@@ -168,6 +168,7 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
 	struct sketch_params p = {
 		.hca_size = cs->hca_size,
 		.seen_bits = cs->seen_bits,
+		.hca_max = cs->hca_max,
 		.max_samples = cs->max_samples,
 		.stack_depth = cs->stack_depth,
 		.floor = cs->floor,
@@ -190,6 +191,7 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
 	}
 	v->limit = cs->max_samples;
 	v->high_samples = cs->max_samples - cs->max_samples / 4;
+	v->hca_min = cs->hca_size;
 	if ((v->buf[0] = sketch_new(&p, &e->budget)) == NULL ||
 	    (v->buf[1] = sketch_new(&p, &e->budget)) == NULL)
 		return -ENOMEM;
@@ -536,6 +538,49 @@ engine_modules(struct engine *e)
 	e->closed.modules = n > 0 ? e->modules : NULL;
 }
 
+/*
+ * At the boundary, before the swap: size the emptied buffer for the epoch
+ * starting, as a probe planned it or from the closing epoch's estimate.
+ * Out of memory, it keeps its size (and a probe's plan fails in
+ * vitals_vital_load, as its sizes then differ).
+ */
+static void
+engine_vital_resize(struct vitals_vital *v)
+{
+	struct sketch *s = v->buf[v->cur], *next = v->buf[v->cur ^ 1];
+	uint32_t m = v->hca_plan;
+
+	if (m == 0)
+		m = engine_vital_hca_want(v, s->hca, s->p.hca_size);
+	v->hca_plan = 0;
+	sketch_resize_hca(next, m);
+}
+
+uint32_t
+engine_vital_hca_want(struct vitals_vital *v, const uint64_t *hca, uint32_t m)
+{
+	const struct sketch *s = v->buf[v->cur];
+	uint32_t min = v->hca_min;
+
+	return sketch_hca_next(
+	    m, sketch_unique(hca, m), min, s->p.hca_max, &v->hca_idle);
+}
+
+int
+engine_vital_hca_plan(struct vitals_vital *v, uint32_t m)
+{
+	if (m == 0 || (m & (m - 1)) != 0 || m > v->buf[v->cur]->p.hca_max)
+		return -EINVAL;
+	v->hca_plan = m;
+	return 0;
+}
+
+uint32_t
+engine_vital_hca_max(const struct vitals_vital *v)
+{
+	return v->buf[v->cur]->p.hca_max;
+}
+
 const struct vitals_epoch *
 engine_close(struct engine *e, uint64_t now_ns, int partial)
 {
@@ -553,6 +598,7 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 	for (i = 0; i < e->nvitals; i++) {
 		v = e->vitals[i];
 		sketch_reset(v->buf[v->cur ^ 1]);
+		engine_vital_resize(v);
 		v->cur ^= 1;
 		v->high_held = 0;
 		v->closed_dropped = v->dropped;

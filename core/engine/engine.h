@@ -33,6 +33,9 @@ struct vitals_vital {
 	uint32_t high_held; /* and with the budget 3/4 spent */
 	uint64_t dropped; /* events lost before the sketch, this epoch */
 	uint64_t closed_dropped; /* the same, for the closed epoch */
+	uint32_t hca_min; /* its HCA's size at start and at least */
+	uint32_t hca_idle; /* epochs in a row its HCA was idle (sketch_hca_next) */
+	uint32_t hca_plan; /* HCA size a probe set for the next epoch; 0: none */
 };
 
 /*
@@ -45,6 +48,25 @@ int engine_vital_name_last(
 
 /* Count n sampled events lost before reaching the store (ring buffer full). */
 void engine_vital_samples_lost(struct vitals_vital *v, uint64_t n);
+
+/*
+ * The HCA size the next epoch of v should have, by sketch_hca_next(),
+ * had its epoch so far counted into the m counters hca (borrowed): for a
+ * probe that counts into its own HCA and sizes it at the boundary.  Call
+ * it once per boundary (it keeps v's idle count).
+ */
+uint32_t engine_vital_hca_want(
+    struct vitals_vital *v, const uint64_t *hca, uint32_t m);
+
+/*
+ * Make the next epoch's HCA of v m counters (a power of two, at most the
+ * vital's hca_max): what a probe counting for it uses then.  Returns 0 or
+ * -EINVAL.
+ */
+int engine_vital_hca_plan(struct vitals_vital *v, uint32_t m);
+
+/* The most counters v's HCA may have (the configuration's hca_max). */
+uint32_t engine_vital_hca_max(const struct vitals_vital *v);
 
 /* 1 if the vital's current sample store is full (samples would be dropped). */
 int engine_vital_full(const struct vitals_vital *v);

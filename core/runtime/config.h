@@ -44,8 +44,8 @@ struct config_plugin {
 /* Sketch sizes for one vital (or the defaults when vital is NULL). */
 struct config_sketch {
 	char *vital; /* vital name, NULL for the defaults */
-	uint32_t
-	    hca_size; /* counters, power of two, 32..65536 (default 1024) */
+	uint32_t hca_size; /* counters at start and at least, power of two,
+			    * 32..65536 (default 128) */
 	uint32_t max_samples; /* samples kept per epoch (default 2048) */
 	uint32_t
 	    stack_depth; /* frames kept per side (default 16, <= VITALS_STACK_MAX) */
@@ -54,6 +54,8 @@ struct config_sketch {
 	uint64_t floor; /* counters below are never sampled (default 1) */
 	uint64_t threshold; /* initial t, power of two >= 2 (default 2) */
 	uint64_t threshold_max; /* adaptive t never exceeds (default 65536) */
+	uint32_t hca_max; /* counters the HCA grows to at most, power of two,
+			   * hca_size..65536 (default 16384) */
 };
 
 /* The whole configuration file. */
