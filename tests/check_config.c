@@ -83,6 +83,7 @@ check_defaults(const struct config *c)
 	ck_assert_ptr_null(c->sketch.vital);
 	ck_assert_uint_eq(c->sketch.hca_size, 128);
 	ck_assert_uint_eq(c->sketch.hca_max, 16384);
+	ck_assert_uint_eq(c->hca_memory, 1 << 20);
 	ck_assert_uint_eq(c->sketch.max_samples, 2048);
 	ck_assert_uint_eq(c->sketch.stack_depth, 16);
 	ck_assert_uint_eq(c->sketch.seen_bits, 65536);
@@ -239,10 +240,12 @@ START_TEST(test_sketch)
 		    "  threshold: 4\n"
 		    "  threshold_max: 4096\n"
 		    "  cpu_high: 0.05\n"
-		    "  cpu_low: 0.01\n");
+		    "  cpu_low: 0.01\n"
+		    "  hca_memory: 4M\n");
 
 	ck_assert_uint_eq(c->sketch.hca_size, 4096);
 	ck_assert_uint_eq(c->sketch.hca_max, 16384);
+	ck_assert_uint_eq(c->hca_memory, 4 << 20);
 	ck_assert_uint_eq(c->sketch.max_samples, 500);
 	ck_assert_uint_eq(c->sketch.stack_depth, 64);
 	ck_assert_uint_eq(c->sketch.seen_bits, 1048576);
@@ -607,6 +610,10 @@ static const struct {
 	    ":4:16: setting 'sketch.vitals.cpu.hca_max': 64 is below "
 	    "hca_size 256",
 	    NULL },
+	{ "sketch:\n  hca_memory: lots\n",
+	    ":2:15: setting 'sketch.hca_memory': expected a size (e.g. 1M, "
+	    "4M; 0: no bound but hca_max), got \"lots\"",
+	    NULL },
 	{ "sketch:\n  max_samples: 0\n",
 	    ":2:16: setting "
 	    "'sketch.max_samples': expected an integer from 1 to 1000000, "
@@ -652,7 +659,7 @@ static const struct {
 	    NULL },
 	{ "sketch:\n  colour: red\n",
 	    ":2:3: unknown setting 'sketch.colour' "
-	    "(valid: %s, cpu_high, cpu_low, disk_budget, sample_memory, vitals)",
+	    "(valid: %s, cpu_high, cpu_low, disk_budget, sample_memory, hca_memory, vitals)",
 	    valid_sizes },
 	{ "sketch:\n  vitals: [cpu]\n",
 	    ":2:11: setting 'sketch.vitals': "

@@ -308,6 +308,35 @@ START_TEST(test_hca_adapts)
 }
 END_TEST
 
+/*
+ * sketch.hca_memory bounds the HCAs and filters of all vitals together:
+ * the first to grow takes what fits, the next what it left.
+ */
+START_TEST(test_hca_memory)
+{
+	struct vitals_vital *a, *b;
+	uint32_t i;
+
+	/* Two vitals at 128 counters (9 KiB each of HCA and filter, twice). */
+	cfg->hca_memory = 200000;
+	ck_assert_int_eq(engine_vital_open(eng, "syscall", "calls", &a), 0);
+	ck_assert_int_eq(engine_vital_open(eng, "signal", "signals", &b), 0);
+	for (i = 0; i < 3; i++) {
+		emit_n(a, 0x1000, 5000, 10000);
+		engine_close(eng, 2000 + i * 1000, 0);
+	}
+	/* 2 x 4096 x 16 bytes + 18 KiB fit in 200000, 8192 would not. */
+	ck_assert_uint_eq(vitals_vital_hca_size(a), 4096);
+	for (i = 0; i < 3; i++) {
+		emit_n(a, 0x1000, 5000, 10000);
+		emit_n(b, 0x1000, 5000, 10000);
+		engine_close(eng, 5000 + i * 1000, 0);
+	}
+	ck_assert_uint_eq(vitals_vital_hca_size(a), 4096);
+	ck_assert_uint_eq(vitals_vital_hca_size(b), 2048);
+}
+END_TEST
+
 /* A probe sizes the next epoch's HCA; loads must then be of that size. */
 START_TEST(test_hca_plan)
 {
@@ -422,6 +451,7 @@ main(void)
 	tcase_add_test(tc, test_disk_budget);
 	tcase_add_test(tc, test_hca_adapts);
 	tcase_add_test(tc, test_hca_plan);
+	tcase_add_test(tc, test_hca_memory);
 	suite_add_tcase(su, tc);
 	return testutil_run(su);
 }

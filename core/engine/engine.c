@@ -54,6 +54,7 @@ struct engine {
 	struct metric_table *metrics; /* named metrics (vitals_metric_put) */
 	struct sketch_budget
 	    budget; /* the sample stores' bytes (sample_memory) */
+	size_t hca_held; /* the HCAs' and filters' bytes, granted (hca_memory) */
 	/* the closed view */
 	struct vitals_epoch closed;
 	struct vitals_vital_epoch views[ENGINE_MAX_VITALS];
@@ -157,6 +158,16 @@ engine_vital_name_ok(const char *name)
 	return 1;
 }
 
+/* Bytes of an HCA of m counters and its filter, in sketch s's terms. */
+static size_t
+engine_hca_cost(const struct sketch *s, uint32_t m)
+{
+	struct sketch_params p = s->p;
+
+	p.seen_bits = s->seen_min;
+	return (size_t)m * sizeof(uint64_t) + sketch_seen_bits(&p, m) / 8;
+}
+
 static void engine_vital_limit(struct vitals_vital *v, uint32_t limit);
 
 static int
@@ -195,6 +206,9 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
 	if ((v->buf[0] = sketch_new(&p, &e->budget)) == NULL ||
 	    (v->buf[1] = sketch_new(&p, &e->budget)) == NULL)
 		return -ENOMEM;
+	/* Its starting size is not the bound's to refuse. */
+	v->hca_held = 2 * engine_hca_cost(v->buf[0], p.hca_size);
+	e->hca_held += v->hca_held;
 	/* Until its first boundary a vital has a few shares' worth. */
 	if (e->cfg->disk_budget > 0)
 		engine_vital_limit(v, ENGINE_BUDGET_MIN_SAMPLES * 4);
@@ -544,6 +558,8 @@ engine_modules(struct engine *e)
  * Out of memory, it keeps its size (and a probe's plan fails in
  * vitals_vital_load, as its sizes then differ).
  */
+static uint32_t engine_hca_grant(struct vitals_vital *v, uint32_t m);
+
 static void
 engine_vital_resize(struct vitals_vital *v)
 {
@@ -553,17 +569,44 @@ engine_vital_resize(struct vitals_vital *v)
 	if (m == 0)
 		m = engine_vital_hca_want(v, s->hca, s->p.hca_size);
 	v->hca_plan = 0;
-	sketch_resize_hca(next, m);
+	/* Out of memory it keeps its size, and the bound counts that. */
+	if (sketch_resize_hca(next, m) != 0)
+		engine_hca_grant(v, next->p.hca_size);
+}
+
+/*
+ * Of size m for v's next epoch, what sketch.hca_memory leaves room for
+ * beside the other vitals: m, or when it grows past the room, the
+ * largest power of two that fits, never below the size it has.  Both
+ * buffers are reckoned at the larger of m and the closing epoch's size,
+ * which they both have by the boundary after next: the sum the engine
+ * holds stays within the bound.  Taken from the bound at once; first
+ * come, first served.
+ */
+static uint32_t
+engine_hca_grant(struct vitals_vital *v, uint32_t m)
+{
+	struct engine *e = v->eng;
+	const struct sketch *s = v->buf[v->cur];
+	uint32_t cur = s->p.hca_size;
+	uint64_t limit = e->cfg->hca_memory;
+	size_t others = e->hca_held - v->hca_held;
+
+	while (limit != 0 && m > cur &&
+	    others + 2 * engine_hca_cost(s, m) > limit)
+		m /= 2;
+	v->hca_held = 2 * engine_hca_cost(s, m > cur ? m : cur);
+	e->hca_held = others + v->hca_held;
+	return m;
 }
 
 uint32_t
 engine_vital_hca_want(struct vitals_vital *v, const uint64_t *hca, uint32_t m)
 {
 	const struct sketch *s = v->buf[v->cur];
-	uint32_t min = v->hca_min;
 
-	return sketch_hca_next(
-	    m, sketch_unique(hca, m), min, s->p.hca_max, &v->hca_idle);
+	return engine_hca_grant(v, sketch_hca_next(m, sketch_unique(hca, m),
+					v->hca_min, s->p.hca_max, &v->hca_idle));
 }
 
 int
@@ -708,15 +751,21 @@ engine_cpu_add(struct engine *e, uint64_t ns)
 size_t
 engine_bytes(const struct engine *e)
 {
-	size_t n = sizeof(*e), stores = 0, first = 0, per;
+	size_t n = sizeof(*e), stores = 0, first = 0, per, hca = 0, least = 0;
+	const struct sketch *s;
 	const struct sketch_params *p;
 	uint32_t i;
 
 	for (i = 0; i < e->nvitals; i++) {
-		p = &e->vitals[i]->buf[0]->p;
+		s = e->vitals[i]->buf[0];
+		p = &s->p;
 		per = sketch_sample_bytes(p);
+		/* sketch_bytes() has the HCA and filter at their most. */
+		hca += 2 * engine_hca_cost(s, p->hca_max);
+		least += 2 * engine_hca_cost(s, e->vitals[i]->hca_min);
 		n += sizeof(struct vitals_vital) +
-		    2 * (sketch_bytes(p) - p->max_samples * per);
+		    2 * (sketch_bytes(p) - p->max_samples * per -
+			    engine_hca_cost(s, p->hca_max));
 		stores += 2 * (size_t)p->max_samples * per;
 		first += 2 *
 		    (size_t)(p->max_samples < SKETCH_FIRST ? p->max_samples
@@ -726,7 +775,10 @@ engine_bytes(const struct engine *e)
 	/* Each store may hold its first samples beyond the budget. */
 	if (e->budget.limit != 0 && e->budget.limit + first < stores)
 		stores = e->budget.limit + first;
-	return n + stores;
+	/* The HCAs grow within hca_memory; their starting sizes may pass it. */
+	if (e->cfg->hca_memory != 0 && e->cfg->hca_memory < hca)
+		hca = e->cfg->hca_memory > least ? e->cfg->hca_memory : least;
+	return n + stores + hca;
 }
 
 size_t

@@ -36,6 +36,7 @@ struct vitals_vital {
 	uint32_t hca_min; /* its HCA's size at start and at least */
 	uint32_t hca_idle; /* epochs in a row its HCA was idle (sketch_hca_next) */
 	uint32_t hca_plan; /* HCA size a probe set for the next epoch; 0: none */
+	size_t hca_held; /* bytes its two HCAs and filters take (hca_memory) */
 };
 
 /*
@@ -51,9 +52,10 @@ void engine_vital_samples_lost(struct vitals_vital *v, uint64_t n);
 
 /*
  * The HCA size the next epoch of v should have, by sketch_hca_next(),
- * had its epoch so far counted into the m counters hca (borrowed): for a
- * probe that counts into its own HCA and sizes it at the boundary.  Call
- * it once per boundary (it keeps v's idle count).
+ * had its epoch so far counted into the m counters hca (borrowed), within
+ * what sketch.hca_memory leaves (the size is taken from it): for a probe
+ * that counts into its own HCA and sizes it at the boundary.  Call it
+ * once per boundary (it keeps v's idle count).
  */
 uint32_t engine_vital_hca_want(
     struct vitals_vital *v, const uint64_t *hca, uint32_t m);

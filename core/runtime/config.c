@@ -700,6 +700,7 @@ enum {
 	SK_CPU_LOW,
 	SK_DISK_BUDGET,
 	SK_SAMPLE_MEM,
+	SK_HCA_MEM,
 	SK_VITALS,
 	SK_NKEYS
 };
@@ -749,6 +750,10 @@ static const struct cfg_key cfg_sketch_keys[SK_NKEYS] = {
 				offsetof(struct config, sample_memory), "768K",
 				0, CFG_NOMAX),
 	    cfg_value, 0, 0, "a size (e.g. 768K, 2M; 0: no bound)" },
+	[SK_HCA_MEM] = { CFG_OPT_DEF("hca_memory", VITALS_OPT_SIZE,
+			     offsetof(struct config, hca_memory), "1M", 0,
+			     CFG_NOMAX),
+	    cfg_value, 0, 0, "a size (e.g. 1M, 4M; 0: no bound but hca_max)" },
 	[SK_VITALS] = { CFG_OPT("vitals", 0, 0, 0, 0), cfg_vitals, 0, 0,
 	    "a mapping of vital names to sketch sizes" },
 };

@@ -75,6 +75,9 @@ struct config {
 	double cpu_low; /* `sketch.cpu_low`, default 0.0025 */
 	uint64_t
 	    disk_budget; /* `sketch.disk_budget`: stored bytes per epoch, default 0 = none */
+	uint64_t hca_memory; /* `sketch.hca_memory`: bytes all vitals' HCAs
+			      * and first-sighting filters may grow to, both
+			      * epochs (default 1M, 0 = hca_max alone) */
 	uint64_t sample_memory; /* `sketch.sample_memory`: bytes of all sample
 	                            stores, default 768K, 0 = no bound */
 	uint32_t
