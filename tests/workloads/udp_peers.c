@@ -38,7 +38,7 @@ int
 main(int argc, char **argv)
 {
 	double secs = wl_seconds(argc, argv, UDP_PEERS_USAGE);
-	long peers = wl_int_arg(argc, argv, 2, "PEERS", 1, 65535, 5000);
+	long peers = wl_int_arg(argc, argv, 2, "PEERS", 1, 1000000, 5000);
 	long round_ms = wl_int_arg(argc, argv, 3, "ROUND_MS", 1, 10000, 250);
 	uint64_t start, deadline, next, sent = 0, rounds = 0;
 	struct sockaddr_in to;
