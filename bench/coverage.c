@@ -204,8 +204,9 @@ cov_bound(const struct cov_sizing *sz)
 	struct sketch_params p = { .hca_size = sz->hca_size,
 		.hca_max = sz->hca_max,
 		.seen_bits = 65536 };
-	size_t n = 2 * ((size_t)sz->hca_max * sizeof(uint64_t) +
-			   sketch_seen_bits(&p, sz->hca_max) / 8);
+	size_t n = 2 *
+	    ((size_t)sz->hca_max * sizeof(uint64_t) +
+		sketch_seen_bits(&p, sz->hca_max) / 8);
 
 	return sz->hca_memory != 0 && sz->hca_memory < n ? sz->hca_memory : n;
 }
@@ -234,7 +235,8 @@ main(void)
 			memset(&r, 0, sizeof(r));
 			if (cov_run(&cov_streams[i], &cov_sizings[j], &r) !=
 			    0) {
-				fprintf(stderr, "bench/coverage: out of memory\n");
+				fprintf(
+				    stderr, "bench/coverage: out of memory\n");
 				return 1;
 			}
 			printf("%-22s %-20s %8.3f%% %8.3f%% %8u %8u %10zu "

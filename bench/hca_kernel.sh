@@ -58,7 +58,8 @@ EOC
 			{ cat "$tmp/vitalsd.log" >&2; echo "hca_kernel: vitalsd did not start" >&2; exit 1; }
 		sleep 0.1
 	done
-	tests/workloads/udp_peers "$secs" "$2" "$3" >"$tmp/wl.json"
+	tests/workloads/udp_peers "$secs" "$2" "$3" >"$tmp/wl.json" ||
+		{ kill -TERM "$vpid"; echo "hca_kernel: udp_peers failed" >&2; exit 1; }
 	kill -TERM "$vpid"
 	wait "$vpid"
 	n=$(find "$tmp/data" -name '*.json.gz' ! -name '.*' | wc -l)

@@ -293,14 +293,16 @@ START_TEST(test_hca_adapts)
 			once += e->vitals[0].samples[j].label == ev.label;
 		ck_assert_uint_eq(once, 1);
 		sizes[i] = vitals_vital_hca_size(v);
-		ck_assert_uint_eq(e->vitals[0].hca_size, i ? sizes[i - 1] : 128);
+		ck_assert_uint_eq(
+		    e->vitals[0].hca_size, i ? sizes[i - 1] : 128);
 	}
 	ck_assert_uint_gt(sizes[0], 128);
 	ck_assert_uint_gt(sizes[1], sizes[0]);
 	ck_assert_uint_eq(sizes[2], cfg->sketch.hca_max);
 	/* Quiet: it holds for SKETCH_IDLE_EPOCHS - 1 epochs, then shrinks. */
 	for (i = 0; i < SKETCH_IDLE_EPOCHS; i++) {
-		ck_assert_uint_eq(vitals_vital_hca_size(v), cfg->sketch.hca_max);
+		ck_assert_uint_eq(
+		    vitals_vital_hca_size(v), cfg->sketch.hca_max);
 		emit_n(v, 0x1000, 10, 100);
 		engine_close(eng, 6000 + i * 1000, 0);
 	}

@@ -54,7 +54,7 @@ struct engine {
 	struct metric_table *metrics; /* named metrics (vitals_metric_put) */
 	struct sketch_budget
 	    budget; /* the sample stores' bytes (sample_memory) */
-	size_t hca_held; /* the HCAs' and filters' bytes, granted (hca_memory) */
+	size_t hca_held; /* HCA and filter bytes granted (hca_memory) */
 	/* the closed view */
 	struct vitals_epoch closed;
 	struct vitals_vital_epoch views[ENGINE_MAX_VITALS];
@@ -592,8 +592,8 @@ engine_hca_grant(struct vitals_vital *v, uint32_t m)
 	uint64_t limit = e->cfg->hca_memory;
 	size_t others = e->hca_held - v->hca_held;
 
-	while (limit != 0 && m > cur &&
-	    others + 2 * engine_hca_cost(s, m) > limit)
+	while (
+	    limit != 0 && m > cur && others + 2 * engine_hca_cost(s, m) > limit)
 		m /= 2;
 	v->hca_held = 2 * engine_hca_cost(s, m > cur ? m : cur);
 	e->hca_held = others + v->hca_held;
@@ -605,8 +605,9 @@ engine_vital_hca_want(struct vitals_vital *v, const uint64_t *hca, uint32_t m)
 {
 	const struct sketch *s = v->buf[v->cur];
 
-	return engine_hca_grant(v, sketch_hca_next(m, sketch_unique(hca, m),
-					v->hca_min, s->p.hca_max, &v->hca_idle));
+	return engine_hca_grant(v,
+	    sketch_hca_next(m, sketch_unique(hca, m), v->hca_min, s->p.hca_max,
+		&v->hca_idle));
 }
 
 int
@@ -764,7 +765,8 @@ engine_bytes(const struct engine *e)
 		hca += 2 * engine_hca_cost(s, p->hca_max);
 		least += 2 * engine_hca_cost(s, e->vitals[i]->hca_min);
 		n += sizeof(struct vitals_vital) +
-		    2 * (sketch_bytes(p) - p->max_samples * per -
+		    2 *
+			(sketch_bytes(p) - p->max_samples * per -
 			    engine_hca_cost(s, p->hca_max));
 		stores += 2 * (size_t)p->max_samples * per;
 		first += 2 *

@@ -34,8 +34,8 @@ struct vitals_vital {
 	uint64_t dropped; /* events lost before the sketch, this epoch */
 	uint64_t closed_dropped; /* the same, for the closed epoch */
 	uint32_t hca_min; /* its HCA's size at start and at least */
-	uint32_t hca_idle; /* epochs in a row its HCA was idle (sketch_hca_next) */
-	uint32_t hca_plan; /* HCA size a probe set for the next epoch; 0: none */
+	uint32_t hca_idle; /* idle epochs in a row (sketch_hca_next) */
+	uint32_t hca_plan; /* next epoch's HCA size a probe set; 0: none */
 	size_t hca_held; /* bytes its two HCAs and filters take (hca_memory) */
 };
 

@@ -130,8 +130,9 @@ bpf_set_size(struct vitals_bpf *b, struct vitals_bpf_cfg *c, uint32_t half,
     uint32_t i, uint32_t m)
 {
 	b->size[half][i] = m;
-	c->hca_log[half][i] = (uint8_t)((bpf_log2(bpf_seen_words(m)) - 10) << 4 |
-	    (bpf_log2(m) - 5));
+	c->hca_log[half][i] =
+	    (uint8_t)((bpf_log2(bpf_seen_words(m)) - 10) << 4 |
+		(bpf_log2(m) - 5));
 }
 
 /*
@@ -597,7 +598,8 @@ bpf_pend_take(
 			continue;
 		n += p->weight;
 		if (hca != NULL)
-			__atomic_fetch_add(&hca[p->slot & (b->size[e & 1][vital] - 1)],
+			__atomic_fetch_add(
+			    &hca[p->slot & (b->size[e & 1][vital] - 1)],
 			    p->weight, __ATOMIC_RELAXED);
 	}
 	return n;
@@ -916,8 +918,8 @@ bpf_plan(struct vitals_bpf *b, uint32_t e)
 	uint32_t i, m, next = (e + 1) & 1;
 
 	for (i = 0; i < b->spec.nvitals; i++) {
-		m = engine_vital_hca_want(b->vitals[i], bpf_half(b, e & 1, i),
-		    b->size[e & 1][i]);
+		m = engine_vital_hca_want(
+		    b->vitals[i], bpf_half(b, e & 1, i), b->size[e & 1][i]);
 		if (engine_vital_hca_plan(b->vitals[i], m) != 0)
 			m = b->size[next][i];
 		bpf_set_size(b, b->cfg, next, i, m);

@@ -774,8 +774,8 @@ cfg_hca_check(
 		return 0;
 	}
 	return cfg_error(x, seen[SK_HCA_MAX].val,
-	    "setting '%shca_max': %u is below hca_size %u", x->path,
-	    s->hca_max, s->hca_size);
+	    "setting '%shca_max': %u is below hca_size %u", x->path, s->hca_max,
+	    s->hca_size);
 }
 
 /* threshold_max must not be below threshold, wherever each was set. */

@@ -56,7 +56,8 @@ main(int argc, char **argv)
 	while (wl_now_ns() < deadline) {
 		next += (uint64_t)round_ms * 1000000ULL;
 		for (i = 0; i < peers; i++) {
-			to.sin_addr.s_addr = htonl(UDP_PEERS_BASE + (uint32_t)i);
+			to.sin_addr.s_addr =
+			    htonl(UDP_PEERS_BASE + (uint32_t)i);
 			if (sendto(fd, &b, 1, 0, (struct sockaddr *)&to,
 				sizeof(to)) == 1)
 				sent++;
@@ -70,10 +71,9 @@ main(int argc, char **argv)
 	printf("{\"workload\":\"udp_peers\",\"seconds\":%g,\"peers\":%ld,"
 	       "\"rounds\":%llu,\"datagrams\":%llu,\"base\":%u,\"port\":%d,"
 	       "\"start_ns\":%llu,\"end_ns\":%llu,\"pid\":%d}\n",
-	    secs, peers, (unsigned long long)rounds,
-	    (unsigned long long)sent, UDP_PEERS_BASE, UDP_PEERS_PORT,
-	    (unsigned long long)start, (unsigned long long)wl_now_ns(),
-	    (int)getpid());
+	    secs, peers, (unsigned long long)rounds, (unsigned long long)sent,
+	    UDP_PEERS_BASE, UDP_PEERS_PORT, (unsigned long long)start,
+	    (unsigned long long)wl_now_ns(), (int)getpid());
 	close(fd);
 	return 0;
 }

@@ -42,7 +42,7 @@ struct vitals_bpf_cfg {
 	__u64 cgroup; /* count only this cgroup id; 0 = all */
 	char comm
 	    [VITALS_BPF_COMM_LEN]; /* count only comms with this prefix; "" = all */
-	__u16 hca_off[VITALS_BPF_MAX_VITALS]; /* vital v's region, in 1024s of entries */
+	__u16 hca_off[VITALS_BPF_MAX_VITALS]; /* regions, in 1024s of entries */
 	__u8 hca_log[2]
 		    [VITALS_BPF_MAX_VITALS]; /* by half and vital: the sizes */
 	__u64 shift[VITALS_BPF_MAX_VITALS]; /* t = 2^shift in force */
