@@ -17,6 +17,7 @@
 #include "config.h"
 #include "engine.h"
 #include "sketch.h"
+#include "../tests/zipf.h"
 
 #define COV_EPOCHS 6
 #define COV_LABEL0 0x400000ULL
@@ -49,35 +50,6 @@ static const struct cov_sizing cov_sizings[] = {
 	{ "adaptive (default)", 128, 16384, 1 << 20 },
 	{ "adaptive, max 65536", 128, 65536, 0 },
 };
-
-static uint64_t cov_rng_state;
-
-static uint64_t
-cov_rng(void)
-{
-	uint64_t z = (cov_rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* Zipf draws, as a cumulative table searched by bisection. */
-static uint32_t
-cov_draw(const double *cdf, uint32_t n)
-{
-	double u = (double)(cov_rng() >> 11) / 9007199254740992.0;
-	uint32_t lo = 0, hi = n - 1, mid;
-
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (cdf[mid] < u)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
 
 /* Bytes the store's compact format gives v's counters (with, less without). */
 static size_t
@@ -112,7 +84,7 @@ struct cov_result {
 /* One epoch of the stream into v, closed; its coverage into r at k. */
 static void
 cov_epoch(struct engine *eng, struct vitals_vital *v,
-    const struct cov_stream *st, const double *cdf, uint32_t k,
+    const struct cov_stream *st, const double *cdf, uint64_t *rng, uint32_t k,
     struct cov_result *r, uint64_t *truth, uint8_t *hit)
 {
 	const struct vitals_epoch *e;
@@ -128,7 +100,8 @@ cov_epoch(struct engine *eng, struct vitals_vital *v,
 	ev.weight = 1;
 	for (i = 0; i < n; i++) {
 		/* Every label at least once, the rest by the skew. */
-		l = i < st->labels ? (uint32_t)i : cov_draw(cdf, st->labels);
+		l = i < st->labels ? (uint32_t)i
+				   : zipf_draw(cdf, st->labels, rng);
 		ev.label = COV_LABEL0 + (uint64_t)l * 0x40;
 		ev.exe_id = 1 + l % 8;
 		truth[l]++;
@@ -159,12 +132,13 @@ cov_run(const struct cov_stream *st, const struct cov_sizing *sz,
     struct cov_result *r)
 {
 	struct config *c = config_default();
-	double *cdf = calloc(st->labels, sizeof(double)), sum = 0;
+	double *cdf = zipf_cdf(st->labels, st->zipf);
 	uint64_t *truth = calloc(st->labels, sizeof(uint64_t));
 	uint8_t *hit = calloc(st->labels, 1);
 	struct engine *eng = NULL;
 	struct vitals_vital *v;
-	uint32_t i, k;
+	uint64_t rng = 42;
+	uint32_t k;
 	int ret = -1;
 
 	if (c == NULL || cdf == NULL || truth == NULL || hit == NULL)
@@ -176,17 +150,12 @@ cov_run(const struct cov_stream *st, const struct cov_sizing *sz,
 	/* Room for a sample of every label: the sketch is what is measured. */
 	c->sketch.max_samples = 1000000;
 	c->sample_memory = 0;
-	for (i = 0; i < st->labels; i++)
-		cdf[i] = sum += 1.0 / pow(i + 1, st->zipf);
-	for (i = 0; i < st->labels; i++)
-		cdf[i] /= sum;
 	if ((eng = engine_new(c, "bench")) == NULL ||
 	    engine_vital_open(eng, "syscall", "calls", &v) != 0)
 		goto out;
 	engine_start(eng, 1);
-	cov_rng_state = 42;
 	for (k = 0; k < COV_EPOCHS; k++)
-		cov_epoch(eng, v, st, cdf, k, r, truth, hit);
+		cov_epoch(eng, v, st, cdf, &rng, k, r, truth, hit);
 	ret = 0;
 out:
 	engine_free(eng);

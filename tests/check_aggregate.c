@@ -223,6 +223,19 @@ START_TEST(test_rollup_sums)
 }
 END_TEST
 
+/* Vital k of rollup r has 128 counters, want's, and slots within them. */
+static void
+fold_check(const struct vitals_epoch *r, uint32_t k, const uint64_t *want)
+{
+	uint32_t i;
+
+	ck_assert_uint_eq(r->vitals[k].hca_size, 128);
+	for (i = 0; i < 128; i++)
+		ck_assert_uint_eq(r->vitals[k].hca[i], want[i]);
+	for (i = 0; i < r->vitals[k].nsamples; i++)
+		ck_assert_uint_lt(r->vitals[k].samples[i].slot, 128);
+}
+
 /*
  * Sizes as an adaptive HCA leaves them (512, then 1024, then 128): the
  * sum folded to the smallest, whatever the order.
@@ -243,11 +256,7 @@ START_TEST(test_rollup_fold_three)
 		for (j = 0; j < 3; j++)
 			for (i = 0; i < f[j]->v[k].hca_size; i++)
 				want[i & 127] += f[j]->hca[k][i];
-		ck_assert_uint_eq(r->vitals[k].hca_size, 128);
-		for (i = 0; i < 128; i++)
-			ck_assert_uint_eq(r->vitals[k].hca[i], want[i]);
-		for (i = 0; i < r->vitals[k].nsamples; i++)
-			ck_assert_uint_lt(r->vitals[k].samples[i].slot, 128);
+		fold_check(r, k, want);
 	}
 	vitals_epoch_free(r);
 	for (j = 0; j < 3; j++)
@@ -271,11 +280,7 @@ START_TEST(test_rollup_fold_mixed)
 		vitals_hca_fold(want, FX_HCA, 128);
 		for (i = 0; i < 128; i++)
 			want[i] += b->hca[k][i];
-		ck_assert_uint_eq(r->vitals[k].hca_size, 128);
-		for (i = 0; i < 128; i++)
-			ck_assert_uint_eq(r->vitals[k].hca[i], want[i]);
-		for (i = 0; i < r->vitals[k].nsamples; i++)
-			ck_assert_uint_lt(r->vitals[k].samples[i].slot, 128);
+		fold_check(r, k, want);
 	}
 	vitals_epoch_free(r);
 	/* The same the other way round. */
