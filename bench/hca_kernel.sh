@@ -3,14 +3,15 @@
 # bench/hca_kernel.sh: the kernel sketch's coverage against a known label
 # set.  tests/workloads/udp_peers sends to PEERS peers (socket labels,
 # every one in every round of ROUND ms) while vitalsd counts them with
-# the socket probe, once with a fixed 1024-counter HCA and once with the
-# adaptive one (the defaults), for each PEERS; prints per epoch the HCA
-# size and the share of peers with a sample (tests/hca_cover.py).  Needs
-# root and a built tree; prints, asserts nothing.
+# the socket probe, with a fixed 1024-counter HCA, the adaptive one (the
+# defaults) and one that may grow to 65536, for each PEERS; prints per
+# epoch the HCA size and the share of peers with a sample
+# (tests/hca_cover.py).  Needs root and a built tree; prints, asserts
+# nothing.
 #
 #   bench/hca_kernel.sh [--seconds S] [--epoch S] [PEERS[:ROUND_MS]]...
 #
-# Defaults: 10 s runs, 2 s epochs, peers 1000:250 10000:500 100000:2000.
+# Defaults: 10 s runs, 2 s epochs, peers 1000:250 10000:500 100000:1000.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 top=${top_builddir:-$src}
@@ -20,12 +21,12 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--seconds) secs=${2:?--seconds needs a value}; shift 2 ;;
 	--epoch) epoch=${2:?--epoch needs a value}; shift 2 ;;
-	-h|--help) sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	[0-9]*) sets="$sets $1"; shift ;;
 	*) echo "hca_kernel: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
-sets=${sets:-1000:250 10000:500 100000:2000}
+sets=${sets:-1000:250 10000:500 100000:1000}
 [ "$(id -u)" -eq 0 ] || { echo "hca_kernel: needs root (BPF)" >&2; exit 2; }
 for p in daemon/vitalsd cli/vitals tests/workloads/udp_peers; do
 	[ -x "$p" ] || { echo "hca_kernel: $p is not built (make)" >&2; exit 2; }
@@ -79,4 +80,6 @@ for s in $sets; do
 	run "fixed 1024" "$peers" "$round" "  hca_size: 1024
   hca_max: 1024"
 	run "adaptive (defaults)" "$peers" "$round" ""
+	run "adaptive, hca_max 65536" "$peers" "$round" "  hca_max: 65536
+  hca_memory: 0"
 done
