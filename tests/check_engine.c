@@ -185,6 +185,9 @@ START_TEST(test_t_resumes)
 	ve[2].threshold = 2;
 	ve[3].name = "umem";
 	ve[3].threshold = 256;
+	ve[0].hca_size = 4096; /* kept */
+	ve[1].hca_size = 1u << 20; /* above hca_max: the configured size */
+	ve[2].hca_size = 3000; /* not a power of two: the same */
 	ep.vitals = ve;
 	ep.nvitals = 4;
 	cfg->sketch.threshold = 4;
@@ -197,10 +200,13 @@ START_TEST(test_t_resumes)
 	ck_assert_int_eq(engine_resume(eng, &ep), 0);
 	ck_assert_int_eq(engine_vital_open(eng, "cpu", "samples", &v), 0);
 	ck_assert_uint_eq(vitals_vital_threshold(v), 4096);
+	ck_assert_uint_eq(vitals_vital_hca_size(v), 4096);
 	ck_assert_int_eq(engine_vital_open(eng, "kmem", "pages", &v), 0);
 	ck_assert_uint_eq(vitals_vital_threshold(v), 65536);
+	ck_assert_uint_eq(vitals_vital_hca_size(v), cfg->sketch.hca_size);
 	ck_assert_int_eq(engine_vital_open(eng, "lock", "ns", &v), 0);
 	ck_assert_uint_eq(vitals_vital_threshold(v), 4); /* not below */
+	ck_assert_uint_eq(vitals_vital_hca_size(v), cfg->sketch.hca_size);
 	/* umem was open already: its t stays. */
 	ck_assert_int_eq(engine_vital_open(eng, "umem", "pages", &v), 0);
 	ck_assert_uint_eq(vitals_vital_threshold(v), 4);

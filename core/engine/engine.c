@@ -35,10 +35,11 @@
 /* Bitmap words to mark every module id VITALS_UFRAME can name. */
 #define ENGINE_MOD_WORDS ((VITALS_UFRAME_MAX_MODULES + 63) / 64)
 
-/* A vital's t in a stored epoch, for a restart to start from. */
+/* A vital's t and HCA size in a stored epoch, for a restart to start from. */
 struct engine_resume {
 	char name[32];
 	uint32_t shift;
+	uint32_t hca_size;
 };
 
 struct engine {
@@ -170,12 +171,40 @@ engine_hca_cost(const struct sketch *s, uint32_t m)
 
 static void engine_vital_limit(struct vitals_vital *v, uint32_t limit);
 
+/*
+ * A restart's HCA: v (just made, at its configured size) takes size m it
+ * had in the stored epoch, if it is within its sizes and hca_memory has
+ * room for it; else what the room allows.  Out of memory, it keeps its
+ * size.
+ */
+static void
+engine_vital_resume_hca(struct vitals_vital *v, uint32_t m)
+{
+	struct engine *e = v->eng;
+	const struct sketch *s = v->buf[0];
+	uint64_t limit = e->cfg->hca_memory;
+	size_t others = e->hca_held - v->hca_held;
+
+	if (m <= s->p.hca_size || m > s->p.hca_max || (m & (m - 1)) != 0)
+		return;
+	while (limit != 0 && m > s->p.hca_size &&
+	    others + 2 * engine_hca_cost(s, m) > limit)
+		m /= 2;
+	if (sketch_resize_hca(v->buf[0], m) != 0 ||
+	    sketch_resize_hca(v->buf[1], m) != 0) {
+		sketch_resize_hca(v->buf[0], v->hca_min);
+		return;
+	}
+	v->hca_held = 2 * engine_hca_cost(s, m);
+	e->hca_held = others + v->hca_held;
+}
+
 static int
 engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
     const char *unit)
 {
 	const struct config_sketch *cs = config_sketch_for(e->cfg, name);
-	uint32_t i, s;
+	uint32_t i, s, m = cs->hca_size;
 	struct sketch_params p = {
 		.hca_size = cs->hca_size,
 		.seen_bits = cs->seen_bits,
@@ -199,6 +228,7 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
 		v->shift = s < v->shift_min ? v->shift_min
 		    : s > v->shift_max	    ? v->shift_max
 					    : s;
+		m = e->resume[i].hca_size;
 	}
 	v->limit = cs->max_samples;
 	v->high_samples = cs->max_samples - cs->max_samples / 4;
@@ -209,6 +239,7 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
 	/* Its starting size is not the bound's to refuse. */
 	v->hca_held = 2 * engine_hca_cost(v->buf[0], p.hca_size);
 	e->hca_held += v->hca_held;
+	engine_vital_resume_hca(v, m);
 	/* Until its first boundary a vital has a few shares' worth. */
 	if (e->cfg->disk_budget > 0)
 		engine_vital_limit(v, ENGINE_BUDGET_MIN_SAMPLES * 4);
@@ -268,6 +299,7 @@ engine_resume(struct engine *e, const struct vitals_epoch *ep)
 		    strlen(ve->name) >= sizeof(e->resume[0].name))
 			continue;
 		strcpy(e->resume[e->nresume].name, ve->name);
+		e->resume[e->nresume].hca_size = ve->hca_size;
 		e->resume[e->nresume++].shift = engine_log2(ve->threshold);
 	}
 	return 0;

@@ -101,7 +101,8 @@ int engine_vital_open(struct engine *e, const char *name, const char *unit,
 /*
  * A restart's t: vitals opened from now until engine_resume_end start at
  * the t they had in the stored epoch ep (kept within their configured
- * threshold .. threshold_max), as if the daemon had not stopped.  Returns
+ * threshold .. threshold_max), as if the daemon had not stopped, and at
+ * the HCA size they had (within hca_size .. hca_max and hca_memory).  Returns
  * 0, or -ESRCH (nothing kept) if ep is another host's.
  */
 int engine_resume(struct engine *e, const struct vitals_epoch *ep);
