@@ -7,24 +7,28 @@
 # format (1) and the compact one, part by part.  Needs root and a built
 # tree; prints, asserts nothing.
 #
-#   bench/disk.sh [--minutes M] [--epoch SECONDS] [--exes N] [--reuse]
+#   bench/disk.sh [--minutes M] [--epoch SECONDS] [--exes N]
+#                 [--budget SIZE] [--reuse]
 #
 # Defaults: 5 minutes per run, 60 s epochs (the shipped length), 400
-# executables.  The stores are kept in bench/store-disk-quiet and
-# bench/store-disk-churn of the build tree; --reuse measures them again
-# without running the daemon.
+# executables, the shipped disk budget.  --budget SIZE runs both again
+# with sketch.disk_budget set to SIZE (e.g. 8K; 0: off) after the
+# shipped runs, as runs quiet-budget and churn-budget.  The stores are
+# kept in bench/store-disk-NAME of the build tree; --reuse measures them
+# again without running the daemon.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 top=${top_builddir:-$src}
 cd "$top" || exit 1
-minutes=5 epoch=60 exes=400 reuse=0
+minutes=5 epoch=60 exes=400 reuse=0 budget=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--minutes) minutes=${2:?--minutes needs a value}; shift 2 ;;
 	--epoch) epoch=${2:?--epoch needs a value}; shift 2 ;;
 	--exes) exes=${2:?--exes needs a value}; shift 2 ;;
+	--budget) budget=${2:?--budget needs a size}; shift 2 ;;
 	--reuse) reuse=1; shift ;;
-	-h|--help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "disk: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -38,12 +42,14 @@ done
 . "$src/bench/churn.sh"
 churn_tmp disk
 
-# run NAME CHURN: vitalsd for the minutes asked, its store into
-# bench/store-disk-NAME, with the churn running alongside if CHURN is 1.
+# run NAME CHURN [BUDGET]: vitalsd for the minutes asked, its store into
+# bench/store-disk-NAME, with the churn running alongside if CHURN is 1,
+# and sketch.disk_budget set to BUDGET if given.
 run() {
 	rm -rf "bench/store-disk-$1"
 	sed -e "s|^epoch: .*|epoch: ${epoch}s|" \
 	    -e "s|^data_dir: .*|data_dir: $top/bench/store-disk-$1|" \
+	    ${3:+-e "s|^  disk_budget: .*|  disk_budget: $3|"} \
 	    "$src/conf/vitals.yaml" >"$tmp/vitals.yaml"
 	VITALS_PLUGIN_PATH="$top/probes:$top/filters:$top/outputs" \
 	    daemon/vitalsd -c "$tmp/vitals.yaml" 2>"$tmp/vitalsd-$1.log" &
@@ -73,8 +79,14 @@ if [ "$reuse" -eq 0 ]; then
 	churn_prepare "$tmp" "$exes"
 	run quiet 0
 	run churn 1
+	if [ -n "$budget" ]; then
+		run quiet-budget 0 "$budget"
+		run churn-budget 1 "$budget"
+	fi
 fi
-for name in quiet churn; do
+names="quiet churn"
+[ -z "$budget" ] || names="$names quiet-budget churn-budget"
+for name in $names; do
 	echo "== $name: $(find "bench/store-disk-$name" -name '*.json.gz' | wc -l) epochs"
 	bench/epochsize "bench/store-disk-$name"
 done

@@ -164,6 +164,46 @@ START_TEST(test_t_doubles_on_cpu)
 }
 END_TEST
 
+/* The named metric of epoch e, or fail. */
+static const struct vitals_metric *
+metric_of(const struct vitals_epoch *e, const char *name)
+{
+	uint32_t k;
+
+	for (k = 0; k < e->nmetrics; k++)
+		if (strcmp(e->metrics[k].name, name) == 0)
+			return &e->metrics[k];
+	ck_abort_msg("no metric %s", name);
+	return NULL;
+}
+
+/*
+ * CPU a probe spends counting in the kernel (engine_cpu_add, from
+ * vitals_cpu_add) is in the epoch's collector CPU and has a metric of its
+ * own, but t does not double for it: t changes how many events are
+ * sampled, not what counting them costs.
+ */
+START_TEST(test_cpu_parts)
+{
+	const struct vitals_epoch *e;
+	struct vitals_vital *v;
+
+	cfg->cpu_high = 0.5; /* half a second of the 1 s epoch */
+	ck_assert_int_eq(engine_vital_open(eng, "syscall", "calls", &v), 0);
+	engine_start(eng, 1000);
+	engine_cpu_add(eng, 10000000000ULL); /* 10 s */
+	engine_tick(eng);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 2);
+	e = engine_close(eng, 1000 + 1000000000ULL, 0);
+	ck_assert_uint_ge(e->cpu_ns, 10000000000ULL);
+	ck_assert_double_eq(metric_of(e, "vitals.cpu.programs")->last, 10.0);
+	ck_assert(metric_of(e, "vitals.cpu.sampling")->last < 0.5);
+	ck_assert(metric_of(e, "vitals.cpu.fixed")->last >= 0);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 2);
+	engine_release(eng);
+}
+END_TEST
+
 /*
  * A restart resumes each vital's t from a stored epoch of its host, kept
  * within the configured threshold .. threshold_max, until resuming ends.
@@ -452,6 +492,7 @@ main(void)
 	tcase_add_test(tc, test_t_doubles_on_sample_memory);
 	tcase_add_test(tc, test_t_halves_when_quiet);
 	tcase_add_test(tc, test_t_doubles_on_cpu);
+	tcase_add_test(tc, test_cpu_parts);
 	tcase_add_test(tc, test_t_resumes);
 	tcase_add_test(tc, test_per_vital_sizes);
 	tcase_add_test(tc, test_load_external);

@@ -321,6 +321,78 @@ START_TEST(test_budget)
 }
 END_TEST
 
+/*
+ * sketch_would_keep, the test before a kernel record is made into an
+ * event, never refuses a sample sketch_keep would keep; and once a
+ * first sighting of the deepest stacks finds no room, sketch_full says
+ * so (the kernel then stops sending first sightings, rather than each
+ * being made and dropped).  Stacks of every depth, within a budget that
+ * runs out.
+ */
+START_TEST(test_would_keep)
+{
+	struct sketch_params p = small;
+	struct sketch_budget b = { 0, 0 };
+	uint64_t ks[4] = { 1, 2, 3, 4 }, us[4] = { 5, 6, 7, 8 };
+	struct vitals_event ev;
+	struct sketch *s;
+	uint32_t i, nk, nu, refused = 0;
+	int would, r;
+
+	p.max_samples = 1000;
+	b.limit = 50 * sketch_sample_bytes(&p) + 7;
+	s = sketch_new(&p, &b);
+	ck_assert_ptr_nonnull(s);
+	for (i = 0; i < 400; i++) {
+		ev = ev_of(0x2000 + (uint64_t)i * 977, 1);
+		nk = i % 5;
+		nu = (i / 5) % 5;
+		ev.kstack = ks;
+		ev.nkstack = nk;
+		ev.ustack = us;
+		ev.nustack = nu;
+		would = sketch_would_keep(s, 1, nk + nu);
+		r = sketch_keep(s, &ev, 0, 1);
+		if (!would) {
+			ck_assert_int_eq(r, 2);
+			refused++;
+		}
+		if (r == 2 && nk == 4 && nu == 4)
+			ck_assert_int_eq(sketch_full(s), 1);
+	}
+	ck_assert_uint_gt(refused, 0);
+	ck_assert_int_eq(sketch_full(s), 1);
+	ck_assert_int_eq(sketch_would_keep(s, 1, 8), 0);
+	sketch_free(s);
+
+	/*
+	 * Frames run out while the samples' array has room: full, though
+	 * a sample with no frames would still fit.
+	 */
+	b.used = 0;
+	b.limit = 32 * (sketch_sample_bytes(&p) - 8 * 16) + 200 * 16 + 50;
+	s = sketch_new(&p, &b);
+	ck_assert_ptr_nonnull(s);
+	for (i = 0; i < 20; i++) {
+		ev = ev_of(0x3000 + (uint64_t)i * 977, 1);
+		ck_assert_int_eq(sketch_keep(s, &ev, 0, 1), 1);
+	}
+	for (i = 0; sketch_would_keep(s, 1, 8); i++) {
+		ck_assert_uint_lt(i, 100);
+		ev = ev_of(0x4000 + (uint64_t)i * 977, 1);
+		ev.kstack = ks;
+		ev.nkstack = 4;
+		ev.ustack = us;
+		ev.nustack = 4;
+		ck_assert_int_eq(sketch_keep(s, &ev, 0, 1), 1);
+	}
+	ck_assert_uint_lt(s->nsamples, s->cap);
+	ck_assert_int_eq(sketch_full(s), 1);
+	ck_assert_int_eq(sketch_would_keep(s, 1, 0), 1);
+	sketch_free(s);
+}
+END_TEST
+
 START_TEST(test_unique_estimate)
 {
 	struct sketch_params p = small;
@@ -440,6 +512,7 @@ main(void)
 	tcase_add_test(tc, test_limit_spent_heavy_label);
 	tcase_add_test(tc, test_sample_context);
 	tcase_add_test(tc, test_budget);
+	tcase_add_test(tc, test_would_keep);
 	tcase_add_test(tc, test_unique_estimate);
 	tcase_add_test(tc, test_bad_params);
 	tcase_add_loop_test(tc, test_hca_next, 0, NCASES(next_cases));

@@ -29,6 +29,7 @@
 #define ENGINE_EPOCH_BYTES 3072
 /* The metrics an epoch the budget bound has (see engine_budget_note). */
 #define ENGINE_BUDGET_METRIC "vitals.disk_budget"
+#define ENGINE_CPU_METRIC "vitals.cpu"
 /* Samples a vital may keep whatever the budget: its first sightings. */
 #define ENGINE_BUDGET_MIN_SAMPLES 16
 
@@ -51,6 +52,8 @@ struct engine {
 	uint64_t start_ns; /* start of the current epoch */
 	uint64_t cpu_start_ns; /* process CPU time at the start */
 	uint64_t cpu_extra_ns; /* CPU reported by probes this epoch */
+	uint64_t
+	    cpu_fixed_ns; /* of the process's, fixed work (boundary, start) */
 	uint64_t cpu_budget_used; /* CPU counted against doublings this epoch */
 	struct metric_table *metrics; /* named metrics (vitals_metric_put) */
 	struct sketch_budget
@@ -333,13 +336,30 @@ engine_start(struct engine *e, uint64_t start_ns)
 	e->start_ns = start_ns;
 	e->cpu_start_ns = engine_process_cpu_ns();
 	e->cpu_extra_ns = 0;
+	e->cpu_fixed_ns = 0;
 	e->cpu_budget_used = 0;
 }
 
+/* The daemon's own CPU this epoch, the last boundary's work included. */
 static uint64_t
-engine_cpu_used(const struct engine *e)
+engine_cpu_daemon(const struct engine *e)
 {
-	return engine_process_cpu_ns() - e->cpu_start_ns + e->cpu_extra_ns;
+	return engine_process_cpu_ns() - e->cpu_start_ns;
+}
+
+/*
+ * The CPU t steers of daemon, the daemon's own this epoch: less its fixed
+ * work (the last boundary's: closing, filters, writing; start-up, a
+ * reload), which is per epoch or once, and
+ * without what probes spend counting events in the kernel
+ * (vitals_cpu_add), which is per event: t changes neither, only how
+ * many events are sampled, and each sample's cost is mostly the daemon's
+ * (its exe, its stacks' names).
+ */
+static uint64_t
+engine_cpu_steered(const struct engine *e, uint64_t daemon)
+{
+	return daemon > e->cpu_fixed_ns ? daemon - e->cpu_fixed_ns : 0;
 }
 
 void
@@ -349,7 +369,7 @@ engine_tick(struct engine *e)
 	uint32_t i;
 
 	budget = (uint64_t)(e->cfg->cpu_high * (double)e->cfg->epoch_ns);
-	used = engine_cpu_used(e);
+	used = engine_cpu_steered(e, engine_cpu_daemon(e));
 	if (budget == 0 || used - e->cpu_budget_used < budget)
 		return;
 	e->cpu_budget_used = used;
@@ -657,14 +677,31 @@ engine_vital_hca_max(const struct vitals_vital *v)
 	return v->buf[v->cur]->p.hca_max;
 }
 
+/*
+ * The closing epoch's collector CPU (its cpu_ns) in parts, in seconds:
+ * what t steers (ENGINE_CPU_METRIC.sampling), the fixed work (.fixed: the
+ * boundary before it, start-up) and the probes' programs (.programs).
+ */
+static void
+engine_cpu_note(struct engine *e, uint64_t steered, uint64_t fixed)
+{
+	metric_put(e->metrics, ENGINE_CPU_METRIC ".sampling", "s",
+	    (double)steered / 1e9);
+	metric_put(
+	    e->metrics, ENGINE_CPU_METRIC ".fixed", "s", (double)fixed / 1e9);
+	metric_put(e->metrics, ENGINE_CPU_METRIC ".programs", "s",
+	    (double)e->cpu_extra_ns / 1e9);
+}
+
 const struct vitals_epoch *
 engine_close(struct engine *e, uint64_t now_ns, int partial)
 {
 	struct vitals_vital *v;
-	uint64_t cpu, dropped = 0;
+	uint64_t daemon, steered, dropped = 0;
 	uint32_t i;
 
-	cpu = engine_cpu_used(e);
+	daemon = engine_cpu_daemon(e);
+	steered = engine_cpu_steered(e, daemon);
 	engine_findings_clear(e);
 	/*
 	 * The swap: the buffer that held the epoch before last was written
@@ -692,13 +729,14 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 	e->closed.partial = partial ? 1 : 0;
 	e->closed.seq = e->seq++;
 	e->closed.dropped = dropped;
-	e->closed.cpu_ns = cpu;
+	e->closed.cpu_ns = daemon + e->cpu_extra_ns;
 	e->closed.nvitals = e->nvitals;
 	e->closed.vitals = e->views;
 	engine_budget_note(e);
+	engine_cpu_note(e, steered, daemon - steered);
 	e->closed.nmetrics = metric_close(e->metrics, &e->closed.metrics);
 	engine_modules(e);
-	engine_adapt(e, cpu, e->closed.length_ns);
+	engine_adapt(e, steered, e->closed.length_ns);
 	if (e->cfg->disk_budget > 0)
 		engine_budget(e);
 	engine_start(e, now_ns);
@@ -838,6 +876,22 @@ engine_release(struct engine *e)
 		v = e->vitals[i];
 		sketch_trim(v->buf[v->cur ^ 1]);
 	}
+	/* The boundary's work, from the close on, is done. */
+	engine_fixed_end(e, 0);
+}
+
+uint64_t
+engine_fixed_begin(const struct engine *e)
+{
+	return engine_cpu_daemon(e);
+}
+
+void
+engine_fixed_end(struct engine *e, uint64_t begin)
+{
+	uint64_t now = engine_cpu_daemon(e);
+
+	e->cpu_fixed_ns += now > begin ? now - begin : 0;
 }
 
 uint32_t
@@ -924,14 +978,34 @@ int
 vitals_vital_sample(
     struct vitals_vital *v, const struct vitals_event *ev, uint64_t count)
 {
+	return engine_vital_keep(v, ev, count, 1);
+}
+
+int
+engine_vital_keep(struct vitals_vital *v, const struct vitals_event *ev,
+    uint64_t count, int fresh)
+{
 	struct sketch *s = v->buf[v->cur];
 	uint64_t h = vitals_hash_label(ev->label, ev->exe_id, ev->uid);
+	uint64_t slot = h & (s->p.hca_size - 1);
 	int r;
 
-	r = sketch_keep(s, ev, h & (s->p.hca_size - 1), count);
+	r = fresh ? sketch_keep(s, ev, slot, count)
+		  : sketch_keep_crossing(s, ev, slot, count);
 	/* Kernel-decided samples fill the store too: raise t as emit does. */
 	engine_watermark(v, s);
 	return r == 1;
+}
+
+int
+engine_vital_room(struct vitals_vital *v, int fresh, uint32_t nf)
+{
+	struct sketch *s = v->buf[v->cur];
+
+	if (sketch_would_keep(s, fresh, nf))
+		return 1;
+	s->samples_dropped++;
+	return 0;
 }
 
 void

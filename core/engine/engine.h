@@ -40,6 +40,22 @@ struct vitals_vital {
 };
 
 /*
+ * vitals_vital_sample for a sketch in the kernel, which says whether the
+ * event was sampled as a first sighting (fresh) or as its counter's
+ * crossing of a power of t, which is kept past the store's limit (see
+ * sketch_keep_crossing).  Returns 1 if kept.
+ */
+int engine_vital_keep(struct vitals_vital *v, const struct vitals_event *ev,
+    uint64_t count, int fresh);
+
+/*
+ * 0 if engine_vital_keep would surely drop the sample (of nf frames)
+ * now; it is then counted as dropped.  For the layer that takes records
+ * from the kernel, before it makes the event (the exe's path, stacks).
+ */
+int engine_vital_room(struct vitals_vital *v, int fresh, uint32_t nf);
+
+/*
  * Name the frames of the sample kept last (by vitals_vital_sample): nk
  * kernel names then nu user names, NULL where unknown, borrowed for the
  * life of the epoch.  Returns 0, -ENOENT (no sample) or -ENOMEM.
@@ -70,7 +86,10 @@ int engine_vital_hca_plan(struct vitals_vital *v, uint32_t m);
 /* The most counters v's HCA may have (the configuration's hca_max). */
 uint32_t engine_vital_hca_max(const struct vitals_vital *v);
 
-/* 1 if the vital's current sample store is full (samples would be dropped). */
+/*
+ * 1 if the vital's current sample store is full: first sightings would be
+ * dropped (crossings may still be kept).
+ */
 int engine_vital_full(const struct vitals_vital *v);
 
 /* The engine; see engine.c. */
@@ -167,6 +186,14 @@ size_t engine_held(const struct engine *e);
  * being collected, and the view of engine_close is no longer valid.
  */
 void engine_release(struct engine *e);
+
+/*
+ * The daemon's CPU between these is fixed work (start-up, a reload), not
+ * what t steers: begin returns the mark that end takes, within one epoch.
+ * The boundary's work is counted so by engine_release.
+ */
+uint64_t engine_fixed_begin(const struct engine *e);
+void engine_fixed_end(struct engine *e, uint64_t begin);
 
 /* Number of vitals open. */
 uint32_t engine_nvitals(const struct engine *e);

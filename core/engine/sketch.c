@@ -246,12 +246,57 @@ sketch_grow(struct sketch *s, uint32_t nf)
 	return sketch_resize(s, cap, fcap);
 }
 
+/*
+ * Whether one more sample of nf frames fits: under bound samples, and in
+ * the arrays or in what the budget leaves them to grow by.  (sketch_grow
+ * may still fail where the room is split between the two.)
+ */
+static int
+sketch_fits(const struct sketch *s, uint32_t nf, uint32_t bound)
+{
+	size_t need = 0;
+
+	if (s->nsamples >= bound)
+		return 0;
+	if (s->cap > 0 && s->nsamples == s->cap)
+		need += SKETCH_SAMPLE_FIXED;
+	if (s->fcap > 0 && s->nframes + nf > s->fcap)
+		need +=
+		    (size_t)(s->nframes + nf - s->fcap) * SKETCH_FRAME_BYTES;
+	return need <= sketch_room(s);
+}
+
 int
 sketch_full(const struct sketch *s)
 {
-	return s->nsamples >= s->limit ||
-	    (s->cap > 0 && s->nsamples >= s->cap &&
-		sketch_room(s) < SKETCH_SAMPLE_FIXED);
+	return !sketch_fits(s, (uint32_t)sketch_depth2(&s->p), s->limit);
+}
+
+/*
+ * sketch_keep_crossing's test before its copy: a crossing is not kept in
+ * the last eighth of the limit, of max_samples, or of the sample memory
+ * (held for labels not seen yet).
+ */
+static int
+sketch_crossing_fits(const struct sketch *s, uint32_t nf)
+{
+	if ((s->nsamples >= s->limit - s->limit / 8 &&
+		s->nsamples < s->limit) ||
+	    s->nsamples >= s->p.max_samples - s->p.max_samples / 8 ||
+	    (s->nsamples == s->cap && s->budget != NULL &&
+		sketch_room(s) <= s->budget->limit / 8))
+		return 0;
+	return sketch_fits(s, nf, s->p.max_samples);
+}
+
+int
+sketch_would_keep(const struct sketch *s, int fresh, uint32_t nf)
+{
+	uint32_t d = s->p.stack_depth;
+
+	nf = nf < 2 * d ? nf : 2 * d;
+	return fresh ? sketch_fits(s, nf, s->limit)
+		     : sketch_crossing_fits(s, nf);
 }
 
 void
@@ -502,6 +547,13 @@ sketch_add(struct sketch *s, const struct vitals_event *ev, uint32_t shift)
 		return sketch_keep(s, ev, slot, new);
 	if (!sketch_crossed(old, new, shift, s->p.floor))
 		return 0;
+	return sketch_keep_crossing(s, ev, slot, new);
+}
+
+int
+sketch_keep_crossing(struct sketch *s, const struct vitals_event *ev,
+    uint64_t slot, uint64_t count)
+{
 	/*
 	 * The last eighth of the epoch's limit is kept for labels not seen
 	 * yet: one more sample of a label already sampled is worth less than
@@ -510,19 +562,15 @@ sketch_add(struct sketch *s, const struct vitals_event *ev, uint32_t shift)
 	 * of t are kept, within max_samples and sample_memory: they are the
 	 * sampling's own measure of weight, rare by design (t doubles as they
 	 * come), and so a heavy label first seen once the share was spent (a
-	 * leak that starts mid-epoch) still gets its sample.  (For events
-	 * counted here; the kernel probes' sketch stops sending samples of a
-	 * vital whose share is spent: doc/design.md.)
+	 * leak that starts mid-epoch) still gets its sample.  The kernel
+	 * probes' sketch sends only crossings once a vital's share is spent
+	 * (its full bit), and they come here too.
 	 */
-	if ((s->nsamples >= s->limit - s->limit / 8 &&
-		s->nsamples < s->limit) ||
-	    s->nsamples >= s->p.max_samples - s->p.max_samples / 8 ||
-	    (s->nsamples == s->cap && s->budget != NULL &&
-		sketch_room(s) <= s->budget->limit / 8)) {
+	if (!sketch_crossing_fits(s, 0)) {
 		s->samples_dropped++;
 		return 2;
 	}
-	return sketch_keep_within(s, ev, slot, new, s->p.max_samples);
+	return sketch_keep_within(s, ev, slot, count, s->p.max_samples);
 }
 
 int

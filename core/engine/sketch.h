@@ -119,7 +119,10 @@ size_t sketch_sample_bytes(const struct sketch_params *p);
 /* Bytes the sketch holds now. */
 size_t sketch_held(const struct sketch *s);
 
-/* 1 if no sample can be kept: max_samples reached, or no room left. */
+/*
+ * 1 if a first sighting of the deepest stacks cannot be kept: the limit
+ * reached, or no room for it left.
+ */
 int sketch_full(const struct sketch *s);
 
 /*
@@ -140,6 +143,22 @@ int sketch_add(struct sketch *s, const struct vitals_event *ev, uint32_t shift);
  */
 int sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
     uint64_t count);
+
+/*
+ * sketch_keep for an event whose counter crossed a power of t (not a
+ * first sighting): kept past the limit, within max_samples and the
+ * sample memory, but not in the last eighth of either, which is held for
+ * labels not seen yet.  Returns 1 if kept, 2 if not.
+ */
+int sketch_keep_crossing(struct sketch *s, const struct vitals_event *ev,
+    uint64_t slot, uint64_t count);
+
+/*
+ * 0 if sketch_keep (fresh) or sketch_keep_crossing would surely drop a
+ * sample of nf frames now: a test before the work of making the event
+ * (its exe's path, its stacks).
+ */
+int sketch_would_keep(const struct sketch *s, int fresh, uint32_t nf);
 
 /*
  * Attach frame names to sample i: nk kernel names then nu user names

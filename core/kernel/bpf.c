@@ -462,6 +462,16 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	}
 	if (r->vital >= b->spec.nvitals)
 		return 0;
+	/*
+	 * A record the store would drop costs nothing more: its exe's path
+	 * and its process's maps are the dearest part of taking it.
+	 */
+	if (!engine_vital_room(b->vitals[r->vital], r->fresh,
+		(r->nkstack < VITALS_BPF_STACK ? r->nkstack
+					       : VITALS_BPF_STACK) +
+		    (r->nustack < VITALS_BPF_STACK ? r->nustack
+						   : VITALS_BPF_STACK)))
+		return 0;
 	memset(&ev, 0, sizeof(ev));
 	ev.ts_ns = (uint64_t)((int64_t)r->ts_ns + b->mono_to_real);
 	ev.label = r->label;
@@ -493,7 +503,7 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	nuf = r->nufiles <= VITALS_BPF_UFILES ? r->nufiles : 0;
 	bpf_encode_ustack(&ev, r->ufile, nuf, r->ts_ns, ustack);
 	/* Symbolize only what the core kept: names cost /proc and ELF reads. */
-	if (vitals_vital_sample(b->vitals[r->vital], &ev, r->count)) {
+	if (engine_vital_keep(b->vitals[r->vital], &ev, r->count, r->fresh)) {
 		bpf_symbolize(&ev, names);
 		engine_vital_name_last(
 		    b->vitals[r->vital], names, ev.nkstack, ev.nustack);
@@ -721,9 +731,9 @@ bpf_stats_tick(struct vitals_bpf *b)
 
 /*
  * Report the programs' CPU to the core as it grows (the window's cost per
- * event times the events counted so far in the epoch), once a second: the
- * core doubles t within the epoch when its CPU reaches cpu_high, and the
- * programs' time is most of it.  The boundary reports the rest.
+ * event times the events counted so far in the epoch), once a second, for
+ * the epoch's collector CPU (vitals.cpu.programs; t does not steer it).
+ * The boundary reports the rest.
  */
 static void
 bpf_cpu_live(struct vitals_bpf *b)

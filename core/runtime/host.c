@@ -779,14 +779,16 @@ host_start(struct host *h, char *err, size_t errlen)
 {
 	struct instance_list none;
 	char ts[512];
-	uint64_t now;
+	uint64_t now, fixed;
 	int r;
 
 	TAILQ_INIT(&none);
 	now = host_now_ns();
 	host_resume(h, now);
 	engine_start(h->eng, now);
+	fixed = engine_fixed_begin(h->eng);
 	r = host_instantiate(h, h->cfg, &none, &h->insts, err, errlen);
+	engine_fixed_end(h->eng, fixed);
 	if (engine_resume_end(h->eng, ts, sizeof(ts)) > 0)
 		log_msg(VITALS_LOG_INFO, "core",
 		    "t resumed from the last "
@@ -848,6 +850,7 @@ host_reload(struct host *h)
 	struct vitals_ctx *ctx;
 	struct config *c;
 	char err[1024];
+	uint64_t fixed;
 	int r;
 
 	if ((r = config_load(h->cfg->file, &c, err, sizeof(err))) != 0) {
@@ -857,9 +860,12 @@ host_reload(struct host *h)
 		return r;
 	}
 	TAILQ_INIT(&next);
-	if ((r = host_check(c, h->ldr, 1, err, sizeof(err))) != 0 ||
-	    (r = host_instantiate(h, c, &h->insts, &next, err, sizeof(err))) !=
-		0) {
+	fixed = engine_fixed_begin(h->eng);
+	r = host_check(c, h->ldr, 1, err, sizeof(err));
+	if (r == 0)
+		r = host_instantiate(h, c, &h->insts, &next, err, sizeof(err));
+	engine_fixed_end(h->eng, fixed);
+	if (r != 0) {
 		log_msg(VITALS_LOG_ERR, "core",
 		    "reload refused, keeping the running configuration: %s",
 		    err);

@@ -572,13 +572,22 @@ vitals__count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	}
 	if (known && !vitals__top_rose(old, new))
 		return 0;
-	/* A full sample store would drop the sample anyway: do not send it. */
-	if (new < c->floor[vital] || (c->full >> vital) & 1) {
+	if (new < c->floor[vital]) {
 		if (last != 0)
 			last->below = ep;
 		return 0;
 	}
-	if (!bits) {
+	/*
+	 * A vital whose sample store spent its share (the disk budget's)
+	 * keeps no more first sightings: do not test or send them.  It still
+	 * keeps crossings of a power of t, which are rare by design and carry
+	 * the weight (a leak that starts once the share is spent), so those
+	 * are still tested and sent, as not fresh.
+	 */
+	if ((c->full >> vital) & 1) {
+		if (last != 0)
+			last->below = ep;
+	} else if (!bits) {
 		/* Loaded again: kept across the calls, they would be spilled. */
 		fresh = vitals__first(vitals__base(c, epoch, vital),
 		    vitals__geo(c, epoch, vital), h);

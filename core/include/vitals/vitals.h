@@ -618,7 +618,10 @@ uint64_t vitals_label_hash(uint64_t label, uint32_t exe_id, uint32_t uid);
  */
 uint64_t vitals_monotonic_ns(const struct vitals_ctx *ctx);
 
-/* Add CPU time the probe spent outside this process (e.g. BPF run time). */
+/*
+ * Add CPU time the probe spent outside this process (e.g. BPF run time):
+ * in the epoch's collector CPU, not in what t steers (doc/design.md).
+ */
 void vitals_cpu_add(struct vitals_ctx *ctx, uint64_t ns);
 
 /*
