@@ -1,0 +1,122 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# bench/buildcpu.sh: the collector's CPU epoch after epoch while the machine
+# is busy with a parallel build (this project's own, from a copy of its
+# source, `make clean` and `make -j` over and over), vitalsd with the
+# shipped configuration and short epochs; with --base, an older build run
+# in turn with this one under the same build, rounds alternating.  Prints
+# per run the daemon's own CPU (/proc), the events per second its epochs
+# counted, samples kept and dropped, and per epoch its collector CPU in
+# parts (vitals.cpu.sampling: what t steers, .fixed: start-up and the
+# boundary's work, .programs: the BPF programs counting events; an older
+# build stores only the total) and each vital's t.  Prints; asserts
+# nothing.
+#
+#   bench/buildcpu.sh [--rounds N] [--seconds S] [--epoch SECONDS]
+#                     [--jobs J] [--base DIR]
+#
+# Defaults: 2 rounds of 60 s per build, 20 s epochs, make -j twice the
+# CPUs.  Needs root and a built tree (run from it, or with top_builddir).
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+top=$(cd "${top_builddir:-$src}" && pwd)
+rounds=2 secs=60 epoch=20 jobs=$(($(nproc) * 2)) base=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rounds) rounds=${2:?--rounds needs a value}; shift 2 ;;
+	--seconds) secs=${2:?--seconds needs a value}; shift 2 ;;
+	--epoch) epoch=${2:?--epoch needs a value}; shift 2 ;;
+	--jobs) jobs=${2:?--jobs needs a value}; shift 2 ;;
+	--base) base=${2:?--base needs a directory}; shift 2 ;;
+	-h|--help) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	*) echo "buildcpu: unknown argument '$1' (see --help)" >&2; exit 2 ;;
+	esac
+done
+for v in "$rounds" "$secs" "$epoch" "$jobs"; do
+	case $v in
+	''|*[!0-9]*|0) echo "buildcpu: '$v' is not a positive integer" >&2; exit 2 ;;
+	esac
+done
+[ "$(id -u)" -eq 0 ] || { echo "buildcpu: needs root (the kernel probes)" >&2; exit 2; }
+for b in "$top" $base; do
+	[ -x "$b/daemon/vitalsd" ] && [ -x "$b/cli/vitals" ] ||
+		{ echo "buildcpu: $b is not a built tree (daemon/vitalsd, cli/vitals)" >&2; exit 2; }
+done
+[ -z "$base" ] || base=$(cd "$base" && pwd)
+
+tmp=$(mktemp -d /var/tmp/vitals-buildcpu.XXXXXX) ||
+	{ echo "buildcpu: cannot make a directory under /var/tmp" >&2; exit 1; }
+daemon= builder=
+cleanup() {
+	[ -z "$builder" ] || kill -- -"$builder" 2>/dev/null
+	[ -z "$daemon" ] || kill "$daemon" 2>/dev/null
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+# The workload: a configured copy of the source, built over and over.
+echo "buildcpu: configuring a copy of the source for the build loop" >&2
+git -C "$src" archive --format=tar HEAD 2>/dev/null | tar -x -C "$tmp" 2>/dev/null ||
+	cp -a "$src/." "$tmp/"
+mkdir -p "$tmp/b"
+(cd "$tmp" && { [ -x configure ] || autoreconf -fi >/dev/null 2>&1; } &&
+	cd b && ../configure -q >/dev/null 2>&1) ||
+	{ echo "buildcpu: cannot configure the copy" >&2; exit 1; }
+set -m
+(cd "$tmp/b" && while :; do make -s clean >/dev/null 2>&1; make -s -j"$jobs" >/dev/null 2>&1; done) &
+builder=$!
+set +m
+sleep 5
+
+# run NAME TREE: vitalsd of TREE for the seconds asked, then its figures.
+run() {
+	rm -rf "$tmp/data-$1"
+	sed -e "s|^epoch: .*|epoch: ${epoch}s|" \
+	    -e "s|^data_dir: .*|data_dir: $tmp/data-$1|" \
+	    "$src/conf/vitals.yaml" >"$tmp/$1.yaml"
+	VITALS_PLUGIN_PATH="$2/probes:$2/filters:$2/outputs" \
+	    "$2/daemon/vitalsd" -c "$tmp/$1.yaml" >"$tmp/$1.log" 2>&1 &
+	daemon=$!
+	sleep "$secs"
+	kill -0 "$daemon" 2>/dev/null ||
+		{ tail -20 "$tmp/$1.log" >&2; echo "buildcpu: vitalsd died" >&2; exit 1; }
+	own=$(python3 -c 'import os, sys
+f = open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split()
+print("%.2f" % ((int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")))' "$daemon")
+	kill -INT "$daemon"
+	wait "$daemon"
+	daemon=
+	for f in $(find "$tmp/data-$1" -name '*.json.gz' | sort); do
+		"$2/cli/vitals" show "$f" --json | tr -d '\n'
+		echo
+	done | python3 -c '
+import json, sys
+name, own, secs = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+eps = [json.loads(l) for l in sys.stdin if l.strip()]
+L = sum(e["length_ns"] for e in eps) / 1e9 or 1
+ev = sum(v["events"] for e in eps for v in e["vitals"])
+kept = sum(len(v.get("samples", [])) for e in eps for v in e["vitals"])
+drop = sum(v.get("samples_dropped", 0) for e in eps for v in e["vitals"])
+print("%s: daemon CPU %.2f s in %.0f s (%.2f%% of a CPU); %.0f events/s; "
+      "samples kept %d, dropped %d" % (name, own, secs, 100 * own / secs,
+                                       ev / L, kept, drop))
+for e in eps:
+    m, l = e.get("metrics", {}), e["length_ns"] / 1e9
+    part = lambda k: m.get("vitals.cpu." + k, {}).get("last")
+    parts = "" if part("sampling") is None else \
+        " = sampling %.2f%% + fixed %.2f%% + programs %.2f%%" % tuple(
+            100 * part(k) / l for k in ("sampling", "fixed", "programs"))
+    print("  %5.1f s epoch: collector %.2f%%%s; t %s" % (
+        l, 100 * e["cpu_ns"] / 1e9 / l, parts,
+        " ".join("%s=%d" % (v["name"], v["threshold"]) for v in e["vitals"])))
+' "$1" "$own" "$secs"
+}
+
+echo "buildcpu: make -j$jobs in a loop, $rounds round(s) of $secs s per build, ${epoch} s epochs" >&2
+r=1
+while [ "$r" -le "$rounds" ]; do
+	[ -z "$base" ] || run "base-$r" "$base"
+	run "this-$r" "$top"
+	r=$((r + 1))
+done
