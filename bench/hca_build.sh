@@ -52,10 +52,10 @@ git -C "$src" archive --format=tar HEAD | tar -x -C "$tmp" ||
 mkdir -p "$tmp/b"
 (cd "$tmp" && autoreconf -fi >/dev/null 2>&1 && cd b && ../configure -q >/dev/null 2>&1) ||
 	{ echo "hca_build: cannot configure the copy" >&2; exit 1; }
-set -m
-(cd "$tmp/b" && while :; do make -s clean >/dev/null 2>&1; make -s -j"$jobs" >/dev/null 2>&1; done) &
+# A session of its own, so that the loop and its makes end together.
+setsid sh -c 'cd "$1" && while :; do make -s clean >/dev/null 2>&1; make -s -j"$2" >/dev/null 2>&1; done' \
+	sh "$tmp/b" "$jobs" &
 builder=$!
-set +m
 
 # The shipped configuration, the epoch asked, room for every sample.
 for n in fixed adaptive; do
