@@ -691,6 +691,8 @@ mk_setup(struct mk *m)
 	m->cfg->sketch.max_samples = m->o.max_samples;
 	m->cfg->sample_memory = 0; /* the samples the options say, all */
 	m->cfg->sketch.stack_depth = 4;
+	/* A fixed HCA: mk_free_label() places labels in its slots. */
+	m->cfg->sketch.hca_size = m->cfg->sketch.hca_max = 1024;
 	m->nepochs = m->o.span_ns / m->o.epoch_ns;
 	if (m->o.start_ns == 0) {
 		struct timespec ts;

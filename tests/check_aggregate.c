@@ -223,6 +223,47 @@ START_TEST(test_rollup_sums)
 }
 END_TEST
 
+/* Vital k of rollup r has 128 counters, want's, and slots within them. */
+static void
+fold_check(const struct vitals_epoch *r, uint32_t k, const uint64_t *want)
+{
+	uint32_t i;
+
+	ck_assert_uint_eq(r->vitals[k].hca_size, 128);
+	for (i = 0; i < 128; i++)
+		ck_assert_uint_eq(r->vitals[k].hca[i], want[i]);
+	for (i = 0; i < r->vitals[k].nsamples; i++)
+		ck_assert_uint_lt(r->vitals[k].samples[i].slot, 128);
+}
+
+/*
+ * Sizes as an adaptive HCA leaves them (512, then 1024, then 128): the
+ * sum folded to the smallest, whatever the order.
+ */
+START_TEST(test_rollup_fold_three)
+{
+	struct fx *f[3] = { fx_new("h", T0, 60, 512, 8, 3),
+		fx_new("h", T0 + 60 * NS, 60, FX_HCA, 8, 4),
+		fx_new("h", T0 + 120 * NS, 60, 128, 8, 5) };
+	const struct vitals_epoch *v[3] = { &f[0]->e, &f[1]->e, &f[2]->e };
+	struct vitals_epoch *r;
+	uint64_t want[128];
+	uint32_t i, j, k;
+
+	ck_assert_int_eq(vitals_epoch_rollup(v, 3, T0, 300, 0, &r), 0);
+	for (k = 0; k < FX_VITALS; k++) {
+		memset(want, 0, sizeof(want));
+		for (j = 0; j < 3; j++)
+			for (i = 0; i < f[j]->v[k].hca_size; i++)
+				want[i & 127] += f[j]->hca[k][i];
+		fold_check(r, k, want);
+	}
+	vitals_epoch_free(r);
+	for (j = 0; j < 3; j++)
+		free(f[j]);
+}
+END_TEST
+
 /* Sizes 1024 and 128: the result is the 128-counter fold of the sum. */
 START_TEST(test_rollup_fold_mixed)
 {
@@ -239,11 +280,7 @@ START_TEST(test_rollup_fold_mixed)
 		vitals_hca_fold(want, FX_HCA, 128);
 		for (i = 0; i < 128; i++)
 			want[i] += b->hca[k][i];
-		ck_assert_uint_eq(r->vitals[k].hca_size, 128);
-		for (i = 0; i < 128; i++)
-			ck_assert_uint_eq(r->vitals[k].hca[i], want[i]);
-		for (i = 0; i < r->vitals[k].nsamples; i++)
-			ck_assert_uint_lt(r->vitals[k].samples[i].slot, 128);
+		fold_check(r, k, want);
 	}
 	vitals_epoch_free(r);
 	/* The same the other way round. */
@@ -1503,6 +1540,7 @@ aggregate_suite(void)
 	tcase_add_test(ro, test_fold);
 	tcase_add_test(ro, test_rollup_sums);
 	tcase_add_test(ro, test_rollup_fold_mixed);
+	tcase_add_test(ro, test_rollup_fold_three);
 	tcase_add_test(ro, test_rollup_sample_bound);
 	tcase_add_test(ro, test_rollup_union);
 	tcase_add_test(ro, test_rollup_modules);

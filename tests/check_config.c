@@ -81,7 +81,9 @@ check_defaults(const struct config *c)
 	ck_assert_double_eq(c->cpu_low, 0.0025);
 	ck_assert_uint_eq(c->queue_len, 16);
 	ck_assert_ptr_null(c->sketch.vital);
-	ck_assert_uint_eq(c->sketch.hca_size, 1024);
+	ck_assert_uint_eq(c->sketch.hca_size, 128);
+	ck_assert_uint_eq(c->sketch.hca_max, 16384);
+	ck_assert_uint_eq(c->hca_memory, 1 << 20);
 	ck_assert_uint_eq(c->sketch.max_samples, 2048);
 	ck_assert_uint_eq(c->sketch.stack_depth, 16);
 	ck_assert_uint_eq(c->sketch.seen_bits, 65536);
@@ -229,6 +231,7 @@ START_TEST(test_sketch)
 		    "    cpu:\n"
 		    "      max_samples: 100\n"
 		    "    net:\n"
+		    "    big: { hca_size: 65536 }\n"
 		    "  hca_size: 4096\n"
 		    "  max_samples: 500\n"
 		    "  stack_depth: 64\n"
@@ -237,9 +240,12 @@ START_TEST(test_sketch)
 		    "  threshold: 4\n"
 		    "  threshold_max: 4096\n"
 		    "  cpu_high: 0.05\n"
-		    "  cpu_low: 0.01\n");
+		    "  cpu_low: 0.01\n"
+		    "  hca_memory: 4M\n");
 
 	ck_assert_uint_eq(c->sketch.hca_size, 4096);
+	ck_assert_uint_eq(c->sketch.hca_max, 16384);
+	ck_assert_uint_eq(c->hca_memory, 4 << 20);
 	ck_assert_uint_eq(c->sketch.max_samples, 500);
 	ck_assert_uint_eq(c->sketch.stack_depth, 64);
 	ck_assert_uint_eq(c->sketch.seen_bits, 1048576);
@@ -248,7 +254,7 @@ START_TEST(test_sketch)
 	ck_assert_uint_eq(c->sketch.threshold_max, 4096);
 	ck_assert_double_eq(c->cpu_high, 0.05);
 	ck_assert_double_eq(c->cpu_low, 0.01);
-	ck_assert_uint_eq(c->nvital_sketch, 3);
+	ck_assert_uint_eq(c->nvital_sketch, 4);
 
 	s = config_sketch_for(c, "io");
 	ck_assert_str_eq(s->vital, "io");
@@ -269,6 +275,12 @@ START_TEST(test_sketch)
 	s = config_sketch_for(c, "net");
 	ck_assert_str_eq(s->vital, "net");
 	ck_assert_uint_eq(s->hca_size, 4096);
+	ck_assert_uint_eq(s->hca_max, 16384);
+
+	/* hca_max not set: it follows hca_size up (a fixed size). */
+	s = config_sketch_for(c, "big");
+	ck_assert_uint_eq(s->hca_size, 65536);
+	ck_assert_uint_eq(s->hca_max, 65536);
 	ck_assert_uint_eq(s->max_samples, 500);
 
 	ck_assert_ptr_eq(config_sketch_for(c, "sched"), &c->sketch);
@@ -444,7 +456,8 @@ static const char valid_top[] =
     "plugin_path, log, log_level, filter_queue, filter_queue_samples, sketch, probes, filters, "
     "plugins, timescales)";
 static const char valid_sizes[] = "hca_size, max_samples, stack_depth, "
-				  "seen_bits, floor, threshold, threshold_max";
+				  "seen_bits, floor, threshold, threshold_max, "
+				  "hca_max";
 static const char dur_expect[] =
     "expected a duration of at least 100ms (e.g. 250ms, 5s, 2m)";
 
@@ -585,6 +598,22 @@ static const struct {
 	    "'sketch.hca_size': expected a power of two from 32 to 65536, "
 	    "got \"131072\"",
 	    NULL },
+	{ "sketch:\n  hca_size: 1024\n  hca_max: 512\n",
+	    ":3:12: setting 'sketch.hca_max': 512 is below hca_size 1024",
+	    NULL },
+	{ "sketch:\n  hca_max: 3000\n",
+	    ":2:12: setting 'sketch.hca_max': "
+	    "expected a power of two from hca_size to 65536, got \"3000\"",
+	    NULL },
+	{ "sketch:\n  vitals:\n    cpu:\n      hca_max: 64\n"
+	  "  hca_size: 256\n",
+	    ":4:16: setting 'sketch.vitals.cpu.hca_max': 64 is below "
+	    "hca_size 256",
+	    NULL },
+	{ "sketch:\n  hca_memory: lots\n",
+	    ":2:15: setting 'sketch.hca_memory': expected a size (e.g. 1M, "
+	    "4M; 0: no bound but hca_max), got \"lots\"",
+	    NULL },
 	{ "sketch:\n  max_samples: 0\n",
 	    ":2:16: setting "
 	    "'sketch.max_samples': expected an integer from 1 to 1000000, "
@@ -630,7 +659,7 @@ static const struct {
 	    NULL },
 	{ "sketch:\n  colour: red\n",
 	    ":2:3: unknown setting 'sketch.colour' "
-	    "(valid: %s, cpu_high, cpu_low, disk_budget, sample_memory, vitals)",
+	    "(valid: %s, cpu_high, cpu_low, disk_budget, sample_memory, hca_memory, vitals)",
 	    valid_sizes },
 	{ "sketch:\n  vitals: [cpu]\n",
 	    ":2:11: setting 'sketch.vitals': "

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "engine.h"
 #include "testutil.h"
+#include "zipf.h"
 
 struct stream {
 	const char *name;
@@ -30,34 +31,6 @@ static const struct stream streams[] = {
 	{ "uniform 800 labels", 800, 80000, 0.0, 1, 0 },
 };
 
-static uint64_t rng_state;
-
-static uint64_t
-rng(void)
-{
-	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-static uint32_t
-draw(const double *cdf, uint32_t n)
-{
-	double u = (double)(rng() >> 11) / 9007199254740992.0;
-	uint32_t lo = 0, hi = n - 1, mid;
-
-	while (lo < hi) {
-		mid = (lo + hi) / 2;
-		if (cdf[mid] < u)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* Run one stream through a fresh engine; return qualifying and covered. */
 static void
 run_stream(
@@ -69,27 +42,24 @@ run_stream(
 	const struct vitals_epoch *ep;
 	uint64_t *truth = calloc(st->labels, sizeof(uint64_t));
 	uint8_t *hit = calloc(st->labels, 1);
-	double *cdf = calloc(st->labels, sizeof(double)), sum = 0;
+	double *cdf = zipf_cdf(st->labels, st->zipf);
 	struct vitals_event ev;
+	uint64_t rng;
 	uint32_t i, l;
 
 	ck_assert_ptr_nonnull(c);
 	if (st->floor)
 		c->sketch.floor = st->floor;
-	for (i = 0; i < st->labels; i++)
-		cdf[i] = sum += 1.0 / pow(i + 1, st->zipf);
-	for (i = 0; i < st->labels; i++)
-		cdf[i] /= sum;
 	e = engine_new(c, "test");
 	ck_assert_int_eq(engine_vital_open(e, "cpu", "samples", &v), 0);
 	engine_start(e, 1);
-	rng_state = seed;
+	rng = seed;
 	memset(&ev, 0, sizeof(ev));
 	for (i = 0; i < st->events; i++) {
-		l = draw(cdf, st->labels);
+		l = zipf_draw(cdf, st->labels, &rng);
 		ev.label = 0x400000 + (uint64_t)l * 0x100;
 		ev.exe_id = 1 + l % 8;
-		ev.weight = 1 + rng() % st->wmax;
+		ev.weight = 1 + zipf_rng(&rng) % st->wmax;
 		ev.ts_ns = 1;
 		truth[l] += ev.weight;
 		vitals_emit(v, &ev);

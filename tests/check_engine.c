@@ -2,8 +2,8 @@
 /*
  * Unit tests for core/engine/engine.c: the epoch swap loses nothing under a
  * continuous stream, the adaptive threshold moves both ways, vitals are
- * shared by name, kernel-kept sketches load, findings are copied, and the
- * disk budget bounds the samples.
+ * shared by name, kernel-kept sketches load, findings are copied, the
+ * disk budget bounds the samples, and the HCA follows the labels.
  */
 #include <check.h>
 #include <errno.h>
@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "sketch.h"
 #include "testutil.h"
 
 static struct config *cfg;
@@ -224,6 +225,9 @@ START_TEST(test_t_resumes)
 	ve[2].threshold = 2;
 	ve[3].name = "umem";
 	ve[3].threshold = 256;
+	ve[0].hca_size = 4096; /* kept */
+	ve[1].hca_size = 1u << 20; /* above hca_max: the configured size */
+	ve[2].hca_size = 3000; /* not a power of two: the same */
 	ep.vitals = ve;
 	ep.nvitals = 4;
 	cfg->sketch.threshold = 4;
@@ -236,10 +240,13 @@ START_TEST(test_t_resumes)
 	ck_assert_int_eq(engine_resume(eng, &ep), 0);
 	ck_assert_int_eq(engine_vital_open(eng, "cpu", "samples", &v), 0);
 	ck_assert_uint_eq(vitals_vital_threshold(v), 4096);
+	ck_assert_uint_eq(vitals_vital_hca_size(v), 4096);
 	ck_assert_int_eq(engine_vital_open(eng, "kmem", "pages", &v), 0);
 	ck_assert_uint_eq(vitals_vital_threshold(v), 65536);
+	ck_assert_uint_eq(vitals_vital_hca_size(v), cfg->sketch.hca_size);
 	ck_assert_int_eq(engine_vital_open(eng, "lock", "ns", &v), 0);
 	ck_assert_uint_eq(vitals_vital_threshold(v), 4); /* not below */
+	ck_assert_uint_eq(vitals_vital_hca_size(v), cfg->sketch.hca_size);
 	/* umem was open already: its t stays. */
 	ck_assert_int_eq(engine_vital_open(eng, "umem", "pages", &v), 0);
 	ck_assert_uint_eq(vitals_vital_threshold(v), 4);
@@ -304,6 +311,106 @@ START_TEST(test_load_external)
 END_TEST
 
 /*
+ * The HCA grows at the boundary after a crowded epoch, to the bound and
+ * no further; a label seen once in a crowded epoch has its sample; the
+ * HCA shrinks after SKETCH_IDLE_EPOCHS quiet epochs, not before.
+ */
+START_TEST(test_hca_adapts)
+{
+	struct vitals_vital *v;
+	const struct vitals_epoch *e;
+	struct vitals_event ev;
+	uint32_t i, j, once, sizes[3];
+
+	cfg->sketch.max_samples = 100000;
+	cfg->sample_memory = 0;
+	engine_reconfigure(eng, cfg, "h1");
+	ck_assert_int_eq(engine_vital_open(eng, "syscall", "calls", &v), 0);
+	ck_assert_uint_eq(vitals_vital_hca_size(v), 128);
+	memset(&ev, 0, sizeof(ev));
+	ev.label = 0xdead0001; /* not a multiple of 64: none of emit_n's */
+	ev.weight = 1;
+	for (i = 0; i < 3; i++) {
+		emit_n(v, 0x1000, 5000, 10000);
+		vitals_emit(v, &ev);
+		emit_n(v, 0x1000, 5000, 10000);
+		e = engine_close(eng, 2000 + i * 1000, 0);
+		for (j = 0, once = 0; j < e->vitals[0].nsamples; j++)
+			once += e->vitals[0].samples[j].label == ev.label;
+		ck_assert_uint_eq(once, 1);
+		sizes[i] = vitals_vital_hca_size(v);
+		ck_assert_uint_eq(
+		    e->vitals[0].hca_size, i ? sizes[i - 1] : 128);
+	}
+	ck_assert_uint_gt(sizes[0], 128);
+	ck_assert_uint_gt(sizes[1], sizes[0]);
+	ck_assert_uint_eq(sizes[2], cfg->sketch.hca_max);
+	/* Quiet: it holds for SKETCH_IDLE_EPOCHS - 1 epochs, then shrinks. */
+	for (i = 0; i < SKETCH_IDLE_EPOCHS; i++) {
+		ck_assert_uint_eq(
+		    vitals_vital_hca_size(v), cfg->sketch.hca_max);
+		emit_n(v, 0x1000, 10, 100);
+		engine_close(eng, 6000 + i * 1000, 0);
+	}
+	ck_assert_uint_eq(vitals_vital_hca_size(v), 128);
+}
+END_TEST
+
+/*
+ * sketch.hca_memory bounds the HCAs and filters of all vitals together:
+ * the first to grow takes what fits, the next what it left.
+ */
+START_TEST(test_hca_memory)
+{
+	struct vitals_vital *a, *b;
+	uint32_t i;
+
+	/* Two vitals at 128 counters (9 KiB each of HCA and filter, twice). */
+	cfg->hca_memory = 200000;
+	ck_assert_int_eq(engine_vital_open(eng, "syscall", "calls", &a), 0);
+	ck_assert_int_eq(engine_vital_open(eng, "signal", "signals", &b), 0);
+	for (i = 0; i < 3; i++) {
+		emit_n(a, 0x1000, 5000, 10000);
+		engine_close(eng, 2000 + i * 1000, 0);
+	}
+	/* 2 x 4096 x 16 bytes + 18 KiB fit in 200000, 8192 would not. */
+	ck_assert_uint_eq(vitals_vital_hca_size(a), 4096);
+	for (i = 0; i < 3; i++) {
+		emit_n(a, 0x1000, 5000, 10000);
+		emit_n(b, 0x1000, 5000, 10000);
+		engine_close(eng, 5000 + i * 1000, 0);
+	}
+	ck_assert_uint_eq(vitals_vital_hca_size(a), 4096);
+	ck_assert_uint_eq(vitals_vital_hca_size(b), 2048);
+}
+END_TEST
+
+/* A probe sizes the next epoch's HCA; loads must then be of that size. */
+START_TEST(test_hca_plan)
+{
+	struct vitals_vital *v;
+	const struct vitals_epoch *e;
+	uint64_t *hca = calloc(1024, sizeof(uint64_t));
+
+	ck_assert_int_eq(engine_vital_open(eng, "syscall", "events", &v), 0);
+	ck_assert_uint_eq(engine_vital_hca_max(v), cfg->sketch.hca_max);
+	ck_assert_int_eq(engine_vital_hca_plan(v, 3000), -EINVAL);
+	ck_assert_int_eq(engine_vital_hca_plan(v, 65536), -EINVAL);
+	ck_assert_int_eq(engine_vital_hca_plan(v, 1024), 0);
+	e = engine_close(eng, 2000, 0);
+	ck_assert_uint_eq(e->vitals[0].hca_size, 128);
+	ck_assert_uint_eq(vitals_vital_hca_size(v), 1024);
+	ck_assert_int_eq(vitals_vital_load(v, hca, 128, 0, 0, 0), -EINVAL);
+	hca[1000] = 7;
+	ck_assert_int_eq(vitals_vital_load(v, hca, 1024, 7, 7, 0), 0);
+	e = engine_close(eng, 3000, 0);
+	ck_assert_uint_eq(e->vitals[0].hca_size, 1024);
+	ck_assert_uint_eq(e->vitals[0].hca[1000], 7);
+	free(hca);
+}
+END_TEST
+
+/*
  * The disk budget bounds a vital's samples to its share, doubles t for
  * the vital that wanted more, records that it bound, and a label seen
  * once in an epoch crowded by others' crossings still gets its sample.
@@ -318,6 +425,8 @@ START_TEST(test_disk_budget)
 	uint32_t i, once = 0, k;
 
 	cfg->disk_budget = 6 * 1024;
+	/* The shares below are of what 1024 full counters leave. */
+	cfg->sketch.hca_size = cfg->sketch.hca_max = 1024;
 	ck_assert_int_eq(engine_vital_open(eng, "syscall", "calls", &v), 0);
 	ck_assert_int_eq(engine_vital_open(eng, "signal", "signals", &q), 0);
 	emit_n(v, 0x1000, 5000, 20000);
@@ -389,6 +498,9 @@ main(void)
 	tcase_add_test(tc, test_load_external);
 	tcase_add_test(tc, test_findings);
 	tcase_add_test(tc, test_disk_budget);
+	tcase_add_test(tc, test_hca_adapts);
+	tcase_add_test(tc, test_hca_plan);
+	tcase_add_test(tc, test_hca_memory);
 	suite_add_tcase(su, tc);
 	return testutil_run(su);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for core/engine/sketch.c: the sampling function, HCA arithmetic with
- * weights, the floor, first sightings, the sample bound and linear counting.
+ * weights, the floor, first sightings, the sample bound, linear counting and
+ * the HCA's sizing.
  */
 #include <check.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -412,6 +414,71 @@ START_TEST(test_unique_estimate)
 }
 END_TEST
 
+/* sketch_hca_next: grow at once past half full, shrink only when idle. */
+static const struct {
+	uint32_t m; /* size now */
+	uint64_t unique; /* labels the epoch counted */
+	uint32_t idle; /* idle epochs before */
+	uint32_t next, idle_after;
+} next_cases[] = {
+	{ 128, 10, 0, 128, 0 }, /* at the least: never idle */
+	{ 128, 64, 0, 128, 0 }, /* half full: stays */
+	{ 128, 65, 0, 256, 0 }, /* past half: grows */
+	{ 128, 621, 0, 2048, 0 }, /* saturated (m ln m): 16 times */
+	{ 128, 100000, 0, 16384, 0 }, /* bounded by the most */
+	{ 16384, 100000, 0, 16384, 0 },
+	{ 4096, 600, 0, 4096, 0 }, /* 0.15 full: holds */
+	{ 4096, 400, 0, 4096, 1 }, /* under 1/8 full: idle epoch 1 */
+	{ 4096, 400, 2, 4096, 3 },
+	{ 4096, 400, 3, 1024, 0 }, /* the 4th: to what keeps it half full */
+	{ 4096, 10, 3, 128, 0 }, /* not below the least */
+	{ 4096, 1500, 3, 4096, 0 }, /* over 1/8 again: idle count restarts */
+	{ 32768, 10, 0, 16384, 1 }, /* past a lowered most: down to it */
+};
+
+START_TEST(test_hca_next)
+{
+	uint32_t idle = next_cases[_i].idle;
+
+	ck_assert_uint_eq(sketch_hca_next(next_cases[_i].m,
+			      next_cases[_i].unique, 128, 16384, &idle),
+	    next_cases[_i].next);
+	ck_assert_uint_eq(idle, next_cases[_i].idle_after);
+}
+END_TEST
+
+/* A resized sketch counts in its new size with a filter that follows it. */
+START_TEST(test_resize_hca)
+{
+	struct sketch_params p = small;
+	struct sketch *s;
+	struct vitals_event ev = ev_of(0xabc, 1);
+
+	p.hca_max = 4096;
+	s = sketch_new(&p, NULL);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(s->p.seen_bits, 64 * 64);
+	ck_assert_int_eq(sketch_resize_hca(s, 8192), -EINVAL);
+	ck_assert_int_eq(sketch_resize_hca(s, 3000), -EINVAL);
+	ck_assert_int_eq(sketch_add(s, &ev, 1), 1);
+	ck_assert_int_eq(sketch_resize_hca(s, 1024), -EBUSY);
+	sketch_reset(s);
+	ck_assert_int_eq(sketch_resize_hca(s, 1024), 0);
+	ck_assert_uint_eq(s->p.hca_size, 1024);
+	ck_assert_uint_eq(s->p.seen_bits, 64 * 1024);
+	ck_assert_int_eq(sketch_add(s, &ev, 1), 1);
+	ck_assert_uint_eq(s->hca[vitals_hash_label(0xabc, 7, 1000) & 1023], 1);
+	ck_assert_int_eq(sketch_add(s, &ev, 1), 1); /* 2 crosses */
+	ck_assert_int_eq(sketch_add(s, &ev, 1), 0); /* 3: seen, no crossing */
+	/* The bound covers the sketch at its most. */
+	ck_assert_uint_ge(sketch_bytes(&p), 4096 * 8 + 4096 * 8);
+	sketch_reset(s);
+	ck_assert_int_eq(sketch_resize_hca(s, 64), 0);
+	ck_assert_uint_eq(s->p.seen_bits, 64 * 64); /* back to the least */
+	sketch_free(s);
+}
+END_TEST
+
 START_TEST(test_bad_params)
 {
 	struct sketch_params p = small;
@@ -448,6 +515,8 @@ main(void)
 	tcase_add_test(tc, test_would_keep);
 	tcase_add_test(tc, test_unique_estimate);
 	tcase_add_test(tc, test_bad_params);
+	tcase_add_loop_test(tc, test_hca_next, 0, NCASES(next_cases));
+	tcase_add_test(tc, test_resize_hca);
 	suite_add_tcase(su, tc);
 	return testutil_run(su);
 }

@@ -36,10 +36,11 @@
 /* Bitmap words to mark every module id VITALS_UFRAME can name. */
 #define ENGINE_MOD_WORDS ((VITALS_UFRAME_MAX_MODULES + 63) / 64)
 
-/* A vital's t in a stored epoch, for a restart to start from. */
+/* A vital's t and HCA size in a stored epoch, for a restart to start from. */
 struct engine_resume {
 	char name[32];
 	uint32_t shift;
+	uint32_t hca_size;
 };
 
 struct engine {
@@ -57,6 +58,7 @@ struct engine {
 	struct metric_table *metrics; /* named metrics (vitals_metric_put) */
 	struct sketch_budget
 	    budget; /* the sample stores' bytes (sample_memory) */
+	size_t hca_held; /* HCA and filter bytes granted (hca_memory) */
 	/* the closed view */
 	struct vitals_epoch closed;
 	struct vitals_vital_epoch views[ENGINE_MAX_VITALS];
@@ -160,17 +162,56 @@ engine_vital_name_ok(const char *name)
 	return 1;
 }
 
+/* Bytes of an HCA of m counters and its filter, in sketch s's terms. */
+static size_t
+engine_hca_cost(const struct sketch *s, uint32_t m)
+{
+	struct sketch_params p = s->p;
+
+	p.seen_bits = s->seen_min;
+	return (size_t)m * sizeof(uint64_t) + sketch_seen_bits(&p, m) / 8;
+}
+
 static void engine_vital_limit(struct vitals_vital *v, uint32_t limit);
+
+/*
+ * A restart's HCA: v (just made, at its configured size) takes size m it
+ * had in the stored epoch, if it is within its sizes and hca_memory has
+ * room for it; else what the room allows.  Out of memory, it keeps its
+ * size.
+ */
+static void
+engine_vital_resume_hca(struct vitals_vital *v, uint32_t m)
+{
+	struct engine *e = v->eng;
+	const struct sketch *s = v->buf[0];
+	uint64_t limit = e->cfg->hca_memory;
+	size_t others = e->hca_held - v->hca_held;
+
+	if (m <= s->p.hca_size || m > s->p.hca_max || (m & (m - 1)) != 0)
+		return;
+	while (limit != 0 && m > s->p.hca_size &&
+	    others + 2 * engine_hca_cost(s, m) > limit)
+		m /= 2;
+	if (sketch_resize_hca(v->buf[0], m) != 0 ||
+	    sketch_resize_hca(v->buf[1], m) != 0) {
+		sketch_resize_hca(v->buf[0], v->hca_min);
+		return;
+	}
+	v->hca_held = 2 * engine_hca_cost(s, m);
+	e->hca_held = others + v->hca_held;
+}
 
 static int
 engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
     const char *unit)
 {
 	const struct config_sketch *cs = config_sketch_for(e->cfg, name);
-	uint32_t i, s;
+	uint32_t i, s, m = cs->hca_size;
 	struct sketch_params p = {
 		.hca_size = cs->hca_size,
 		.seen_bits = cs->seen_bits,
+		.hca_max = cs->hca_max,
 		.max_samples = cs->max_samples,
 		.stack_depth = cs->stack_depth,
 		.floor = cs->floor,
@@ -190,12 +231,18 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
 		v->shift = s < v->shift_min ? v->shift_min
 		    : s > v->shift_max	    ? v->shift_max
 					    : s;
+		m = e->resume[i].hca_size;
 	}
 	v->limit = cs->max_samples;
 	v->high_samples = cs->max_samples - cs->max_samples / 4;
+	v->hca_min = cs->hca_size;
 	if ((v->buf[0] = sketch_new(&p, &e->budget)) == NULL ||
 	    (v->buf[1] = sketch_new(&p, &e->budget)) == NULL)
 		return -ENOMEM;
+	/* Its starting size is not the bound's to refuse. */
+	v->hca_held = 2 * engine_hca_cost(v->buf[0], p.hca_size);
+	e->hca_held += v->hca_held;
+	engine_vital_resume_hca(v, m);
 	/* Until its first boundary a vital has a few shares' worth. */
 	if (e->cfg->disk_budget > 0)
 		engine_vital_limit(v, ENGINE_BUDGET_MIN_SAMPLES * 4);
@@ -255,6 +302,7 @@ engine_resume(struct engine *e, const struct vitals_epoch *ep)
 		    strlen(ve->name) >= sizeof(e->resume[0].name))
 			continue;
 		strcpy(e->resume[e->nresume].name, ve->name);
+		e->resume[e->nresume].hca_size = ve->hca_size;
 		e->resume[e->nresume++].shift = engine_log2(ve->threshold);
 	}
 	return 0;
@@ -557,6 +605,79 @@ engine_modules(struct engine *e)
 }
 
 /*
+ * At the boundary, before the swap: size the emptied buffer for the epoch
+ * starting, as a probe planned it or from the closing epoch's estimate.
+ * Out of memory, it keeps its size (and a probe's plan fails in
+ * vitals_vital_load, as its sizes then differ).
+ */
+static uint32_t engine_hca_grant(struct vitals_vital *v, uint32_t m);
+
+static void
+engine_vital_resize(struct vitals_vital *v)
+{
+	struct sketch *s = v->buf[v->cur], *next = v->buf[v->cur ^ 1];
+	uint32_t m = v->hca_plan;
+
+	if (m == 0)
+		m = engine_vital_hca_want(v, s->hca, s->p.hca_size);
+	v->hca_plan = 0;
+	/* Out of memory it keeps its size, and the bound counts that. */
+	if (sketch_resize_hca(next, m) != 0)
+		engine_hca_grant(v, next->p.hca_size);
+}
+
+/*
+ * Of size m for v's next epoch, what sketch.hca_memory leaves room for
+ * beside the other vitals: m, or when it grows past the room, the
+ * largest power of two that fits, never below the size it has.  Both
+ * buffers are reckoned at the larger of m and the closing epoch's size,
+ * which they both have by the boundary after next: the sum the engine
+ * holds stays within the bound.  Taken from the bound at once; first
+ * come, first served.
+ */
+static uint32_t
+engine_hca_grant(struct vitals_vital *v, uint32_t m)
+{
+	struct engine *e = v->eng;
+	const struct sketch *s = v->buf[v->cur];
+	uint32_t cur = s->p.hca_size;
+	uint64_t limit = e->cfg->hca_memory;
+	size_t others = e->hca_held - v->hca_held;
+
+	while (
+	    limit != 0 && m > cur && others + 2 * engine_hca_cost(s, m) > limit)
+		m /= 2;
+	v->hca_held = 2 * engine_hca_cost(s, m > cur ? m : cur);
+	e->hca_held = others + v->hca_held;
+	return m;
+}
+
+uint32_t
+engine_vital_hca_want(struct vitals_vital *v, const uint64_t *hca, uint32_t m)
+{
+	const struct sketch *s = v->buf[v->cur];
+
+	return engine_hca_grant(v,
+	    sketch_hca_next(m, sketch_unique(hca, m), v->hca_min, s->p.hca_max,
+		&v->hca_idle));
+}
+
+int
+engine_vital_hca_plan(struct vitals_vital *v, uint32_t m)
+{
+	if (m == 0 || (m & (m - 1)) != 0 || m > v->buf[v->cur]->p.hca_max)
+		return -EINVAL;
+	v->hca_plan = m;
+	return 0;
+}
+
+uint32_t
+engine_vital_hca_max(const struct vitals_vital *v)
+{
+	return v->buf[v->cur]->p.hca_max;
+}
+
+/*
  * The closing epoch's collector CPU (its cpu_ns) in parts, in seconds:
  * what t steers (ENGINE_CPU_METRIC.sampling), the fixed work (.fixed: the
  * boundary before it, start-up) and the probes' programs (.programs).
@@ -590,6 +711,7 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 	for (i = 0; i < e->nvitals; i++) {
 		v = e->vitals[i];
 		sketch_reset(v->buf[v->cur ^ 1]);
+		engine_vital_resize(v);
 		v->cur ^= 1;
 		v->high_held = 0;
 		v->closed_dropped = v->dropped;
@@ -700,15 +822,22 @@ engine_cpu_add(struct engine *e, uint64_t ns)
 size_t
 engine_bytes(const struct engine *e)
 {
-	size_t n = sizeof(*e), stores = 0, first = 0, per;
+	size_t n = sizeof(*e), stores = 0, first = 0, per, hca = 0, least = 0;
+	const struct sketch *s;
 	const struct sketch_params *p;
 	uint32_t i;
 
 	for (i = 0; i < e->nvitals; i++) {
-		p = &e->vitals[i]->buf[0]->p;
+		s = e->vitals[i]->buf[0];
+		p = &s->p;
 		per = sketch_sample_bytes(p);
+		/* sketch_bytes() has the HCA and filter at their most. */
+		hca += 2 * engine_hca_cost(s, p->hca_max);
+		least += 2 * engine_hca_cost(s, e->vitals[i]->hca_min);
 		n += sizeof(struct vitals_vital) +
-		    2 * (sketch_bytes(p) - p->max_samples * per);
+		    2 *
+			(sketch_bytes(p) - p->max_samples * per -
+			    engine_hca_cost(s, p->hca_max));
 		stores += 2 * (size_t)p->max_samples * per;
 		first += 2 *
 		    (size_t)(p->max_samples < SKETCH_FIRST ? p->max_samples
@@ -718,7 +847,10 @@ engine_bytes(const struct engine *e)
 	/* Each store may hold its first samples beyond the budget. */
 	if (e->budget.limit != 0 && e->budget.limit + first < stores)
 		stores = e->budget.limit + first;
-	return n + stores;
+	/* The HCAs grow within hca_memory; their starting sizes may pass it. */
+	if (e->cfg->hca_memory != 0 && e->cfg->hca_memory < hca)
+		hca = e->cfg->hca_memory > least ? e->cfg->hca_memory : least;
+	return n + stores + hca;
 }
 
 size_t

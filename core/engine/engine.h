@@ -33,6 +33,10 @@ struct vitals_vital {
 	uint32_t high_held; /* and with the budget 3/4 spent */
 	uint64_t dropped; /* events lost before the sketch, this epoch */
 	uint64_t closed_dropped; /* the same, for the closed epoch */
+	uint32_t hca_min; /* its HCA's size at start and at least */
+	uint32_t hca_idle; /* idle epochs in a row (sketch_hca_next) */
+	uint32_t hca_plan; /* next epoch's HCA size a probe set; 0: none */
+	size_t hca_held; /* bytes its two HCAs and filters take (hca_memory) */
 };
 
 /*
@@ -61,6 +65,26 @@ int engine_vital_name_last(
 
 /* Count n sampled events lost before reaching the store (ring buffer full). */
 void engine_vital_samples_lost(struct vitals_vital *v, uint64_t n);
+
+/*
+ * The HCA size the next epoch of v should have, by sketch_hca_next(),
+ * had its epoch so far counted into the m counters hca (borrowed), within
+ * what sketch.hca_memory leaves (the size is taken from it): for a probe
+ * that counts into its own HCA and sizes it at the boundary.  Call it
+ * once per boundary (it keeps v's idle count).
+ */
+uint32_t engine_vital_hca_want(
+    struct vitals_vital *v, const uint64_t *hca, uint32_t m);
+
+/*
+ * Make the next epoch's HCA of v m counters (a power of two, at most the
+ * vital's hca_max): what a probe counting for it uses then.  Returns 0 or
+ * -EINVAL.
+ */
+int engine_vital_hca_plan(struct vitals_vital *v, uint32_t m);
+
+/* The most counters v's HCA may have (the configuration's hca_max). */
+uint32_t engine_vital_hca_max(const struct vitals_vital *v);
 
 /*
  * 1 if the vital's current sample store is full: first sightings would be
@@ -96,7 +120,8 @@ int engine_vital_open(struct engine *e, const char *name, const char *unit,
 /*
  * A restart's t: vitals opened from now until engine_resume_end start at
  * the t they had in the stored epoch ep (kept within their configured
- * threshold .. threshold_max), as if the daemon had not stopped.  Returns
+ * threshold .. threshold_max), as if the daemon had not stopped, and at
+ * the HCA size they had (within hca_size .. hca_max and hca_memory).  Returns
  * 0, or -ESRCH (nothing kept) if ep is another host's.
  */
 int engine_resume(struct engine *e, const struct vitals_epoch *ep);

@@ -48,14 +48,29 @@ sketch_sample_bytes(const struct sketch_params *p)
 	return SKETCH_SAMPLE_FIXED + sketch_depth2(p) * SKETCH_FRAME_BYTES;
 }
 
+uint32_t
+sketch_seen_bits(const struct sketch_params *p, uint32_t m)
+{
+	uint64_t b = (uint64_t)m * SKETCH_SEEN_PER_COUNTER;
+
+	return b > p->seen_bits ? (uint32_t)b : p->seen_bits;
+}
+
+/* The most counters the sketch may have. */
+static uint32_t
+sketch_max(const struct sketch_params *p)
+{
+	return p->hca_max > p->hca_size ? p->hca_max : p->hca_size;
+}
+
 size_t
 sketch_bytes(const struct sketch_params *p)
 {
 	size_t n;
 
 	n = sizeof(struct sketch);
-	n += (size_t)p->hca_size * sizeof(uint64_t);
-	n += p->seen_bits / 8;
+	n += (size_t)sketch_max(p) * sizeof(uint64_t);
+	n += sketch_seen_bits(p, sketch_max(p)) / 8;
 	n += (size_t)p->max_samples * sketch_sample_bytes(p);
 	n += SKETCH_EXE_SLOTS * sizeof(struct sketch_exe) + SKETCH_POOL_BYTES;
 	return n;
@@ -87,14 +102,18 @@ sketch_new(const struct sketch_params *p, struct sketch_budget *b)
 	struct sketch *s;
 
 	if (!sketch_pow2(p->hca_size) || !sketch_pow2(p->seen_bits) ||
+	    (p->hca_max != 0 && !sketch_pow2(p->hca_max)) ||
 	    p->seen_bits < 64 || p->max_samples == 0 ||
 	    p->stack_depth > VITALS_STACK_MAX || p->floor == 0)
 		return NULL;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return NULL;
 	s->p = *p;
+	s->p.hca_max = sketch_max(p);
+	s->p.seen_bits = sketch_seen_bits(p, p->hca_size);
+	s->seen_min = p->seen_bits;
 	s->budget = b;
-	s->seen_shift = 64 - sketch_log2(p->seen_bits);
+	s->seen_shift = 64 - sketch_log2(s->p.seen_bits);
 	s->nexes = SKETCH_EXE_SLOTS;
 	s->pool_size = SKETCH_POOL_BYTES;
 	if ((s->hca = calloc(p->hca_size, sizeof(uint64_t))) == NULL) {
@@ -552,6 +571,62 @@ sketch_keep_crossing(struct sketch *s, const struct vitals_event *ev,
 		return 2;
 	}
 	return sketch_keep_within(s, ev, slot, count, s->p.max_samples);
+}
+
+int
+sketch_resize_hca(struct sketch *s, uint32_t m)
+{
+	struct sketch_params p = s->p;
+	uint64_t *hca;
+
+	if (!sketch_pow2(m) || m > s->p.hca_max)
+		return -EINVAL;
+	if (s->nsamples > 0)
+		return -EBUSY;
+	if (m == s->p.hca_size)
+		return 0;
+	if ((hca = calloc(m, sizeof(uint64_t))) == NULL)
+		return -ENOMEM;
+	free(s->hca);
+	s->hca = hca;
+	/* The filter comes back at its new size with the next sighting. */
+	free(s->seen);
+	s->seen = NULL;
+	p.seen_bits = s->seen_min;
+	s->p.hca_size = m;
+	s->p.seen_bits = sketch_seen_bits(&p, m);
+	s->seen_shift = 64 - sketch_log2(s->p.seen_bits);
+	return 0;
+}
+
+/* The least power of two >= x (x <= 2^31). */
+static uint32_t
+sketch_pow2_up(uint64_t x)
+{
+	return x <= 1 ? 1 : 1U << (sketch_log2(x - 1) + 1);
+}
+
+uint32_t
+sketch_hca_next(
+    uint32_t m, uint64_t unique, uint32_t min, uint32_t max, uint32_t *idle)
+{
+	uint32_t want;
+
+	/* Saturated, the estimate is m ln m: growth is then 8 to 16 times. */
+	want = sketch_pow2_up(unique < (1ULL << 30) ? 2 * unique : 1ULL << 31);
+	want = want < min ? min : want > max ? max : want;
+	if (want > m) {
+		*idle = 0;
+		return want;
+	}
+	if (want > m / 4) {
+		*idle = 0;
+		return m < min ? min : m > max ? max : m;
+	}
+	if (++*idle < SKETCH_IDLE_EPOCHS)
+		return m > max ? max : m;
+	*idle = 0;
+	return want;
 }
 
 uint64_t

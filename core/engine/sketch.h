@@ -18,7 +18,10 @@
 /* Sizes of one sketch; all validated by sketch_new. */
 struct sketch_params {
 	uint32_t hca_size; /* counters, a power of two */
-	uint32_t seen_bits; /* first-sighting filter bits, a power of two */
+	uint32_t seen_bits; /* first-sighting filter bits, a power of two:
+			     * SKETCH_SEEN_PER_COUNTER per counter if more */
+	uint32_t hca_max; /* hca_size may grow to (sketch_resize_hca); 0:
+			   * hca_size */
 	uint32_t max_samples; /* samples kept */
 	uint32_t stack_depth; /* frames kept per side */
 	uint64_t floor; /* counters below it are never sampled */
@@ -34,6 +37,16 @@ struct sketch_budget {
 	size_t used; /* held now */
 };
 
+/*
+ * First-sighting bits per HCA counter, at least: an HCA at most half full
+ * (sketch_hca_next) leaves 128 bits to a label, and the filter's two bits
+ * then collide for under 0.1% of the labels.
+ */
+#define SKETCH_SEEN_PER_COUNTER 64
+
+/* Epochs a sketch stays idle (under 1/8 full) before its HCA shrinks. */
+#define SKETCH_IDLE_EPOCHS 4
+
 /* Samples a sample store starts with, and keeps at least once it grew. */
 #define SKETCH_FIRST 16
 
@@ -47,6 +60,7 @@ struct sketch_exe {
 struct sketch {
 	struct sketch_params p;
 	uint32_t seen_shift; /* 64 - log2(seen_bits) */
+	uint32_t seen_min; /* the seen_bits asked for: the filter's least */
 	uint32_t nsamples; /* samples kept */
 	uint32_t limit; /* samples kept at most this epoch, <= p.max_samples
 				 * (the engine's disk budget lowers it) */
@@ -163,5 +177,26 @@ int sketch_crossed(uint64_t old, uint64_t new, uint32_t shift, uint64_t floor);
 
 /* Distinct labels estimated from the zero counters (linear counting). */
 uint64_t sketch_unique(const uint64_t *hca, uint32_t m);
+
+/*
+ * The HCA size for the next epoch of a sketch of m counters whose epoch
+ * counted about `unique` labels: the power of two that keeps it at most
+ * half full, within [min, max], at once when it is more than m; when it
+ * is m/4 or less (under 1/8 full) only after SKETCH_IDLE_EPOCHS such
+ * epochs in a row, which *idle counts (the caller keeps it, 0 at first).
+ */
+uint32_t sketch_hca_next(
+    uint32_t m, uint64_t unique, uint32_t min, uint32_t max, uint32_t *idle);
+
+/*
+ * Give an emptied sketch (sketch_reset, no samples) an HCA of m counters
+ * (a power of two, at most p.hca_max) and the filter that goes with it.
+ * Returns 0, -EINVAL, -EBUSY (it holds samples) or -ENOMEM (the sketch
+ * kept its size).
+ */
+int sketch_resize_hca(struct sketch *s, uint32_t m);
+
+/* First-sighting bits of a sketch of m counters with parameters p. */
+uint32_t sketch_seen_bits(const struct sketch_params *p, uint32_t m);
 
 #endif /* VITALS_SKETCH_H */

@@ -30,6 +30,14 @@
 #define BPF_DRAIN_NS (100 * 1000 * 1000ULL)
 #define BPF_RINGBUF_DEFAULT (256 * 1024ULL)
 #define BPF_MAX_LINKS 16 /* programs vitals_bpf_attach() attaches per object */
+/* First-sighting words of a vital at least: 64 Kibit, as the user sketch's. */
+#define BPF_SEEN_MIN 1024
+/* Entries of each map per half: four vitals at the largest hca_max. */
+#define BPF_POOL_MAX (VITALS_BPF_MAX_VITALS * 65536U)
+
+/* What every event reads of the parameters is their first cache line. */
+_Static_assert(offsetof(struct vitals_bpf_cfg, shift) == 64,
+    "cfg's first line ends before shift");
 /* A stats window that saw this many events replaces the cost per event. */
 #define BPF_WINDOW_EVENTS 10000
 /* Least time between two reports of the programs' CPU within an epoch. */
@@ -48,11 +56,12 @@ struct vitals_bpf {
 	struct vitals_vital *vitals[VITALS_BPF_MAX_VITALS];
 	struct vitals_bpf_cfg init; /* written to the map at start */
 	struct vitals_bpf_cfg *cfg; /* the mapped parameters, after start */
-	uint64_t *hca; /* mapped, 2 * nvitals * m counters */
-	uint64_t *seen; /* mapped, 2 * nvitals * seen_words */
+	uint64_t *hca; /* mapped, 2 * pool counters */
+	uint64_t *seen; /* mapped, 2 * pool words */
 	size_t hca_len, seen_len, cfg_len;
-	uint32_t m; /* counters per vital and epoch in the map */
-	uint64_t *fold; /* m counters: one vital's half, folded */
+	uint32_t pool; /* entries of each map per half: the regions */
+	uint32_t off[VITALS_BPF_MAX_VITALS]; /* vital's region in a half */
+	uint32_t size[2][VITALS_BPF_MAX_VITALS]; /* HCA counters, by half */
 	uint64_t *percpu; /* one value per possible CPU */
 	struct vitals_bpf_exe_slot *slots; /* vitals_exe_cache, one per CPU */
 	int slots_fd; /* its map, -1 if the object has none */
@@ -108,13 +117,56 @@ bpf_cgroup_id(const char *path, __u64 *id)
 	return 0;
 }
 
+/* Words of first-sighting bits beside an HCA of m counters: 64 a counter. */
+static uint32_t
+bpf_seen_words(uint32_t m)
+{
+	return m > BPF_SEEN_MIN ? m : BPF_SEEN_MIN;
+}
+
+/* Give vital i an HCA of m counters in the half (cfg's hca_log). */
+static void
+bpf_set_size(struct vitals_bpf *b, struct vitals_bpf_cfg *c, uint32_t half,
+    uint32_t i, uint32_t m)
+{
+	b->size[half][i] = m;
+	c->hca_log[half][i] =
+	    (uint8_t)((bpf_log2(bpf_seen_words(m)) - 10) << 4 |
+		(bpf_log2(m) - 5));
+}
+
+/*
+ * Lay out the vitals' regions: each as large as its HCA may grow
+ * (hca_max), and so its first-sighting bits, at least BPF_SEEN_MIN.
+ */
+static int
+bpf_layout(struct vitals_bpf *b)
+{
+	uint32_t i, m, region;
+
+	b->pool = 0;
+	for (i = 0; i < b->spec.nvitals; i++) {
+		m = vitals_vital_hca_size(b->vitals[i]);
+		region = bpf_seen_words(engine_vital_hca_max(b->vitals[i]));
+		if (m < 32 || (m & (m - 1)) != 0 || m > region ||
+		    b->pool + (uint64_t)region > BPF_POOL_MAX)
+			return -EINVAL;
+		b->off[i] = b->pool;
+		b->init.hca_off[i] = (uint16_t)(b->pool >> 10);
+		b->pool += region;
+		bpf_set_size(b, &b->init, 0, i, m);
+		bpf_set_size(b, &b->init, 1, i, m);
+	}
+	b->init.pool = b->pool;
+	return 0;
+}
+
 static int
 bpf_open_vitals(struct vitals_bpf *b)
 {
-	uint32_t i, m;
+	uint32_t i;
 	int r;
 
-	b->m = 0;
 	for (i = 0; i < b->spec.nvitals; i++) {
 		if (b->spec.vitals[i] == NULL || b->spec.units[i] == NULL)
 			return -EINVAL;
@@ -122,9 +174,6 @@ bpf_open_vitals(struct vitals_bpf *b)
 		    b->ctx, b->spec.vitals[i], b->spec.units[i], &b->vitals[i]);
 		if (r < 0)
 			return r;
-		m = vitals_vital_hca_size(b->vitals[i]);
-		if (m > b->m)
-			b->m = m;
 		b->init.floor[i] = vitals_vital_floor(b->vitals[i]);
 		b->init.shift[i] =
 		    bpf_log2(vitals_vital_threshold(b->vitals[i]));
@@ -157,8 +206,9 @@ bpf_size_maps(struct vitals_bpf *b)
 	}
 	if (o.ringbuf == 0)
 		o.ringbuf = BPF_RINGBUF_DEFAULT;
-	if (bpf_map__set_max_entries(hca, 2 * nv * b->m) < 0 ||
-	    bpf_map__set_max_entries(seen, 2 * nv * b->init.seen_words) < 0 ||
+	(void)nv;
+	if (bpf_map__set_max_entries(hca, 2 * b->pool) < 0 ||
+	    bpf_map__set_max_entries(seen, 2 * b->pool) < 0 ||
 	    bpf_map__set_max_entries(rb, (uint32_t)o.ringbuf) < 0)
 		return -EINVAL;
 	return 0;
@@ -183,9 +233,6 @@ vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
 	b->init.nvitals = spec->nvitals;
 	b->init.self_tgid = (uint32_t)getpid();
 	b->init.tgid = spec->pid;
-	/* 64 Kibit of first-sighting bits per vital, as the user sketch. */
-	b->init.seen_words = 1024;
-	b->init.seen_shift = 64 - 16;
 	if (spec->comm != NULL)
 		strncpy(b->init.comm, spec->comm, sizeof(b->init.comm) - 1);
 	if (spec->cgroup != NULL &&
@@ -198,7 +245,13 @@ vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
 		    ctx, "cannot open the probe's vitals: %s", strerror(-r));
 		goto fail;
 	}
-	b->init.mask = b->m - 1;
+	if ((r = bpf_layout(b)) < 0) {
+		vitals_error(ctx,
+		    "the probe's vitals' HCAs exceed %u counters "
+		    "(sketch.hca_max)",
+		    BPF_POOL_MAX);
+		goto fail;
+	}
 	b->ncpus = libbpf_num_possible_cpus();
 	if (b->ncpus <= 0) {
 		r = -EINVAL;
@@ -206,8 +259,7 @@ vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
 	}
 	b->percpu = calloc((size_t)b->ncpus, sizeof(uint64_t));
 	b->slots = calloc((size_t)b->ncpus, sizeof(*b->slots));
-	if ((b->fold = calloc(b->m, sizeof(uint64_t))) == NULL ||
-	    b->percpu == NULL || b->slots == NULL) {
+	if (b->percpu == NULL || b->slots == NULL) {
 		r = -ENOMEM;
 		goto fail;
 	}
@@ -556,22 +608,29 @@ bpf_pend_take(
 			continue;
 		n += p->weight;
 		if (hca != NULL)
-			__atomic_fetch_add(&hca[p->slot & (b->m - 1)],
+			__atomic_fetch_add(
+			    &hca[p->slot & (b->size[e & 1][vital] - 1)],
 			    p->weight, __ATOMIC_RELAXED);
 	}
 	return n;
+}
+
+/* One vital's counters in one half of the map. */
+static uint64_t *
+bpf_half(const struct vitals_bpf *b, uint32_t half, uint32_t vital)
+{
+	return b->hca + (size_t)half * b->pool + b->off[vital];
 }
 
 /* The sum of one vital's counters in one half of the map. */
 static uint64_t
 bpf_half_sum(const struct vitals_bpf *b, uint32_t half, uint32_t vital)
 {
-	const uint64_t *h =
-	    b->hca + ((size_t)half * b->spec.nvitals + vital) * b->m;
+	const uint64_t *h = bpf_half(b, half, vital);
 	uint64_t wsum = 0;
 	uint32_t j;
 
-	for (j = 0; j < b->m; j++)
+	for (j = 0; j < b->size[half][vital]; j++)
 		wsum += h[j];
 	return wsum;
 }
@@ -750,11 +809,8 @@ bpf_page_round(size_t n)
 static int
 bpf_map_all(struct vitals_bpf *b)
 {
-	uint32_t nv = b->spec.nvitals;
-
-	b->hca_len = bpf_page_round((size_t)2 * nv * b->m * sizeof(uint64_t));
-	b->seen_len = bpf_page_round(
-	    (size_t)2 * nv * b->init.seen_words * sizeof(uint64_t));
+	b->hca_len = bpf_page_round((size_t)2 * b->pool * sizeof(uint64_t));
+	b->seen_len = b->hca_len;
 	b->cfg_len = bpf_page_round(sizeof(struct vitals_bpf_cfg));
 	b->hca = bpf_map_mmap(b->obj, "vitals_hca", b->hca_len);
 	b->seen = bpf_map_mmap(b->obj, "vitals_seen", b->seen_len);
@@ -843,20 +899,6 @@ vitals_bpf_attach(struct vitals_bpf *b)
 	return 0;
 }
 
-/* Fold the map's m counters of one vital down to the vital's own size. */
-static const uint64_t *
-bpf_fold(struct vitals_bpf *b, const uint64_t *src, uint32_t m)
-{
-	uint32_t i;
-
-	if (m == b->m)
-		return src;
-	memset(b->fold, 0, m * sizeof(uint64_t));
-	for (i = 0; i < b->m; i++)
-		b->fold[i & (m - 1)] += src[i];
-	return b->fold;
-}
-
 /*
  * Forget what the identity caches (exe paths, process maps) hold about
  * exited processes.  Every probe flushes at the boundary: once is enough.
@@ -874,6 +916,26 @@ bpf_drop_dead(void)
 	exe_drop_dead();
 }
 
+/*
+ * Size each vital's HCA in the half the flip to epoch e + 1 makes live,
+ * idle since the last boundary cleared it, from the live half's counters
+ * (the epoch ending, all but its last events), and have the engine's
+ * sketch of that epoch follow.
+ */
+static void
+bpf_plan(struct vitals_bpf *b, uint32_t e)
+{
+	uint32_t i, m, next = (e + 1) & 1;
+
+	for (i = 0; i < b->spec.nvitals; i++) {
+		m = engine_vital_hca_want(
+		    b->vitals[i], bpf_half(b, e & 1, i), b->size[e & 1][i]);
+		if (engine_vital_hca_plan(b->vitals[i], m) != 0)
+			m = b->size[next][i];
+		bpf_set_size(b, b->cfg, next, i, m);
+	}
+}
+
 int
 vitals_bpf_flush(struct vitals_bpf *b)
 {
@@ -889,6 +951,7 @@ vitals_bpf_flush(struct vitals_bpf *b)
 	/* A window open at the boundary ends with the epoch whose events it saw. */
 	if (b->stats_fd >= 0)
 		bpf_stats_close(b, bpf_live_events(b));
+	bpf_plan(b, e);
 	/* A counter, not a bit: the kernel's last-label cache compares it whole. */
 	__atomic_store_n(&b->cfg->epoch, e + 1, __ATOMIC_SEQ_CST);
 	b->cfg->full = 0; /* the next epoch's stores start empty */
@@ -896,11 +959,11 @@ vitals_bpf_flush(struct vitals_bpf *b)
 	ring_buffer__consume(b->rb);
 	pend = bpf_pend_read(b);
 	for (i = 0; i < nv; i++) {
-		h = b->hca + ((size_t)old * nv + i) * b->m;
+		h = bpf_half(b, old, i);
+		m = b->size[old][i];
 		if (pend)
 			bpf_pend_take(b, e, i, h);
 		wsum = bpf_half_sum(b, old, i);
-		m = vitals_vital_hca_size(b->vitals[i]);
 		dropped = b->cfg->dropped[i] - b->dropped_seen[i];
 		b->dropped_seen[i] = b->cfg->dropped[i];
 		/* The map holds the sum of (weight - 1): see sketch.bpf.h. */
@@ -908,13 +971,13 @@ vitals_bpf_flush(struct vitals_bpf *b)
 		all += events;
 		/* The HCA counted them; only their samples were lost. */
 		engine_vital_samples_lost(b->vitals[i], dropped);
-		r = vitals_vital_load(
-		    b->vitals[i], bpf_fold(b, h, m), m, events, wsum, 0);
+		r = vitals_vital_load(b->vitals[i], h, m, events, wsum, 0);
 		if (r < 0)
 			err = r;
-		memset(h, 0, (size_t)b->m * sizeof(uint64_t));
-		memset(b->seen + ((size_t)old * nv + i) * b->init.seen_words, 0,
-		    b->init.seen_words * sizeof(uint64_t));
+		/* All of a region past what an epoch used stays zero. */
+		memset(h, 0, (size_t)m * sizeof(uint64_t));
+		memset(b->seen + (size_t)old * b->pool + b->off[i], 0,
+		    (size_t)bpf_seen_words(m) * sizeof(uint64_t));
 	}
 	bpf_drop_dead();
 	/* What bpf_cpu_live() has not reported yet. */
@@ -950,7 +1013,6 @@ vitals_bpf_free(struct vitals_bpf *b)
 		close(b->stats_fd);
 	if (b->exec_held)
 		exe_exec_release();
-	free(b->fold);
 	free(b->percpu);
 	free(b->slots);
 	free(b);

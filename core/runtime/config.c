@@ -694,11 +694,13 @@ enum {
 	SK_FLOOR,
 	SK_T,
 	SK_TMAX,
+	SK_HCA_MAX,
 	SK_NSIZES,
 	SK_CPU_HIGH = SK_NSIZES,
 	SK_CPU_LOW,
 	SK_DISK_BUDGET,
 	SK_SAMPLE_MEM,
+	SK_HCA_MEM,
 	SK_VITALS,
 	SK_NKEYS
 };
@@ -706,7 +708,7 @@ enum {
 #define SK(key, type, m, def, min, max) \
 	CFG_OPT_DEF(key, type, offsetof(struct config_sketch, m), def, min, max)
 static const struct cfg_key cfg_sketch_keys[SK_NKEYS] = {
-	[SK_HCA] = { SK("hca_size", OPTION_UINT32, hca_size, "1024", 32, 65536),
+	[SK_HCA] = { SK("hca_size", OPTION_UINT32, hca_size, "128", 32, 65536),
 	    cfg_value, CFG_SKETCH | CFG_POW2, 0,
 	    "a power of two from 32 to 65536" },
 	[SK_SAMPLES] = { SK("max_samples", OPTION_UINT32, max_samples, "2048",
@@ -728,6 +730,10 @@ static const struct cfg_key cfg_sketch_keys[SK_NKEYS] = {
 			  2, CFG_NOMAX),
 	    cfg_value, CFG_SKETCH | CFG_POW2, 0,
 	    "a power of two >= threshold" },
+	[SK_HCA_MAX] = { SK("hca_max", OPTION_UINT32, hca_max, "16384", 32,
+			     65536),
+	    cfg_value, CFG_SKETCH | CFG_POW2, 0,
+	    "a power of two from hca_size to 65536" },
 	[SK_CPU_HIGH] = { CFG_OPT_DEF("cpu_high", VITALS_OPT_DOUBLE,
 			      offsetof(struct config, cpu_high), "0.01", 0, 1),
 	    cfg_value, 0, 0, "a share of one CPU from 0 to 1 (e.g. 0.01)" },
@@ -744,16 +750,43 @@ static const struct cfg_key cfg_sketch_keys[SK_NKEYS] = {
 				offsetof(struct config, sample_memory), "768K",
 				0, CFG_NOMAX),
 	    cfg_value, 0, 0, "a size (e.g. 768K, 2M; 0: no bound)" },
+	[SK_HCA_MEM] = { CFG_OPT_DEF("hca_memory", VITALS_OPT_SIZE,
+			     offsetof(struct config, hca_memory), "1M", 0,
+			     CFG_NOMAX),
+	    cfg_value, 0, 0, "a size (e.g. 1M, 4M; 0: no bound but hca_max)" },
 	[SK_VITALS] = { CFG_OPT("vitals", 0, 0, 0, 0), cfg_vitals, 0, 0,
 	    "a mapping of vital names to sketch sizes" },
 };
 #undef SK
 
+/*
+ * hca_max must not be below hca_size where it was set here; where only
+ * hca_size was, hca_max follows it up (a fixed size, as before hca_max).
+ */
+static int
+cfg_hca_check(
+    struct cfg *x, struct config_sketch *s, const struct cfg_seen *seen)
+{
+	if (s->hca_max >= s->hca_size)
+		return 0;
+	if (seen[SK_HCA_MAX].val == NULL) {
+		s->hca_max = s->hca_size;
+		return 0;
+	}
+	return cfg_error(x, seen[SK_HCA_MAX].val,
+	    "setting '%shca_max': %u is below hca_size %u", x->path, s->hca_max,
+	    s->hca_size);
+}
+
 /* threshold_max must not be below threshold, wherever each was set. */
 static int
 cfg_sketch_check(
-    struct cfg *x, const struct config_sketch *s, const struct cfg_seen *seen)
+    struct cfg *x, struct config_sketch *s, const struct cfg_seen *seen)
 {
+	int r;
+
+	if ((r = cfg_hca_check(x, s, seen)) != 0)
+		return r;
 	if (s->threshold_max >= s->threshold)
 		return 0;
 	if (seen[SK_TMAX].val != NULL)

@@ -44,8 +44,8 @@ struct config_plugin {
 /* Sketch sizes for one vital (or the defaults when vital is NULL). */
 struct config_sketch {
 	char *vital; /* vital name, NULL for the defaults */
-	uint32_t
-	    hca_size; /* counters, power of two, 32..65536 (default 1024) */
+	uint32_t hca_size; /* counters at start and at least, power of two,
+			    * 32..65536 (default 128) */
 	uint32_t max_samples; /* samples kept per epoch (default 2048) */
 	uint32_t
 	    stack_depth; /* frames kept per side (default 16, <= VITALS_STACK_MAX) */
@@ -54,6 +54,8 @@ struct config_sketch {
 	uint64_t floor; /* counters below are never sampled (default 1) */
 	uint64_t threshold; /* initial t, power of two >= 2 (default 2) */
 	uint64_t threshold_max; /* adaptive t never exceeds (default 65536) */
+	uint32_t hca_max; /* counters the HCA grows to at most, power of two,
+			   * hca_size..65536 (default 16384) */
 };
 
 /* The whole configuration file. */
@@ -73,6 +75,9 @@ struct config {
 	double cpu_low; /* `sketch.cpu_low`, default 0.0025 */
 	uint64_t
 	    disk_budget; /* `sketch.disk_budget`: stored bytes per epoch, default 0 = none */
+	uint64_t hca_memory; /* `sketch.hca_memory`: bytes all vitals' HCAs
+			      * and first-sighting filters may grow to, both
+			      * epochs (default 1M, 0 = hca_max alone) */
 	uint64_t sample_memory; /* `sketch.sample_memory`: bytes of all sample
 	                            stores, default 768K, 0 = no bound */
 	uint32_t

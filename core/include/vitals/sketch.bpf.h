@@ -340,22 +340,48 @@ vitals__wanted_tgid(const struct vitals_bpf_cfg *c, __u32 tgid)
 }
 
 /*
+ * Where vital's region of the maps starts in a half, and its HCA's size
+ * and first-sighting bits there (hca_log: see struct vitals_bpf_cfg).
+ * All of cfg's first line, which every event reads anyway.
+ */
+static __always_inline __u32
+vitals__base(const struct vitals_bpf_cfg *c, __u32 half, __u32 vital)
+{
+	return half * c->pool +
+	    ((__u32)c->hca_off[vital & (VITALS_BPF_MAX_VITALS - 1)] << 10);
+}
+
+static __always_inline __u32
+vitals__geo(const struct vitals_bpf_cfg *c, __u32 half, __u32 vital)
+{
+	return c->hca_log[half & 1][vital & (VITALS_BPF_MAX_VITALS - 1)];
+}
+
+/* The HCA slot of hash h for the size geo (vitals__geo()) gives. */
+static __always_inline __u32
+vitals__slot(__u32 geo, __u64 h)
+{
+	return (__u32)h & ((32U << (geo & 15)) - 1);
+}
+
+/*
  * Test-and-set the label's two first-sighting bits; 1 if either was clear.
  * The bits come from the label hash's high halves (the HCA slot uses its
  * low bits), which saves a third mix on every event.  Both bits lie in
  * one 64-byte line of the map (a blocked Bloom filter): a label new to
  * this CPU costs one cold line, not two.  The map's values are page
  * aligned (it is mmap'able) and a vital's bits start on a line, since
- * seen_words is 1024.
+ * regions are whole 1024s of words; base is vitals__base(), geo
+ * vitals__geo() (2^(16 + its high nibble) bits).
  */
 static __always_inline int
-vitals__first(const struct vitals_bpf_cfg *c, __u32 base, __u64 h)
+vitals__first(__u32 base, __u32 geo, __u64 h)
 {
 	__u64 b1, m1, m2, *w1, *w2;
 	__u32 k1, k2;
 	int fresh = 0;
 
-	b1 = h >> c->seen_shift;
+	b1 = h >> (48 - (geo >> 4));
 	m1 = 1ULL << (b1 & 63);
 	m2 = 1ULL << ((h >> 32) & 63);
 	k1 = base + (__u32)(b1 >> 6);
@@ -429,8 +455,8 @@ vitals__pend_flush(const struct vitals_bpf_cfg *c, struct vitals_bpf_pend *p,
 
 	/* One of an epoch before: user space took it at that boundary. */
 	if (p->epoch == epoch && p->weight != 0) {
-		idx = ((epoch & 1) * c->nvitals + vital) * (c->mask + 1) +
-		    (p->slot & c->mask);
+		idx = vitals__base(c, epoch & 1, vital) +
+		    vitals__slot(vitals__geo(c, epoch & 1, vital), p->slot);
 		if ((cnt = bpf_map_lookup_elem(&vitals_hca, &idx)) != 0)
 			__sync_fetch_and_add(cnt, p->weight);
 	}
@@ -528,8 +554,8 @@ vitals__count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 			last->chk = vitals__last_chk(label, h, exe_id, uid);
 		}
 	}
-	slot = (__u32)h & c->mask;
-	idx = (epoch * c->nvitals + vital) * (c->mask + 1) + slot;
+	slot = vitals__slot(vitals__geo(c, epoch, vital), h);
+	idx = vitals__base(c, epoch, vital) + slot;
 	cnt = bpf_map_lookup_elem(&vitals_hca, &idx);
 	if (cnt == 0)
 		return 0;
@@ -562,8 +588,9 @@ vitals__count_with(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 		if (last != 0)
 			last->below = ep;
 	} else if (!bits) {
-		fresh = vitals__first(
-		    c, (epoch * c->nvitals + vital) * c->seen_words, h);
+		/* Loaded again: kept across the calls, they would be spilled. */
+		fresh = vitals__first(vitals__base(c, epoch, vital),
+		    vitals__geo(c, epoch, vital), h);
 		if (last != 0)
 			last->epoch = ep;
 	}
