@@ -333,7 +333,9 @@ store_write(void *arg, const struct vitals_epoch *e)
 	store_follow(st);
 	if (holding && !again)
 		store_prune(st);
-	r = vitals_epoch_encode(e, &f, err, sizeof(err));
+	/* Counters past half the disk budget are folded (doc/design.md). */
+	r = vitals_epoch_encode_within(
+	    e, vitals_settings(st->ctx)->disk_budget / 2, &f, err, sizeof(err));
 	if (r < 0) {
 		vitals_error(st->ctx, "epoch not saved: %s", err);
 		return r;

@@ -271,6 +271,102 @@ START_TEST(test_encode_put)
 END_TEST
 
 /*
+ * Counters past the bytes allowed are folded on encoding: the largest
+ * HCA halves until they fit (not below VITALS_FOLD_MIN), every counter
+ * lands in its low bits' slot, samples' slots with it, and nothing else
+ * of the epoch changes; an allowance they fit, or 0, folds nothing.
+ */
+START_TEST(test_encode_fold)
+{
+	static uint64_t hca[1024], small[32];
+	static struct vitals_sample sm[3];
+	struct vitals_vital_epoch vs[2];
+	struct vitals_epoch e = *fx("h", DAY0), *d;
+	struct vitals_epoch_file f;
+	uint64_t sum = 0, got, want, allowed;
+	char err[256];
+	uint32_t i, j, m;
+
+	for (i = 0; i < 1024; i++)
+		sum += hca[i] = (i % 3 == 0) ? 0 : 1000 + i;
+	small[5] = 77;
+	for (i = 0; i < 3; i++) {
+		sm[i] = fx_sample;
+		sm[i].slot = 1000 - 300 * i;
+		sm[i].label = 100 + i;
+	}
+	vs[0] = fx_vital;
+	vs[0].hca_size = 1024;
+	vs[0].hca = hca;
+	vs[0].nsamples = 3;
+	vs[0].samples = sm;
+	vs[1] = fx_vital;
+	vs[1].name = "sched";
+	vs[1].hca_size = 32;
+	vs[1].hca = small;
+	vs[1].nsamples = 0;
+	vs[1].samples = NULL;
+	e.vitals = vs;
+	e.nvitals = 2;
+	/* Room for what 256 counters of the big vital take, and the small. */
+	allowed =
+	    codec_hca_bytes(hca, 1024, 256) + codec_hca_bytes(small, 32, 32);
+	ck_assert_int_eq(
+	    vitals_epoch_encode_within(&e, allowed, &f, err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    vitals_epoch_decode(f.data, f.len, &d, err, sizeof(err)), 0);
+	vitals_epoch_file_free(&f);
+	ck_assert_uint_eq(d->nvitals, 2);
+	m = d->vitals[0].hca_size;
+	ck_assert_uint_eq(m, 256);
+	for (i = 0, got = 0; i < m; i++) {
+		for (j = i, want = 0; j < 1024; j += m)
+			want += hca[j];
+		ck_assert_uint_eq(d->vitals[0].hca[i], want);
+		got += d->vitals[0].hca[i];
+	}
+	ck_assert_uint_eq(got, sum);
+	ck_assert_uint_eq(d->vitals[0].nsamples, 3);
+	for (i = 0; i < 3; i++) {
+		ck_assert_uint_eq(
+		    d->vitals[0].samples[i].slot, sm[i].slot & (m - 1));
+		ck_assert_uint_eq(d->vitals[0].samples[i].label, sm[i].label);
+	}
+	ck_assert_uint_eq(d->vitals[0].events, fx_vital.events);
+	ck_assert_uint_eq(d->vitals[1].hca_size, 32); /* the small one kept */
+	ck_assert_uint_eq(d->vitals[1].hca[5], 77);
+	vitals_epoch_free(d);
+	/* The input is untouched. */
+	ck_assert_uint_eq(sm[0].slot, 1000);
+	/* Too little room: not below the minimum. */
+	ck_assert_int_eq(
+	    vitals_epoch_encode_within(&e, 1, &f, err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    vitals_epoch_decode(f.data, f.len, &d, err, sizeof(err)), 0);
+	vitals_epoch_file_free(&f);
+	ck_assert_uint_eq(d->vitals[0].hca_size, VITALS_FOLD_MIN);
+	ck_assert_uint_eq(d->vitals[1].hca_size, 32);
+	vitals_epoch_free(d);
+	/* 0, or room enough: as it was. */
+	ck_assert_int_eq(
+	    vitals_epoch_encode_within(&e, 0, &f, err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    vitals_epoch_decode(f.data, f.len, &d, err, sizeof(err)), 0);
+	vitals_epoch_file_free(&f);
+	ck_assert_uint_eq(d->vitals[0].hca_size, 1024);
+	ck_assert_uint_eq(d->vitals[0].samples[0].slot, 1000);
+	vitals_epoch_free(d);
+	ck_assert_int_eq(
+	    vitals_epoch_encode_within(&e, 1u << 30, &f, err, sizeof(err)), 0);
+	ck_assert_int_eq(
+	    vitals_epoch_decode(f.data, f.len, &d, err, sizeof(err)), 0);
+	vitals_epoch_file_free(&f);
+	ck_assert_uint_eq(d->vitals[0].hca_size, 1024);
+	vitals_epoch_free(d);
+}
+END_TEST
+
+/*
  * Listing from a time on: only files starting then or later, sorted, from
  * date dirs of that day on (a file misplaced in an earlier day's dir is
  * not seen), and listings longer than the first allocation.
@@ -930,6 +1026,7 @@ store_suite(void)
 	tcase_add_test(io, test_save_no_path);
 	tcase_add_test(io, test_list_since);
 	tcase_add_test(io, test_encode_put);
+	tcase_add_test(io, test_encode_fold);
 	tcase_add_test(io, test_epoch_json);
 	tcase_add_test(io, test_list_order);
 	tcase_add_test(io, test_list_missing);

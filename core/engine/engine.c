@@ -14,6 +14,7 @@
 
 #include <vitals/hash.h>
 
+#include "codec.h"
 #include "engine.h"
 #include "metric.h"
 #include "module.h"
@@ -378,30 +379,11 @@ engine_tick(struct engine *e)
 			e->vitals[i]->shift++;
 }
 
-/* Bytes a counter of value x is stored in (see ENGINE_SAMPLE_BYTES). */
-static uint64_t
-engine_counter_bytes(uint64_t x)
-{
-	uint64_t digits = 1;
-
-	while (x >= 10) {
-		x /= 10;
-		digits++;
-	}
-	return 1 + digits / 2;
-}
-
 /* The stored bytes of s's counters, as the budget's model has them. */
 static uint64_t
 engine_hca_bytes(const struct sketch *s)
 {
-	uint64_t n = 0;
-	uint32_t i;
-
-	for (i = 0; i < s->p.hca_size; i++)
-		if (s->hca[i] != 0)
-			n += engine_counter_bytes(s->hca[i]);
-	return n;
+	return codec_hca_bytes(s->hca, s->p.hca_size, s->p.hca_size);
 }
 
 /* Set v's sample bound for the epoch now collecting, and its t mark. */
@@ -418,16 +400,19 @@ engine_vital_limit(struct vitals_vital *v, uint32_t limit)
 /*
  * Samples the budget leaves for the epoch starting: the budget less what
  * the counters and the rest took in the one that closed (counters change
- * slowly from epoch to epoch), at ENGINE_SAMPLE_BYTES each.
+ * slowly from epoch to epoch), at ENGINE_SAMPLE_BYTES each.  The store
+ * folds counters that take more than half the budget
+ * (vitals_epoch_encode_within): they count for at most that.
  */
 static uint64_t
 engine_budget_samples(const struct engine *e)
 {
-	uint64_t fixed = ENGINE_EPOCH_BYTES;
+	uint64_t fixed = 0, half = e->cfg->disk_budget / 2;
 	uint32_t i;
 
 	for (i = 0; i < e->nvitals; i++)
 		fixed += e->vitals[i]->hca_bytes;
+	fixed = (fixed < half ? fixed : half) + ENGINE_EPOCH_BYTES;
 	return e->cfg->disk_budget > fixed
 	    ? (e->cfg->disk_budget - fixed) / ENGINE_SAMPLE_BYTES
 	    : 0;

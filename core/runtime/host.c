@@ -91,6 +91,7 @@ host_settings_update(struct host *h)
 	h->settings.ntimescales = h->cfg->ntimescales;
 	h->settings.timescales = h->cfg->timescales;
 	h->settings.max_samples = h->cfg->sketch.max_samples;
+	h->settings.disk_budget = h->cfg->disk_budget;
 }
 
 struct host *

@@ -1133,6 +1133,26 @@ codec_row_make(struct codec_tables *t, const struct vitals_vital_epoch *v,
 	return 0;
 }
 
+/* ---- the disk budget's measure of counters ---- */
+
+uint64_t
+codec_hca_bytes(const uint64_t *hca, uint32_t m, uint32_t to)
+{
+	uint64_t n = 0, x, digits;
+	uint32_t i, j;
+
+	for (i = 0; hca != NULL && i < to; i++) {
+		for (j = i, x = 0; j < m; j += to)
+			x += hca[j];
+		if (x == 0)
+			continue;
+		for (digits = 1; x >= 10; x /= 10)
+			digits++;
+		n += 1 + digits / 2;
+	}
+	return n;
+}
+
 /* ---- file names ---- */
 
 static int

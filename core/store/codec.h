@@ -169,6 +169,13 @@ int codec_compact_encode(const struct vitals_epoch *e, char **out, size_t *len);
  * fit in NAME_MAX.  Returns 0, or -EINVAL or -ENAMETOOLONG with the
  * reason in why.
  */
+/*
+ * The stored bytes of m counters folded to `to` (a power of two <= m:
+ * counter i sums those j with j & (to - 1) == i), as the disk budget
+ * counts them: a byte per nonzero counter and one per two digits.
+ */
+uint64_t codec_hca_bytes(const uint64_t *hca, uint32_t m, uint32_t to);
+
 int codec_host_check(const char *host, size_t len, char *why, size_t whylen);
 
 /*

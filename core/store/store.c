@@ -578,10 +578,150 @@ store_sink_write(const char *buf, size_t size, void *arg)
 	return 0;
 }
 
+/*
+ * The HCA sizes that fit counter_bytes (vitals_epoch_encode_within): the
+ * vital whose counters take most folded in half, over and over.  sizes
+ * and bytes have e->nvitals entries.  Returns 1 if any is folded.
+ */
+static int
+store_fold_plan(const struct vitals_epoch *e, uint64_t counter_bytes,
+    uint32_t *sizes, uint64_t *bytes)
+{
+	const struct vitals_vital_epoch *v;
+	uint64_t total = 0;
+	uint32_t i, big;
+	int folded = 0;
+
+	for (i = 0; i < e->nvitals; i++) {
+		v = &e->vitals[i];
+		sizes[i] = v->hca_size;
+		bytes[i] = codec_hca_bytes(v->hca, v->hca_size, v->hca_size);
+		total += bytes[i];
+	}
+	while (total > counter_bytes) {
+		for (i = 0, big = e->nvitals; i < e->nvitals; i++)
+			if (sizes[i] > VITALS_FOLD_MIN &&
+			    (big == e->nvitals || bytes[i] > bytes[big]))
+				big = i;
+		if (big == e->nvitals)
+			break;
+		v = &e->vitals[big];
+		sizes[big] /= 2;
+		total -= bytes[big];
+		bytes[big] = codec_hca_bytes(v->hca, v->hca_size, sizes[big]);
+		total += bytes[big];
+		folded = 1;
+	}
+	return folded;
+}
+
+/*
+ * A copy of v with its HCA folded to m counters and its samples' slots
+ * cut to them, in memory of its own (free hca and samples); 0 or -ENOMEM.
+ */
+static int
+store_fold_vital(const struct vitals_vital_epoch *v, uint32_t m,
+    struct vitals_vital_epoch *out)
+{
+	struct vitals_sample *s = NULL;
+	uint64_t *hca;
+	uint32_t i;
+
+	*out = *v;
+	if ((hca = calloc(m, sizeof(*hca))) == NULL ||
+	    (v->nsamples > 0 &&
+		(s = malloc(v->nsamples * sizeof(*s))) == NULL)) {
+		free(hca);
+		return -ENOMEM;
+	}
+	for (i = 0; v->hca != NULL && i < v->hca_size; i++)
+		hca[i & (m - 1)] += v->hca[i];
+	for (i = 0; i < v->nsamples; i++) {
+		s[i] = v->samples[i];
+		s[i].slot &= m - 1;
+	}
+	out->hca_size = m;
+	out->hca = hca;
+	out->samples = s;
+	return 0;
+}
+
+static void
+store_fold_free(struct vitals_vital_epoch *vs, const struct vitals_epoch *e)
+{
+	uint32_t i;
+
+	for (i = 0; i < e->nvitals; i++) {
+		if (vs[i].hca == e->vitals[i].hca)
+			continue;
+		free((void *)vs[i].hca);
+		free((void *)vs[i].samples);
+	}
+	free(vs);
+}
+
+/*
+ * e with its HCAs folded to fit counter_bytes, in *out (vitals in *vs:
+ * free them with store_fold_free), or *vs NULL if none needs it.
+ */
+static int
+store_fold(const struct vitals_epoch *e, uint64_t counter_bytes,
+    struct vitals_epoch *out, struct vitals_vital_epoch **vs)
+{
+	uint32_t *sizes, i;
+	uint64_t *bytes;
+	int r = 0;
+
+	*vs = NULL;
+	if (counter_bytes == 0 || e->nvitals == 0)
+		return 0;
+	sizes = calloc(e->nvitals, sizeof(*sizes));
+	bytes = calloc(e->nvitals, sizeof(*bytes));
+	if (sizes == NULL || bytes == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (!store_fold_plan(e, counter_bytes, sizes, bytes))
+		goto out;
+	if ((*vs = calloc(e->nvitals, sizeof(**vs))) == NULL) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < e->nvitals && r == 0; i++) {
+		if (sizes[i] == e->vitals[i].hca_size)
+			(*vs)[i] = e->vitals[i];
+		else
+			r = store_fold_vital(
+			    &e->vitals[i], sizes[i], &(*vs)[i]);
+	}
+	if (r != 0) {
+		for (; i < e->nvitals; i++)
+			(*vs)[i] = e->vitals[i];
+		store_fold_free(*vs, e);
+		*vs = NULL;
+		goto out;
+	}
+	*out = *e;
+	out->vitals = *vs;
+out:
+	free(sizes);
+	free(bytes);
+	return r;
+}
+
 int
 vitals_epoch_encode(const struct vitals_epoch *e, struct vitals_epoch_file *out,
     char *err, size_t errlen)
 {
+	return vitals_epoch_encode_within(e, 0, out, err, errlen);
+}
+
+int
+vitals_epoch_encode_within(const struct vitals_epoch *e, uint64_t counter_bytes,
+    struct vitals_epoch_file *out, char *err, size_t errlen)
+{
+	struct vitals_vital_epoch *vs = NULL;
+	struct vitals_epoch folded;
 	struct store_sink s = { .error = 0 };
 	char rel[PATH_MAX];
 	int r;
@@ -592,13 +732,22 @@ vitals_epoch_encode(const struct vitals_epoch *e, struct vitals_epoch_file *out,
 		store_err(err, errlen, "epoch file name: %s", strerror(-r));
 		return r;
 	}
+	if ((r = store_fold(e, counter_bytes, &folded, &vs)) < 0) {
+		store_err(err, errlen, "out of memory");
+		return r;
+	}
 	/* windowBits 15 + 16: a gzip stream, as gzopen writes. */
 	if (deflateInit2(&s.z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
 	    Z_OK) {
+		if (vs != NULL)
+			store_fold_free(vs, e);
 		store_err(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if ((r = codec_compact_write(e, store_sink_write, &s)) == 0)
+	r = codec_compact_write(vs != NULL ? &folded : e, store_sink_write, &s);
+	if (vs != NULL)
+		store_fold_free(vs, e);
+	if (r == 0)
 		r = store_deflate(&s, Z_FINISH);
 	if (r == 0 && (out->rel = strdup(rel)) == NULL)
 		r = -ENOMEM;

@@ -88,7 +88,19 @@ struct vitals_epoch_file {
 /*
  * Encode e into *out (free it with vitals_epoch_file_free).  Returns 0,
  * or a negative errno with a reason in err (*out is then empty).
+ * vitals_epoch_encode_within() (ABI minor 7) first folds the HCAs that
+ * take most (each in half: counter i gets i + size/2, a sample's slot
+ * its low bits, as a smaller HCA would have counted them) until the
+ * counters' stored bytes, as the disk budget counts them (a byte per
+ * counter and one per two digits), fit counter_bytes, or every HCA is at
+ * VITALS_FOLD_MIN; 0 folds nothing.  The epoch's events, weights and
+ * samples are unchanged; what is lost is which of the labels sharing a
+ * folded counter counted how much.
  */
+#define VITALS_FOLD_MIN 64
+int vitals_epoch_encode_within(const struct vitals_epoch *e,
+    uint64_t counter_bytes, struct vitals_epoch_file *out, char *err,
+    size_t errlen);
 int vitals_epoch_encode(const struct vitals_epoch *e,
     struct vitals_epoch_file *out, char *err, size_t errlen);
 

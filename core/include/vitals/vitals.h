@@ -44,7 +44,7 @@ extern "C" {
  * filled config block.
  */
 #define VITALS_ABI_MAJOR 1
-#define VITALS_ABI_MINOR 6
+#define VITALS_ABI_MINOR 7
 
 /*
  * A filter's scope (struct vitals_plugin.scope, ABI minor 5).  HOST: the
@@ -500,6 +500,9 @@ struct vitals_settings {
 	const uint32_t *timescales; /* rollup lengths in seconds, ascending */
 	uint32_t max_samples; /* samples an epoch keeps per vital (the
 				     bound a rollup keeps too) */
+	/* ABI minor 7: */
+	uint64_t disk_budget; /* sketch.disk_budget: stored bytes an epoch
+				 may take; 0: none */
 };
 
 /* ---- services the core gives plugins (exported by libvitals) ---- */
