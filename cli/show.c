@@ -268,7 +268,8 @@ show_kframe(const struct vitals_epoch *e, uint64_t v)
 
 	if (id < 0 || (m = vitals_epoch_module(e, (uint32_t)id)) == NULL)
 		return -1;
-	printf("        k %s+0x%" PRIx64 "\n", m->path, VITALS_UFRAME_OFFSET(v));
+	printf(
+	    "        k %s+0x%" PRIx64 "\n", m->path, VITALS_UFRAME_OFFSET(v));
 	return 0;
 }
 

@@ -48,8 +48,7 @@ vitals_cpu_sample(struct cpu_perf_ctx *ctx)
 	 * User PCs by code offset, so every process of a program shares
 	 * labels; kernel ones by offset in the kernel's text (no KASLR).
 	 */
-	at = kernel ? CPU_KERNEL_LABEL |
-		vitals_bpf_ktext(c, ip & ~0xffULL) >> 8
+	at = kernel ? CPU_KERNEL_LABEL | vitals_bpf_ktext(c, ip & ~0xffULL) >> 8
 		    : vitals_bpf_code_off(me, ip) >> 8;
 	r = vitals_bpf_count(c, 0, at, 1, pt, me->exe_id, vitals_bpf_uid(task));
 	if (r == 0)

@@ -319,8 +319,8 @@ sched_count_delay(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
  * block; a sampled block unwinds the whole stack for its record.
  */
 static __always_inline __u64
-sched_site(const struct vitals_bpf_cfg *c, struct task_struct___sched *t,
-    __u64 frames)
+sched_site(
+    const struct vitals_bpf_cfg *c, struct task_struct___sched *t, __u64 frames)
 {
 	struct sched_ustack *k;
 	__u64 h = 0x5bd1e995ULL, size;

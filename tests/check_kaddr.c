@@ -26,20 +26,18 @@
 #define K_EXT4 0xffffffffc00ff000ULL /* ext4's base, /proc/modules */
 #define K_BPF 0xffffffffc0300010ULL /* a BPF program: in no image */
 
-static const char kallsyms[] =
-    "ffffffff81000000 T _text\n"
-    "ffffffff81001000 T _stext\n"
-    "ffffffff81002000 T start_kernel\n"
-    "ffffffff81ffff00 D some_data\n"
-    "ffffffff82000000 T _etext\n"
-    "ffffffffc0100000 t ext4_foo\t[ext4]\n"
-    "ffffffffc0110000 t ext4_bar\t[ext4]\n"
-    "ffffffffc0200000 t xfs_foo\t[xfs]\n"
-    "ffffffffc0300000 t bpf_prog_1234_x\t[bpf]\n";
+static const char kallsyms[] = "ffffffff81000000 T _text\n"
+			       "ffffffff81001000 T _stext\n"
+			       "ffffffff81002000 T start_kernel\n"
+			       "ffffffff81ffff00 D some_data\n"
+			       "ffffffff82000000 T _etext\n"
+			       "ffffffffc0100000 t ext4_foo\t[ext4]\n"
+			       "ffffffffc0110000 t ext4_bar\t[ext4]\n"
+			       "ffffffffc0200000 t xfs_foo\t[xfs]\n"
+			       "ffffffffc0300000 t bpf_prog_1234_x\t[bpf]\n";
 
-static const char modules[] =
-    "ext4 1048576 1 - Live 0xffffffffc00ff000\n"
-    "xfs 8192 0 - Live 0xffffffffc0200000 (O)\n";
+static const char modules[] = "ext4 1048576 1 - Live 0xffffffffc00ff000\n"
+			      "xfs 8192 0 - Live 0xffffffffc0200000 (O)\n";
 
 static void
 load_fixture(const char *syms)
@@ -71,7 +69,8 @@ START_TEST(test_siphash_vector)
 	ck_assert_uint_eq(vitals_hash_keyed(0x0706050403020100ULL,
 			      0x0f0e0d0c0b0a0908ULL, 0x0706050403020100ULL),
 	    0x93f5f5799a932462ULL >> 1);
-	ck_assert_uint_ne(vitals_hash_keyed(1, 2, 3), vitals_hash_keyed(1, 3, 3));
+	ck_assert_uint_ne(
+	    vitals_hash_keyed(1, 2, 3), vitals_hash_keyed(1, 3, 3));
 }
 END_TEST
 
@@ -146,7 +145,8 @@ START_TEST(test_hidden)
 	ck_assert_uint_eq(hi, 0);
 	f = kaddr_frame(K_TEXT + 0x2010);
 	ck_assert_int_eq(VITALS_UFRAME_MODULE(f), -1);
-	ck_assert_uint_eq(f, kaddr_hide(K_TEXT + 0x2010) & VITALS_UFRAME_OFF_MASK);
+	ck_assert_uint_eq(
+	    f, kaddr_hide(K_TEXT + 0x2010) & VITALS_UFRAME_OFF_MASK);
 }
 END_TEST
 

@@ -130,8 +130,8 @@ kaddr_init(const char *dir, char *err, size_t len)
 	if (fd >= 0)
 		close(fd);
 	if (r < 0 && (r = kaddr_key_make(dfd)) < 0)
-		snprintf(err, len, "%s/%s: %s", dir, KADDR_KEY_FILE,
-		    strerror(-r));
+		snprintf(
+		    err, len, "%s/%s: %s", dir, KADDR_KEY_FILE, strerror(-r));
 	close(dfd);
 	return r;
 }
@@ -184,7 +184,8 @@ kaddr_symbol(uint64_t a, char type, const char *name, const char *mod)
 		return;
 	}
 	if ((type != 't' && type != 'T') || mod[0] != '[' ||
-	    strcmp(mod, "[bpf]") == 0 || strcmp(mod, "[__builtin__ftrace]") == 0)
+	    strcmp(mod, "[bpf]") == 0 ||
+	    strcmp(mod, "[__builtin__ftrace]") == 0)
 		return;
 	snprintf(n, sizeof(n), "%.*s", (int)strcspn(mod + 1, "]"), mod + 1);
 	if ((m = kaddr_mod(n)) == NULL)

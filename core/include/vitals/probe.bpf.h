@@ -15,7 +15,9 @@
  *           vitals_bpf_current_task(), vitals_bpf_current_exe(),
  *           vitals_bpf_wanted(), vitals_bpf_task_wanted(),
  *           vitals_bpf_unfiltered()
- *   label   vitals_bpf_code_off(), vitals_hash_mix64()
+ *   label   vitals_bpf_code_off(), vitals_hash_mix64(),
+ *           vitals_bpf_ktext(), vitals_bpf_khide() (no raw kernel
+ *           address in a label: doc/design.md, "Kernel addresses")
  *   count   vitals_bpf_count_me(), vitals_bpf_count(),
  *           vitals_bpf_count_relaxed(), vitals_bpf_count_last(),
  *           VITALS_BPF_PT_CURRENT
