@@ -54,7 +54,7 @@ struct vitals_bpf_cfg {
 	__u64 param[VITALS_BPF_MAX_PARAMS]; /* probe-specific */
 	/*
 	 * Kernel addresses in labels (vitals_bpf_ktext, vitals_bpf_khide): the
-	 * host's key for vitals_hash_keyed() and the kernel's text, [_stext,
+	 * host's key for vitals_hash_keyed() and the kernel's text, [_text,
 	 * _etext), or 0s where kallsyms hides it.
 	 */
 	__u64 kkey[2];
