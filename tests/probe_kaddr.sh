@@ -4,7 +4,8 @@
 # "Kernel addresses"): the probes that see kernel stacks, PCs and locks
 # run on the real kernel under workloads; no value stored (frames, args,
 # labels, slots, the modules table; in `vitals show --json`, `vitals show`,
-# `vitals pprof --folded` and the raw files) may lie in the kernel's
+# `vitals pprof --folded`, the HTTP API (samples, flame graphs, /metrics)
+# and the raw files) may lie in the kernel's
 # address range or equal an address of /proc/kallsyms, while the kernel
 # frames keep their names and are placed in "[kernel]".  The lock the
 # workload's threads wait for (their process's mmap_lock) is one keyed
@@ -55,6 +56,38 @@ done
 "$VITALS" --data-dir "$TMP/data" pprof --folded --vital cpu --from -1h \
 	--to now >"$TMP/cpu.folded" 2>"$TMP/pprof.err" ||
 	{ cat "$TMP/pprof.err" >&2; fail "vitals pprof --folded"; }
+# The HTTP API over the same store: samples, flame graphs, /metrics.
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+"$VITALS" --data-dir "$TMP/data" serve --listen "127.0.0.1:$PORT" \
+	>"$TMP/serve.log" 2>&1 &
+SPID=$!
+trap '[ -z "$DAEMON" ] || kill "$DAEMON" 2>/dev/null; kill "$SPID" 2>/dev/null; rm -rf "$TMP"' EXIT
+python3 - "http://127.0.0.1:$PORT" "$TMP/api" <<'PY' || { cat "$TMP/serve.log" >&2; fail "the HTTP API over the store"; }
+import json, os, sys, time, urllib.request
+base, out = sys.argv[1], sys.argv[2]
+os.makedirs(out)
+for i in range(200):
+    try:
+        urllib.request.urlopen(base + "/api/v1/time?t=now").read()
+        break
+    except OSError:
+        time.sleep(0.1)
+get = lambda q: urllib.request.urlopen(base + q).read().decode()
+epochs = json.loads(get("/api/v1/epochs?from=-1h&to=now"))["epochs"]
+assert epochs, "the API lists no epoch"
+n = 0
+for e in epochs:
+    for v in ("cpu", "lock", "blocking", "wait"):
+        open("%s/samples%d.json" % (out, n), "w").write(
+            get("/api/v1/samples?epoch=%s&vital=%s&limit=1000" % (e["id"], v)))
+        n += 1
+for v in ("cpu", "lock", "blocking"):
+    open("%s/flame-%s.json" % (out, v), "w").write(
+        get("/api/v1/flame?vital=%s&from=-1h&to=now" % v))
+open(out + "/metrics.txt", "w").write(get("/metrics"))
+PY
+kill "$SPID" 2>/dev/null
+wait "$SPID" 2>/dev/null || true
 
 python3 - "$TMP" "$(cat "$TMP/wl.json")" $epochs <<'PY' || fail "a kernel address is stored"
 import glob, json, re, sys, zlib
@@ -114,8 +147,14 @@ for f in files:
             if v["name"] == "lock" and s["pid"] == wl["pid"] and s["args"][1] & 6:
                 locks.setdefault(s["args"][0], 0)
                 locks[s["args"][0]] += 1
-# The text outputs too: show and the folded stacks.
-for t in glob.glob(tmp + "/show*.txt") + [tmp + "/cpu.folded"]:
+# The API's answers (JSON: labels as hex strings, frames as names).
+api = 0
+for f in glob.glob(tmp + "/api/*.json"):
+    walk(json.load(open(f)), f, found)
+    api += 1
+# The text outputs too: show, the folded stacks, /metrics.
+for t in (glob.glob(tmp + "/show*.txt") + [tmp + "/cpu.folded"] +
+          glob.glob(tmp + "/api/metrics.txt")):
     for h in re.findall(r"0x[0-9a-fA-F]+", open(t).read()):
         if bad(int(h, 16)):
             found.append((t, h))
@@ -125,9 +164,12 @@ for f in glob.glob(tmp + "/data/*/*.json.gz"):
     for m in re.findall(r"-?\d+", text):
         if int(m) % 2**64 in ksyms:
             found.append((f, m))
-print("%d epochs, %d kernel frames (%d in kernel images), %d kernel names; "
-      "lock_contention's rw-semaphore waits by lock: %s" % (len(files), kframes,
-      placed, len(names), sorted(locks.values(), reverse=True)[:4]))
+print("%d epochs, %d kernel frames (%d in kernel images), %d kernel names, "
+      "%d API answers; lock_contention's rw-semaphore waits by lock: %s"
+      % (len(files), kframes, placed, len(names), api,
+         sorted(locks.values(), reverse=True)[:4]))
+if api == 0:
+    sys.exit("no API answer to check")
 if found:
     sys.exit("kernel addresses stored: %s" % found[:10])
 if placed < 0.9 * kframes:
