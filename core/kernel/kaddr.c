@@ -241,9 +241,10 @@ kaddr_bases(void)
 int
 kaddr_load(const char *kallsyms, const char *modules)
 {
+	/* The last load's modules, whose registry ids carry over. */
+	static struct kaddr_mod old[KADDR_MODS];
 	char line[512], name[256], mod[256], type;
 	unsigned long long a;
-	struct kaddr_mod old[KADDR_MODS];
 	uint32_t nold = kaddr_nmods, i, j;
 	FILE *f;
 
