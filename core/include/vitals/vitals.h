@@ -172,7 +172,12 @@ struct vitals_event {
 	uint32_t nkstack; /* frames in kstack, <= VITALS_STACK_MAX */
 	uint32_t nustack; /* frames in ustack, <= VITALS_STACK_MAX */
 	uint32_t pad; /* zero */
-	const uint64_t *kstack; /* kernel frames, innermost first, or NULL */
+	/*
+	 * Kernel frames, innermost first, or NULL.  The BPF layer stores a
+	 * BPF probe's by kernel image (VITALS_UFRAME); a probe that emits
+	 * its own has them stored as given, so it gives no raw address.
+	 */
+	const uint64_t *kstack;
 	const uint64_t *ustack; /* user frames, innermost first, or NULL */
 	const char *exe; /* executable path, or NULL; read only if sampled */
 	const char *comm; /* thread name, or NULL; read only if sampled */
