@@ -255,6 +255,24 @@ show_uframe(const struct vitals_epoch *e, uint64_t v, const char *name)
 		printf("        u %s\n", where);
 }
 
+/*
+ * An unnamed kernel frame stored by image and offset (core/kernel/kaddr.h):
+ * "[kernel]+0xOFF".  Returns 0, or -1 for another (an older epoch's raw
+ * address, or a keyed one in no image).
+ */
+static int
+show_kframe(const struct vitals_epoch *e, uint64_t v)
+{
+	int32_t id = VITALS_UFRAME_MODULE(v);
+	const struct vitals_module *m;
+
+	if (id < 0 || (m = vitals_epoch_module(e, (uint32_t)id)) == NULL)
+		return -1;
+	printf(
+	    "        k %s+0x%" PRIx64 "\n", m->path, VITALS_UFRAME_OFFSET(v));
+	return 0;
+}
+
 /* A sample's stack, innermost frame first, kernel then user. */
 static void
 show_stack(const struct vitals_epoch *e, const struct vitals_sample *s)
@@ -265,7 +283,7 @@ show_stack(const struct vitals_epoch *e, const struct vitals_sample *s)
 		if (s->ksyms != NULL && s->ksyms[i] != NULL &&
 		    *s->ksyms[i] != '\0')
 			printf("        k %s\n", s->ksyms[i]);
-		else
+		else if (show_kframe(e, s->kstack[i]) != 0)
 			printf("        k 0x%016" PRIx64 "\n", s->kstack[i]);
 	}
 	for (i = 0; i < s->nustack; i++)

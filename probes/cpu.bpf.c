@@ -2,7 +2,8 @@
 /*
  * cpu (and cache) vital, in the kernel: a program on a sampling perf
  * event of every CPU counts each sample under the interrupted PC >> 8
- * (paper 4.2), so a hot function's samples share a few counters; only
+ * (paper 4.2; a kernel PC as its offset in the kernel's text), so a hot
+ * function's samples share a few counters; only
  * sampled events, with both stacks, go to user space.  The idle task is
  * not counted.
  */
@@ -18,6 +19,9 @@
  */
 #define CPU_REG_IP 16
 #define CPU_REG_CS 17
+
+/* Set in kernel PCs' labels: apart from user code offsets of one exe. */
+#define CPU_KERNEL_LABEL (1ULL << 62)
 
 struct cpu_perf_ctx {
 	__u64 regs[21];
@@ -40,10 +44,13 @@ vitals_cpu_sample(struct cpu_perf_ctx *ctx)
 		return 0;
 	if ((me = vitals_bpf_current_task(task, pt >> 32)) == 0)
 		return 0;
-	/* User PCs by code offset, so every process of a program shares labels. */
-	at = kernel ? ip : vitals_bpf_code_off(me, ip);
-	r = vitals_bpf_count(
-	    c, 0, at >> 8, 1, pt, me->exe_id, vitals_bpf_uid(task));
+	/*
+	 * User PCs by code offset, so every process of a program shares
+	 * labels; kernel ones by offset in the kernel's text (no KASLR).
+	 */
+	at = kernel ? CPU_KERNEL_LABEL | vitals_bpf_ktext(c, ip & ~0xffULL) >> 8
+		    : vitals_bpf_code_off(me, ip) >> 8;
+	r = vitals_bpf_count(c, 0, at, 1, pt, me->exe_id, vitals_bpf_uid(task));
 	if (r == 0)
 		return 0;
 	r->op = kernel;

@@ -208,6 +208,8 @@ cpu_setup(struct vitals_bpf_instance *p)
 	for (i = 0; i < CPU_MAX; i++)
 		s->fds[i] = -1;
 	p->param[CPU_P_FILES] = cf->files != 0;
+	/* args[0] is the PC: a kernel one is stored as a kernel frame. */
+	p->spec.kargs = 1u << 0;
 	return cpu_open_events(p->ctx, s, cf);
 }
 

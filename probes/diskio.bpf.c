@@ -123,9 +123,6 @@ struct {
 	__uint(max_entries, 1);
 } diskio_scratch SEC(".maps");
 
-/* Kernel text start, so sites do not change with KASLR; 0 if unknown. */
-extern const void _stext __ksym __weak;
-
 /*
  * 0 read, 1 write, 2 other (flush, discard, ...).  A write of no data
  * (bytes: the request's as issued) is a cache flush (REQ_PREFLUSH, as
@@ -144,20 +141,22 @@ diskio_op(struct request *rq, __u64 bytes)
 
 /*
  * The issuing site: a hash of the direction and the top kernel frames,
- * KASLR removed, so reads, writes and discards from one path stay apart.
+ * KASLR removed (vitals_bpf_ktext), so reads, writes and discards from
+ * one path stay apart.
  */
 static __always_inline __u64
-diskio_site(const struct diskio_req *e, __u32 op)
+diskio_site(
+    const struct vitals_bpf_cfg *c, const struct diskio_req *e, __u32 op)
 {
-	__u64 h = op, base = (__u64)&_stext;
+	__u64 h = op;
 	__u32 i, n = e->st.nkstack;
 
 	for (i = 0; i < VITALS_BPF_STACK; i++) {
 		if (i >= n)
 			break;
-		h = vitals_hash_mix64(h ^ (e->st.kstack[i] - base));
+		h = vitals_hash_mix64(h ^ vitals_bpf_ktext(c, e->st.kstack[i]));
 	}
-	return h;
+	return h >> 1; /* a label is never in the kernel's address range */
 }
 
 /* Whether w holds the walk of a request like rq (see diskio_walks). */
@@ -259,7 +258,7 @@ diskio_remember(
 	e->st.nkstack = e->st.nustack = e->st.nufiles = 0;
 	if (e->wanted)
 		diskio_submitter(c, ctx, e, rq, pt, e->bytes != 0);
-	e->site = diskio_site(e, diskio_op(rq, e->bytes));
+	e->site = diskio_site(c, e, diskio_op(rq, e->bytes));
 	bpf_map_update_elem(&diskio_reqs, &key, e, BPF_ANY);
 }
 

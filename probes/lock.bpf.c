@@ -66,6 +66,7 @@ struct {
  * A hash of the top kernel frames: where the thread waits.  The first
  * frame is __traceiter_contention_end while another tracer shares the
  * tracepoint; it is left out so the label does not depend on that.
+ * Frames by offset in the kernel's text (vitals_bpf_ktext): no KASLR.
  */
 static __always_inline __u64
 lock_site(const struct vitals_bpf_cfg *c, void *ctx)
@@ -78,8 +79,9 @@ lock_site(const struct vitals_bpf_cfg *c, void *ctx)
 	first =
 	    f[0] >= c->param[LOCK_P_ITER_LO] && f[0] < c->param[LOCK_P_ITER_HI];
 	for (i = 0; i < LOCK_SITE_FRAMES; i++)
-		h = vitals_hash_mix64(h ^ (first ? f[i + 1] : f[i]));
-	return h;
+		h = vitals_hash_mix64(
+		    h ^ vitals_bpf_ktext(c, first ? f[i + 1] : f[i]));
+	return h >> 1; /* a label is never in the kernel's address range */
 }
 
 /*
@@ -149,7 +151,7 @@ vitals_lock_end(__u64 *ctx)
 	struct vitals_bpf_rec *r;
 	struct lock_wait *w, v;
 	struct task_struct *task = vitals_bpf_task();
-	__u64 pt = vitals_bpf_pid_tgid(task), now = bpf_ktime_get_ns();
+	__u64 pt = vitals_bpf_pid_tgid(task), now = bpf_ktime_get_ns(), lock;
 
 	if (c == 0)
 		return 0;
@@ -160,11 +162,13 @@ vitals_lock_end(__u64 *ctx)
 	bpf_map_delete_elem(&lock_waits, &k);
 	if (now < v.ts || now - v.ts < c->param[LOCK_P_MIN_WAIT])
 		return 0;
-	r = vitals_bpf_count(c, 0, k.lock ^ lock_site(c, ctx), now - v.ts, pt,
+	/* The lock keyed: its address is the kernel's secret. */
+	lock = vitals_bpf_khide(c, k.lock);
+	r = vitals_bpf_count(c, 0, lock ^ lock_site(c, ctx), now - v.ts, pt,
 	    vitals_bpf_current_exe(pt >> 32), vitals_bpf_uid(task));
 	if (r == 0)
 		return 0;
-	r->args[0] = k.lock;
+	r->args[0] = lock;
 	r->args[1] = v.flags;
 	r->args[2] = v.owner;
 	r->args[3] = (__u64)(__s64)(int)ctx[1];

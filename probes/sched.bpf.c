@@ -315,11 +315,12 @@ sched_count_delay(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
 
 /*
  * The blocking site: a hash of the top kernel frames of the stack the
- * task slept with.  Only those frames are unwound here, on every counted
+ * task slept with, by offset in the kernel's text (vitals_bpf_ktext).  Only those frames are unwound here, on every counted
  * block; a sampled block unwinds the whole stack for its record.
  */
 static __always_inline __u64
-sched_site(struct task_struct___sched *t, __u64 frames)
+sched_site(
+    const struct vitals_bpf_cfg *c, struct task_struct___sched *t, __u64 frames)
 {
 	struct sched_ustack *k;
 	__u64 h = 0x5bd1e995ULL, size;
@@ -335,9 +336,9 @@ sched_site(struct task_struct___sched *t, __u64 frames)
 	for (i = 0; i < VITALS_BPF_STACK; i++) {
 		if (n < (i + 1) * 8)
 			break;
-		h = vitals_hash_mix64(h ^ k->ip[i]);
+		h = vitals_hash_mix64(h ^ vitals_bpf_ktext(c, k->ip[i]));
 	}
-	return h;
+	return h >> 1; /* a label is never in the kernel's address range */
 }
 
 /* The sleeping thread's user stack, kept at switch-out, or its user PC. */
@@ -374,7 +375,7 @@ sched_count_block(struct vitals_bpf_cfg *c, __u64 vi,
 	struct vitals_bpf_rec *r;
 
 	r = vitals_bpf_count(c, (__u32)vi - 1,
-	    sched_site(t, c->param[SCHED_P_SITE_FRAMES]), blocked, pt, exe,
+	    sched_site(c, t, c->param[SCHED_P_SITE_FRAMES]), blocked, pt, exe,
 	    uid);
 	if (r == 0)
 		return;

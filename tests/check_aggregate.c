@@ -447,6 +447,70 @@ START_TEST(test_rollup_modules)
 }
 END_TEST
 
+/*
+ * Kernel frames stored by image ("[kernel]", core/kernel/kaddr.h) are
+ * united by image as user frames are, whatever id each run gave it; an
+ * older epoch's raw kernel address stays as it is; an unnamed frame
+ * reads "[kernel]+0xOFF" in the rollup as in its epoch.
+ */
+START_TEST(test_rollup_kernel_frames)
+{
+	struct fx *a = fx_new("a", T0, 60, 64, 1, 1);
+	struct fx *b = fx_new("a", T0 + 60 * NS, 60, 64, 1, 2);
+	const struct vitals_epoch *v[2] = { &a->e, &b->e };
+	const struct vitals_module ma[] = { { 0, "[kernel]", "" },
+		{ 1, "/bin/x", "aa" } };
+	const struct vitals_module mb[] = { { 3, "/bin/x", "aa" },
+		{ 4, "[kernel:ext4]", "" }, { 9, "[kernel]", "" } };
+	const struct vitals_sample *s;
+	const struct vitals_module *m;
+	struct vitals_epoch *r;
+	char buf[LABELS_FRAME_LEN];
+	uint32_t i, seen = 0;
+
+	a->e.nvitals = b->e.nvitals = 1;
+	a->e.modules = ma;
+	a->e.nmodules = 2;
+	b->e.modules = mb;
+	b->e.nmodules = 3;
+	a->frames[0][0][0] = VITALS_UFRAME(0, 0x1234);
+	a->frames[0][0][1] = VITALS_UFRAME(1, 0x10);
+	b->frames[0][0][0] = VITALS_UFRAME(9, 0x5678);
+	b->frames[0][0][1] = VITALS_UFRAME(3, 0x20);
+	ck_assert_str_eq(
+	    labels_frame(&b->e, &b->s[0][0], 1, 0, 0, buf, sizeof(buf)),
+	    "[kernel]+0x5678");
+	ck_assert_int_eq(vitals_epoch_rollup(v, 2, T0, 300, 3, &r), 0);
+	ck_assert_uint_eq(r->vitals[0].nsamples, 2);
+	for (i = 0; i < 2; i++) {
+		s = &r->vitals[0].samples[i];
+		m = vitals_epoch_module(
+		    r, (uint32_t)VITALS_UFRAME_MODULE(s->kstack[0]));
+		ck_assert_ptr_nonnull(m);
+		ck_assert_str_eq(m->path, "[kernel]");
+		labels_frame(r, s, 1, 0, 0, buf, sizeof(buf));
+		seen |= strcmp(buf, "[kernel]+0x1234") == 0 ? 1
+		    : strcmp(buf, "[kernel]+0x5678") == 0   ? 2
+							    : 4;
+	}
+	ck_assert_uint_eq(seen, 3);
+	/* One image for both runs, and ext4 (no frame) left out. */
+	ck_assert_uint_eq(r->nmodules, 2);
+	vitals_epoch_free(r);
+
+	/* A raw address of an older epoch names no module: kept as it is. */
+	a->frames[0][0][0] = 0xffffffff81234567ULL;
+	ck_assert_int_eq(vitals_epoch_rollup(v, 2, T0, 300, 3, &r), 0);
+	for (i = 0; i < 2; i++)
+		if (r->vitals[0].samples[i].kstack[0] == 0xffffffff81234567ULL)
+			seen |= 8;
+	ck_assert_uint_eq(seen, 11);
+	vitals_epoch_free(r);
+	free(a);
+	free(b);
+}
+END_TEST
+
 START_TEST(test_copy)
 {
 	struct fx *a = fx_new("a", T0, 60, 64, 3, 9);
@@ -1544,6 +1608,7 @@ aggregate_suite(void)
 	tcase_add_test(ro, test_rollup_sample_bound);
 	tcase_add_test(ro, test_rollup_union);
 	tcase_add_test(ro, test_rollup_modules);
+	tcase_add_test(ro, test_rollup_kernel_frames);
 	tcase_add_test(ro, test_copy);
 	tcase_add_test(ro, test_copy_shares_stacks);
 	tcase_add_loop_test(ro, test_compact, 0,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The label hash on the BPF side gives the known values user space gives
+ * The label hash (and the keyed hash that keeps kernel pointers out of
+ * labels) on the BPF side gives the known values user space gives
  * (tests/check_hash.c): tests/hash.bpf.c runs <vitals/hash.h> as clang
  * compiled it for the BPF target, through BPF_PROG_TEST_RUN.  Needs root
  * (or CAP_BPF); skips otherwise.
@@ -24,6 +25,7 @@ struct hash_run {
 	__u64 label;
 	__u32 exe_id, uid;
 	__u64 label_out;
+	__u64 k0, k1, keyed_in, keyed_out; /* vitals_hash_keyed */
 };
 
 /* Run the program on r; 0 or a negative errno. */
@@ -83,10 +85,20 @@ main(void)
 			bad++;
 		}
 	}
+	/* SipHash-2-4's vector (key 00..0f, bytes 00..07), top bit cleared. */
+	memset(&r, 0, sizeof(r));
+	r.k0 = r.keyed_in = 0x0706050403020100ULL;
+	r.k1 = 0x0f0e0d0c0b0a0908ULL;
+	if (run(fd, &r) == 0 && r.keyed_out != 0x93f5f5799a932462ULL >> 1) {
+		printf("FAIL: BPF keyed hash = %#llx, want %#llx\n",
+		    r.keyed_out, 0x93f5f5799a932462ULL >> 1);
+		bad++;
+	}
 	hash_bpf__destroy(skel);
 	if (bad)
 		return 1;
-	printf("PASS: the BPF side's label hash gives the %zu known values\n",
-	    HASH_NMIX + HASH_NLABEL);
+	printf("PASS: the BPF side's label and keyed hashes give the %zu "
+	       "known values\n",
+	    HASH_NMIX + HASH_NLABEL + 1);
 	return 0;
 }

@@ -12,6 +12,7 @@ struct hash_run {
 	__u64 label;
 	__u32 exe_id, uid;
 	__u64 label_out;
+	__u64 k0, k1, keyed_in, keyed_out; /* vitals_hash_keyed */
 };
 
 SEC("syscall")
@@ -20,6 +21,7 @@ hash_run(struct hash_run *r)
 {
 	r->mix_out = vitals_hash_mix64(r->mix_in);
 	r->label_out = vitals_hash_label(r->label, r->exe_id, r->uid);
+	r->keyed_out = vitals_hash_keyed(r->k0, r->k1, r->keyed_in);
 	return 0;
 }
 

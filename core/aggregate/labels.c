@@ -511,7 +511,10 @@ labels_family(const struct vitals_vital_epoch *ve, int by, const char *who)
 	return 0;
 }
 
-/* A user frame v of epoch e as "file+0xoff" into buf; 0, or -1 if none. */
+/*
+ * A frame v of epoch e stored by module (VITALS_UFRAME: a user file, or
+ * a kernel image, "[kernel]") as "file+0xoff" into buf; 0, or -1 if none.
+ */
 static int
 labels_uframe(const struct vitals_epoch *e, uint64_t v, char *buf, size_t len)
 {
@@ -554,7 +557,8 @@ labels_frame(const struct vitals_epoch *e, const struct vitals_sample *s,
 		    offsets ? strlen(name) : strcspn(name, "+"));
 		return buf;
 	}
-	if (kernel || labels_uframe(e, stack[i], buf, len) != 0)
+	/* Kernel frames are stored by image and offset too (kaddr.h). */
+	if (labels_uframe(e, stack[i], buf, len) != 0)
 		labels_hex(buf, len, stack[i]);
 	return buf;
 }

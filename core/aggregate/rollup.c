@@ -192,6 +192,21 @@ rollup_frame(struct rollup *r, uint64_t v)
 	return VITALS_UFRAME(to, VITALS_UFRAME_OFFSET(v));
 }
 
+/*
+ * A kernel frame of r->in as a frame of the rollup: one stored by kernel
+ * image (core/kernel/kaddr.h) as rollup_frame makes it; another (an older
+ * epoch's raw address, a keyed frame) as it is.
+ */
+static uint64_t
+rollup_kframe(struct rollup *r, uint64_t v)
+{
+	int32_t id = VITALS_UFRAME_MODULE(v);
+
+	if (id < 0 || vitals_epoch_module(r->in, (uint32_t)id) == NULL)
+		return v;
+	return rollup_frame(r, v);
+}
+
 static struct rollup_sample *
 rollup_sample_dup(struct rollup *r, const struct vitals_sample *s, uint32_t m)
 {
@@ -210,6 +225,9 @@ rollup_sample_dup(struct rollup *r, const struct vitals_sample *s, uint32_t m)
 	u = (uint64_t *)(uintptr_t)k->s.ustack;
 	for (i = 0; u != NULL && i < k->s.nustack; i++)
 		u[i] = rollup_frame(r, u[i]);
+	u = (uint64_t *)(uintptr_t)k->s.kstack;
+	for (i = 0; u != NULL && i < k->s.nkstack; i++)
+		u[i] = rollup_kframe(r, u[i]);
 	return k;
 }
 
@@ -681,9 +699,13 @@ rollup_finish_vital(const struct rollup *r, const struct rollup_vital *v,
 	return n > 0 && d->samples == NULL ? -ENOMEM : 0;
 }
 
-/* Mark in used[] the modules the first n kept samples of v have frames in. */
+/*
+ * Mark in used[] (nmod entries) the modules the first n kept samples of v
+ * have frames in, kernel images too.
+ */
 static void
-rollup_modules_used(const struct rollup_vital *v, uint32_t n, uint8_t *used)
+rollup_modules_used(
+    const struct rollup_vital *v, uint32_t n, uint8_t *used, uint32_t nmod)
 {
 	const struct vitals_sample *s;
 	uint32_t i, j;
@@ -693,6 +715,11 @@ rollup_modules_used(const struct rollup_vital *v, uint32_t n, uint8_t *used)
 		s = &v->samples[i]->s;
 		for (j = 0; s->ustack != NULL && j < s->nustack; j++)
 			if ((id = VITALS_UFRAME_MODULE(s->ustack[j])) >= 0)
+				used[id] = 1;
+		/* An older epoch's raw kernel address names no module. */
+		for (j = 0; s->kstack != NULL && j < s->nkstack; j++)
+			if ((id = VITALS_UFRAME_MODULE(s->kstack[j])) >= 0 &&
+			    (uint32_t)id < nmod)
 				used[id] = 1;
 	}
 }
@@ -711,8 +738,8 @@ rollup_finish_modules(const struct rollup *r, struct vitals_epoch *e)
 	if ((used = calloc(r->nmodules, 1)) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < r->nvitals; i++)
-		rollup_modules_used(
-		    &r->vitals[i], rollup_kept(r, &r->vitals[i]), used);
+		rollup_modules_used(&r->vitals[i],
+		    rollup_kept(r, &r->vitals[i]), used, r->nmodules);
 	for (i = 0; i < r->nmodules; i++)
 		n += used[i];
 	if (n > 0 && (m = epoch_alloc(e, n * sizeof(*m))) == NULL)

@@ -531,7 +531,10 @@ engine_view_vital(struct vitals_vital_epoch *ve, const struct vitals_vital *v,
 	ve->samples = s->samples;
 }
 
-/* Mark the modules a sample refers to: its user frames' and its exe's. */
+/*
+ * Mark the modules a sample refers to: its frames' (kernel frames name
+ * the kernel's images, core/kernel/kaddr.h) and its exe's.
+ */
 static void
 engine_mark_sample(
     struct engine *e, const struct vitals_sample *s, const char **last_exe)
@@ -541,6 +544,9 @@ engine_mark_sample(
 
 	for (i = 0; s->ustack != NULL && i < s->nustack; i++)
 		if ((m = VITALS_UFRAME_MODULE(s->ustack[i])) >= 0)
+			e->mod_seen[m / 64] |= 1ULL << (m % 64);
+	for (i = 0; s->kstack != NULL && i < s->nkstack; i++)
+		if ((m = VITALS_UFRAME_MODULE(s->kstack[i])) >= 0)
 			e->mod_seen[m / 64] |= 1ULL << (m % 64);
 	/* Samples of one process share the interned exe string: look up once. */
 	if (s->exe == NULL || s->exe[0] == '\0' || s->exe == *last_exe)

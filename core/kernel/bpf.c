@@ -23,6 +23,7 @@
 
 #include "engine.h"
 #include "exe.h"
+#include "kaddr.h"
 #include "module.h"
 #include "symbol.h"
 #include "tracefs.h"
@@ -214,6 +215,20 @@ bpf_size_maps(struct vitals_bpf *b)
 	return 0;
 }
 
+/* The key and kernel text the programs keep raw addresses out of labels by. */
+static void
+bpf_kernel_layout(struct vitals_bpf_cfg *c)
+{
+	uint64_t k[2], lo, hi;
+
+	kaddr_key(k);
+	kaddr_text(&lo, &hi);
+	c->kkey[0] = k[0];
+	c->kkey[1] = k[1];
+	c->ktext_lo = lo;
+	c->ktext_hi = hi;
+}
+
 int
 vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
     const struct vitals_bpf_spec *spec, struct vitals_bpf **out)
@@ -233,6 +248,7 @@ vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
 	b->init.nvitals = spec->nvitals;
 	b->init.self_tgid = (uint32_t)getpid();
 	b->init.tgid = spec->pid;
+	bpf_kernel_layout(&b->init);
 	if (spec->comm != NULL)
 		strncpy(b->init.comm, spec->comm, sizeof(b->init.comm) - 1);
 	if (spec->cgroup != NULL &&
@@ -303,15 +319,19 @@ vitals_bpf_set_param(struct vitals_bpf *b, uint32_t i, uint64_t value)
 		b->cfg->param[i] = value;
 }
 
-/* Names for the event's frames: kernel ones, then user ones (as kept). */
+/*
+ * Names for the event's frames: kernel ones (by their raw addresses,
+ * kraw), then user ones (as kept).
+ */
 static void
-bpf_symbolize(const struct vitals_event *ev, const char **names)
+bpf_symbolize(
+    const struct vitals_event *ev, const uint64_t *kraw, const char **names)
 {
 	uint64_t f;
 	uint32_t i, back;
 
 	for (i = 0; i < ev->nkstack; i++)
-		names[i] = sym_kernel(ev->kstack[i]);
+		names[i] = sym_kernel(kraw[i]);
 	for (i = 0; i < ev->nustack; i++) {
 		f = ev->ustack[i];
 		/* Outer user frames are return addresses: look up the call itself. */
@@ -421,6 +441,27 @@ bpf_strip_tracing(struct vitals_event *ev)
 }
 
 /*
+ * The event's kernel addresses as they are stored (core/kernel/kaddr.h):
+ * its kernel frames into buf, the arguments the probe says may hold one
+ * (spec.kargs) in place.  Epochs are read by users the kernel hides them
+ * from.
+ */
+static void
+bpf_hide_kernel(
+    const struct vitals_bpf *b, struct vitals_event *ev, uint64_t *buf)
+{
+	uint32_t i;
+
+	for (i = 0; i < ev->nkstack; i++)
+		buf[i] = kaddr_frame(ev->kstack[i]);
+	if (ev->nkstack > 0)
+		ev->kstack = buf;
+	for (i = 0; i < VITALS_NARGS; i++)
+		if (b->spec.kargs & (1u << i))
+			ev->args[i] = kaddr_value(ev->args[i]);
+}
+
+/*
  * A record of another layout (a probe built against another SDK) is
  * dropped: say so, with the count dropped, at most every BPF_BADREC_NS.
  */
@@ -453,7 +494,8 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	struct vitals_event ev;
 	char comm[VITALS_BPF_COMM_LEN + 1];
 	const char *names[2 * VITALS_BPF_STACK];
-	uint64_t ustack[VITALS_BPF_STACK];
+	uint64_t ustack[VITALS_BPF_STACK], kstack[VITALS_BPF_STACK];
+	const uint64_t *kraw;
 	uint32_t nuf;
 
 	if (!vitals_bpf_rec_valid(data, len)) {
@@ -502,9 +544,11 @@ bpf_on_sample(void *arg, void *data, size_t len)
 		return 0;
 	nuf = r->nufiles <= VITALS_BPF_UFILES ? r->nufiles : 0;
 	bpf_encode_ustack(&ev, r->ufile, nuf, r->ts_ns, ustack);
+	kraw = ev.kstack;
+	bpf_hide_kernel(b, &ev, kstack);
 	/* Symbolize only what the core kept: names cost /proc and ELF reads. */
 	if (engine_vital_keep(b->vitals[r->vital], &ev, r->count, r->fresh)) {
-		bpf_symbolize(&ev, names);
+		bpf_symbolize(&ev, kraw, names);
 		engine_vital_name_last(
 		    b->vitals[r->vital], names, ev.nkstack, ev.nustack);
 	}

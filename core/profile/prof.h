@@ -16,6 +16,8 @@
 
 /* struct prof_frame.mapping of frames outside any mapping. */
 #define PROF_KERNEL UINT32_MAX /* a kernel frame */
+/* Kernel frames' addresses are at least this; user mappings' below. */
+#define PROF_KERNEL_MIN (UINT64_C(1) << 48)
 #define PROF_RAW (UINT32_MAX - 1) /* a user address outside any file */
 
 /* One distinct frame: where it is and what the tree calls it. */

@@ -251,7 +251,14 @@ profile_frames(struct vitals_profile *p, const struct vitals_epoch *e,
 	for (i = nk < VITALS_STACK_MAX ? nk : VITALS_STACK_MAX;
 	     rc == 0 && i--;) {
 		labels_frame(e, s, 1, i, 0, name, sizeof(name));
-		rc = profile_frame(p, PROF_KERNEL, s->kstack[i], name,
+		/*
+		 * Kernel frames ((image, offset) or, in no image, keyed below
+		 * 2^48: core/kernel/kaddr.h) above every user mapping's
+		 * made-up addresses, so the "[kernel]" mapping overlaps none.
+		 */
+		v = s->kstack[i];
+		rc = profile_frame(p, PROF_KERNEL,
+		    v < PROF_KERNEL_MIN ? v | 1ULL << 63 : v, name,
 		    profile_symbol(s, i), &ids[(*n)++]);
 	}
 	return rc;

@@ -24,6 +24,7 @@
 #include "group.h"
 #include "host.h"
 #include "instance.h"
+#include "kaddr.h"
 #include "log.h"
 #include "metric.h"
 #include "notify.h"
@@ -785,6 +786,12 @@ host_start(struct host *h, char *err, size_t errlen)
 
 	TAILQ_INIT(&none);
 	now = host_now_ns();
+	/* Before the probes: their labels are keyed with it. */
+	if (kaddr_init(h->cfg->data_dir, ts, sizeof(ts)) < 0)
+		log_msg(VITALS_LOG_WARN, "core",
+		    "kernel address key: %s; keyed kernel pointers change at "
+		    "each start",
+		    ts);
 	host_resume(h, now);
 	engine_start(h->eng, now);
 	fixed = engine_fixed_begin(h->eng);

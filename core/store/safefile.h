@@ -20,8 +20,9 @@
 
 /*
  * The modes of what libvitals creates: the owner's and its group's, never
- * others': epochs hold command names, syscall arguments and kernel
- * addresses that the kernel itself hides from other users.  The group is
+ * others': epochs hold command names and syscall arguments that the
+ * kernel itself hides from other users (kernel addresses are not stored:
+ * core/kernel/kaddr.h).  The group is
  * the data dir's when it is set-group-ID (packages make it `vitals`).
  */
 #define SAFEFILE_FILE_MODE 0640

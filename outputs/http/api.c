@@ -1450,6 +1450,15 @@ api_stack(
 			    a, api_uframe(e, s->ustack[i], name));
 			continue;
 		}
+		/* Unnamed: by image and offset ("[kernel]+0x..", kaddr.h). */
+		if ((name == NULL || *name == '\0') &&
+		    VITALS_UFRAME_MODULE(s->kstack[i]) >= 0 &&
+		    vitals_epoch_module(e,
+			(uint32_t)VITALS_UFRAME_MODULE(s->kstack[i])) != NULL) {
+			json_array_append_new(
+			    a, api_uframe(e, s->kstack[i], NULL));
+			continue;
+		}
 		if (name == NULL || *name == '\0') {
 			snprintf(
 			    hex, sizeof(hex), "0x%016" PRIx64, s->kstack[i]);

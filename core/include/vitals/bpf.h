@@ -52,7 +52,13 @@ struct vitals_bpf_spec {
 	uint64_t
 	    ringbuf_bytes; /* ring buffer size, a power of two; 0 = 256 KiB */
 	uint32_t stack_depth; /* frames kept per side; 0 = the sketch's */
-	uint32_t pad;
+	/*
+	 * Bit i set: args[i] may hold a kernel address, stored as a kernel
+	 * frame is (text: an offset in its image) or keyed, never raw.
+	 * Kernel frames are always; labels are the programs' to keep free
+	 * of raw addresses (vitals_bpf_ktext, vitals_bpf_khide).
+	 */
+	uint32_t kargs;
 	vitals_bpf_fixup_fn fixup; /* or NULL */
 	void *fixup_arg;
 };

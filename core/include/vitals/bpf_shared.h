@@ -52,6 +52,13 @@ struct vitals_bpf_cfg {
 	__u32 field_off[VITALS_BPF_MAX_FIELDS]; /* tracepoint field offsets */
 	__u32 field_size[VITALS_BPF_MAX_FIELDS]; /* and sizes; 0 = absent */
 	__u64 param[VITALS_BPF_MAX_PARAMS]; /* probe-specific */
+	/*
+	 * Kernel addresses in labels (vitals_bpf_ktext, vitals_bpf_khide): the
+	 * host's key for vitals_hash_keyed() and the kernel's text, [_text,
+	 * _etext), or 0s where kallsyms hides it.
+	 */
+	__u64 kkey[2];
+	__u64 ktext_lo, ktext_hi;
 };
 
 /*

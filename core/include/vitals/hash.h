@@ -45,4 +45,52 @@ vitals_hash_label(__u64 label, __u32 exe_id, __u32 uid)
 	    label ^ vitals_hash_mix64(((__u64)exe_id << 32) | uid));
 }
 
+/* Kernel addresses on x86-64 lie at or above it; user ones below 2^47. */
+#define VITALS_KADDR_MIN 0xffff800000000000ULL
+
+#define VITALS_HASH_ROTL(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define VITALS_HASH_SIPROUND(v0, v1, v2, v3) \
+	do { \
+		v0 += v1; \
+		v1 = VITALS_HASH_ROTL(v1, 13) ^ v0; \
+		v0 = VITALS_HASH_ROTL(v0, 32); \
+		v2 += v3; \
+		v3 = VITALS_HASH_ROTL(v3, 16) ^ v2; \
+		v0 += v3; \
+		v3 = VITALS_HASH_ROTL(v3, 21) ^ v0; \
+		v2 += v1; \
+		v1 = VITALS_HASH_ROTL(v1, 17) ^ v2; \
+		v2 = VITALS_HASH_ROTL(v2, 32); \
+	} while (0)
+
+/*
+ * SipHash-2-4 (Aumasson, Bernstein) of the one 64-bit word x under the
+ * 128-bit key (k0, k1), its top bit cleared: a kernel pointer as it may
+ * be stored (doc/design.md, "Kernel addresses").  Without the key the
+ * value can be neither inverted nor recomputed from a guessed address,
+ * and it is never in the kernel's address range.
+ */
+VITALS_HASH_FN __u64
+vitals_hash_keyed(__u64 k0, __u64 k1, __u64 x)
+{
+	__u64 v0 = k0 ^ 0x736f6d6570736575ULL, v1 = k1 ^ 0x646f72616e646f6dULL;
+	__u64 v2 = k0 ^ 0x6c7967656e657261ULL, v3 = k1 ^ 0x7465646279746573ULL;
+	__u64 b = 8ULL << 56;
+
+	v3 ^= x;
+	VITALS_HASH_SIPROUND(v0, v1, v2, v3);
+	VITALS_HASH_SIPROUND(v0, v1, v2, v3);
+	v0 ^= x;
+	v3 ^= b;
+	VITALS_HASH_SIPROUND(v0, v1, v2, v3);
+	VITALS_HASH_SIPROUND(v0, v1, v2, v3);
+	v0 ^= b;
+	v2 ^= 0xff;
+	VITALS_HASH_SIPROUND(v0, v1, v2, v3);
+	VITALS_HASH_SIPROUND(v0, v1, v2, v3);
+	VITALS_HASH_SIPROUND(v0, v1, v2, v3);
+	VITALS_HASH_SIPROUND(v0, v1, v2, v3);
+	return (v0 ^ v1 ^ v2 ^ v3) >> 1;
+}
+
 #endif /* VITALS_HASH_H */

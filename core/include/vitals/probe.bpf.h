@@ -15,7 +15,9 @@
  *           vitals_bpf_current_task(), vitals_bpf_current_exe(),
  *           vitals_bpf_wanted(), vitals_bpf_task_wanted(),
  *           vitals_bpf_unfiltered()
- *   label   vitals_bpf_code_off(), vitals_hash_mix64()
+ *   label   vitals_bpf_code_off(), vitals_hash_mix64(),
+ *           vitals_bpf_ktext(), vitals_bpf_khide() (no raw kernel
+ *           address in a label: doc/design.md, "Kernel addresses")
  *   count   vitals_bpf_count_me(), vitals_bpf_count(),
  *           vitals_bpf_count_relaxed(), vitals_bpf_count_last(),
  *           VITALS_BPF_PT_CURRENT
@@ -166,6 +168,33 @@ vitals_bpf_unfiltered(const struct vitals_bpf_cfg *c)
 }
 
 /* ---- label ---- */
+
+/*
+ * A kernel pointer (a lock, a request: heap, not code) as a label may
+ * hold it: keyed with the host's key (vitals_hash_keyed), so a label
+ * names the same object in every epoch but tells nobody where it is.
+ */
+static __always_inline __u64
+vitals_bpf_khide(const struct vitals_bpf_cfg *c, __u64 addr)
+{
+	return vitals_hash_keyed(c->kkey[0], c->kkey[1], addr);
+}
+
+/*
+ * A kernel text address (a PC, a frame) as a label may hold it: its
+ * offset in the kernel's text, the same at every boot of the kernel
+ * (KASLR removed); a module's, which its offset from the kernel's would
+ * betray, keyed as vitals_bpf_khide.  Labels and the HCA slots they hash
+ * to are stored where non-root users may read them: a raw address there
+ * reveals the kernel's layout.
+ */
+static __always_inline __u64
+vitals_bpf_ktext(const struct vitals_bpf_cfg *c, __u64 addr)
+{
+	if (addr >= c->ktext_lo && addr < c->ktext_hi)
+		return addr - c->ktext_lo;
+	return vitals_bpf_khide(c, addr);
+}
 
 /*
  * A user code address of the current process (me from vitals_bpf_me() or

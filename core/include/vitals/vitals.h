@@ -98,7 +98,11 @@ extern "C" {
  * once the process is gone (ASLR).  A frame outside any file mapping (JIT
  * code, anonymous memory) stays the raw address, which is below 2^47 on
  * x86-64 and so has 0 in the top bits.  Module ids index the epoch's
- * modules table (struct vitals_module).
+ * modules table (struct vitals_module).  Kernel frames (kstack) that
+ * vitalsd stores are coded alike: the module is the kernel's text,
+ * "[kernel]", or a kernel module's, "[kernel:NAME]", and the offset is
+ * from its start; a kernel frame in neither is a keyed hash below 2^48.
+ * No raw kernel address is stored (doc/design.md, "Kernel addresses").
  */
 #define VITALS_UFRAME_SHIFT 48
 #define VITALS_UFRAME_OFF_MASK ((UINT64_C(1) << VITALS_UFRAME_SHIFT) - 1)
@@ -168,7 +172,12 @@ struct vitals_event {
 	uint32_t nkstack; /* frames in kstack, <= VITALS_STACK_MAX */
 	uint32_t nustack; /* frames in ustack, <= VITALS_STACK_MAX */
 	uint32_t pad; /* zero */
-	const uint64_t *kstack; /* kernel frames, innermost first, or NULL */
+	/*
+	 * Kernel frames, innermost first, or NULL.  The BPF layer stores a
+	 * BPF probe's by kernel image (VITALS_UFRAME); a probe that emits
+	 * its own has them stored as given, so it gives no raw address.
+	 */
+	const uint64_t *kstack;
 	const uint64_t *ustack; /* user frames, innermost first, or NULL */
 	const char *exe; /* executable path, or NULL; read only if sampled */
 	const char *comm; /* thread name, or NULL; read only if sampled */
@@ -193,7 +202,8 @@ struct vitals_sample {
 	uint32_t op; /* as in the event */
 	uint32_t nkstack; /* frames in kstack */
 	uint32_t nustack; /* frames in ustack */
-	const uint64_t *kstack; /* kernel frames, innermost first */
+	const uint64_t *kstack; /* kernel frames, innermost first, as
+				 * VITALS_UFRAME of a kernel image */
 	const uint64_t *ustack; /* user frames, innermost first */
 	const char *const *ksyms; /* nkstack + nustack function names, kernel
 				   * frames first, NULL where unknown; or NULL */
