@@ -211,11 +211,18 @@ START_TEST(test_limit_spent_heavy_label)
 		r = sketch_add(s, &ev, 4);
 		heavy += r == 1;
 	}
-	ck_assert_uint_ge(heavy, 1);
-	ck_assert_uint_le(s->nsamples, 4 + 3); /* 16, 64, 256: 3 crossings */
+	/* One sample past the limit: its first crossing (16 of 16, 64, 256). */
+	ck_assert_uint_eq(heavy, 1);
+	ck_assert_uint_eq(s->nsamples, 4 + 1);
 	for (i = 0, r = 0; i < s->nsamples; i++)
 		r |= s->samples[i].label == 0x7777;
 	ck_assert_int_eq(r, 1);
+	/* Labels sampled already get no more past the limit, heavy or not. */
+	for (i = 0; i < 1000; i++) {
+		ev = ev_of(0x1000, 1);
+		ck_assert_int_ne(sketch_add(s, &ev, 4), 1);
+	}
+	ck_assert_uint_eq(s->nsamples, 4 + 1);
 	sketch_free(s);
 }
 END_TEST
@@ -351,7 +358,7 @@ START_TEST(test_would_keep)
 		ev.nkstack = nk;
 		ev.ustack = us;
 		ev.nustack = nu;
-		would = sketch_would_keep(s, 1, nk + nu);
+		would = sketch_would_keep(s, 1, 0, nk + nu);
 		r = sketch_keep(s, &ev, 0, 1);
 		if (!would) {
 			ck_assert_int_eq(r, 2);
@@ -362,7 +369,7 @@ START_TEST(test_would_keep)
 	}
 	ck_assert_uint_gt(refused, 0);
 	ck_assert_int_eq(sketch_full(s), 1);
-	ck_assert_int_eq(sketch_would_keep(s, 1, 8), 0);
+	ck_assert_int_eq(sketch_would_keep(s, 1, 0, 8), 0);
 	sketch_free(s);
 
 	/*
@@ -377,7 +384,7 @@ START_TEST(test_would_keep)
 		ev = ev_of(0x3000 + (uint64_t)i * 977, 1);
 		ck_assert_int_eq(sketch_keep(s, &ev, 0, 1), 1);
 	}
-	for (i = 0; sketch_would_keep(s, 1, 8); i++) {
+	for (i = 0; sketch_would_keep(s, 1, 0, 8); i++) {
 		ck_assert_uint_lt(i, 100);
 		ev = ev_of(0x4000 + (uint64_t)i * 977, 1);
 		ev.kstack = ks;
@@ -388,7 +395,7 @@ START_TEST(test_would_keep)
 	}
 	ck_assert_uint_lt(s->nsamples, s->cap);
 	ck_assert_int_eq(sketch_full(s), 1);
-	ck_assert_int_eq(sketch_would_keep(s, 1, 0), 1);
+	ck_assert_int_eq(sketch_would_keep(s, 1, 0, 0), 1);
 	sketch_free(s);
 }
 END_TEST

@@ -989,11 +989,11 @@ engine_vital_keep(struct vitals_vital *v, const struct vitals_event *ev,
 }
 
 int
-engine_vital_room(struct vitals_vital *v, int fresh, uint32_t nf)
+engine_vital_room(struct vitals_vital *v, int fresh, uint64_t h, uint32_t nf)
 {
 	struct sketch *s = v->buf[v->cur];
 
-	if (sketch_would_keep(s, fresh, nf))
+	if (sketch_would_keep(s, fresh, h, nf))
 		return 1;
 	s->samples_dropped++;
 	return 0;

@@ -49,11 +49,12 @@ int engine_vital_keep(struct vitals_vital *v, const struct vitals_event *ev,
     uint64_t count, int fresh);
 
 /*
- * 0 if engine_vital_keep would surely drop the sample (of nf frames)
- * now; it is then counted as dropped.  For the layer that takes records
+ * 0 if engine_vital_keep would surely drop the sample (of nf frames,
+ * its label's hash h) now; it is then counted as dropped.  For the layer that takes records
  * from the kernel, before it makes the event (the exe's path, stacks).
  */
-int engine_vital_room(struct vitals_vital *v, int fresh, uint32_t nf);
+int engine_vital_room(
+    struct vitals_vital *v, int fresh, uint64_t h, uint32_t nf);
 
 /*
  * Name the frames of the sample kept last (by vitals_vital_sample): nk

@@ -272,16 +272,54 @@ sketch_full(const struct sketch *s)
 	return !sketch_fits(s, (uint32_t)sketch_depth2(&s->p), s->limit);
 }
 
+/* The two bits of label hash h in the filter of sampled labels. */
+static void
+sketch_sampled_bits(uint64_t h, uint32_t *b1, uint32_t *b2)
+{
+	*b1 = (uint32_t)(h >> 17) & (SKETCH_SAMPLED_BITS - 1);
+	*b2 = (uint32_t)(h >> 49) & (SKETCH_SAMPLED_BITS - 1);
+}
+
+/* Whether label hash h has a sample this epoch (or shares its bits). */
+static int
+sketch_label_sampled(const struct sketch *s, uint64_t h)
+{
+	uint32_t b1, b2;
+
+	if (s->sampled == NULL)
+		return 0;
+	sketch_sampled_bits(h, &b1, &b2);
+	return (s->sampled[b1 / 64] >> (b1 % 64)) & 1 &&
+	    (s->sampled[b2 / 64] >> (b2 % 64)) & 1;
+}
+
+/* Mark label hash h as sampled (lost quietly if out of memory). */
+static void
+sketch_mark_sampled(struct sketch *s, uint64_t h)
+{
+	uint32_t b1, b2;
+
+	if (s->sampled == NULL &&
+	    (s->sampled = calloc(SKETCH_SAMPLED_BITS / 64, sizeof(uint64_t))) ==
+		NULL)
+		return;
+	sketch_sampled_bits(h, &b1, &b2);
+	s->sampled[b1 / 64] |= 1ULL << (b1 % 64);
+	s->sampled[b2 / 64] |= 1ULL << (b2 % 64);
+}
+
 /*
  * sketch_keep_crossing's test before its copy: a crossing is not kept in
  * the last eighth of the limit, of max_samples, or of the sample memory
- * (held for labels not seen yet).
+ * (held for labels not seen yet), nor past the limit where its label,
+ * hash h, has a sample.
  */
 static int
-sketch_crossing_fits(const struct sketch *s, uint32_t nf)
+sketch_crossing_fits(const struct sketch *s, uint64_t h, uint32_t nf)
 {
 	if ((s->nsamples >= s->limit - s->limit / 8 &&
 		s->nsamples < s->limit) ||
+	    (s->nsamples >= s->limit && sketch_label_sampled(s, h)) ||
 	    s->nsamples >= s->p.max_samples - s->p.max_samples / 8 ||
 	    (s->nsamples == s->cap && s->budget != NULL &&
 		sketch_room(s) <= s->budget->limit / 8))
@@ -290,13 +328,13 @@ sketch_crossing_fits(const struct sketch *s, uint32_t nf)
 }
 
 int
-sketch_would_keep(const struct sketch *s, int fresh, uint32_t nf)
+sketch_would_keep(const struct sketch *s, int fresh, uint64_t h, uint32_t nf)
 {
 	uint32_t d = s->p.stack_depth;
 
 	nf = nf < 2 * d ? nf : 2 * d;
 	return fresh ? sketch_fits(s, nf, s->limit)
-		     : sketch_crossing_fits(s, nf);
+		     : sketch_crossing_fits(s, h, nf);
 }
 
 void
@@ -308,6 +346,7 @@ sketch_free(struct sketch *s)
 		s->budget->used -= sketch_store_bytes(s);
 	free(s->hca);
 	free(s->seen);
+	free(s->sampled);
 	free(s->samples);
 	free(s->foff);
 	free(s->frames);
@@ -344,6 +383,8 @@ sketch_reset(struct sketch *s)
 	memset(s->hca, 0, s->p.hca_size * sizeof(uint64_t));
 	if (s->seen != NULL)
 		memset(s->seen, 0, s->p.seen_bits / 8);
+	if (s->sampled != NULL)
+		memset(s->sampled, 0, SKETCH_SAMPLED_BITS / 8);
 	if (s->pool != NULL) {
 		memset(s->exes, 0, s->nexes * sizeof(struct sketch_exe));
 		s->pool[0] = '\0';
@@ -490,6 +531,8 @@ sketch_keep_within(struct sketch *s, const struct vitals_event *ev,
 	}
 	sm->comm = comm;
 	memcpy(sm->args, ev->args, sizeof(sm->args));
+	sketch_mark_sampled(
+	    s, vitals_hash_label(ev->label, ev->exe_id, ev->uid));
 	return 1;
 }
 
@@ -566,7 +609,8 @@ sketch_keep_crossing(struct sketch *s, const struct vitals_event *ev,
 	 * probes' sketch sends only crossings once a vital's share is spent
 	 * (its full bit), and they come here too.
 	 */
-	if (!sketch_crossing_fits(s, 0)) {
+	if (!sketch_crossing_fits(
+		s, vitals_hash_label(ev->label, ev->exe_id, ev->uid), 0)) {
 		s->samples_dropped++;
 		return 2;
 	}

@@ -49,6 +49,8 @@ struct sketch_budget {
 
 /* Samples a sample store starts with, and keeps at least once it grew. */
 #define SKETCH_FIRST 16
+/* Bits of the filter of sampled labels: 2048 samples in it, 1.4% false. */
+#define SKETCH_SAMPLED_BITS 32768
 
 /* Interned executable path, so each sample need not copy it. */
 struct sketch_exe {
@@ -69,6 +71,9 @@ struct sketch {
 	uint64_t samples_dropped; /* sampled but not kept: memory full */
 	uint64_t *hca; /* p.hca_size counters */
 	uint64_t *seen; /* p.seen_bits / 64 words, or NULL until used */
+	uint64_t *sampled; /* SKETCH_SAMPLED_BITS: the labels (hashes) with a
+			      sample this epoch, a Bloom filter of two bits
+			      each; or NULL until one is kept */
 	uint32_t cap; /* samples the arrays below have room for */
 	uint32_t nframes, fcap; /* frames held, and room for */
 	struct sketch_budget *budget; /* shared bound, borrowed; or NULL */
@@ -146,19 +151,23 @@ int sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
 
 /*
  * sketch_keep for an event whose counter crossed a power of t (not a
- * first sighting): kept past the limit, within max_samples and the
- * sample memory, but not in the last eighth of either, which is held for
- * labels not seen yet.  Returns 1 if kept, 2 if not.
+ * first sighting), within max_samples and the sample memory, but not in
+ * the last eighth of either, which is held for labels not seen yet; past
+ * the limit only if its label has no sample yet this epoch (a heavy label
+ * first seen once the limit was spent: a leak that starts then), as a
+ * later sample of a label adds little to its first.  Returns 1 if kept,
+ * 2 if not.
  */
 int sketch_keep_crossing(struct sketch *s, const struct vitals_event *ev,
     uint64_t slot, uint64_t count);
 
 /*
  * 0 if sketch_keep (fresh) or sketch_keep_crossing would surely drop a
- * sample of nf frames now: a test before the work of making the event
+ * sample of nf frames, of label hash h (vitals_hash_label), now: a test before the work of making the event
  * (its exe's path, its stacks).
  */
-int sketch_would_keep(const struct sketch *s, int fresh, uint32_t nf);
+int sketch_would_keep(
+    const struct sketch *s, int fresh, uint64_t h, uint32_t nf);
 
 /*
  * Attach frame names to sample i: nk kernel names then nu user names
