@@ -617,6 +617,60 @@ START_TEST(test_exe_known_after_exit)
 }
 END_TEST
 
+/*
+ * The symbol tables of files are let go between epochs, least recently
+ * used first, so that new files keep getting names: 160 files (symlinks
+ * to this executable, each its own module) are more than the cache has
+ * slots for at once.
+ */
+START_TEST(test_files_trimmed)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&check_symbol_target, off;
+	const char *tmp = getenv("TMPDIR");
+	char exe[PATH_MAX], dir[PATH_MAX - 16], p[PATH_MAX];
+	uint32_t id, ids[160];
+	size_t all, kept;
+	struct stat st;
+	unsigned i;
+	ssize_t n;
+
+	ck_assert_int_gt(
+	    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1), 0);
+	exe[n] = '\0';
+	ck_assert_int_eq(stat(exe, &st), 0);
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)getpid(), 0, addr, &id, &off), 0);
+	snprintf(dir, sizeof(dir), "%s/vitals-syms.XXXXXX", tmp ? tmp : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (i = 0; i < 160; i++) {
+		snprintf(p, sizeof(p), "%s/e%u", dir, i);
+		ck_assert_int_eq(symlink(exe, p), 0);
+		ck_assert_int_eq(module_get(p, 0, st.st_ino, 0, &ids[i]), 0);
+	}
+	for (i = 0; i < 100; i++)
+		ck_assert_str_eq(
+		    sym_module_name(ids[i], off, 0), "check_symbol_target");
+	/* All named in this epoch: kept. */
+	all = sym_files_trim();
+	ck_assert_uint_gt(all, 0);
+	ck_assert_str_eq(sym_module_name(ids[0], off, 0), "check_symbol_target");
+	/* None named since but ids[0]: down to half the slots, ids[0] kept. */
+	kept = sym_files_trim();
+	ck_assert_uint_lt(kept, all);
+	ck_assert_uint_le(kept, 2u << 20);
+	for (i = 100; i < 160; i++)
+		ck_assert_str_eq(
+		    sym_module_name(ids[i], off, 0), "check_symbol_target");
+	/* One that went is loaded again. */
+	ck_assert_str_eq(sym_module_name(ids[1], off, 0), "check_symbol_target");
+	for (i = 0; i < 160; i++) {
+		snprintf(p, sizeof(p), "%s/e%u", dir, i);
+		unlink(p);
+	}
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *
 symbol_suite(void)
 {
@@ -636,6 +690,7 @@ symbol_suite(void)
 	suite_add_tcase(s, r);
 	tcase_add_test(u, test_user_loc_self);
 	tcase_add_test(u, test_user_loc_anon);
+	tcase_add_test(u, test_files_trimmed);
 	suite_add_tcase(s, u);
 	tcase_add_test(d, test_maps_dropped_on_exit);
 	tcase_add_test(d, test_exe_dropped_on_exit);

@@ -29,6 +29,7 @@
 #include "notify.h"
 #include "option.h"
 #include "safefile.h"
+#include "symbol.h"
 
 /*
  * Outputs built at this ABI minor or later take each epoch before the
@@ -616,6 +617,8 @@ host_close_epoch(struct host *h, uint64_t at_ns, int partial)
 	    partial ? " (partial)" : "");
 	/* Read by all: its samples' memory goes to the next epoch's. */
 	engine_release(h->eng);
+	/* No sample holds a file's symbol names now: the unused ones go. */
+	sym_files_trim();
 }
 
 /*
