@@ -176,11 +176,19 @@ sym_find(const struct sym_table *t, uint64_t addr)
 	return t->pool + t->v[lo - 1].name;
 }
 
+/*
+ * The kernel's functions from /proc/kallsyms.  A kernel built with
+ * function padding lists each function's padding (the bytes before it,
+ * where call-depth thunks go) as __pfx_NAME: nearly half of the symbols.
+ * The padding is kept as the start of the function it pads, under the
+ * function's name, which names any address in it the same; the __pfx_
+ * entries and their names (~2.5 MB) are not kept.
+ */
 static void
 sym_kernel_load(void)
 {
-	char line[512], name[256], type;
-	unsigned long long a;
+	char line[512], name[256], pfx[256] = "", type;
+	unsigned long long a, pfx_at = 0;
 	size_t cap = 0;
 	FILE *f;
 
@@ -194,6 +202,14 @@ sym_kernel_load(void)
 			break;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
+		if (strncmp(name, "__pfx_", 6) == 0) {
+			snprintf(pfx, sizeof(pfx), "%s", name + 6);
+			pfx_at = a;
+			continue;
+		}
+		if (pfx_at != 0 && pfx_at < a && strcmp(pfx, name) == 0)
+			a = pfx_at;
+		pfx_at = 0;
 		if (sym_push(&sym_ktab, &cap, a, 0, name) < 0)
 			break;
 	}
