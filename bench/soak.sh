@@ -121,8 +121,12 @@ hz=$(getconf CLK_TCK)
 # buffers, twice each), files (the daemon, libraries, plugins) and the
 # rest (stack, vdso).
 breakdown() {
-	awk '/^[0-9a-f]+-[0-9a-f]+ / { k = $6 == "" || $6 == "[heap]" ? "heap" :
-	    $6 ~ /bpf-map/ ? "bpf" : $6 ~ /^\// ? "files" : "other" }
+	awk '/^[0-9a-f]+-[0-9a-f]+ / {
+		if ($6 == "" || $6 == "[heap]") k = "heap"
+		else if ($6 ~ /bpf-map/) k = "bpf"
+		else if ($6 ~ /^\//) k = "files"
+		else k = "other"
+	}
 	/^Rss:/ { r[k] += $2; t += $2 }
 	END { printf "%d kB: heap %d, BPF maps %d, files %d, other %d\n",
 	    t, r["heap"], r["bpf"], r["files"], r["other"] }' "/proc/$1/smaps"
