@@ -364,9 +364,11 @@ diff_keys_compact(struct diff *d)
 	for (i = 0; i < d->nattr; i++)
 		for (j = 0; j < d->attr[i]->n; j++) {
 			it = &d->attr[i]->items[j];
-			if (labels_map_put(m, 0, labels_map_key(d->keys, it->who),
+			if (labels_map_put(m, 0,
+				labels_map_key(d->keys, it->who),
 				&it->who) < 0 ||
-			    labels_map_put(m, 0, labels_map_key(d->keys, it->sub),
+			    labels_map_put(m, 0,
+				labels_map_key(d->keys, it->sub),
 				&it->sub) < 0) {
 				labels_map_free(m);
 				return -ENOMEM;

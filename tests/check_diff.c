@@ -605,7 +605,8 @@ make_nth(uint64_t k, const char *spec)
 	make((unsigned)(k % NFAKE), spec);
 	for (v = 0; v < NV; v++)
 		for (n = 0; n < f->ns[v]; n++)
-			f->s[v][n].ts_ns = f->s[v][n].ts_ns - f->e.start_ns + start;
+			f->s[v][n].ts_ns =
+			    f->s[v][n].ts_ns - f->e.start_ns + start;
 	f->e.start_ns = start;
 	f->e.seq = k;
 	return &f->e;

@@ -697,7 +697,8 @@ START_TEST(test_files_trimmed)
 	/* All named in this epoch: kept. */
 	all = sym_files_trim();
 	ck_assert_uint_gt(all, 0);
-	ck_assert_str_eq(sym_module_name(ids[0], off, 0), "check_symbol_target");
+	ck_assert_str_eq(
+	    sym_module_name(ids[0], off, 0), "check_symbol_target");
 	/* None named since but ids[0]: down to half the slots, ids[0] kept. */
 	kept = sym_files_trim();
 	ck_assert_uint_lt(kept, all);
@@ -706,7 +707,8 @@ START_TEST(test_files_trimmed)
 		ck_assert_str_eq(
 		    sym_module_name(ids[i], off, 0), "check_symbol_target");
 	/* One that went is loaded again. */
-	ck_assert_str_eq(sym_module_name(ids[1], off, 0), "check_symbol_target");
+	ck_assert_str_eq(
+	    sym_module_name(ids[1], off, 0), "check_symbol_target");
 	for (i = 0; i < 160; i++) {
 		snprintf(p, sizeof(p), "%s/e%u", dir, i);
 		unlink(p);

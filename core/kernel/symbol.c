@@ -365,7 +365,8 @@ sym_file_drop(unsigned f)
 	uint32_t j;
 
 	for (i = 0; i < SYM_PROCS; i++)
-		for (j = 0; sym_procs[i] != NULL && j < sym_procs[i]->nmaps; j++)
+		for (j = 0; sym_procs[i] != NULL && j < sym_procs[i]->nmaps;
+		     j++)
 			if (sym_procs[i]->maps[j].file == (int32_t)f)
 				sym_procs[i]->maps[j].file = -1;
 	free(sym_files[f].t.v);
@@ -387,7 +388,8 @@ sym_files_trim(void)
 	while (bytes > SYM_FILES_BYTES || n > SYM_FILES / 2) {
 		lru = SYM_FILES;
 		for (i = 0; i < sym_nfiles; i++)
-			if (sym_files[i].live && sym_files[i].used < sym_epoch &&
+			if (sym_files[i].live &&
+			    sym_files[i].used < sym_epoch &&
 			    (lru == SYM_FILES ||
 				sym_files[i].used < sym_files[lru].used))
 				lru = i;
