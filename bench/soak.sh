@@ -20,7 +20,9 @@
 # state is measured, not estimated; without --minutes it then runs until
 # two minutes past that.  --build is the built tree to run (default: the
 # one this script is in); --base an older build run beside it, under the
-# same churn, for before/after columns.  Needs root and a built tree.
+# same churn, for before/after columns.  At the end it says where each
+# daemon's resident memory is (heap, BPF maps, files).  Needs root and a
+# built tree.
 set -u
 cd "$(dirname "$0")/.."
 src=$PWD
@@ -33,7 +35,7 @@ while [ $# -gt 0 ]; do
 	--fill) fill=1; shift ;;
 	--build) build=${2:?--build needs a directory}; shift 2 ;;
 	--base) base=${2:?--base needs a directory}; shift 2 ;;
-	-h|--help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "soak: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -113,6 +115,22 @@ maps_kb() {
 	done | awk '{ s += $1 } END { printf "%d", s / 1024 }'
 }
 hz=$(getconf CLK_TCK)
+# breakdown PID: where a daemon's resident memory is, in kB, from its
+# smaps: the malloc heap (the brk heap and anonymous maps: glibc maps
+# blocks of 128 kB and more on their own), the BPF maps mapped in (ring
+# buffers, twice each), files (the daemon, libraries, plugins) and the
+# rest (stack, vdso).
+breakdown() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / {
+		if ($6 == "" || $6 == "[heap]") k = "heap"
+		else if ($6 ~ /bpf-map/) k = "bpf"
+		else if ($6 ~ /^\//) k = "files"
+		else k = "other"
+	}
+	/^Rss:/ { r[k] += $2; t += $2 }
+	END { printf "%d kB: heap %d, BPF maps %d, files %d, other %d\n",
+	    t, r["heap"], r["bpf"], r["files"], r["other"] }' "/proc/$1/smaps"
+}
 
 echo "soak: vitalsd (pid $daemon${base:+, and pid $based of $base}), ${epoch} s epochs, $exes executables, $minutes minutes"
 # Memory grows by design until every filter queue is full: filter_queue
@@ -158,6 +176,8 @@ while [ $m -lt "$minutes" ]; do
 	    "$(echo "$(cpu_ticks "$daemon") $c0 $hz" | awk '{ print ($1 - $2) / $3 / 60 * 100 }')"
 done
 t1=$(cpu_ticks "$daemon")
+echo "soak: resident at the end: $(breakdown "$daemon")"
+[ -z "$base" ] || echo "soak: the base's: $(breakdown "$based")"
 rc=0
 for p in $daemon $based; do
 	kill -INT "$p"

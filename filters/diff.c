@@ -227,6 +227,7 @@ diff_attribute(struct diff *d, const struct vitals_epoch *e,
 {
 	char site[LABELS_FRAME_LEN], name[LABELS_NAME_LEN];
 	const struct vitals_sample *s;
+	struct diff_item *items;
 	double *w, total = 0;
 	const char *exe;
 	uint32_t j;
@@ -250,6 +251,10 @@ diff_attribute(struct diff *d, const struct vitals_epoch *e,
 	if (r == 0 && (double)ve->wsum > total * (1 + 1e-9))
 		r = diff_item_add(
 		    d, a, DIFF_UNATTRIBUTED, "-", (double)ve->wsum - total);
+	/* Room was made for every sample; the credited ones are kept. */
+	if (r == 0 && a->n > 0 &&
+	    (items = realloc(a->items, a->n * sizeof(*items))) != NULL)
+		a->items = items;
 out:
 	free(w);
 	return r;
@@ -318,14 +323,79 @@ diff_attr_get(struct diff *d, const struct vitals_epoch *e,
 	return a;
 }
 
+/* Whether e is one of q->epochs[first..n). */
+static int
+diff_in_queue(
+    const struct vitals_queue *q, uint32_t first, const struct vitals_epoch *e)
+{
+	uint32_t i;
+
+	for (i = first; i < q->n; i++)
+		if (q->epochs[i] == e)
+			return 1;
+	return 0;
+}
+
 /*
- * Forget the attributions of the queue's host and timescale older than
- * the oldest epoch a later call on it can look at (from), and all of them
- * when the cache or its key map grew too large (other hosts gone).
+ * Items of the cached attributions: every key they hold is one of
+ * 2 * that.  Once the key map holds more than DIFF_KEYS_SLACK over twice
+ * that, it is rebuilt with the held keys alone, so that the keys of
+ * epochs gone (under churn, a new exe or site every few samples) do not
+ * pile up: the map stays within a few times what the cache uses.
+ */
+#define DIFF_KEYS_SLACK 4096
+
+/* Make a new key map of the keys the cached attributions hold. */
+static int
+diff_keys_compact(struct diff *d)
+{
+	struct labels_map *m;
+	struct diff_item *it;
+	uint64_t items = 0;
+	uint32_t i, j;
+
+	for (i = 0; i < d->nattr; i++)
+		items += d->attr[i]->n;
+	if (d->keys == NULL ||
+	    labels_map_size(d->keys) <= DIFF_KEYS_SLACK + 4 * items)
+		return 0;
+	if ((m = labels_map_new()) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < d->nattr; i++)
+		for (j = 0; j < d->attr[i]->n; j++) {
+			it = &d->attr[i]->items[j];
+			if (labels_map_put(m, 0,
+				labels_map_key(d->keys, it->who),
+				&it->who) < 0 ||
+			    labels_map_put(m, 0,
+				labels_map_key(d->keys, it->sub),
+				&it->sub) < 0) {
+				labels_map_free(m);
+				return -ENOMEM;
+			}
+		}
+	labels_map_free(d->keys);
+	d->keys = m;
+	/* Sized to the old map: made again at the next tally. */
+	free(d->local);
+	free(d->stamp);
+	d->local = d->stamp = NULL;
+	d->nslots = 0;
+	return 0;
+}
+
+/*
+ * Forget the attributions of the queue's host and timescale but those of
+ * q->epochs[first..n) (the epochs a later call on it can look at: one
+ * that left the queue, or was replaced by its compact copy, is never
+ * asked for again), and all of them when the cache or its key map grew
+ * too large (other hosts gone).  Then drop the keys no attribution holds.
+ * An item whose remap fails (ENOMEM) leaves the cache cleared.
  */
 static void
-diff_cache_trim(struct diff *d, const struct vitals_epoch *from)
+diff_cache_trim(struct diff *d, const struct vitals_queue *q, uint32_t first)
 {
+	const struct vitals_epoch *from = q->epochs[first];
 	const struct diff_attr *a;
 	uint32_t i, n = 0;
 
@@ -337,13 +407,15 @@ diff_cache_trim(struct diff *d, const struct vitals_epoch *from)
 	for (i = 0; i < d->nattr; i++) {
 		a = d->attr[i];
 		if (a->timescale_s == from->timescale_s &&
-		    a->start_ns < from->start_ns &&
-		    diff_streq(a->host, from->host))
+		    diff_streq(a->host, from->host) &&
+		    !diff_in_queue(q, first, a->e))
 			diff_attr_free(d->attr[i]);
 		else
 			d->attr[n++] = d->attr[i];
 	}
 	d->nattr = n;
+	if (diff_keys_compact(d) != 0)
+		diff_cache_clear(d);
 }
 
 /* Make room for every key id in local/stamp; start a new tick. */
@@ -831,7 +903,7 @@ diff_epoch(void *state, const struct vitals_queue *q)
 	nb = q->n - 1 < (uint32_t)d->cf->baseline ? q->n - 1
 						  : (uint32_t)d->cf->baseline;
 	/* The next epoch's baseline starts after this one's. */
-	diff_cache_trim(d, q->epochs[q->n - 1 - nb]);
+	diff_cache_trim(d, q, q->n - 1 - nb);
 	if (incident_sweep(&d->inc, q, diff_end, d) != 0)
 		rc = -ENOMEM;
 	return rc;

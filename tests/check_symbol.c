@@ -617,6 +617,106 @@ START_TEST(test_exe_known_after_exit)
 }
 END_TEST
 
+/*
+ * A kernel with function padding lists it as __pfx_NAME before NAME: an
+ * address in the padding is named NAME, as the function itself, and no
+ * __pfx_ symbol is kept.  Needs kallsyms' addresses (root) and such a
+ * kernel; else nothing to check.
+ */
+START_TEST(test_kernel_padding)
+{
+	char line[512], name[256], prev[256] = "", type;
+	unsigned long long a, prev_at = 0, lo = 0, at = 0;
+	char fn[256] = "";
+	uint64_t rlo, rhi;
+	FILE *f;
+
+	if ((f = fopen("/proc/kallsyms", "r")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), f) != NULL && at == 0) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 ||
+		    a == 0 || (type != 't' && type != 'T'))
+			continue;
+		if (strncmp(prev, "__pfx_", 6) == 0 &&
+		    strcmp(prev + 6, name) == 0 && prev_at < a &&
+		    strchr(line, '[') == NULL) {
+			lo = prev_at;
+			at = a;
+			snprintf(fn, sizeof(fn), "%s", name);
+		}
+		snprintf(prev, sizeof(prev), "%s", name);
+		prev_at = a;
+	}
+	fclose(f);
+	if (at == 0)
+		return;
+	ck_assert_str_eq(sym_kernel(lo), fn);
+	ck_assert_str_eq(sym_kernel(at - 1), fn);
+	ck_assert_str_eq(sym_kernel(at), fn);
+	ck_assert_str_eq(sym_kernel(at + 1), fn);
+	ck_assert_int_eq(sym_kernel_range(fn, &rlo, &rhi), 0);
+	ck_assert_uint_eq(rlo, lo);
+	snprintf(name, sizeof(name), "__pfx_%s", fn);
+	ck_assert_int_eq(sym_kernel_range(name, &rlo, &rhi), -ENOENT);
+}
+END_TEST
+
+/*
+ * The symbol tables of files are let go between epochs, least recently
+ * used first, so that new files keep getting names: 160 files (symlinks
+ * to this executable, each its own module) are more than the cache has
+ * slots for at once.
+ */
+START_TEST(test_files_trimmed)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&check_symbol_target, off;
+	const char *tmp = getenv("TMPDIR");
+	char exe[PATH_MAX], dir[PATH_MAX - 16], p[PATH_MAX];
+	uint32_t id, ids[160];
+	size_t all, kept;
+	struct stat st;
+	unsigned i;
+	ssize_t n;
+
+	ck_assert_int_gt(
+	    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1), 0);
+	exe[n] = '\0';
+	ck_assert_int_eq(stat(exe, &st), 0);
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)getpid(), 0, addr, &id, &off), 0);
+	snprintf(dir, sizeof(dir), "%s/vitals-syms.XXXXXX", tmp ? tmp : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (i = 0; i < 160; i++) {
+		snprintf(p, sizeof(p), "%s/e%u", dir, i);
+		ck_assert_int_eq(symlink(exe, p), 0);
+		ck_assert_int_eq(module_get(p, 0, st.st_ino, 0, &ids[i]), 0);
+	}
+	for (i = 0; i < 100; i++)
+		ck_assert_str_eq(
+		    sym_module_name(ids[i], off, 0), "check_symbol_target");
+	/* All named in this epoch: kept. */
+	all = sym_files_trim();
+	ck_assert_uint_gt(all, 0);
+	ck_assert_str_eq(
+	    sym_module_name(ids[0], off, 0), "check_symbol_target");
+	/* None named since but ids[0]: down to half the slots, ids[0] kept. */
+	kept = sym_files_trim();
+	ck_assert_uint_lt(kept, all);
+	ck_assert_uint_le(kept, 2u << 20);
+	for (i = 100; i < 160; i++)
+		ck_assert_str_eq(
+		    sym_module_name(ids[i], off, 0), "check_symbol_target");
+	/* One that went is loaded again. */
+	ck_assert_str_eq(
+	    sym_module_name(ids[1], off, 0), "check_symbol_target");
+	for (i = 0; i < 160; i++) {
+		snprintf(p, sizeof(p), "%s/e%u", dir, i);
+		unlink(p);
+	}
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *
 symbol_suite(void)
 {
@@ -636,6 +736,8 @@ symbol_suite(void)
 	suite_add_tcase(s, r);
 	tcase_add_test(u, test_user_loc_self);
 	tcase_add_test(u, test_user_loc_anon);
+	tcase_add_test(u, test_files_trimmed);
+	tcase_add_test(u, test_kernel_padding);
 	suite_add_tcase(s, u);
 	tcase_add_test(d, test_maps_dropped_on_exit);
 	tcase_add_test(d, test_exe_dropped_on_exit);

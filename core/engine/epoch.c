@@ -15,8 +15,14 @@
 
 #include "epoch.h"
 
-/* Arena chunk size; larger requests get a chunk of their own. */
-#define EPOCH_CHUNK (64 * 1024)
+/*
+ * Arena chunk size; requests of EPOCH_OWN or more get a chunk of their
+ * own.  Small, as a queue holds a hundred epochs whose last chunk is
+ * partly used; the large requests (HCAs, sample arrays) apart, so that a
+ * chunk is not left behind part-used for one that does not fit.
+ */
+#define EPOCH_CHUNK (16 * 1024)
+#define EPOCH_OWN (EPOCH_CHUNK / 8)
 
 /* A block of the arena a decoded epoch lives in. */
 struct epoch_chunk {
@@ -69,14 +75,20 @@ epoch_arena_alloc(struct epoch_owner *o, size_t n)
 	if (n == 0)
 		return NULL;
 	n = (n + align - 1) / align * align;
-	if (c == NULL || c->size - c->used < n) {
-		size = n > EPOCH_CHUNK ? n : EPOCH_CHUNK;
+	if (n >= EPOCH_OWN || c == NULL || c->size - c->used < n) {
+		size = n >= EPOCH_OWN ? n : EPOCH_CHUNK;
 		if ((c = malloc(sizeof(*c) + size)) == NULL)
 			return NULL;
 		c->used = 0;
 		c->size = size;
-		c->next = o->chunks;
-		o->chunks = c;
+		/* A chunk of its own goes behind the one being filled. */
+		if (n >= EPOCH_OWN && o->chunks != NULL) {
+			c->next = o->chunks->next;
+			o->chunks->next = c;
+		} else {
+			c->next = o->chunks;
+			o->chunks = c;
+		}
 	}
 	p = (char *)c->data + c->used;
 	c->used += n;

@@ -4,8 +4,9 @@
  * and searched by address; user frames go through a per-pid cache of the
  * executable mappings in /proc/PID/maps, each with its module id
  * (core/kernel/module.h), and a per-module cache of ELF function symbols
- * (.symtab, else .dynsym), names pooled per table.  All names live until
- * the process exits.
+ * (.symtab, else .dynsym), names pooled per table.  Kernel names live
+ * until the process exits; a file's, until sym_files_trim lets the least
+ * recently used files go, between epochs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +28,13 @@
 
 #define SYM_MAPS 256 /* executable mappings kept per process */
 #define SYM_FILES 128 /* ELF files whose symbols are cached */
+/*
+ * Bytes of symbol tables of files kept between epochs: past it (or with
+ * more than half of SYM_FILES in use, so that an epoch can load as many
+ * new ones) the files not named in the epoch just closed go, least
+ * recently used first.  Those named in it are kept whatever their size.
+ */
+#define SYM_FILES_BYTES (2u << 20)
 /* A miss re-reads a process's maps at most this often (bad frames miss). */
 #define SYM_REREAD_NS (100 * 1000 * 1000ULL)
 
@@ -70,6 +78,8 @@ struct sym_proc {
 
 struct sym_file {
 	uint32_t module; /* module id whose symbols these are */
+	int live; /* 0: a free slot */
+	uint64_t used; /* sym_epoch when a name was last handed out */
 	struct sym_table t;
 	uint64_t bias; /* file offset -> vaddr: vaddr = off + bias */
 	uint64_t text_off; /* file offset of the first executable PT_LOAD */
@@ -80,7 +90,8 @@ static struct sym_table sym_ktab;
 static int sym_kloaded;
 static struct sym_proc *sym_procs[SYM_PROCS];
 static struct sym_file sym_files[SYM_FILES];
-static unsigned sym_nfiles;
+static unsigned sym_nfiles; /* slots ever used */
+static uint64_t sym_epoch = 1; /* sym_files_trim calls, plus 1 */
 
 static int
 sym_cmp(const void *a, const void *b)
@@ -165,11 +176,19 @@ sym_find(const struct sym_table *t, uint64_t addr)
 	return t->pool + t->v[lo - 1].name;
 }
 
+/*
+ * The kernel's functions from /proc/kallsyms.  A kernel built with
+ * function padding lists each function's padding (the bytes before it,
+ * where call-depth thunks go) as __pfx_NAME: nearly half of the symbols.
+ * The padding is kept as the start of the function it pads, under the
+ * function's name, which names any address in it the same; the __pfx_
+ * entries and their names (~2.5 MB) are not kept.
+ */
 static void
 sym_kernel_load(void)
 {
-	char line[512], name[256], type;
-	unsigned long long a;
+	char line[512], name[256], pfx[256] = "", type;
+	unsigned long long a, pfx_at = 0;
 	size_t cap = 0;
 	FILE *f;
 
@@ -183,6 +202,14 @@ sym_kernel_load(void)
 			break;
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
+		if (strncmp(name, "__pfx_", 6) == 0) {
+			snprintf(pfx, sizeof(pfx), "%s", name + 6);
+			pfx_at = a;
+			continue;
+		}
+		if (pfx_at != 0 && pfx_at < a && strcmp(pfx, name) == 0)
+			a = pfx_at;
+		pfx_at = 0;
 		if (sym_push(&sym_ktab, &cap, a, 0, name) < 0)
 			break;
 	}
@@ -297,21 +324,83 @@ sym_file_load(struct sym_file *sf, uint32_t pid)
 	close(fd);
 }
 
+/* Bytes of a loaded table. */
+static size_t
+sym_table_bytes(const struct sym_table *t)
+{
+	return t->n * sizeof(*t->v) + t->pool_cap;
+}
+
 /* The symbols of a module, loaded on first use; -1 when the cache is full. */
 static int
 sym_file_index(uint32_t module, uint32_t pid)
 {
-	unsigned i;
+	unsigned i, free_slot = SYM_FILES;
 
-	for (i = 0; i < sym_nfiles; i++)
-		if (sym_files[i].module == module)
+	for (i = 0; i < sym_nfiles; i++) {
+		if (sym_files[i].live && sym_files[i].module == module)
 			return (int)i;
-	if (sym_nfiles == SYM_FILES)
-		return -1;
-	i = sym_nfiles++;
+		if (!sym_files[i].live && free_slot == SYM_FILES)
+			free_slot = i;
+	}
+	if (free_slot == SYM_FILES) {
+		if (sym_nfiles == SYM_FILES)
+			return -1;
+		free_slot = sym_nfiles++;
+	}
+	i = free_slot;
+	memset(&sym_files[i], 0, sizeof(sym_files[i]));
 	sym_files[i].module = module;
+	sym_files[i].live = 1;
+	sym_files[i].used = sym_epoch;
 	sym_file_load(&sym_files[i], pid);
 	return (int)i;
+}
+
+/* Let file slot f go: its table freed, the maps naming it told. */
+static void
+sym_file_drop(unsigned f)
+{
+	unsigned i;
+	uint32_t j;
+
+	for (i = 0; i < SYM_PROCS; i++)
+		for (j = 0; sym_procs[i] != NULL && j < sym_procs[i]->nmaps;
+		     j++)
+			if (sym_procs[i]->maps[j].file == (int32_t)f)
+				sym_procs[i]->maps[j].file = -1;
+	free(sym_files[f].t.v);
+	free(sym_files[f].t.pool);
+	memset(&sym_files[f], 0, sizeof(sym_files[f]));
+}
+
+size_t
+sym_files_trim(void)
+{
+	size_t bytes = 0;
+	unsigned i, n = 0, lru;
+
+	for (i = 0; i < sym_nfiles; i++)
+		if (sym_files[i].live) {
+			bytes += sym_table_bytes(&sym_files[i].t);
+			n++;
+		}
+	while (bytes > SYM_FILES_BYTES || n > SYM_FILES / 2) {
+		lru = SYM_FILES;
+		for (i = 0; i < sym_nfiles; i++)
+			if (sym_files[i].live &&
+			    sym_files[i].used < sym_epoch &&
+			    (lru == SYM_FILES ||
+				sym_files[i].used < sym_files[lru].used))
+				lru = i;
+		if (lru == SYM_FILES)
+			break;
+		bytes -= sym_table_bytes(&sym_files[lru].t);
+		n--;
+		sym_file_drop(lru);
+	}
+	sym_epoch++;
+	return bytes;
 }
 
 /*
@@ -516,6 +605,7 @@ sym_user(uint32_t pid, uint64_t addr)
 	sf = &sym_files[m->file];
 	if (!sf->ok)
 		return NULL;
+	sf->used = sym_epoch;
 	return sym_find(&sf->t, addr - m->start + m->pgoff + sf->bias);
 }
 
@@ -526,6 +616,7 @@ sym_module_name(uint32_t module, uint64_t off, uint32_t pid)
 
 	if (f < 0 || !sym_files[f].ok)
 		return NULL;
+	sym_files[f].used = sym_epoch;
 	return sym_find(&sym_files[f].t, off + sym_files[f].bias);
 }
 

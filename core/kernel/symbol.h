@@ -8,6 +8,7 @@
 #ifndef VITALS_SYMBOL_H
 #define VITALS_SYMBOL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Processes whose maps are cached (direct-mapped: slot pid % SYM_PROCS). */
@@ -96,6 +97,16 @@ uint32_t sym_drop_dead(void);
 
 /* Processes whose maps are cached now. */
 uint32_t sym_procs_cached(void);
+
+/*
+ * Between epochs, when no name a file's table handed out is held any
+ * more (the epoch closed was written, filtered and released, and the
+ * next has no sample yet): free the tables of the files not named since
+ * the last call, least recently used first, until those kept take at
+ * most 2 MB (and half of the file slots); those named since are kept.
+ * Returns the bytes of the tables kept.
+ */
+size_t sym_files_trim(void);
 
 /* Forget all cached process mappings (not the names handed out). */
 void sym_flush_procs(void);

@@ -8,6 +8,9 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +33,7 @@
 #include "notify.h"
 #include "option.h"
 #include "safefile.h"
+#include "symbol.h"
 
 /*
  * Outputs built at this ABI minor or later take each epoch before the
@@ -618,6 +622,17 @@ host_close_epoch(struct host *h, uint64_t at_ns, int partial)
 	    partial ? " (partial)" : "");
 	/* Read by all: its samples' memory goes to the next epoch's. */
 	engine_release(h->eng);
+	/* No sample holds a file's symbol names now: the unused ones go. */
+	sym_files_trim();
+#ifdef __GLIBC__
+	/*
+	 * The epoch's copies, attributions and merges are freed now, the
+	 * most of the heap that is free at any time: under churn 3 MB of
+	 * whole free pages between the blocks the queues keep, which glibc
+	 * gives back only at the top of the heap unless asked.
+	 */
+	malloc_trim(0);
+#endif
 }
 
 /*
