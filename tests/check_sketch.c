@@ -192,7 +192,7 @@ START_TEST(test_limit_spent_heavy_label)
 	struct sketch_params p = small;
 	struct vitals_event ev;
 	struct sketch *s;
-	uint32_t i, heavy = 0;
+	uint32_t i, j, heavy = 0;
 	int r;
 
 	p.max_samples = 64;
@@ -223,6 +223,13 @@ START_TEST(test_limit_spent_heavy_label)
 		ck_assert_int_ne(sketch_add(s, &ev, 4), 1);
 	}
 	ck_assert_uint_eq(s->nsamples, 4 + 1);
+	/* A crowd of heavy labels seen late: one each within the reserve. */
+	for (j = 0; j < 20; j++) {
+		ev = ev_of(0x20000 + (uint64_t)j * 7919, 1);
+		for (i = 0; i < 1000; i++)
+			sketch_add(s, &ev, 4);
+	}
+	ck_assert_uint_eq(s->nsamples, 4 + SKETCH_RESERVE_MIN);
 	sketch_free(s);
 }
 END_TEST

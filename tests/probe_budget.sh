@@ -21,13 +21,13 @@ done
 cp "$loop" "$TMP/bin/${name}heavy" || fail "cannot copy syscall_loop"
 
 # One-hour epochs: the crowd and the heavy loop fall in one (checked
-# below).  t stays at 8192 with the floor at 2: a crowd label (4096 calls
-# or a few more) is sampled when first seen at 2 and crosses no power of
-# t; the heavy label crosses 8192.  4096 counters from the start, so
+# below).  t stays at 65536 with the floor at 2: a crowd label (4096
+# calls, or a few times more on a fast machine) is sampled when first
+# seen at 2 and crosses no power of t; the heavy label crosses 65536.  4096 counters from the start, so
 # that the crowd's labels seldom share one (a counter of two crowd labels
-# could be past 8192 before the heavy one's events come).
+# could be past 65536 before the heavy one's events come).
 conf=$(probe_config syscall 3600s "comm: $name")
-printf 'sketch:\n  hca_size: 4096\n  floor: 2\n  threshold: 8192\n  threshold_max: 8192\n  disk_budget: 1K\n' >>"$conf"
+printf 'sketch:\n  hca_size: 4096\n  floor: 2\n  threshold: 65536\n  threshold_max: 65536\n  disk_budget: 1K\n' >>"$conf"
 daemon_start "$conf"
 i=100
 while [ "$i" -lt 300 ]; do

@@ -312,14 +312,22 @@ sketch_mark_sampled(struct sketch *s, uint64_t h)
  * sketch_keep_crossing's test before its copy: a crossing is not kept in
  * the last eighth of the limit, of max_samples, or of the sample memory
  * (held for labels not seen yet), nor past the limit where its label,
- * hash h, has a sample.
+ * hash h, has a sample, or past the reserve beyond it (a quarter of the
+ * limit, at least SKETCH_RESERVE_MIN): a few heavy labels first seen
+ * late each get one; a crowd of them does not undo the limit.
  */
 static int
 sketch_crossing_fits(const struct sketch *s, uint64_t h, uint32_t nf)
 {
+	uint32_t reserve = s->limit / 4 > SKETCH_RESERVE_MIN
+	    ? s->limit / 4
+	    : SKETCH_RESERVE_MIN;
+
 	if ((s->nsamples >= s->limit - s->limit / 8 &&
 		s->nsamples < s->limit) ||
-	    (s->nsamples >= s->limit && sketch_label_sampled(s, h)) ||
+	    (s->nsamples >= s->limit &&
+		(sketch_label_sampled(s, h) ||
+		    s->nsamples >= s->limit + reserve)) ||
 	    s->nsamples >= s->p.max_samples - s->p.max_samples / 8 ||
 	    (s->nsamples == s->cap && s->budget != NULL &&
 		sketch_room(s) <= s->budget->limit / 8))

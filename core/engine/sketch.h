@@ -49,6 +49,8 @@ struct sketch_budget {
 
 /* Samples a sample store starts with, and keeps at least once it grew. */
 #define SKETCH_FIRST 16
+/* Samples past the limit for heavy labels first seen late, at least. */
+#define SKETCH_RESERVE_MIN 8
 /* Bits of the filter of sampled labels: 2048 samples in it, 1.4% false. */
 #define SKETCH_SAMPLED_BITS 32768
 
@@ -155,7 +157,8 @@ int sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
  * the last eighth of either, which is held for labels not seen yet; past
  * the limit only if its label has no sample yet this epoch (a heavy label
  * first seen once the limit was spent: a leak that starts then), as a
- * later sample of a label adds little to its first.  Returns 1 if kept,
+ * later sample of a label adds little to its first, and within a reserve
+ * of a quarter of the limit (at least SKETCH_RESERVE_MIN).  Returns 1 if kept,
  * 2 if not.
  */
 int sketch_keep_crossing(struct sketch *s, const struct vitals_event *ev,
