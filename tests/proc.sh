@@ -36,8 +36,10 @@ python3 - "$TMP/show.json" <<'EOP' || { cat "$TMP/vitalsd.err"; fail "implausibl
 import json, sys
 m = json.load(open(sys.argv[1]))["metrics"]
 for k, v in m.items():
-    assert k.startswith("proc."), k
+    # The probe's, and the daemon's own CPU in parts.
+    assert k.startswith("proc.") or k.startswith("vitals.cpu."), k
     assert v["n"] >= 1 and v["min"] <= v["mean"] <= v["max"], (k, v)
+    assert not k.startswith("vitals.") or v["min"] >= 0, (k, v)
 cpu = ["user", "nice", "system", "iowait", "steal", "idle"]
 for what in ("mean", "last"):
     total = sum(m["proc.cpu.%s_pct" % c][what] for c in cpu)
