@@ -230,6 +230,17 @@ START_TEST(test_limit_spent_heavy_label)
 			sketch_add(s, &ev, 4);
 	}
 	ck_assert_uint_eq(s->nsamples, 4 + SKETCH_RESERVE_MIN);
+	/* The reserve full, a heavier one takes the lightest one's place. */
+	ev = ev_of(0x55555, 1);
+	for (i = 0; i < 5000; i++)
+		sketch_add(s, &ev, 4);
+	ck_assert_uint_eq(s->nsamples, 4 + SKETCH_RESERVE_MIN);
+	for (i = 0, r = 0; i < s->nsamples; i++)
+		r |= s->samples[i].label == 0x55555;
+	ck_assert_int_eq(r, 1);
+	ck_assert_uint_eq(s->samples[s->last].label, 0x55555);
+	/* The first ones, in the limit, are never replaced. */
+	ck_assert_uint_eq(s->samples[0].label, 0x1000);
 	sketch_free(s);
 }
 END_TEST
@@ -365,7 +376,7 @@ START_TEST(test_would_keep)
 		ev.nkstack = nk;
 		ev.ustack = us;
 		ev.nustack = nu;
-		would = sketch_would_keep(s, 1, 0, nk + nu);
+		would = sketch_would_keep(s, 1, 0, 1, nk + nu);
 		r = sketch_keep(s, &ev, 0, 1);
 		if (!would) {
 			ck_assert_int_eq(r, 2);
@@ -376,7 +387,7 @@ START_TEST(test_would_keep)
 	}
 	ck_assert_uint_gt(refused, 0);
 	ck_assert_int_eq(sketch_full(s), 1);
-	ck_assert_int_eq(sketch_would_keep(s, 1, 0, 8), 0);
+	ck_assert_int_eq(sketch_would_keep(s, 1, 0, 1, 8), 0);
 	sketch_free(s);
 
 	/*
@@ -391,7 +402,7 @@ START_TEST(test_would_keep)
 		ev = ev_of(0x3000 + (uint64_t)i * 977, 1);
 		ck_assert_int_eq(sketch_keep(s, &ev, 0, 1), 1);
 	}
-	for (i = 0; sketch_would_keep(s, 1, 0, 8); i++) {
+	for (i = 0; sketch_would_keep(s, 1, 0, 1, 8); i++) {
 		ck_assert_uint_lt(i, 100);
 		ev = ev_of(0x4000 + (uint64_t)i * 977, 1);
 		ev.kstack = ks;
@@ -402,7 +413,7 @@ START_TEST(test_would_keep)
 	}
 	ck_assert_uint_lt(s->nsamples, s->cap);
 	ck_assert_int_eq(sketch_full(s), 1);
-	ck_assert_int_eq(sketch_would_keep(s, 1, 0, 0), 1);
+	ck_assert_int_eq(sketch_would_keep(s, 1, 0, 1, 0), 1);
 	sketch_free(s);
 }
 END_TEST

@@ -989,11 +989,12 @@ engine_vital_keep(struct vitals_vital *v, const struct vitals_event *ev,
 }
 
 int
-engine_vital_room(struct vitals_vital *v, int fresh, uint64_t h, uint32_t nf)
+engine_vital_room(
+    struct vitals_vital *v, int fresh, uint64_t h, uint64_t count, uint32_t nf)
 {
 	struct sketch *s = v->buf[v->cur];
 
-	if (sketch_would_keep(s, fresh, h, nf))
+	if (sketch_would_keep(s, fresh, h, count, nf))
 		return 1;
 	s->samples_dropped++;
 	return 0;
@@ -1019,7 +1020,7 @@ engine_vital_name_last(
 
 	if (s->nsamples == 0)
 		return -ENOENT;
-	return sketch_set_syms(s, s->nsamples - 1, names, nk, nu);
+	return sketch_set_syms(s, s->last, names, nk, nu);
 }
 
 uint64_t

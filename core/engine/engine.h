@@ -50,11 +50,11 @@ int engine_vital_keep(struct vitals_vital *v, const struct vitals_event *ev,
 
 /*
  * 0 if engine_vital_keep would surely drop the sample (of nf frames,
- * its label's hash h) now; it is then counted as dropped.  For the layer that takes records
+ * its label's hash h, its counter at count) now; it is then counted as dropped.  For the layer that takes records
  * from the kernel, before it makes the event (the exe's path, stacks).
  */
 int engine_vital_room(
-    struct vitals_vital *v, int fresh, uint64_t h, uint32_t nf);
+    struct vitals_vital *v, int fresh, uint64_t h, uint64_t count, uint32_t nf);
 
 /*
  * Name the frames of the sample kept last (by vitals_vital_sample): nk

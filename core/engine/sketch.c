@@ -316,18 +316,54 @@ sketch_mark_sampled(struct sketch *s, uint64_t h)
  * limit, at least SKETCH_RESERVE_MIN): a few heavy labels first seen
  * late each get one; a crowd of them does not undo the limit.
  */
-static int
-sketch_crossing_fits(const struct sketch *s, uint64_t h, uint32_t nf)
+static uint32_t
+sketch_reserve(const struct sketch *s)
 {
-	uint32_t reserve = s->limit / 4 > SKETCH_RESERVE_MIN
-	    ? s->limit / 4
-	    : SKETCH_RESERVE_MIN;
+	return s->limit / 4 > SKETCH_RESERVE_MIN ? s->limit / 4
+						 : SKETCH_RESERVE_MIN;
+}
 
+/* The reserve's sample (past the limit) of least count; nsamples if none. */
+static uint32_t
+sketch_reserve_least(const struct sketch *s)
+{
+	uint32_t i, j = s->nsamples;
+
+	for (i = s->limit; i < s->nsamples; i++)
+		if (j == s->nsamples ||
+		    s->samples[i].count < s->samples[j].count)
+			j = i;
+	return j;
+}
+
+/*
+ * Whether a crossing at count replaces the reserve's sample of least
+ * count (the reserve full): the index to replace, or nsamples.
+ */
+static uint32_t
+sketch_reserve_victim(const struct sketch *s, uint64_t count)
+{
+	uint32_t j;
+
+	if (s->limit >= s->p.max_samples ||
+	    s->nsamples < s->limit + sketch_reserve(s))
+		return s->nsamples;
+	j = sketch_reserve_least(s);
+	return j < s->nsamples && count > s->samples[j].count ? j : s->nsamples;
+}
+
+static int
+sketch_crossing_fits(
+    const struct sketch *s, uint64_t h, uint64_t count, uint32_t nf)
+{
+	if (s->nsamples >= s->limit && !sketch_label_sampled(s, h) &&
+	    sketch_reserve_victim(s, count) < s->nsamples)
+		return 1; /* in place of a lighter one */
 	if ((s->nsamples >= s->limit - s->limit / 8 &&
 		s->nsamples < s->limit) ||
 	    (s->nsamples >= s->limit &&
 		(sketch_label_sampled(s, h) ||
-		    s->nsamples >= s->limit + reserve)) ||
+		    s->nsamples >= s->limit + sketch_reserve(s))) ||
 	    s->nsamples >= s->p.max_samples - s->p.max_samples / 8 ||
 	    (s->nsamples == s->cap && s->budget != NULL &&
 		sketch_room(s) <= s->budget->limit / 8))
@@ -336,13 +372,14 @@ sketch_crossing_fits(const struct sketch *s, uint64_t h, uint32_t nf)
 }
 
 int
-sketch_would_keep(const struct sketch *s, int fresh, uint64_t h, uint32_t nf)
+sketch_would_keep(
+    const struct sketch *s, int fresh, uint64_t h, uint64_t count, uint32_t nf)
 {
 	uint32_t d = s->p.stack_depth;
 
 	nf = nf < 2 * d ? nf : 2 * d;
 	return fresh ? sketch_fits(s, nf, s->limit)
-		     : sketch_crossing_fits(s, h, nf);
+		     : sketch_crossing_fits(s, h, count, nf);
 }
 
 void
@@ -492,30 +529,19 @@ sketch_copy_stack(
 	return n;
 }
 
-/* sketch_keep, keeping at most bound samples (the limit, or max_samples). */
-static int
-sketch_keep_within(struct sketch *s, const struct vitals_event *ev,
-    uint64_t slot, uint64_t count, uint32_t bound)
+/*
+ * Write ev as sample i, its nk + nu frames where foff[i] says (room made
+ * by the caller), and mark its label sampled.
+ */
+static void
+sketch_fill(struct sketch *s, uint32_t i, const struct vitals_event *ev,
+    uint64_t slot, uint64_t count, uint32_t nk, uint32_t nu)
 {
-	struct vitals_sample *sm;
-	uint32_t i, d = s->p.stack_depth, nk, nu;
-	uint64_t *fr;
-	char *comm;
+	struct vitals_sample *sm = &s->samples[i];
+	uint32_t d = s->p.stack_depth;
+	uint64_t *fr = s->frames + s->foff[i];
+	char *comm = s->comms + (size_t)i * VITALS_COMM_LEN;
 
-	nk = ev->kstack == NULL ? 0 : ev->nkstack < d ? ev->nkstack : d;
-	nu = ev->ustack == NULL ? 0 : ev->nustack < d ? ev->nustack : d;
-	if (s->nsamples >= bound ||
-	    ((s->nsamples == s->cap || s->nframes + nk + nu > s->fcap) &&
-		sketch_grow(s, nk + nu) != 0)) {
-		s->samples_dropped++;
-		return 2;
-	}
-	i = s->nsamples++;
-	sm = &s->samples[i];
-	s->foff[i] = s->nframes;
-	fr = s->frames + s->nframes;
-	s->nframes += nk + nu;
-	comm = s->comms + (size_t)i * VITALS_COMM_LEN;
 	sm->ts_ns = ev->ts_ns ? ev->ts_ns : sketch_now_ns();
 	sm->label = ev->label;
 	sm->weight = ev->weight;
@@ -541,6 +567,55 @@ sketch_keep_within(struct sketch *s, const struct vitals_event *ev,
 	memcpy(sm->args, ev->args, sizeof(sm->args));
 	sketch_mark_sampled(
 	    s, vitals_hash_label(ev->label, ev->exe_id, ev->uid));
+	s->last = i;
+}
+
+/* sketch_keep, keeping at most bound samples (the limit, or max_samples). */
+static int
+sketch_keep_within(struct sketch *s, const struct vitals_event *ev,
+    uint64_t slot, uint64_t count, uint32_t bound)
+{
+	uint32_t i, d = s->p.stack_depth, nk, nu;
+
+	nk = ev->kstack == NULL ? 0 : ev->nkstack < d ? ev->nkstack : d;
+	nu = ev->ustack == NULL ? 0 : ev->nustack < d ? ev->nustack : d;
+	if (s->nsamples >= bound ||
+	    ((s->nsamples == s->cap || s->nframes + nk + nu > s->fcap) &&
+		sketch_grow(s, nk + nu) != 0)) {
+		s->samples_dropped++;
+		return 2;
+	}
+	i = s->nsamples++;
+	s->foff[i] = s->nframes;
+	s->nframes += nk + nu;
+	sketch_fill(s, i, ev, slot, count, nk, nu);
+	return 1;
+}
+
+/*
+ * Put ev in place of sample j (the one it outweighs counts as dropped):
+ * in its frames if they are room enough, else in new ones at the end.
+ */
+static int
+sketch_replace(struct sketch *s, uint32_t j, const struct vitals_event *ev,
+    uint64_t slot, uint64_t count)
+{
+	const struct vitals_sample *sm = &s->samples[j];
+	uint32_t d = s->p.stack_depth, nk, nu;
+
+	nk = ev->kstack == NULL ? 0 : ev->nkstack < d ? ev->nkstack : d;
+	nu = ev->ustack == NULL ? 0 : ev->nustack < d ? ev->nustack : d;
+	if (nk + nu > sm->nkstack + sm->nustack) {
+		if (s->nframes + nk + nu > s->fcap &&
+		    sketch_grow(s, nk + nu) != 0) {
+			s->samples_dropped++;
+			return 2;
+		}
+		s->foff[j] = s->nframes;
+		s->nframes += nk + nu;
+	}
+	sketch_fill(s, j, ev, slot, count, nk, nu);
+	s->samples_dropped++;
 	return 1;
 }
 
@@ -617,11 +692,16 @@ sketch_keep_crossing(struct sketch *s, const struct vitals_event *ev,
 	 * probes' sketch sends only crossings once a vital's share is spent
 	 * (its full bit), and they come here too.
 	 */
-	if (!sketch_crossing_fits(
-		s, vitals_hash_label(ev->label, ev->exe_id, ev->uid), 0)) {
+	uint64_t h = vitals_hash_label(ev->label, ev->exe_id, ev->uid);
+	uint32_t j;
+
+	if (!sketch_crossing_fits(s, h, count, 0)) {
 		s->samples_dropped++;
 		return 2;
 	}
+	if (s->nsamples >= s->limit &&
+	    (j = sketch_reserve_victim(s, count)) < s->nsamples)
+		return sketch_replace(s, j, ev, slot, count);
 	return sketch_keep_within(s, ev, slot, count, s->p.max_samples);
 }
 

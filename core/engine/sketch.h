@@ -66,6 +66,7 @@ struct sketch {
 	uint32_t seen_shift; /* 64 - log2(seen_bits) */
 	uint32_t seen_min; /* the seen_bits asked for: the filter's least */
 	uint32_t nsamples; /* samples kept */
+	uint32_t last; /* the sample kept (or replaced) last */
 	uint32_t limit; /* samples kept at most this epoch, <= p.max_samples
 				 * (the engine's disk budget lowers it) */
 	uint64_t events; /* events counted */
@@ -158,7 +159,9 @@ int sketch_keep(struct sketch *s, const struct vitals_event *ev, uint64_t slot,
  * the limit only if its label has no sample yet this epoch (a heavy label
  * first seen once the limit was spent: a leak that starts then), as a
  * later sample of a label adds little to its first, and within a reserve
- * of a quarter of the limit (at least SKETCH_RESERVE_MIN).  Returns 1 if kept,
+ * of a quarter of the limit (at least SKETCH_RESERVE_MIN); with the
+ * reserve full, in place of its sample of least count if count is more
+ * (the heaviest of the labels seen late keep theirs).  Returns 1 if kept,
  * 2 if not.
  */
 int sketch_keep_crossing(struct sketch *s, const struct vitals_event *ev,
@@ -166,11 +169,12 @@ int sketch_keep_crossing(struct sketch *s, const struct vitals_event *ev,
 
 /*
  * 0 if sketch_keep (fresh) or sketch_keep_crossing would surely drop a
- * sample of nf frames, of label hash h (vitals_hash_label), now: a test before the work of making the event
+ * sample of nf frames, of label hash h (vitals_hash_label), its counter
+ * at count, now: a test before the work of making the event
  * (its exe's path, its stacks).
  */
 int sketch_would_keep(
-    const struct sketch *s, int fresh, uint64_t h, uint32_t nf);
+    const struct sketch *s, int fresh, uint64_t h, uint64_t count, uint32_t nf);
 
 /*
  * Attach frame names to sample i: nk kernel names then nu user names

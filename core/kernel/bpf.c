@@ -510,7 +510,7 @@ bpf_on_sample(void *arg, void *data, size_t len)
 	 * and its process's maps are the dearest part of taking it.
 	 */
 	if (!engine_vital_room(b->vitals[r->vital], r->fresh,
-		vitals_hash_label(r->label, r->exe_id, r->uid),
+		vitals_hash_label(r->label, r->exe_id, r->uid), r->count,
 		(r->nkstack < VITALS_BPF_STACK ? r->nkstack
 					       : VITALS_BPF_STACK) +
 		    (r->nustack < VITALS_BPF_STACK ? r->nustack
