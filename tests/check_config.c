@@ -81,7 +81,7 @@ check_defaults(const struct config *c)
 	ck_assert_double_eq(c->cpu_low, 0.0025);
 	ck_assert_uint_eq(c->queue_len, 16);
 	ck_assert_ptr_null(c->sketch.vital);
-	ck_assert_uint_eq(c->sketch.hca_size, 128);
+	ck_assert_uint_eq(c->sketch.hca_size, 1024);
 	ck_assert_uint_eq(c->sketch.hca_max, 16384);
 	ck_assert_uint_eq(c->hca_memory, 1 << 20);
 	ck_assert_uint_eq(c->sketch.max_samples, 2048);

@@ -128,8 +128,8 @@ size_t sketch_sample_bytes(const struct sketch_params *p);
 size_t sketch_held(const struct sketch *s);
 
 /*
- * 1 if a first sighting of the deepest stacks cannot be kept: the limit
- * reached, or no room for it left.
+ * 1 if no first sighting can be kept: the limit reached, or no room left
+ * for a sample of no frames.
  */
 int sketch_full(const struct sketch *s);
 

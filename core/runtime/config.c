@@ -708,7 +708,7 @@ enum {
 #define SK(key, type, m, def, min, max) \
 	CFG_OPT_DEF(key, type, offsetof(struct config_sketch, m), def, min, max)
 static const struct cfg_key cfg_sketch_keys[SK_NKEYS] = {
-	[SK_HCA] = { SK("hca_size", OPTION_UINT32, hca_size, "128", 32, 65536),
+	[SK_HCA] = { SK("hca_size", OPTION_UINT32, hca_size, "1024", 32, 65536),
 	    cfg_value, CFG_SKETCH | CFG_POW2, 0,
 	    "a power of two from 32 to 65536" },
 	[SK_SAMPLES] = { SK("max_samples", OPTION_UINT32, max_samples, "2048",
