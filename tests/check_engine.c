@@ -323,6 +323,7 @@ START_TEST(test_hca_adapts)
 	uint32_t i, j, once, sizes[3];
 
 	cfg->sketch.max_samples = 100000;
+	cfg->sketch.hca_size = 128; /* the least, and the start */
 	cfg->sample_memory = 0;
 	engine_reconfigure(eng, cfg, "h1");
 	ck_assert_int_eq(engine_vital_open(eng, "syscall", "calls", &v), 0);
@@ -392,6 +393,7 @@ START_TEST(test_hca_plan)
 	const struct vitals_epoch *e;
 	uint64_t *hca = calloc(1024, sizeof(uint64_t));
 
+	cfg->sketch.hca_size = 128; /* the least, and the start */
 	ck_assert_int_eq(engine_vital_open(eng, "syscall", "events", &v), 0);
 	ck_assert_uint_eq(engine_vital_hca_max(v), cfg->sketch.hca_max);
 	ck_assert_int_eq(engine_vital_hca_plan(v, 3000), -EINVAL);

@@ -17,6 +17,7 @@ cat >"$TMP/conf.yaml" <<EOC
 epoch: 1s
 data_dir: $TMP/data
 sketch:
+  hca_size: 128
   max_samples: 100000
   sample_memory: 0
 probes:
