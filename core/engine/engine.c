@@ -349,16 +349,12 @@ engine_cpu_daemon(const struct engine *e)
 }
 
 /*
- * The sampling part of daemon, the daemon's own CPU this epoch: less its fixed
- * work (the last boundary's: closing, filters, writing; start-up, a
- * reload), which is per epoch or once, and
- * without what probes spend counting events in the kernel
- * (vitals_cpu_add), which is per event: t changes neither, only how
- * many events are sampled, and each sample's cost is mostly the daemon's
- * (its exe, its stacks' names).
+ * The sampling part of daemon, the daemon's own CPU this epoch: less its
+ * fixed work (the last boundary's: closing, filters, writing; start-up,
+ * a reload), which is per epoch or once.  For vitals.cpu.sampling.
  */
 static uint64_t
-engine_cpu_steered(const struct engine *e, uint64_t daemon)
+engine_cpu_sampling(const struct engine *e, uint64_t daemon)
 {
 	return daemon > e->cpu_fixed_ns ? daemon - e->cpu_fixed_ns : 0;
 }
@@ -372,10 +368,8 @@ engine_tick(struct engine *e)
 	budget = (uint64_t)(e->cfg->cpu_high * (double)e->cfg->epoch_ns);
 	/*
 	 * The whole collector's CPU, the programs' included, as before
-	 * engine_cpu_steered: steering by it alone let t fall on a quiet
-	 * machine, and tests/calm.sh then ranked processes sharing a
-	 * fault's HCA counter first (their later samples took credit for
-	 * the fault's rise).
+	 * steering by engine_cpu_sampling alone was tried and withdrawn
+	 * (doc/design.md).
 	 */
 	used = engine_cpu_daemon(e) + e->cpu_extra_ns;
 	if (budget == 0 || used - e->cpu_budget_used < budget)
@@ -681,10 +675,10 @@ engine_vital_hca_max(const struct vitals_vital *v)
  * boundary before it, start-up) and the probes' programs (.programs).
  */
 static void
-engine_cpu_note(struct engine *e, uint64_t steered, uint64_t fixed)
+engine_cpu_note(struct engine *e, uint64_t sampling, uint64_t fixed)
 {
 	metric_put(e->metrics, ENGINE_CPU_METRIC ".sampling", "s",
-	    (double)steered / 1e9);
+	    (double)sampling / 1e9);
 	metric_put(
 	    e->metrics, ENGINE_CPU_METRIC ".fixed", "s", (double)fixed / 1e9);
 	metric_put(e->metrics, ENGINE_CPU_METRIC ".programs", "s",
@@ -695,11 +689,11 @@ const struct vitals_epoch *
 engine_close(struct engine *e, uint64_t now_ns, int partial)
 {
 	struct vitals_vital *v;
-	uint64_t daemon, steered, dropped = 0;
+	uint64_t daemon, sampling, dropped = 0;
 	uint32_t i;
 
 	daemon = engine_cpu_daemon(e);
-	steered = engine_cpu_steered(e, daemon);
+	sampling = engine_cpu_sampling(e, daemon);
 	engine_findings_clear(e);
 	/*
 	 * The swap: the buffer that held the epoch before last was written
@@ -731,7 +725,7 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 	e->closed.nvitals = e->nvitals;
 	e->closed.vitals = e->views;
 	engine_budget_note(e);
-	engine_cpu_note(e, steered, daemon - steered);
+	engine_cpu_note(e, sampling, daemon - sampling);
 	e->closed.nmetrics = metric_close(e->metrics, &e->closed.metrics);
 	engine_modules(e);
 	engine_adapt(e, daemon + e->cpu_extra_ns, e->closed.length_ns);
