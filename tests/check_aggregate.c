@@ -604,7 +604,14 @@ static const struct {
 	/* a count that falls (another CPU's sample late) starts a run */
 	{ 60, 5, 4,
 	    { { 1, 6, 3, 0 }, { 1, 6, 1, 1 }, { 1, 6, 4, 2 }, { 1, 6, 6, 3 },
-		{ 1, 5, 9, 4 } } },
+		{ 2, 5, 9, 4 } } },
+	/*
+	 * a first sighting (weight 1) in a counter key 6 filled: credited
+	 * its weight against key 6's samples, so all its slot's stay
+	 */
+	{ 60, 4, 4,
+	    { { 1, 6, 4, 0 }, { 1, 6, 8, 1 }, { 1, 6, 16, 2 },
+		{ 1, 5, 12, 3 } } },
 	/* a rollup: base epochs 0 and 1, the second's counts higher */
 	{ 300, 4, 2,
 	    { { 3, 1, 4, 0 }, { 3, 1, 8, 10 }, { 3, 1, 16, 70 },
@@ -652,6 +659,47 @@ START_TEST(test_compact)
 	ck_assert_uint_eq(c->vitals[0].hca[1], a->hca[0][1]);
 	ck_assert_uint_eq(c->nvitals, a->e.nvitals);
 	vitals_epoch_free(c);
+	free(a);
+}
+END_TEST
+
+/*
+ * A label first seen in a counter a heavy label filled (a fault's slot)
+ * stands for its own weight, not the counter: key 6 rises to 1 << 30 in
+ * crossings, key 5 comes once at 900000000 with weight 3 (no power of two
+ * in between: a first sighting).  Crediting it the count would give it
+ * 900000000 of the slot; it gets 3.  Where a power of two lies in
+ * (count - weight, count] the sample may be a crossing: its count is
+ * credited as before.
+ */
+START_TEST(test_first_sighting_credit)
+{
+	static const uint64_t heavy[] = { 1ULL << 10, 1ULL << 20, 1ULL << 30 };
+	struct fx *a = fx_new("a", T0, 60, 8, 0, 3);
+	double w[64];
+	uint32_t j;
+
+	for (j = 0; j < 4; j++)
+		a->s[0][j] = (struct vitals_sample){ .ts_ns = T0 + j * NS,
+			.label = j < 3 ? 6 : 5,
+			.count = j < 3 ? heavy[j] : 900000000,
+			.slot = 1,
+			.weight = j < 3 ? 1 : 3,
+			.exe_id = 7,
+			.pid = 100,
+			.exe = "/usr/bin/x",
+			.comm = "x" };
+	/* key 5 arrives after key 6's 1 << 20, before its 1 << 30 */
+	a->s[0][3].ts_ns = T0 + 1 * NS + NS / 2;
+	a->hca[0][1] = (1ULL << 30) + 3;
+	a->v[0].nsamples = 4;
+	compact_weights(&a->v[0], 60 * NS, w);
+	ck_assert_double_eq_tol(w[1 * 8 + 5], 3, 1e-6);
+	ck_assert_double_eq_tol(w[1 * 8 + 6], 1ULL << 30, 1e-6);
+	/* 1 << 29 lies in (count - weight, count]: maybe a crossing */
+	a->s[0][3].count = (1ULL << 29) + 1;
+	compact_weights(&a->v[0], 60 * NS, w);
+	ck_assert_double_gt(w[1 * 8 + 5], 1 << 28);
 	free(a);
 }
 END_TEST
@@ -1614,6 +1662,7 @@ aggregate_suite(void)
 	tcase_add_loop_test(ro, test_compact, 0,
 	    sizeof(compact_cases) / sizeof(compact_cases[0]));
 	tcase_add_test(ro, test_compact_bound);
+	tcase_add_test(ro, test_first_sighting_credit);
 	tcase_add_test(ro, test_rollup_strings_bounded);
 	suite_add_tcase(s, ro);
 	tcase_add_test(ag, test_queue_order);

@@ -624,6 +624,7 @@ START_TEST(test_rollup_runs)
 	f->s[0].ts_ns = T0 + 10 * NS;
 	f->s[1].ts_ns = T0 + 70 * NS;
 	f->s[2].ts_ns = T0 + 80 * NS;
+	f->s[2].weight = 6; /* not a first sighting in A's count */
 	f->hca[1] = 13;
 	vitals_profile_set_base(p, 60 * NS);
 	ck_assert_int_eq(vitals_profile_add(p, &f->e), 0);

@@ -81,23 +81,56 @@ labels_new_run(const struct vitals_sample *prev, const struct vitals_sample *s,
 }
 
 /*
- * Credit each sample of one key k[0..n) with the rise of its count since
- * the key's previous sample, so the credits add up to the sum of the
- * runs' highest counts.
+ * Whether sample s, the first of its key's run, is a first sighting in a
+ * counter other labels already filled: a sample of another key of the
+ * same slot k[0..n) in the same base epoch has a lower count, and no
+ * power of two (so of t) lies in (count - weight, count], so the sketch
+ * took s for its label being new, not for a crossing.  Its label then
+ * added only its own weight to what the others had counted.
+ */
+static int
+labels_joins(const struct vitals_vital_epoch *ve, const struct labels_key *k,
+    size_t n, const struct labels_key *ks, uint64_t base_ns)
+{
+	const struct vitals_sample *s = &ve->samples[ks->idx], *o;
+	size_t i;
+
+	if (s->weight >= s->count ||
+	    ((s->count - s->weight) ^ s->count) > s->count - s->weight)
+		return 0;
+	for (i = 0; i < n; i++) {
+		o = &ve->samples[k[i].idx];
+		if (!labels_same(&k[i], ks) && o->count < s->count &&
+		    (base_ns == 0 || o->ts_ns / base_ns == s->ts_ns / base_ns))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Credit each sample of one key k[0..n), of the slot slot[0..nslot), with
+ * the rise of its count since the key's previous sample, so the credits
+ * add up to the sum of the runs' highest counts; a run that starts with a
+ * first sighting in a counter others filled starts from its own weight
+ * (crediting it the counter would rank a label seen once in a fault's
+ * slot with the fault).
  */
 static void
 labels_rises(const struct vitals_vital_epoch *ve, const struct labels_key *k,
-    size_t n, uint64_t base_ns, double *w)
+    size_t n, const struct labels_key *slot, size_t nslot, uint64_t base_ns,
+    double *w)
 {
 	const struct vitals_sample *s, *prev = NULL;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
 		s = &ve->samples[k[i].idx];
-		if (labels_new_run(prev, s, base_ns))
-			w[k[i].idx] = (double)s->count;
-		else
+		if (!labels_new_run(prev, s, base_ns))
 			w[k[i].idx] = (double)(s->count - prev->count);
+		else if (labels_joins(ve, slot, nslot, &k[i], base_ns))
+			w[k[i].idx] = (double)s->weight;
+		else
+			w[k[i].idx] = (double)s->count;
 		prev = s;
 	}
 }
@@ -129,12 +162,16 @@ labels_credit(const struct vitals_vital_epoch *ve, const struct labels_key *k,
     uint64_t base_ns, double *w)
 {
 	double all = 0;
-	size_t i, j, n = ve->nsamples;
+	size_t a, b, i, j, n = ve->nsamples;
 
-	for (i = 0; i < n; i = j) {
-		for (j = i + 1; j < n && labels_same(&k[i], &k[j]);)
-			j++;
-		labels_rises(ve, k + i, j - i, base_ns, w);
+	for (a = 0; a < n; a = b) {
+		for (b = a + 1; b < n && k[b].slot == k[a].slot;)
+			b++;
+		for (i = a; i < b; i = j) {
+			for (j = i + 1; j < b && labels_same(&k[i], &k[j]);)
+				j++;
+			labels_rises(ve, k + i, j - i, k + a, b - a, base_ns, w);
+		}
 	}
 	for (i = 0; i < n; i = j) {
 		for (j = i + 1; j < n && k[j].slot == k[i].slot;)
@@ -142,6 +179,32 @@ labels_credit(const struct vitals_vital_epoch *ve, const struct labels_key *k,
 		all += labels_share_slot(ve, k + i, j - i, w);
 	}
 	return all;
+}
+
+/*
+ * Keep every sample of a slot where a run starts with a first sighting in
+ * a counter others filled: labels_joins() tests it against the slot's
+ * other samples, so a copy keeps them all to credit it the same.
+ */
+static void
+labels_keep_joined(const struct vitals_vital_epoch *ve,
+    const struct labels_key *k, uint64_t base_ns, uint8_t *keep)
+{
+	size_t a, b, i, n = ve->nsamples;
+	int joined;
+
+	for (a = 0; a < n; a = b) {
+		joined = 0;
+		for (b = a + 1; b < n && k[b].slot == k[a].slot;)
+			b++;
+		for (i = a; i < b && !joined; i++)
+			joined = (i == a || !labels_same(&k[i - 1], &k[i]) ||
+				     labels_new_run(&ve->samples[k[i - 1].idx],
+					 &ve->samples[k[i].idx], base_ns)) &&
+			    labels_joins(ve, k + a, b - a, &k[i], base_ns);
+		for (i = a; joined && i < b; i++)
+			keep[k[i].idx] = 1;
+	}
 }
 
 int
@@ -177,6 +240,7 @@ labels_credited(
 			&ve->samples[k[j].idx], base_ns))
 			keep[k[i].idx] = 1;
 	}
+	labels_keep_joined(ve, k, base_ns, keep);
 	free(k);
 	return 0;
 }
