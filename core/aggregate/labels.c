@@ -170,7 +170,8 @@ labels_credit(const struct vitals_vital_epoch *ve, const struct labels_key *k,
 		for (i = a; i < b; i = j) {
 			for (j = i + 1; j < b && labels_same(&k[i], &k[j]);)
 				j++;
-			labels_rises(ve, k + i, j - i, k + a, b - a, base_ns, w);
+			labels_rises(
+			    ve, k + i, j - i, k + a, b - a, base_ns, w);
 		}
 	}
 	for (i = 0; i < n; i = j) {
