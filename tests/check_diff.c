@@ -289,15 +289,18 @@ static const struct {
 		"(site baz)" } } },
 	/*
 	 * Two base epochs rolled up: the counts of slot 1 restart, so a
-	 * counts 600 + 1200 and c 3000 + 1800 (4800 of them) of the 4800:
-	 * a 1309, c 3491 (a change of +30/s, c's +29.1/s).
+	 * counts 600 + 1200 and c 3000 + 600 (3600) of the 4800: a 1600,
+	 * c 3200 (a change of +30/s, c's +26.7/s; a's +3.3/s, +33%, is the
+	 * second finding).  c's sample in the
+	 * second is a first sighting after a's 1200 (no power of two in
+	 * (1200, 1800]): it stands for its weight, 600, not the count.
 	 */
 	{ "rollup", { "len=120 roll cpu:/bin/a@foo#1=1200^1200" },
 	    "len=120 roll cpu:/bin/a@foo#1=600^600 cpu:/bin/c@baz#1=2400^3000 "
 	    "base=1 cpu:/bin/a@foo#1=1200^1200 cpu:/bin/c@baz#1=600^1800",
-	    { NULL }, 1,
-	    { { "cpu", "/bin/c", 4800.0 * 4800 / 6600 / 120 / 30,
-		4800.0 * 4800 / 6600 / 120, 0, NULL } } },
+	    { NULL }, 2,
+	    { { "cpu", "/bin/c", 4800.0 * 3600 / 5400 / 120 / 30,
+		4800.0 * 3600 / 5400 / 120, 0, NULL } } },
 	{ "unsampled weight", { "cpu:/bin/a@foo#1=600" },
 	    "cpu:/bin/a@foo#1=600 cpu:#7=1800", { NULL }, 1,
 	    { { "cpu", "(unattributed)", 1.0, 30, 0,

@@ -253,7 +253,12 @@ START_TEST(name_fallback)
 }
 END_TEST
 
-/* Two labels in one slot share its counter by their highest counts. */
+/*
+ * Two labels in one slot share its counter by their credits: A's highest
+ * count, and B's weight, its only sample being a first sighting (no power
+ * of two in (399, 400]) in the counter A had filled to 300.  Credited the
+ * counter, B (a process seen once in a fault's counter) would rank first.
+ */
 START_TEST(shared_slot)
 {
 	const struct vitals_finding *f[16];
@@ -276,9 +281,9 @@ START_TEST(shared_slot)
 		.slot = 3 });
 	ck_assert_int_eq(tep_queue_run(q, &vitals_plugin, st), 0);
 	ck_assert_uint_eq(of_vital("cpu", f, 16), 2);
-	ck_assert_str_eq(f[0]->label, "/usr/bin/B");
-	ck_assert_double_eq_tol(f[0]->value, 400.0 * 400 / 700, 1e-9);
-	ck_assert_double_eq_tol(f[1]->value, 400.0 * 300 / 700, 1e-9);
+	ck_assert_str_eq(f[0]->label, "/usr/bin/A");
+	ck_assert_double_eq_tol(f[0]->value, 400.0 * 300 / 301, 1e-9);
+	ck_assert_double_eq_tol(f[1]->value, 400.0 * 1 / 301, 1e-9);
 	ck_assert_double_eq_tol(f[0]->value + f[1]->value, 400, 1e-9);
 }
 END_TEST
