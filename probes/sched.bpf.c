@@ -41,6 +41,11 @@ struct sched_entity {
 	struct cfs_rq *cfs_rq;
 } __attribute__((preserve_access_index));
 
+/* x86-64: a switched-out task's kernel stack pointer. */
+struct thread_struct {
+	unsigned long sp;
+} __attribute__((preserve_access_index));
+
 /*
  * More of task_struct than <vitals/task.bpf.h> declares.  The ___sched
  * suffix is a CO-RE flavour: it relocates against the kernel's
@@ -50,6 +55,8 @@ struct task_struct___sched {
 	unsigned int __state;
 	struct sched_entity se;
 	struct sched_info sched_info;
+	struct thread_struct thread;
+	void *stack;
 	int pid;
 	int tgid;
 	struct mm_struct *mm;
@@ -58,6 +65,7 @@ struct task_struct___sched {
 } __attribute__((preserve_access_index));
 
 struct pt_regs {
+	unsigned long orig_ax;
 	unsigned long ip;
 	unsigned long cs;
 } __attribute__((preserve_access_index));
@@ -313,32 +321,213 @@ sched_count_delay(struct vitals_bpf_cfg *c, struct task_struct___sched *t,
 	vitals_bpf_send(r);
 }
 
+/* Blocking sites remembered per CPU (sched_memos), a power of 2. */
+#define SCHED_MEMOS 256
+/* Words of a sleeping thread's stack searched for the frames of a walk. */
+#define SCHED_WINDOW 512
+/*
+ * Bytes below the stack's top within which a frame is placed from the
+ * top, not from the saved stack pointer: the return into the system
+ * call's entry (or into ret_from_fork), just under the user registers
+ * (168 bytes) and above the random offset each system call adds to the
+ * stack (randomize_kstack_offset), where every other frame lies.
+ */
+#define SCHED_TOP_NEAR 192
+/*
+ * x86-64's THREAD_SIZE without KASAN.  Where it is larger, the frames of
+ * the entry are placed from the stack pointer, whose offset is random,
+ * and so are not found again (a walk, as without the memo).
+ */
+#define SCHED_THREAD_SIZE 16384
+
+/*
+ * A blocking site a walk found, with where each of its frames (return
+ * addresses) lay on the sleeping thread's stack: off[i] >= 0, bytes above
+ * the saved stack pointer; < 0, bytes below the stack's top.
+ */
+struct sched_memo {
+	__u64 key; /* sched_memo_key(); 0: empty */
+	__u64 site; /* the hash of the frames, as sched_site() makes it */
+	__u32 frames; /* frames asked for (site_frames) */
+	__u32 n; /* frames the walk found */
+	__s32 off[VITALS_BPF_STACK];
+	__u64 ip[VITALS_BPF_STACK];
+};
+
+/*
+ * The unwinder (ORC) is what a blocking site costs: its tables and the
+ * stack are cold when a thread comes back after a millisecond or more,
+ * microseconds a walk.  A thread that sleeps again where it, or another
+ * thread entering the kernel through the same system call from the same
+ * place, slept before has the same return addresses at the same places
+ * of its stack; reading them there (a few words) tells the site.  Per
+ * CPU, direct-mapped by sched_memo_key().
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sched_memo);
+	__uint(max_entries, SCHED_MEMOS);
+} sched_memos SEC(".maps");
+
+/* Per CPU: the top of a sleeping thread's stack, to place a walk's frames. */
+struct sched_window {
+	__u64 w[SCHED_WINDOW];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__type(key, __u32);
+	__type(value, struct sched_window);
+	__uint(max_entries, 1);
+} sched_windows SEC(".maps");
+
+/*
+ * Where a thread likely slept: its system call and the page offset of its
+ * user PC (the same in every process of a program, and of a library),
+ * or, for a kernel thread, the thread.  A guess: sched_memo_hit() checks.
+ */
+static __always_inline __u64
+sched_memo_key(struct task_struct___sched *t, struct pt_regs *regs)
+{
+	if (t->mm == 0 || regs == 0 || (regs->cs & 3) == 0)
+		return (__u64)(__u32)t->pid | (1ULL << 62);
+	return (regs->orig_ax << 12 | (regs->ip & 0xfff)) ^ (1ULL << 63);
+}
+
+/* Whether the stack (saved pointer sp, top) holds m's frames where m saw them. */
+static __always_inline int
+sched_memo_hit(const struct sched_memo *m, __u64 sp, __u64 top)
+{
+	__u64 w, at;
+	__s32 off;
+	__u32 i;
+
+	for (i = 0; i < VITALS_BPF_STACK; i++) {
+		if (i >= m->n)
+			break;
+		off = m->off[i];
+		at = off >= 0 ? sp + off : top + off;
+		if (bpf_probe_read_kernel(&w, sizeof(w), (void *)at) != 0 ||
+		    w != m->ip[i])
+			return 0;
+	}
+	return m->n != 0;
+}
+
+/* The state of sched_memo_learn()'s search, for its bpf_loop() steps. */
+struct sched_place {
+	struct sched_memo *m;
+	const __u64 *w; /* the stack, from sp */
+	const __u64 *ip; /* the walk's frames */
+	__u64 sp, top;
+	__u32 n; /* frames to place */
+	__u32 i; /* frames placed */
+};
+
+/* One word of the window: is it the next frame?  0 to go on, 1 to stop. */
+static long
+sched_place_step(__u32 j, void *data)
+{
+	struct sched_place *pl = data;
+	__u32 i = pl->i;
+	__u64 at;
+
+	if (j >= SCHED_WINDOW || i >= VITALS_BPF_STACK || i >= pl->n)
+		return 1;
+	if (pl->w[j] != pl->ip[i])
+		return 0;
+	at = pl->sp + (__u64)j * 8;
+	pl->m->ip[i] = pl->ip[i];
+	pl->m->off[i] = at + SCHED_TOP_NEAR >= pl->top ? -(__s32)(pl->top - at)
+						       : (__s32)(j * 8);
+	pl->i = i + 1;
+	return pl->i >= pl->n;
+}
+
+/*
+ * Remember a walk's n frames ip (site, for frames asked) as m, with
+ * where they lie on the sleeping thread's stack: the first occurrence
+ * of each above the one before.  Left empty if one is not found in the
+ * window.
+ */
+static __always_inline void
+sched_memo_learn(struct sched_memo *m, __u64 key, const __u64 *ip, __u32 n,
+    __u32 frames, __u64 site, __u64 sp, __u64 top)
+{
+	struct sched_place pl = {
+		.m = m, .ip = ip, .sp = sp, .top = top, .n = n
+	};
+	struct sched_window *win;
+	__u64 len = top - sp;
+	__u32 zero = 0;
+
+	m->key = 0;
+	if (n == 0 || n > VITALS_BPF_STACK || top <= sp ||
+	    (win = bpf_map_lookup_elem(&sched_windows, &zero)) == 0)
+		return;
+	if (len > sizeof(win->w))
+		len = sizeof(win->w);
+	if (len < 8 || bpf_probe_read_kernel(win->w, len, (void *)sp) != 0)
+		return;
+	pl.w = win->w;
+	bpf_loop(len / 8, sched_place_step, &pl, 0);
+	if (pl.i != n)
+		return;
+	m->site = site;
+	m->frames = frames;
+	m->n = n;
+	m->key = key;
+}
+
 /*
  * The blocking site: a hash of the top kernel frames of the stack the
- * task slept with, by offset in the kernel's text (vitals_bpf_ktext).  Only those frames are unwound here, on every counted
- * block; a sampled block unwinds the whole stack for its record.
+ * task slept with, by offset in the kernel's text (vitals_bpf_ktext).
+ * Only those frames are unwound here, on every counted block that
+ * sched_memos does not place; a sampled block unwinds the whole stack
+ * for its record.
  */
 static __always_inline __u64
 sched_site(
     const struct vitals_bpf_cfg *c, struct task_struct___sched *t, __u64 frames)
 {
 	struct sched_ustack *k;
-	__u64 h = 0x5bd1e995ULL, size;
-	__u32 zero = 0;
+	struct sched_memo *m;
+	struct pt_regs *regs;
+	__u64 h = 0x5bd1e995ULL, size, key, sp = 0, top;
+	__u32 zero = 0, slot;
 	long n;
 	int i;
 
+	/* 1 to VITALS_BPF_STACK frames, in a form the verifier can bound. */
+	frames = ((frames - 1) & (VITALS_BPF_STACK - 1)) + 1;
+	regs = (struct pt_regs *)bpf_task_pt_regs((struct task_struct *)t);
+	/* Read as a number: a void * field is memory to the verifier. */
+	if (bpf_core_read(&top, sizeof(top), &t->stack) != 0)
+		top = 0;
+	top += SCHED_THREAD_SIZE;
+	if (bpf_core_field_exists(t->thread.sp))
+		sp = t->thread.sp;
+	key = sched_memo_key(t, regs);
+	slot = (__u32)vitals_hash_mix64(key) & (SCHED_MEMOS - 1);
+	m = bpf_map_lookup_elem(&sched_memos, &slot);
+	if (m != 0 && sp > top - SCHED_THREAD_SIZE && sp < top &&
+	    m->key == key && m->frames == frames && sched_memo_hit(m, sp, top))
+		return m->site;
 	if ((k = bpf_map_lookup_elem(&sched_scratch, &zero)) == 0)
 		return h;
-	/* 1 to VITALS_BPF_STACK frames, in a form the verifier can bound. */
-	size = (((frames - 1) & (VITALS_BPF_STACK - 1)) + 1) * 8;
+	size = frames * 8;
 	n = bpf_get_task_stack((struct task_struct *)t, k->ip, size, 0);
 	for (i = 0; i < VITALS_BPF_STACK; i++) {
 		if (n < (i + 1) * 8)
 			break;
 		h = vitals_hash_mix64(h ^ vitals_bpf_ktext(c, k->ip[i]));
 	}
-	return h >> 1; /* a label is never in the kernel's address range */
+	h >>= 1; /* a label is never in the kernel's address range */
+	if (m != 0 && sp > top - SCHED_THREAD_SIZE && sp < top)
+		sched_memo_learn(
+		    m, key, k->ip, (__u32)i, (__u32)frames, h, sp, top);
+	return h;
 }
 
 /* The sleeping thread's user stack, kept at switch-out, or its user PC. */

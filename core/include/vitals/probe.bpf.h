@@ -239,14 +239,33 @@ vitals_bpf_count(struct vitals_bpf_cfg *c, __u32 vital, __u64 label,
 	    c, vital, label, weight, pid_tgid, exe_id, uid, 0);
 }
 
-/* vitals_bpf_count() of an event of the current task, me. */
-static __always_inline struct vitals_bpf_rec *
-vitals_bpf_count_me(struct vitals_bpf_cfg *c,
+/*
+ * vitals_bpf_count_me()'s full path, out of line: in line, clang keeps
+ * what the full path needs across its calls in stack slots it fills
+ * before the common case returns (a store and a load each).
+ */
+static __attribute__((noinline)) struct vitals_bpf_rec *
+vitals__count_me_full(struct vitals_bpf_cfg *c,
     const struct vitals_bpf_exe_slot *me, __u32 vital, __u64 label,
     __u64 weight)
 {
 	return vitals__count_with(c, vital, label, weight,
 	    VITALS_BPF_PT_CURRENT, me->exe_id, me->uid, 0);
+}
+
+/*
+ * vitals_bpf_count() of an event of the current task, me.  The common
+ * case (the label this CPU counted last for the vital, by the same exe
+ * and uid, a weight of 1 that crosses nothing) only adds to the pending
+ * weight, in line; the rest takes the full path.
+ */
+static __always_inline struct vitals_bpf_rec *
+vitals_bpf_count_me(struct vitals_bpf_cfg *c, struct vitals_bpf_exe_slot *me,
+    __u32 vital, __u64 label, __u64 weight)
+{
+	if (vitals__count_last(c, me, vital, label, weight, me->uid))
+		return 0;
+	return vitals__count_me_full(c, me, vital, label, weight);
 }
 
 /*
