@@ -349,9 +349,13 @@ engine_cpu_daemon(const struct engine *e)
 }
 
 /*
- * The sampling part of daemon, the daemon's own CPU this epoch: less its
- * fixed work (the last boundary's: closing, filters, writing; start-up,
- * a reload), which is per epoch or once.  For vitals.cpu.sampling.
+ * The CPU t steers of daemon, the daemon's own this epoch: less its fixed
+ * work (the last boundary's: closing, filters, writing; start-up, a
+ * reload), which is per epoch or once, and
+ * without what probes spend counting events in the kernel
+ * (vitals_cpu_add), which is per event: t changes neither, only how
+ * many events are sampled, and each sample's cost is mostly the daemon's
+ * (its exe, its stacks' names).
  */
 static uint64_t
 engine_cpu_sampling(const struct engine *e, uint64_t daemon)
@@ -366,12 +370,7 @@ engine_tick(struct engine *e)
 	uint32_t i;
 
 	budget = (uint64_t)(e->cfg->cpu_high * (double)e->cfg->epoch_ns);
-	/*
-	 * The whole collector's CPU, the programs' included, as before
-	 * steering by engine_cpu_sampling alone was tried and withdrawn
-	 * (doc/design.md).
-	 */
-	used = engine_cpu_daemon(e) + e->cpu_extra_ns;
+	used = engine_cpu_sampling(e, engine_cpu_daemon(e));
 	if (budget == 0 || used - e->cpu_budget_used < budget)
 		return;
 	e->cpu_budget_used = used;
@@ -671,7 +670,7 @@ engine_vital_hca_max(const struct vitals_vital *v)
 
 /*
  * The closing epoch's collector CPU (its cpu_ns) in parts, in seconds:
- * the sampling part (ENGINE_CPU_METRIC.sampling), the fixed work (.fixed: the
+ * what t steers (ENGINE_CPU_METRIC.sampling), the fixed work (.fixed: the
  * boundary before it, start-up) and the probes' programs (.programs).
  */
 static void
@@ -728,7 +727,7 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 	engine_cpu_note(e, sampling, daemon - sampling);
 	e->closed.nmetrics = metric_close(e->metrics, &e->closed.metrics);
 	engine_modules(e);
-	engine_adapt(e, daemon + e->cpu_extra_ns, e->closed.length_ns);
+	engine_adapt(e, sampling, e->closed.length_ns);
 	if (e->cfg->disk_budget > 0)
 		engine_budget(e);
 	engine_start(e, now_ns);

@@ -778,8 +778,8 @@ bpf_stats_tick(struct vitals_bpf *b)
 /*
  * Report the programs' CPU to the core as it grows (the window's cost per
  * event times the events counted so far in the epoch), once a second, for
- * the epoch's collector CPU (vitals.cpu.programs), against which the core
- * doubles t.  The boundary reports the rest.
+ * the epoch's collector CPU (vitals.cpu.programs; t does not steer it).
+ * The boundary reports the rest.
  */
 static void
 bpf_cpu_live(struct vitals_bpf *b)

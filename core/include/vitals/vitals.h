@@ -633,7 +633,7 @@ uint64_t vitals_monotonic_ns(const struct vitals_ctx *ctx);
 
 /*
  * Add CPU time the probe spent outside this process (e.g. BPF run time):
- * in the epoch's collector CPU, and counted against cpu_high.
+ * in the epoch's collector CPU, not in what t steers (doc/design.md).
  */
 void vitals_cpu_add(struct vitals_ctx *ctx, uint64_t ns);
 
