@@ -186,7 +186,8 @@ fi
 mons="$mons vitalsd"
 
 echo "bench/bcc.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, kernel $kver, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-others=$(pgrep -x 'vitalsd|perf|bpftrace|floor' | wc -l)
+# By name (pgrep refuses a pattern longer than a comm's 15 characters).
+others=$(ps -eo comm= | grep -cxE 'vitalsd|perf|bpftrace|floor' || :)
 [ "$others" -gt 0 ] && echo "NOTE: $others other monitor processes (vitalsd, perf, bpftrace) run here: their probes are in every column, none's too"
 echo "rounds $rounds, $ms ms per workload per monitor per round"
 [ -n "$bcc_why" ] || echo "bcc tools: $(echo $tools | sed 's/\([a-z]*\)/\1-bpfcc/g'); headers: $bcc_headers"
