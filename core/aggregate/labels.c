@@ -80,6 +80,16 @@ labels_new_run(const struct vitals_sample *prev, const struct vitals_sample *s,
 	    (base_ns != 0 && s->ts_ns / base_ns != prev->ts_ns / base_ns);
 }
 
+/* The sample of key k[i] before it (k sorted by labels_keys), or NULL. */
+static const struct vitals_sample *
+labels_prev(
+    const struct vitals_vital_epoch *ve, const struct labels_key *k, size_t i)
+{
+	return i > 0 && labels_same(&k[i - 1], &k[i])
+	    ? &ve->samples[k[i - 1].idx]
+	    : NULL;
+}
+
 /*
  * Whether sample s, the first of its key's run, is a first sighting in a
  * counter other labels already filled: a sample of another key of the
@@ -95,6 +105,7 @@ labels_joins(const struct vitals_vital_epoch *ve, const struct labels_key *k,
 	const struct vitals_sample *s = &ve->samples[ks->idx], *o;
 	size_t i;
 
+	/* The counter took a higher top bit: maybe a crossing of t. */
 	if (s->weight >= s->count ||
 	    ((s->count - s->weight) ^ s->count) > s->count - s->weight)
 		return 0;
@@ -199,9 +210,8 @@ labels_keep_joined(const struct vitals_vital_epoch *ve,
 		for (b = a + 1; b < n && k[b].slot == k[a].slot;)
 			b++;
 		for (i = a; i < b && !joined; i++)
-			joined = (i == a || !labels_same(&k[i - 1], &k[i]) ||
-				     labels_new_run(&ve->samples[k[i - 1].idx],
-					 &ve->samples[k[i].idx], base_ns)) &&
+			joined = labels_new_run(labels_prev(ve, k, i),
+				     &ve->samples[k[i].idx], base_ns) &&
 			    labels_joins(ve, k + a, b - a, &k[i], base_ns);
 		for (i = a; joined && i < b; i++)
 			keep[k[i].idx] = 1;
@@ -223,9 +233,7 @@ labels_credited(
 	memset(keep, 0, n);
 	for (i = 0; i < n; i++) {
 		cur = &ve->samples[k[i].idx];
-		prev = i > 0 && labels_same(&k[i - 1], &k[i])
-		    ? &ve->samples[k[i - 1].idx]
-		    : NULL;
+		prev = labels_prev(ve, k, i);
 		/* A run's first after a fall keeps runs apart. */
 		keep[k[i].idx] = prev != NULL && cur->count < prev->count;
 		/* The last of its pid in the run (the run's last among them). */
