@@ -6,7 +6,18 @@
 # (copies of one small program, each its own inode, so its own exe id, path
 # and symbol cache entry); churn DIR N then runs forever a round of the
 # probe tests' workloads (a second each) and 100 short-lived processes of
-# those executables, in turn.  Run from the top of a built tree.
+# those executables, in turn.  churn_conf BUILD names BUILD's shipped
+# configuration.  Run from the top of a built tree.
+
+# churn_conf BUILD: the shipped file of BUILD's sources (an older build's
+# may not know the keys of this one's).
+churn_conf() {
+	s=$(sed -n 's/^abs_top_srcdir = //p' "$1/Makefile" 2>/dev/null)
+	for f in "$1/conf/vitals.yaml" "$s/conf/vitals.yaml"; do
+		[ -f "$f" ] && { echo "$f"; return; }
+	done
+	echo conf/vitals.yaml
+}
 
 churn_tmp() {
 	tmp=$(mktemp -d "/var/tmp/vitals-$1.XXXXXX") ||

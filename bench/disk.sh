@@ -8,27 +8,31 @@
 # tree; prints, asserts nothing.
 #
 #   bench/disk.sh [--minutes M] [--epoch SECONDS] [--exes N]
-#                 [--budget SIZE] [--reuse]
+#                 [--budget SIZE] [--base DIR] [--reuse]
 #
 # Defaults: 5 minutes per run, 60 s epochs (the shipped length), 400
 # executables, the shipped disk budget.  --budget SIZE runs both again
 # with sketch.disk_budget set to SIZE (e.g. 8K; 0: off) after the
 # shipped runs, as runs quiet-budget and churn-budget.  The stores are
 # kept in bench/store-disk-NAME of the build tree; --reuse measures them
-# again without running the daemon.
+# again without running the daemon.  --base DIR runs an older build
+# tree's vitalsd beside this one in every run, with its own shipped
+# configuration and store (bench/store-disk-NAME-base), so both
+# see the same machine, and prints its figures after this build's.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 top=${top_builddir:-$src}
 cd "$top" || exit 1
-minutes=5 epoch=60 exes=400 reuse=0 budget=
+minutes=5 epoch=60 exes=400 reuse=0 budget= base=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--minutes) minutes=${2:?--minutes needs a value}; shift 2 ;;
 	--epoch) epoch=${2:?--epoch needs a value}; shift 2 ;;
 	--exes) exes=${2:?--exes needs a value}; shift 2 ;;
 	--budget) budget=${2:?--budget needs a size}; shift 2 ;;
+	--base) base=${2:?--base needs a build directory}; shift 2 ;;
 	--reuse) reuse=1; shift ;;
-	-h|--help) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "disk: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -37,38 +41,64 @@ for v in "$minutes" "$epoch" "$exes"; do
 	''|*[!0-9]*|0) echo "disk: '$v' is not a positive integer" >&2; exit 2 ;;
 	esac
 done
+if [ -n "$base" ]; then
+	base=$(cd "$base" 2>/dev/null && pwd) && [ -x "$base/daemon/vitalsd" ] ||
+		{ echo "disk: --base: no built daemon/vitalsd there" >&2; exit 2; }
+fi
 [ -x bench/epochsize ] || { echo "disk: bench/epochsize is not built (make bench/epochsize)" >&2; exit 2; }
 
 . "$src/bench/churn.sh"
 churn_tmp disk
 
-# run NAME CHURN [BUDGET]: vitalsd for the minutes asked, its store into
-# bench/store-disk-NAME, with the churn running alongside if CHURN is 1,
-# and sketch.disk_budget set to BUDGET if given.
-run() {
+# start NAME TREE [BUDGET]: TREE's vitalsd in the background (pid in
+# $daemon), its store in bench/store-disk-NAME, sketch.disk_budget set to
+# BUDGET if given.
+start() {
 	rm -rf "bench/store-disk-$1"
 	sed -e "s|^epoch: .*|epoch: ${epoch}s|" \
 	    -e "s|^data_dir: .*|data_dir: $top/bench/store-disk-$1|" \
 	    ${3:+-e "s|^  disk_budget: .*|  disk_budget: $3|"} \
-	    "$src/conf/vitals.yaml" >"$tmp/vitals.yaml"
-	VITALS_PLUGIN_PATH="$top/probes:$top/filters:$top/outputs" \
-	    daemon/vitalsd -c "$tmp/vitals.yaml" 2>"$tmp/vitalsd-$1.log" &
+	    "$(churn_conf "$2")" >"$tmp/vitals-$1.yaml"
+	VITALS_PLUGIN_PATH="$2/probes:$2/filters:$2/outputs" \
+	    "$2/daemon/vitalsd" -c "$tmp/vitals-$1.yaml" 2>"$tmp/vitalsd-$1.log" &
 	daemon=$!
+}
+
+# stop NAME: stop $daemon, which must still be running.
+stop() {
+	kill -0 "$daemon" 2>/dev/null ||
+		{ tail -20 "$tmp/vitalsd-$1.log" >&2; echo "disk: vitalsd ($1) died" >&2; exit 1; }
+	kill -INT "$daemon"
+	wait "$daemon"
+	daemon=
+}
+
+# run NAME CHURN [BUDGET]: vitalsd for the minutes asked, its store into
+# bench/store-disk-NAME (and --base's into bench/store-disk-NAME-base),
+# with the churn running alongside if CHURN is 1, and
+# sketch.disk_budget set to BUDGET if given.
+run() {
+	basepid=
+	if [ -n "$base" ]; then
+		start "$1-base" "$base" ${3:+"$3"}
+		basepid=$daemon
+	fi
+	start "$1" "$top" ${3:+"$3"}
 	if [ "$2" -eq 1 ]; then
 		churn "$tmp" "$exes" &
 		cpid=$!
 	fi
 	echo "disk: $1: vitalsd (pid $daemon) for $minutes min, ${epoch} s epochs" >&2
 	sleep $((minutes * 60))
-	kill -0 "$daemon" 2>/dev/null ||
-		{ tail -20 "$tmp/vitalsd-$1.log" >&2; echo "disk: vitalsd died" >&2; exit 1; }
 	if [ "$2" -eq 1 ]; then
 		kill "$cpid" 2>/dev/null
 		wait "$cpid" 2>/dev/null
 	fi
-	kill -INT "$daemon"
-	wait "$daemon"
-	daemon=
+	stop "$1"
+	if [ -n "$basepid" ]; then
+		daemon=$basepid
+		stop "$1-base"
+	fi
 }
 
 if [ "$reuse" -eq 0 ]; then
@@ -86,6 +116,7 @@ if [ "$reuse" -eq 0 ]; then
 fi
 names="quiet churn"
 [ -z "$budget" ] || names="$names quiet-budget churn-budget"
+[ -z "$base" ] || names=$(for n in $names; do printf '%s %s-base ' "$n" "$n"; done)
 for name in $names; do
 	echo "== $name: $(find "bench/store-disk-$name" -name '*.json.gz' | wc -l) epochs"
 	bench/epochsize "bench/store-disk-$name"

@@ -67,22 +67,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# conf BUILD: the shipped file of BUILD's sources (an older one may not
-# know the keys of this one).
-conf() {
-	s=$(sed -n 's/^abs_top_srcdir = //p' "$1/Makefile" 2>/dev/null)
-	for f in "$1/conf/vitals.yaml" "$s/conf/vitals.yaml"; do
-		[ -f "$f" ] && { echo "$f"; return; }
-	done
-	echo conf/vitals.yaml
-}
-
 # start NAME BUILD: BUILD's shipped file with a short epoch (and with
 # --fill short timescales) and a data dir of its own, run by BUILD's
 # vitalsd; its pid in $started.
 start() {
 	sed -e "s|^epoch: .*|epoch: ${epoch}s|" -e "s|^data_dir: .*|data_dir: $tmp/$1|" \
-	    "$(conf "$2")" >"$tmp/$1.yaml"
+	    "$(churn_conf "$2")" >"$tmp/$1.yaml"
 	[ $fill -eq 0 ] || sed -i "s|^timescales: .*|timescales: [$((2 * epoch))s, $((4 * epoch))s, $((8 * epoch))s]|" \
 	    "$tmp/$1.yaml"
 	VITALS_PLUGIN_PATH="$2/probes:$2/filters:$2/outputs" \

@@ -199,6 +199,11 @@ START_TEST(test_cpu_parts)
 	ck_assert_double_eq(metric_of(e, "vitals.cpu.programs")->last, 10.0);
 	ck_assert(metric_of(e, "vitals.cpu.sampling")->last < 0.5);
 	ck_assert(metric_of(e, "vitals.cpu.fixed")->last >= 0);
+	/* The memory the sketches hold, and the process's resident set. */
+	ck_assert_double_eq(metric_of(e, "vitals.memory.sketches")->last,
+	    (double)engine_held(eng));
+	ck_assert(metric_of(e, "vitals.memory.resident")->last >=
+	    metric_of(e, "vitals.memory.sketches")->last);
 	ck_assert_uint_eq(vitals_vital_threshold(v), 2);
 	engine_release(eng);
 }

@@ -49,8 +49,12 @@ struct sketch_budget {
 
 /* Samples a sample store starts with, and keeps at least once it grew. */
 #define SKETCH_FIRST 16
-/* Samples past the limit for heavy labels first seen late, at least. */
-#define SKETCH_RESERVE_MIN 8
+/*
+ * Samples past the limit for heavy labels first seen late, at least (a
+ * quarter of the limit above 16; under a disk budget's least share, as
+ * many again).
+ */
+#define SKETCH_RESERVE_MIN 4
 /* Bits of the filter of sampled labels: 2048 samples in it, 1.4% false. */
 #define SKETCH_SAMPLED_BITS 32768
 
