@@ -216,9 +216,11 @@ START_TEST(test_engine)
 	}
 	ck_assert_int_eq(engine_metric_put(eng, "t.m05", "x", 1), -EEXIST);
 	e = engine_close(eng, 2000, 0);
-	/* And the engine's own: the collector's CPU in three parts. */
-	ck_assert_uint_eq(e->nmetrics, 100 + 3);
+	/* And the engine's own: the collector's CPU in three parts, its
+	 * sketches' memory and its resident set. */
+	ck_assert_uint_eq(e->nmetrics, 100 + 5);
 	ck_assert_ptr_nonnull(vitals_epoch_metric(e, "vitals.cpu.sampling"));
+	ck_assert_ptr_nonnull(vitals_epoch_metric(e, "vitals.memory.sketches"));
 	ck_assert_ptr_nonnull(m = vitals_epoch_metric(e, "t.m37"));
 	ck_assert(m->mean == 1.5 * 37 && m->max == 74 && m->last == 74);
 	ck_assert_ptr_eq(vitals_epoch_metric(e, "t.m00"), &e->metrics[0]);
@@ -226,7 +228,7 @@ START_TEST(test_engine)
 	ck_assert_ptr_null(vitals_epoch_metric(e, "t.m100"));
 	ck_assert_ptr_null(vitals_epoch_metric(e, "t"));
 	e = engine_close(eng, 3000, 0);
-	ck_assert_uint_eq(e->nmetrics, 3); /* the engine's own, no t.* */
+	ck_assert_uint_eq(e->nmetrics, 5); /* the engine's own, no t.* */
 	ck_assert_ptr_null(vitals_epoch_metric(e, "t.m37"));
 	engine_free(eng);
 	config_free(c);
