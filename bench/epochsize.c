@@ -3,7 +3,10 @@
  * epochsize: what the epochs of a store cost on disk, written in the old
  * format (1) and the compact one (2), part by part: each part's bytes are
  * what leaving it out saves, as text and gzip'd as the store writes it,
- * and the totals per epoch and per day.  Prints; asserts nothing.
+ * and the totals per epoch and per day; then the same of the steady
+ * epochs alone (whole, and not the first of a run, which starts before
+ * the first boundary sets the disk budget's shares), as a daemon running
+ * all day has them.  Prints; asserts nothing.
  *
  *   bench/epochsize DATA_DIR
  */
@@ -47,6 +50,9 @@ struct es_totals {
 	const char *vital[ES_VITALS];
 	uint32_t nvitals;
 	double seconds, samples, epochs;
+	/* The steady ones: whole (not partial), not a run's first (seq 0,
+	 * collected before the first boundary's limits). */
+	double steady_gz[2], steady_seconds, steady_epochs;
 };
 
 /* Bytes of text gzip'd as vitals_epoch_encode does (level 6). */
@@ -151,8 +157,14 @@ es_add(struct es_totals *t, const struct vitals_epoch *e)
 	t->seconds += (double)e->length_ns / 1e9;
 	for (i = 0; i < e->nvitals; i++)
 		t->samples += e->vitals[i].nsamples;
+	if (!e->partial && e->seq > 0) {
+		t->steady_epochs++;
+		t->steady_seconds += (double)e->length_ns / 1e9;
+	}
 	for (f = 0; f < 2; f++) {
 		whole[f] = es_size(e, f, &wraw);
+		if (!e->partial && e->seq > 0)
+			t->steady_gz[f] += (double)whole[f];
 		t->form[f].gz[ES_ALL] += (double)whole[f];
 		t->form[f].raw[ES_ALL] += (double)wraw;
 		for (p = 1; p < ES_NPARTS; p++) {
@@ -196,6 +208,12 @@ es_print(const struct es_totals *t)
 	    t->form[0].gz[ES_ALL] / n * day / 1e6,
 	    t->form[1].gz[ES_ALL] / n * day / 1e6,
 	    t->form[0].gz[ES_ALL] / t->form[1].gz[ES_ALL]);
+	if (t->steady_epochs > 0 && t->steady_seconds > 0)
+		printf("steady, %.0f whole epochs after the first: new gzip %.0f "
+		       "bytes each, %.2f MB/day (old %.2f)\n",
+		    t->steady_epochs, t->steady_gz[1] / t->steady_epochs,
+		    t->steady_gz[1] / t->steady_seconds * 86400 / 1e6,
+		    t->steady_gz[0] / t->steady_seconds * 86400 / 1e6);
 }
 
 int

@@ -10,7 +10,7 @@
 # ids, BPF maps) fill and turn over many times.  Prints; asserts nothing.
 #
 #   bench/soak.sh [--minutes M] [--epoch SECONDS] [--exes N] [--fill]
-#                 [--build DIR] [--base DIR]
+#                 [--budget SIZE] [--build DIR] [--base DIR]
 #
 # Defaults: 30 minutes, 10 s epochs (so the run closes as many epochs as
 # 3 hours of the default 60 s ones would, with their 5-minute and hourly
@@ -21,21 +21,24 @@
 # two minutes past that.  --build is the built tree to run (default: the
 # one this script is in); --base an older build run beside it, under the
 # same churn, for before/after columns.  At the end it says where each
-# daemon's resident memory is (heap, BPF maps, files).  Needs root and a
-# built tree.
+# daemon's resident memory is (heap, BPF maps, files).  --budget SIZE
+# sets sketch.disk_budget in both daemons' files (0: none, so under the
+# churn every epoch, rollup and queued copy is at its sample bound: the
+# worst case of the queues).  Needs root and a built tree.
 set -u
 cd "$(dirname "$0")/.."
 src=$PWD
-build=$PWD base= minutes= epoch=10 exes=400 fill=0
+build=$PWD base= minutes= epoch=10 exes=400 fill=0 budget=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--minutes) minutes=${2:?--minutes needs a value}; shift 2 ;;
 	--epoch) epoch=${2:?--epoch needs a value}; shift 2 ;;
 	--exes) exes=${2:?--exes needs a value}; shift 2 ;;
 	--fill) fill=1; shift ;;
+	--budget) budget=${2:?--budget needs a size}; shift 2 ;;
 	--build) build=${2:?--build needs a directory}; shift 2 ;;
 	--base) base=${2:?--base needs a directory}; shift 2 ;;
-	-h|--help) sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "soak: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -72,6 +75,7 @@ trap 'exit 130' INT TERM
 # vitalsd; its pid in $started.
 start() {
 	sed -e "s|^epoch: .*|epoch: ${epoch}s|" -e "s|^data_dir: .*|data_dir: $tmp/$1|" \
+	    ${budget:+-e "s|^  disk_budget: .*|  disk_budget: $budget|"} \
 	    "$(churn_conf "$2")" >"$tmp/$1.yaml"
 	[ $fill -eq 0 ] || sed -i "s|^timescales: .*|timescales: [$((2 * epoch))s, $((4 * epoch))s, $((8 * epoch))s]|" \
 	    "$tmp/$1.yaml"
