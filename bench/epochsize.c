@@ -209,8 +209,9 @@ es_print(const struct es_totals *t)
 	    t->form[1].gz[ES_ALL] / n * day / 1e6,
 	    t->form[0].gz[ES_ALL] / t->form[1].gz[ES_ALL]);
 	if (t->steady_epochs > 0 && t->steady_seconds > 0)
-		printf("steady, %.0f whole epochs after the first: new gzip %.0f "
-		       "bytes each, %.2f MB/day (old %.2f)\n",
+		printf(
+		    "steady, %.0f whole epochs after the first: new gzip %.0f "
+		    "bytes each, %.2f MB/day (old %.2f)\n",
 		    t->steady_epochs, t->steady_gz[1] / t->steady_epochs,
 		    t->steady_gz[1] / t->steady_seconds * 86400 / 1e6,
 		    t->steady_gz[0] / t->steady_seconds * 86400 / 1e6);
