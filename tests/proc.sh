@@ -36,8 +36,8 @@ python3 - "$TMP/show.json" <<'EOP' || { cat "$TMP/vitalsd.err"; fail "implausibl
 import json, sys
 m = json.load(open(sys.argv[1]))["metrics"]
 for k, v in m.items():
-    # The probe's, and the daemon's own CPU in parts.
-    assert k.startswith("proc.") or k.startswith("vitals.cpu."), k
+    # The probe's, the daemon's own CPU in parts and its memory.
+    assert k.startswith(("proc.", "vitals.cpu.", "vitals.memory.")), k
     assert v["n"] >= 1 and v["min"] <= v["mean"] <= v["max"], (k, v)
     assert not k.startswith("vitals.") or v["min"] >= 0, (k, v)
 cpu = ["user", "nice", "system", "iowait", "steal", "idle"]
@@ -46,6 +46,7 @@ for what in ("mean", "last"):
     assert abs(total - 100) < 0.01, (what, total)
 for c in cpu:
     assert 0 <= m["proc.cpu.%s_pct" % c]["min"] <= 100, c
+assert m["vitals.memory.resident"]["last"] >= m["vitals.memory.sketches"]["last"] >= 0
 assert m["proc.mem.free_bytes"]["last"] > 0
 assert m["proc.mem.available_bytes"]["last"] > 0
 assert 0 < m["proc.mem.memused_pct"]["last"] < 100
