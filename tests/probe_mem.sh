@@ -228,13 +228,15 @@ assert_grep "kmem.*'pages' is not one of kmem, kmem_free" "$TMP/bad.out"
 # run theirs): whatever else runs meanwhile (the other tests of make -j)
 # would take the epoch's samples and the CPUs' frame lookups.  kmem counts
 # all, as it did when its check below was set, with room for every
-# process's samples (max_samples) and t kept at 2 (threshold_max) however
+# process's samples (max_samples, and no sample_memory bound: under make
+# -j the other tests' processes filled its 768K, and kmem_free kept 3
+# samples of short-true, none in exit_mmap) and t kept at 2 (threshold_max) however
 # much the machine's load makes the collector's CPU raise it; the runs
 # take one epoch, however long they take.
 ATMP=$(cd "$TMP" && pwd -P) || fail "cannot resolve $TMP"
 tname="strue$$_"
 cp /bin/true "$ATMP/$tname" || fail "cannot copy /bin/true"
-printf 'epoch: 60s\ndata_dir: %s/aslr\nsketch:\n  max_samples: 65536\n  threshold_max: 2\nprobes:\n  umem: {comm: %s}\n  kmem: {}\nplugins:\n  store: {}\n' \
+printf 'epoch: 60s\ndata_dir: %s/aslr\nsketch:\n  max_samples: 65536\n  sample_memory: 0\n  threshold_max: 2\nprobes:\n  umem: {comm: %s}\n  kmem: {}\nplugins:\n  store: {}\n' \
 	"$TMP" "$tname" >"$TMP/aslr.yaml"
 iomem_start "$TMP/aslr.yaml"
 i=0
