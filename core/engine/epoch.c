@@ -404,6 +404,66 @@ epoch_copy_hca(struct vitals_epoch *e, struct vitals_vital_epoch *d,
 /* ---- deep copies ---- */
 
 static int
+epoch_u32_cmp(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * d's HCA of only the slots its n samples (copied already) are in, if
+ * fewer counters hold them than s's HCA has: the distinct slots in order
+ * become 0, 1, ... of an HCA of the least power of two counters that
+ * holds them, each with s's counter (0 for a slot past s's HCA, as a
+ * reader has it), the samples' slots renumbered to match.  Otherwise a
+ * copy of s's HCA.  0 or -ENOMEM.
+ */
+static int
+epoch_copy_hca_of_samples(struct vitals_epoch *e, struct vitals_vital_epoch *d,
+    const struct vitals_vital_epoch *s, struct vitals_sample *samples,
+    uint32_t n)
+{
+	uint32_t *slots, i, k, m = 1, lo, hi, mid;
+
+	if (s->hca == NULL || n >= s->hca_size)
+		return epoch_copy_hca(e, d, s->hca, s->hca_size);
+	if ((slots = malloc((n ? n : 1) * sizeof(*slots))) == NULL)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		slots[i] = samples[i].slot;
+	qsort(slots, n, sizeof(*slots), epoch_u32_cmp);
+	for (i = 0, k = 0; i < n; i++)
+		if (k == 0 || slots[k - 1] != slots[i])
+			slots[k++] = slots[i];
+	while (m < k)
+		m *= 2;
+	if (m >= s->hca_size) {
+		free(slots);
+		return epoch_copy_hca(e, d, s->hca, s->hca_size);
+	}
+	if (epoch_copy_hca(e, d, NULL, m) != 0) {
+		free(slots);
+		return -ENOMEM;
+	}
+	for (i = 0; i < k; i++)
+		((uint64_t *)d->hca)[i] =
+		    slots[i] < s->hca_size ? s->hca[slots[i]] : 0;
+	for (i = 0; i < n; i++) {
+		for (lo = 0, hi = k; hi - lo > 1;) {
+			mid = lo + (hi - lo) / 2;
+			if (slots[mid] <= samples[i].slot)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		samples[i].slot = lo;
+	}
+	free(slots);
+	return 0;
+}
+
+static int
 epoch_copy_vital(struct vitals_epoch *e, struct vitals_vital_epoch *d,
     const struct vitals_vital_epoch *s, epoch_pick_fn pick, void *arg)
 {
@@ -413,13 +473,14 @@ epoch_copy_vital(struct vitals_epoch *e, struct vitals_vital_epoch *d,
 	*d = *s;
 	d->name = epoch_intern(e, s->name);
 	d->unit = epoch_intern(e, s->unit);
-	if (d->name == NULL || d->unit == NULL ||
-	    epoch_copy_hca(e, d, s->hca, s->hca_size) != 0)
+	if (d->name == NULL || d->unit == NULL)
 		return -ENOMEM;
 	d->samples = NULL;
 	if (s->nsamples == 0 || s->samples == NULL) {
 		d->nsamples = 0;
-		return 0;
+		return pick != NULL
+		    ? epoch_copy_hca_of_samples(e, d, s, NULL, 0)
+		    : epoch_copy_hca(e, d, s->hca, s->hca_size);
 	}
 	if ((src = calloc(s->nsamples, sizeof(*src))) == NULL)
 		return -ENOMEM;
@@ -433,7 +494,11 @@ epoch_copy_vital(struct vitals_epoch *e, struct vitals_vital_epoch *d,
 	d->nsamples = n;
 	d->samples = n > 0 ? epoch_copy_samples(e, src, n, 0) : NULL;
 	free(src);
-	return n > 0 && d->samples == NULL ? -ENOMEM : 0;
+	if (n > 0 && d->samples == NULL)
+		return -ENOMEM;
+	return pick != NULL ? epoch_copy_hca_of_samples(e, d, s,
+				  (struct vitals_sample *)d->samples, n)
+			    : epoch_copy_hca(e, d, s->hca, s->hca_size);
 }
 
 static int

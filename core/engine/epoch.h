@@ -94,7 +94,11 @@ typedef int (*epoch_pick_fn)(const struct vitals_vital_epoch *ve,
 
 /*
  * A deep copy of e (borrowed) as epoch_copy's, keeping of each vital's
- * samples those pick (NULL: all) chooses.  NULL when out of memory.
+ * samples those pick (NULL: all) chooses.  With a picker, a vital's HCA
+ * keeps only the counters of the slots its kept samples are in, when
+ * that is smaller: the slots renumbered in their order (0, 1, ...), the
+ * samples' slots with them, so what each slot's samples credit is the
+ * same (labels.h).  NULL when out of memory.
  */
 struct vitals_epoch *epoch_copy_picked(
     const struct vitals_epoch *e, epoch_pick_fn pick, void *arg);
