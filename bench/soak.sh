@@ -207,7 +207,7 @@ END {
 	echo "soak: the longest filter queue was still filling (full at $((q * 8 * epoch)) s)"
 echo "$t0 $t1 $hz $minutes" | awk '{ printf "soak: vitalsd CPU: %.2f%% of one CPU on average\n", ($2 - $1) / $3 / ($4 * 60) * 100 }'
 for l in "$tmp"/*.log; do
-	echo "soak: $(basename "$l" .log): log lines: $(wc -l <"$l"), of which errors: $(grep -c 'error' "$l"), warnings: $(grep -c 'warn' "$l")"
+	echo "soak: $(basename "$l" .log): log lines: $(wc -l <"$l"), of which errors: $(grep -c 'error' "$l"), warnings: $(grep -c 'warn' "$l"); samples a full ring lost that the store had room for: $(sed -n 's/.*: \([0-9]*\) sample(s) lost to a full ring.*/\1/p' "$l" | awk '{ n += $1 } END { print n + 0 }')"
 	grep -i 'error' "$l" | sort | uniq -c | sort -rn | head -5
 done
 echo "soak: vitalsd exited $rc"

@@ -30,7 +30,7 @@
 #include "tracefs.h"
 
 #define BPF_DRAIN_NS (100 * 1000 * 1000ULL)
-#define BPF_RINGBUF_DEFAULT (256 * 1024ULL)
+#define BPF_RINGBUF_DEFAULT (64 * 1024ULL)
 #define BPF_MAX_LINKS 16 /* programs vitals_bpf_attach() attaches per object */
 /* First-sighting words of a vital at least: 64 Kibit, as the user sketch's. */
 #define BPF_SEEN_MIN 1024
@@ -89,6 +89,8 @@ struct vitals_bpf {
 	int exec_held; /* holds exe_exec_hold() */
 	uint64_t bad_recs; /* records of another layout, not told yet */
 	uint64_t bad_at; /* monotonic time of the last complaint */
+	uint64_t lost; /* samples a full ring lost, not told yet */
+	uint64_t lost_at; /* monotonic time of the last telling */
 	char exe[4096]; /* scratch for one resolved exe path */
 };
 
@@ -484,6 +486,32 @@ bpf_bad_record(struct vitals_bpf *b, const void *data, size_t len)
 	    VITALS_BPF_REC_VERSION, sizeof(struct vitals_bpf_rec));
 	b->bad_recs = 0;
 	b->bad_at = now;
+}
+
+/*
+ * Samples the programs found no room for in the ring, where the store
+ * would have kept them: say how many and what to raise, at most every
+ * BPF_BADREC_NS (the HCA counted the events).
+ */
+static void
+bpf_ring_lost(struct vitals_bpf *b, uint64_t n)
+{
+	uint64_t now = bpf_clock(CLOCK_MONOTONIC);
+
+	b->lost += n;
+	if (b->lost == 0 ||
+	    (b->lost_at != 0 && now - b->lost_at < BPF_BADREC_NS))
+		return;
+	vitals_log(b->ctx, VITALS_LOG_INFO,
+	    "%llu sample(s) lost to a full ring buffer of %llu KiB while "
+	    "the store had room (the events are counted; the probe's "
+	    "ringbuf option holds more)",
+	    (unsigned long long)b->lost,
+	    (unsigned long long)(b->spec.ringbuf_bytes ? b->spec.ringbuf_bytes
+						       : BPF_RINGBUF_DEFAULT) /
+		1024);
+	b->lost = 0;
+	b->lost_at = now;
 }
 
 /* Turn a record into an event and give it to the core. */
@@ -1016,6 +1044,11 @@ vitals_bpf_flush(struct vitals_bpf *b)
 		events = wsum - bpf_events_adj(b, old, i, 1);
 		all += events;
 		/* The HCA counted them; only their samples were lost. */
+		/*
+		 * Told only if the store had room at the close: lost where
+		 * it was full, they would not have been kept either.
+		 */
+		bpf_ring_lost(b, engine_vital_full(b->vitals[i]) ? 0 : dropped);
 		engine_vital_samples_lost(b->vitals[i], dropped);
 		r = vitals_vital_load(b->vitals[i], h, m, events, wsum, 0);
 		if (r < 0)

@@ -50,7 +50,7 @@ struct vitals_bpf_spec {
 	const char
 	    *cgroup; /* count only this cgroup v2 directory; NULL = all */
 	uint64_t
-	    ringbuf_bytes; /* ring buffer size, a power of two; 0 = 256 KiB */
+	    ringbuf_bytes; /* ring buffer size, a power of two; 0 = 64 KiB */
 	uint32_t stack_depth; /* frames kept per side; 0 = the sketch's */
 	/*
 	 * Bit i set: args[i] may hold a kernel address, stored as a kernel
@@ -82,7 +82,7 @@ struct vitals_bpf_opts {
 		    "/sys/fs/cgroup/system.slice/ssh.service)", \
 		    0, 0 }, \
 	{ \
-		"ringbuf", VITALS_OPT_SIZE, offsetof(TYPE, M.ringbuf), "256K", \
+		"ringbuf", VITALS_OPT_SIZE, offsetof(TYPE, M.ringbuf), "64K", \
 		    "ring buffer for sampled events (a power of two)", 4096, \
 		    1073741824 \
 	}

@@ -49,7 +49,7 @@ struct {
 /* Sampled events, to user space. */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 18); /* resized by user space before load */
+	__uint(max_entries, 1 << 16); /* resized by user space before load */
 } vitals_rb SEC(".maps");
 
 /*
