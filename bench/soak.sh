@@ -10,7 +10,7 @@
 # ids, BPF maps) fill and turn over many times.  Prints; asserts nothing.
 #
 #   bench/soak.sh [--minutes M] [--epoch SECONDS] [--exes N] [--fill]
-#                 [--budget SIZE] [--build DIR] [--base DIR]
+#                 [--budget SIZE] [--ringbuf SIZE] [--build DIR] [--base DIR]
 #
 # Defaults: 30 minutes, 10 s epochs (so the run closes as many epochs as
 # 3 hours of the default 60 s ones would, with their 5-minute and hourly
@@ -24,11 +24,15 @@
 # daemon's resident memory is (heap, BPF maps, files).  --budget SIZE
 # sets sketch.disk_budget in both daemons' files (0: none, so under the
 # churn every epoch, rollup and queued copy is at its sample bound: the
-# worst case of the queues).  Needs root and a built tree.
+# worst case of the queues).  --ringbuf SIZE sets every BPF probe's
+# ringbuf in the file of the daemon under test only (with --base the same
+# build, the two columns compare ring sizes: the last lines say how many
+# samples each daemon's rings lost that its stores had room for).  Needs
+# root and a built tree.
 set -u
 cd "$(dirname "$0")/.."
 src=$PWD
-build=$PWD base= minutes= epoch=10 exes=400 fill=0 budget=
+build=$PWD base= minutes= epoch=10 exes=400 fill=0 budget= ringbuf=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--minutes) minutes=${2:?--minutes needs a value}; shift 2 ;;
@@ -36,9 +40,10 @@ while [ $# -gt 0 ]; do
 	--exes) exes=${2:?--exes needs a value}; shift 2 ;;
 	--fill) fill=1; shift ;;
 	--budget) budget=${2:?--budget needs a size}; shift 2 ;;
+	--ringbuf) ringbuf=${2:?--ringbuf needs a size}; shift 2 ;;
 	--build) build=${2:?--build needs a directory}; shift 2 ;;
 	--base) base=${2:?--base needs a directory}; shift 2 ;;
-	-h|--help) sed -n '3,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "soak: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -70,6 +75,18 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# with_ringbuf FILE: ringbuf $ringbuf on every probe of FILE's probes:
+# section but proc and synthetic (not BPF), as "  NAME: {}" or a block.
+with_ringbuf() {
+	awk -v rb="$ringbuf" '
+	/^probes:/ { p = 1; print; next }
+	p && /^[^ #]/ { p = 0 }
+	p && /^  (proc|synthetic):/ { print; next }
+	p && /^  [a-z_]+: \{\}$/ { sub(/\{\}$/, "{ ringbuf: " rb " }"); print; next }
+	p && /^  [a-z_]+:$/ { print; print "    ringbuf: " rb; next }
+	{ print }' "$1" >"$1.rb" && mv "$1.rb" "$1"
+}
+
 # start NAME BUILD: BUILD's shipped file with a short epoch (and with
 # --fill short timescales) and a data dir of its own, run by BUILD's
 # vitalsd; its pid in $started.
@@ -79,6 +96,7 @@ start() {
 	    "$(churn_conf "$2")" >"$tmp/$1.yaml"
 	[ $fill -eq 0 ] || sed -i "s|^timescales: .*|timescales: [$((2 * epoch))s, $((4 * epoch))s, $((8 * epoch))s]|" \
 	    "$tmp/$1.yaml"
+	[ -z "$ringbuf" ] || [ "$1" != data ] || with_ringbuf "$tmp/$1.yaml"
 	VITALS_PLUGIN_PATH="$2/probes:$2/filters:$2/outputs" \
 	    "$2/daemon/vitalsd" -c "$tmp/$1.yaml" 2>"$tmp/$1.log" &
 	started=$!
