@@ -58,6 +58,14 @@ workload() {
 	echo "$TMP/$1"
 }
 
+# workload_copy NAME COPY: workload NAME copied to $TMP/COPY, a name of the
+# test's own for a probe's comm filter.  End COPY in _ (after the pid): then
+# no longer name, another test's pid, has it as prefix.
+workload_copy() {
+	w=$(workload "$1") && [ -x "$w" ] || fail "no $1 workload"
+	cp "$w" "$TMP/$2" || fail "cannot copy $1"
+}
+
 # probe_config NAME EPOCH [YAML]: a config with only probe NAME and the store.
 probe_config() {
 	printf 'epoch: %s\ndata_dir: %s/data\nlog_level: info\nprobes:\n  %s: {%s}\nplugins:\n  store: {}\n' \

@@ -10,10 +10,8 @@
 # itself did.
 . "$top_srcdir/tests/lib.sh"
 need_probe cpu
-busy=$(workload busy) && [ -x "$busy" ] || fail "no busy workload"
-# A trailing _ so that no longer name (another test's pid) has it as prefix.
 name="pbusy$$_"
-cp "$busy" "$TMP/$name" || fail "cannot copy busy"
+workload_copy busy "$name"
 busy="$TMP/$name"
 conf=$(probe_config cpu 60s "frequency: 199, comm: $name")
 daemon_start "$conf"
@@ -139,9 +137,8 @@ assert_grep "u busy_loop \($name\+0x[0-9a-f]+\)" "$TMP/show.txt"
 # it reads every sample after its process exited, however long the runs
 # take on a busy machine (the kernel counts and samples meanwhile into the
 # ring buffer).  With files: false every frame of them stays raw.
-lib=$(workload lib_loop) && [ -x "$lib" ] || fail "no lib_loop workload"
 lname="plib$$_"
-cp "$lib" "$TMP/$lname" || fail "cannot copy lib_loop"
+workload_copy lib_loop "$lname"
 rm -rf "$TMP/data" && mkdir -p "$TMP/data"
 conf=$(probe_config cpu 60s "frequency: 499, comm: $lname, files: true")
 daemon_start "$conf"

@@ -2,15 +2,15 @@
 # SPDX-License-Identifier: MIT
 # A probe's ring buffer full: the samples that find no room are lost, the
 # events are still counted, and vitalsd says how many were lost while the
-# store had room for them and which option holds more.  vitalsd is stopped (SIGSTOP) while the workload runs,
-# so nothing drains the 4 KiB ring (6 records) whatever the machine's speed:
+# store had room for them and which option holds more.  vitalsd is stopped
+# (SIGSTOP) while the workload runs, so nothing drains the 4 KiB ring (6
+# records) whatever the machine's speed:
 # the loop's label crosses a power of 2 about 20 times at threshold 2, and
 # its start-up and exit have some 40 labels, each a first sighting.
 . "$top_srcdir/tests/lib.sh"
 need_probe syscall
-loop=$(workload syscall_loop) && [ -x "$loop" ] || fail "no syscall_loop workload"
 name="pring$$_"
-cp "$loop" "$TMP/$name" || fail "cannot copy syscall_loop"
+workload_copy syscall_loop "$name"
 loop="$TMP/$name"
 
 conf=$(probe_config syscall 60s "comm: $name, ringbuf: 4K")

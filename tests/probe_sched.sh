@@ -15,8 +15,6 @@
 . "$top_srcdir/tests/lib.sh"
 need_probe sched
 command -v perf > /dev/null || skip "perf is not installed (apt-get install linux-perf)"
-runq=$(workload runq) && [ -x "$runq" ] || fail "no runq workload"
-sleeper=$(workload pipe_sleeper) && [ -x "$sleeper" ] || fail "no pipe_sleeper workload"
 
 # start_daemon CONF: a fresh data directory, vitalsd attached.
 start_daemon() {
@@ -31,10 +29,9 @@ start_daemon() {
 # account leaves out (below) are a small share at any load.  min_delay 0
 # counts every wait, as the kernel does: at the default 100 us the waits
 # left out depend on the load (short preemptions by kernel threads under
-# I/O: 21% of the delay with stress-ng --io beside it).  (A trailing _ so
-# that no longer name, another test's pid, has it as prefix.)
+# I/O: 21% of the delay with stress-ng --io beside it).
 name="prunq$$_"
-cp "$runq" "$TMP/$name" || fail "cannot copy runq"
+workload_copy runq "$name"
 conf=$(probe_config sched 60s "vitals: [sched], comm: $name, min_delay: 0s")
 start_daemon "$conf"
 "$TMP/$name" 2 100 > "$TMP/runq.json" || fail "runq failed"
@@ -92,7 +89,7 @@ PY
 # (b, c) Exact counts of one process: every switch-in counts a delay.  A
 # name of its own keeps other pipe_sleeper runs out of the comm filter.
 name="psched$$_"
-cp "$sleeper" "$TMP/$name" || fail "cannot copy pipe_sleeper"
+workload_copy pipe_sleeper "$name"
 conf=$(probe_config sched 60s "comm: $name, min_delay: 0s")
 start_daemon "$conf"
 # perf counts the process's context switches (switch-outs) from its exec.
@@ -232,9 +229,8 @@ PY
 # keeps, whatever the speed of the disk or the load on the CPUs: a share
 # of its time would shrink as it waits longer for a CPU), and every
 # sample's state is uninterruptible and not TASK_IDLE.
-fw=$(workload fsync_writer) && [ -x "$fw" ] || fail "no fsync_writer workload"
-name="pfsync$$"
-cp "$fw" "$TMP/$name" || fail "cannot copy fsync_writer"
+name="pfsync$$_"
+workload_copy fsync_writer "$name"
 conf=$(probe_config sched 1s "vitals: [blocking, wait], comm: $name, min_block: 0")
 start_daemon "$conf"
 "$TMP/$name" 2 > "$TMP/fsync.json" || fail "fsync_writer failed"

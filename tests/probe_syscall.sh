@@ -9,10 +9,8 @@
 # checks compare the vital with the loop's own count of its calls.
 . "$top_srcdir/tests/lib.sh"
 need_probe syscall
-loop=$(workload syscall_loop) && [ -x "$loop" ] || fail "no syscall_loop workload"
-# A trailing _ so that no longer name (another test's pid) has it as prefix.
 name="psys$$_"
-cp "$loop" "$TMP/$name" || fail "cannot copy syscall_loop"
+workload_copy syscall_loop "$name"
 loop="$TMP/$name"
 
 # threshold_max 2 keeps t at 2 whatever the collector's CPU (the loop's

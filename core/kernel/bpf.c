@@ -46,8 +46,17 @@ _Static_assert(offsetof(struct vitals_bpf_cfg, shift) == 64,
 #define BPF_LIVE_NS (1000 * 1000 * 1000ULL)
 /* Least time between two sweeps of the identity caches for dead pids. */
 #define BPF_DROP_NS (1000 * 1000 * 1000ULL)
-/* Least time between two complaints about records of another layout. */
-#define BPF_BADREC_NS (60 * 1000 * 1000 * 1000ULL)
+/*
+ * Least time between two tellings of one count in the log (records of
+ * another layout, samples a full ring lost): a minute.
+ */
+#define BPF_TELL_NS (60 * 1000 * 1000 * 1000ULL)
+
+/* Something counted, and told in the log at most every BPF_TELL_NS. */
+struct bpf_tally {
+	uint64_t n; /* counted since it was last told */
+	uint64_t at; /* monotonic time it was last told, 0: never */
+};
 
 static unsigned bpf_exec_warned; /* the exec table could not be loaded */
 
@@ -87,10 +96,9 @@ struct vitals_bpf {
 	struct bpf_link *links[BPF_MAX_LINKS]; /* vitals_bpf_attach()'s */
 	int nlinks;
 	int exec_held; /* holds exe_exec_hold() */
-	uint64_t bad_recs; /* records of another layout, not told yet */
-	uint64_t bad_at; /* monotonic time of the last complaint */
-	uint64_t lost; /* samples a full ring lost, not told yet */
-	uint64_t lost_at; /* monotonic time of the last telling */
+	struct bpf_tally bad; /* records of another layout */
+	struct bpf_tally lost; /* samples a full ring lost (store had room) */
+	uint64_t ring_bytes; /* the ring's size */
 	char exe[4096]; /* scratch for one resolved exe path */
 };
 
@@ -190,7 +198,6 @@ bpf_size_maps(struct vitals_bpf *b)
 {
 	struct vitals_bpf_opts o = { .ringbuf = b->spec.ringbuf_bytes };
 	struct bpf_map *hca, *seen, *rb;
-	uint32_t nv = b->spec.nvitals;
 	char why[128];
 
 	hca = bpf_object__find_map_by_name(b->obj, "vitals_hca");
@@ -210,7 +217,7 @@ bpf_size_maps(struct vitals_bpf *b)
 	}
 	if (o.ringbuf == 0)
 		o.ringbuf = BPF_RINGBUF_DEFAULT;
-	(void)nv;
+	b->ring_bytes = o.ringbuf;
 	if (bpf_map__set_max_entries(hca, 2 * b->pool) < 0 ||
 	    bpf_map__set_max_entries(seen, 2 * b->pool) < 0 ||
 	    bpf_map__set_max_entries(rb, (uint32_t)o.ringbuf) < 0)
@@ -465,53 +472,61 @@ bpf_hide_kernel(
 }
 
 /*
+ * Add n to t: the count to tell now, and t starts again from 0; or 0,
+ * when there is nothing to tell or it was told less than BPF_TELL_NS ago.
+ */
+static uint64_t
+bpf_tally(struct bpf_tally *t, uint64_t n)
+{
+	uint64_t now;
+
+	if ((t->n += n) == 0)
+		return 0;
+	now = bpf_clock(CLOCK_MONOTONIC);
+	if (t->at != 0 && now - t->at < BPF_TELL_NS)
+		return 0;
+	n = t->n;
+	t->n = 0;
+	t->at = now;
+	return n;
+}
+
+/*
  * A record of another layout (a probe built against another SDK) is
- * dropped: say so, with the count dropped, at most every BPF_BADREC_NS.
+ * dropped: say so, with the count dropped (bpf_tally).
  */
 static void
 bpf_bad_record(struct vitals_bpf *b, const void *data, size_t len)
 {
-	uint64_t now = bpf_clock(CLOCK_MONOTONIC);
 	uint32_t version =
 	    len >= sizeof(uint32_t) ? *(const uint32_t *)data : 0;
+	uint64_t n = bpf_tally(&b->bad, 1);
 
-	b->bad_recs++;
-	if (b->bad_at != 0 && now - b->bad_at < BPF_BADREC_NS)
+	if (n == 0)
 		return;
 	vitals_log(b->ctx, VITALS_LOG_WARN,
 	    "%llu sampled event(s) dropped: "
 	    "BPF record layout %#x of %zu bytes, where this vitalsd reads "
 	    "%#x of %zu (rebuild the probe against this SDK)",
-	    (unsigned long long)b->bad_recs, version, len,
-	    VITALS_BPF_REC_VERSION, sizeof(struct vitals_bpf_rec));
-	b->bad_recs = 0;
-	b->bad_at = now;
+	    (unsigned long long)n, version, len, VITALS_BPF_REC_VERSION,
+	    sizeof(struct vitals_bpf_rec));
 }
 
 /*
- * Samples the programs found no room for in the ring, where the store
- * would have kept them: say how many and what to raise, at most every
- * BPF_BADREC_NS (the HCA counted the events).
+ * n samples the programs found no room for in the ring, where the store
+ * would have kept them: say how many and what to raise (bpf_tally; the
+ * HCA counted the events).
  */
 static void
 bpf_ring_lost(struct vitals_bpf *b, uint64_t n)
 {
-	uint64_t now = bpf_clock(CLOCK_MONOTONIC);
-
-	b->lost += n;
-	if (b->lost == 0 ||
-	    (b->lost_at != 0 && now - b->lost_at < BPF_BADREC_NS))
+	if ((n = bpf_tally(&b->lost, n)) == 0)
 		return;
 	vitals_log(b->ctx, VITALS_LOG_INFO,
 	    "%llu sample(s) lost to a full ring buffer of %llu KiB while "
 	    "the store had room (the events are counted; the probe's "
 	    "ringbuf option holds more)",
-	    (unsigned long long)b->lost,
-	    (unsigned long long)(b->spec.ringbuf_bytes ? b->spec.ringbuf_bytes
-						       : BPF_RINGBUF_DEFAULT) /
-		1024);
-	b->lost = 0;
-	b->lost_at = now;
+	    (unsigned long long)n, (unsigned long long)b->ring_bytes / 1024);
 }
 
 /* Turn a record into an event and give it to the core. */
@@ -1014,7 +1029,7 @@ int
 vitals_bpf_flush(struct vitals_bpf *b)
 {
 	uint32_t i, e, old, nv = b->spec.nvitals, m;
-	uint64_t *h, wsum, dropped, events, cpu, all = 0;
+	uint64_t *h, wsum, dropped, events, cpu, all = 0, lost = 0;
 	int r, pend, err = 0;
 
 	if (b->cfg == NULL)
@@ -1043,12 +1058,13 @@ vitals_bpf_flush(struct vitals_bpf *b)
 		/* The map holds the sum of (weight - 1): see sketch.bpf.h. */
 		events = wsum - bpf_events_adj(b, old, i, 1);
 		all += events;
-		/* The HCA counted them; only their samples were lost. */
 		/*
-		 * Told only if the store had room at the close: lost where
-		 * it was full, they would not have been kept either.
+		 * The HCA counted them; only their samples were lost.  Told
+		 * only if the store had room at the close: lost where it was
+		 * full, they would not have been kept either.
 		 */
-		bpf_ring_lost(b, engine_vital_full(b->vitals[i]) ? 0 : dropped);
+		if (!engine_vital_full(b->vitals[i]))
+			lost += dropped;
 		engine_vital_samples_lost(b->vitals[i], dropped);
 		r = vitals_vital_load(b->vitals[i], h, m, events, wsum, 0);
 		if (r < 0)
@@ -1058,6 +1074,7 @@ vitals_bpf_flush(struct vitals_bpf *b)
 		memset(b->seen + (size_t)old * b->pool + b->off[i], 0,
 		    (size_t)bpf_seen_words(m) * sizeof(uint64_t));
 	}
+	bpf_ring_lost(b, lost);
 	bpf_drop_dead();
 	/* What bpf_cpu_live() has not reported yet. */
 	cpu = (uint64_t)(b->ns_per_event * (double)all);
