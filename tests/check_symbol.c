@@ -40,6 +40,23 @@ check_symbol_target(int x)
 	return x * 3 + 1;
 }
 
+/*
+ * Two functions of one byte each with 15 bytes between them that no
+ * symbol holds (the assembler's sizes are what the symbol table says).
+ */
+void check_symbol_sized(void);
+void check_symbol_after_gap(void);
+__asm__(".text\n"
+	".globl check_symbol_sized\n"
+	".type check_symbol_sized, @function\n"
+	"check_symbol_sized: ret\n"
+	".size check_symbol_sized, 1\n"
+	".skip 15, 0xcc\n"
+	".globl check_symbol_after_gap\n"
+	".type check_symbol_after_gap, @function\n"
+	"check_symbol_after_gap: ret\n"
+	".size check_symbol_after_gap, 1\n");
+
 /* A file of the build tree (tests/NAME) or of the temp dir. */
 static const char *
 path_of(const char *dir, const char *name)
@@ -301,6 +318,24 @@ START_TEST(test_user_loc_self)
 	    VITALS_UFRAME(id, off));
 	ck_assert_str_eq(
 	    sym_user((uint32_t)getpid(), addr), "check_symbol_target");
+}
+END_TEST
+
+/*
+ * An address past a sized function's end, before the next one begins,
+ * is no function's; the functions' own bytes are theirs.
+ */
+START_TEST(test_user_sized_gap)
+{
+	uint64_t a = (uint64_t)(uintptr_t)&check_symbol_sized;
+	uint64_t b = (uint64_t)(uintptr_t)&check_symbol_after_gap;
+	uint32_t pid = (uint32_t)getpid();
+
+	ck_assert_uint_eq(b - a, 16);
+	ck_assert_str_eq(sym_user(pid, a), "check_symbol_sized");
+	ck_assert_ptr_null(sym_user(pid, a + 1));
+	ck_assert_ptr_null(sym_user(pid, a + 15));
+	ck_assert_str_eq(sym_user(pid, b), "check_symbol_after_gap");
 }
 END_TEST
 
@@ -735,6 +770,7 @@ symbol_suite(void)
 	tcase_add_test(r, test_search_file);
 	suite_add_tcase(s, r);
 	tcase_add_test(u, test_user_loc_self);
+	tcase_add_test(u, test_user_sized_gap);
 	tcase_add_test(u, test_user_loc_anon);
 	tcase_add_test(u, test_files_trimmed);
 	tcase_add_test(u, test_kernel_padding);

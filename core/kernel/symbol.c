@@ -39,20 +39,38 @@
 #define SYM_REREAD_NS (100 * 1000 * 1000ULL)
 
 /*
- * A symbol: 16 bytes, its name an offset into its table's pool.  The
- * kernel has ~100k functions: a pointer and a malloc'd copy of each name
- * came to ~9 MB of heap, the pool to less than half of that.
+ * A symbol as read: its address, size and name (an offset into its
+ * table's pool).  Kept only while a table loads.
  */
-struct sym {
+struct sym_raw {
 	uint64_t addr;
 	uint32_t size; /* 0 = up to the next symbol */
-	uint32_t name; /* offset in the table's pool */
+	uint32_t name;
 };
+
+/*
+ * A symbol of a loaded table: 8 bytes, its address an offset from the
+ * table's base, its name an offset into the pool, or SYM_GAP where a
+ * sized symbol ends before the next begins (no symbol holds the bytes
+ * up to it).  The kernel has ~65k functions: a pointer and a malloc'd
+ * copy of each name came to ~9 MB of heap, 16-byte symbols and the pool
+ * to 2.5 MB, 8-byte ones to 2.0.  A file's functions, and the kernel's
+ * with its modules', lie within 4 GiB of the lowest.
+ */
+struct sym {
+	uint32_t off;
+	uint32_t name;
+};
+
+#define SYM_GAP UINT32_MAX
 
 /* Symbols, and their names end to end (fixed once the table is loaded). */
 struct sym_table {
-	struct sym *v;
+	struct sym *v; /* by address, once loaded */
 	size_t n;
+	uint64_t base; /* address of offset 0 */
+	struct sym_raw *raw; /* while loading: nraw of cap */
+	size_t nraw, cap;
 	char *pool;
 	size_t pool_len, pool_cap;
 };
@@ -96,82 +114,117 @@ static uint64_t sym_epoch = 1; /* sym_files_trim calls, plus 1 */
 static int
 sym_cmp(const void *a, const void *b)
 {
-	const struct sym *x = a, *y = b;
+	const struct sym_raw *x = a, *y = b;
 
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
 static int
-sym_push(struct sym_table *t, size_t *cap, uint64_t addr, uint64_t size,
-    const char *name)
+sym_push(struct sym_table *t, uint64_t addr, uint64_t size, const char *name)
 {
 	size_t len = strlen(name) + 1, pc;
-	struct sym *v;
+	struct sym_raw *v;
 	char *pool;
 
-	if (t->n == *cap) {
-		*cap = *cap ? *cap * 2 : 1024;
-		if ((v = realloc(t->v, *cap * sizeof(*v))) == NULL)
+	if (t->nraw == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 1024;
+		if ((v = realloc(t->raw, t->cap * sizeof(*v))) == NULL)
 			return -ENOMEM;
-		t->v = v;
+		t->raw = v;
 	}
-	if (t->pool_len + len > t->pool_cap || t->pool_len > UINT32_MAX) {
+	if (t->pool_len + len > t->pool_cap || t->pool_len > UINT32_MAX - 1) {
 		pc = t->pool_cap ? t->pool_cap * 2 : 16384;
 		while (pc < t->pool_len + len)
 			pc *= 2;
-		if (t->pool_len > UINT32_MAX ||
+		if (t->pool_len > UINT32_MAX - 1 ||
 		    (pool = realloc(t->pool, pc)) == NULL)
 			return -ENOMEM;
 		t->pool = pool;
 		t->pool_cap = pc;
 	}
 	memcpy(t->pool + t->pool_len, name, len);
-	t->v[t->n].addr = addr;
-	t->v[t->n].size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
-	t->v[t->n].name = (uint32_t)t->pool_len;
+	t->raw[t->nraw].addr = addr;
+	t->raw[t->nraw].size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
+	t->raw[t->nraw].name = (uint32_t)t->pool_len;
 	t->pool_len += len;
-	t->n++;
+	t->nraw++;
 	return 0;
 }
 
+/* Set t->v[n] to name at addr (within 4 GiB of t's base); n + 1. */
+static size_t
+sym_put(struct sym_table *t, size_t n, uint64_t addr, uint32_t name)
+{
+	t->v[n].off = (uint32_t)(addr - t->base);
+	t->v[n].name = name;
+	return n + 1;
+}
+
 /*
- * A loaded table's arrays cut to what they hold, and sorted by address.
- * Names are handed out from here on: the pool does not move again.
+ * A loaded table's symbols made 8-byte ones by address (a gap after
+ * each sized one that ends before the next), the read ones freed, the
+ * pool cut to what it holds.  Names are handed out from here on: the
+ * pool does not move again.  Symbols 4 GiB or more past the lowest are
+ * left out (none are: see struct sym).
  */
 static void
 sym_seal(struct sym_table *t)
 {
+	const struct sym_raw *r = t->raw;
 	struct sym *v;
+	uint64_t end;
+	size_t i, n = 0;
 	char *pool;
 
-	if (t->n > 1)
-		qsort(t->v, t->n, sizeof(struct sym), sym_cmp);
-	if (t->n > 0 && (v = realloc(t->v, t->n * sizeof(*v))) != NULL)
-		t->v = v;
+	if (t->nraw > 1)
+		qsort(t->raw, t->nraw, sizeof(*r), sym_cmp);
+	if (t->nraw > 0 &&
+	    (t->v = malloc(2 * t->nraw * sizeof(*t->v))) != NULL) {
+		t->base = r[0].addr;
+		for (i = 0; i < t->nraw && r[i].addr - t->base <= UINT32_MAX;
+		     i++) {
+			n = sym_put(t, n, r[i].addr, r[i].name);
+			/* Of symbols at one address, the last found is named. */
+			if (r[i].size == 0 ||
+			    (i + 1 < t->nraw && r[i + 1].addr == r[i].addr))
+				continue;
+			end = r[i].addr + r[i].size;
+			if ((i + 1 == t->nraw || end < r[i + 1].addr) &&
+			    end - t->base <= UINT32_MAX)
+				n = sym_put(t, n, end, SYM_GAP);
+		}
+		t->n = n;
+		if ((v = realloc(t->v, n * sizeof(*v))) != NULL)
+			t->v = v;
+	}
+	free(t->raw);
+	t->raw = NULL;
+	t->nraw = t->cap = 0;
 	if (t->pool_len > 0 && (pool = realloc(t->pool, t->pool_len)) != NULL) {
 		t->pool = pool;
 		t->pool_cap = t->pool_len;
 	}
 }
 
-/* The symbol holding addr: the last one at or below it (within its size). */
+/* The symbol holding addr: the last one at or below it, if not a gap. */
 static const char *
 sym_find(const struct sym_table *t, uint64_t addr)
 {
 	size_t lo = 0, hi = t->n;
+	uint64_t off;
 
+	if (addr < t->base)
+		return NULL;
+	off = addr - t->base;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (t->v[mid].addr <= addr)
+		if (t->v[mid].off <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == 0)
-		return NULL;
-	if (t->v[lo - 1].size != 0 &&
-	    addr >= t->v[lo - 1].addr + t->v[lo - 1].size)
+	if (lo == 0 || t->v[lo - 1].name == SYM_GAP)
 		return NULL;
 	return t->pool + t->v[lo - 1].name;
 }
@@ -189,7 +242,6 @@ sym_kernel_load(void)
 {
 	char line[512], name[256], pfx[256] = "", type;
 	unsigned long long a, pfx_at = 0;
-	size_t cap = 0;
 	FILE *f;
 
 	sym_kloaded = 1;
@@ -210,7 +262,7 @@ sym_kernel_load(void)
 		if (pfx_at != 0 && pfx_at < a && strcmp(pfx, name) == 0)
 			a = pfx_at;
 		pfx_at = 0;
-		if (sym_push(&sym_ktab, &cap, a, 0, name) < 0)
+		if (sym_push(&sym_ktab, a, 0, name) < 0)
 			break;
 	}
 	fclose(f);
@@ -233,15 +285,17 @@ sym_kernel_range(const char *name, uint64_t *lo, uint64_t *hi)
 	if (!sym_kloaded)
 		sym_kernel_load();
 	for (i = 0; i < sym_ktab.n; i++) {
-		if (strcmp(sym_ktab.pool + sym_ktab.v[i].name, name) != 0)
+		if (sym_ktab.v[i].name == SYM_GAP ||
+		    strcmp(sym_ktab.pool + sym_ktab.v[i].name, name) != 0)
 			continue;
 		/* Aliases share an address: the end is the next higher one. */
 		for (j = i + 1;
-		     j < sym_ktab.n && sym_ktab.v[j].addr == sym_ktab.v[i].addr;
+		     j < sym_ktab.n && sym_ktab.v[j].off == sym_ktab.v[i].off;
 		     j++)
 			;
-		*lo = sym_ktab.v[i].addr;
-		*hi = j < sym_ktab.n ? sym_ktab.v[j].addr : *lo + 1;
+		*lo = sym_ktab.base + sym_ktab.v[i].off;
+		*hi = j < sym_ktab.n ? sym_ktab.base + sym_ktab.v[j].off
+				     : *lo + 1;
 		return 0;
 	}
 	return -ENOENT;
@@ -249,8 +303,7 @@ sym_kernel_range(const char *name, uint64_t *lo, uint64_t *hi)
 
 /* Function symbols of one section into t. */
 static void
-sym_elf_section(
-    Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct sym_table *t, size_t *cap)
+sym_elf_section(Elf *e, Elf_Scn *scn, GElf_Shdr *sh, struct sym_table *t)
 {
 	Elf_Data *d = elf_getdata(scn, NULL);
 	GElf_Sym s;
@@ -266,7 +319,7 @@ sym_elf_section(
 			continue;
 		name = elf_strptr(e, sh->sh_link, s.st_name);
 		if (name != NULL && *name != '\0' &&
-		    sym_push(t, cap, s.st_value, s.st_size, name) < 0)
+		    sym_push(t, s.st_value, s.st_size, name) < 0)
 			return;
 	}
 }
@@ -298,7 +351,6 @@ sym_file_load(struct sym_file *sf, uint32_t pid)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	size_t cap = 0;
 	int fd, have_symtab = 0;
 	Elf *e;
 
@@ -315,7 +367,7 @@ sym_file_load(struct sym_file *sf, uint32_t pid)
 				continue;
 			if (sh.sh_type == SHT_SYMTAB ||
 			    (!have_symtab && sh.sh_type == SHT_DYNSYM))
-				sym_elf_section(e, scn, &sh, &sf->t, &cap);
+				sym_elf_section(e, scn, &sh, &sf->t);
 		}
 		elf_end(e);
 		sym_seal(&sf->t);
