@@ -3,10 +3,12 @@
 # The signal probe on the real kernel: signal_storm sends itself SIGUSR1;
 # its label (SIGUSR1, its exe) must top the signal vital, counted within 5%
 # of the deliveries it reports, with the sender and target in the sample
-# args; and the vital's total must match perf's system-wide count of
-# signal:signal_deliver within 5% (perf counts while the storm runs, the
-# daemon a little longer: the difference is the few signals of the
-# machine in between).
+# args; and the vital's total must hold perf's system-wide count of
+# signal:signal_deliver less at most 5%.  perf counts while the storm
+# runs, the daemon a little longer, so the vital has besides the machine's
+# signals in between: a few, or tens of thousands on a machine starting
+# and reaping processes by the hundred (a count above perf's is not
+# checked; the storm's own count is, against what it handled).
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/probe_run.sh"
 
@@ -59,6 +61,6 @@ if s["args"][1] != wl["pid"] or s["args"][2] != wl["pid"]:
     sys.exit("sender/target %s, expected %d (the storm signals itself)" % (s["args"][1:3], wl["pid"]))
 if abs(hca[slot] - wl["handled"]) > 0.05 * wl["handled"]:
     sys.exit("slot count %d not within 5%% of %d handled" % (hca[slot], wl["handled"]))
-if abs(total - perf_count) > 0.05 * perf_count:
-    sys.exit("vital total %d not within 5%% of perf's %d" % (total, perf_count))
+if total < 0.95 * perf_count:
+    sys.exit("vital total %d is under perf's %d by more than 5%%" % (total, perf_count))
 EOF
