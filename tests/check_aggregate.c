@@ -645,7 +645,7 @@ START_TEST(test_compact)
 		a->hca[0][a->s[0][j].slot] += a->s[0][j].count;
 	}
 	a->v[0].nsamples = compact_cases[_i].n;
-	ck_assert_ptr_nonnull(c = aggregate_compact(&a->e, 60 * NS, 0));
+	ck_assert_ptr_nonnull(c = aggregate_compact(&a->e, 60 * NS, 0, NULL));
 	ck_assert_uint_eq(c->vitals[0].nsamples, compact_cases[_i].kept);
 	compact_weights(&a->v[0], 60 * NS, wa);
 	compact_weights(&c->vitals[0], 60 * NS, wc);
@@ -731,13 +731,66 @@ START_TEST(test_compact_bound)
 		a->s[0][j].slot = j;
 		a->s[0][j].count = counts[j];
 	}
-	ck_assert_ptr_nonnull(c = aggregate_compact(&a->e, 60 * NS, 2));
+	ck_assert_ptr_nonnull(c = aggregate_compact(&a->e, 60 * NS, 2, NULL));
 	ck_assert_uint_eq(c->vitals[0].nsamples, 2);
 	ck_assert_uint_eq(c->vitals[0].samples[0].count, 5);
 	ck_assert_uint_eq(c->vitals[0].samples[1].count, 4);
 	ck_assert_uint_eq(c->vitals[0].samples[1].ts_ns, a->s[0][2].ts_ns);
 	vitals_epoch_free(c);
 	free(a);
+}
+END_TEST
+
+/*
+ * Compact copies made in one pool share their names and frames across
+ * epochs, and each holds what it points to until it is freed, whatever
+ * order the pool and the other copies go in.
+ */
+START_TEST(test_compact_pooled)
+{
+	struct fx *a = fx_new("a", T0, 60, 8, 4, 4);
+	struct fx *b = fx_new("a", T0 + 60 * NS, 60, 8, 4, 5);
+	const char *names[2] = { "do_sys_poll", "main" };
+	struct vitals_epoch *ca, *cb;
+	struct epoch_pool *p = epoch_pool_new();
+	const struct vitals_sample *sa, *sb;
+	uint32_t i, j, shared = 0;
+
+	ck_assert_ptr_nonnull(p);
+	for (j = 0; j < 4; j++) {
+		b->frames[0][j][0] = a->frames[0][j][0];
+		b->frames[0][j][1] = a->frames[0][j][1];
+		a->s[0][j].ksyms = b->s[0][j].ksyms = names;
+	}
+	ck_assert_ptr_nonnull(ca = aggregate_compact(&a->e, 60 * NS, 0, p));
+	ck_assert_ptr_nonnull(cb = aggregate_compact(&b->e, 60 * NS, 0, p));
+	sa = ca->vitals[0].samples;
+	sb = cb->vitals[0].samples;
+	ck_assert_uint_gt(ca->vitals[0].nsamples, 0);
+	ck_assert_uint_gt(cb->vitals[0].nsamples, 0);
+	/* One copy of the host, the exe, the names and the same frames. */
+	ck_assert_ptr_eq(ca->host, cb->host);
+	ck_assert_ptr_eq(sa[0].exe, sb[0].exe);
+	ck_assert_ptr_eq(sa[0].ksyms[0], sb[0].ksyms[0]);
+	for (i = 0; i < ca->vitals[0].nsamples; i++)
+		for (j = 0; j < cb->vitals[0].nsamples; j++)
+			if (sa[i].pid == sb[j].pid) {
+				ck_assert_ptr_eq(sa[i].kstack, sb[j].kstack);
+				shared++;
+			}
+	ck_assert_uint_gt(shared, 0);
+	/* The pool and the other copy gone, a copy still has all it names. */
+	epoch_pool_seal(p);
+	epoch_pool_put(p);
+	memset(a, 0xa5, sizeof(*a));
+	vitals_epoch_free(ca);
+	ck_assert_str_eq(cb->host, "a");
+	ck_assert_str_eq(sb[0].exe, "/usr/bin/x");
+	ck_assert_str_eq(sb[0].ksyms[1], "main");
+	ck_assert_uint_eq(sb[0].ustack[0], b->frames[0][sb[0].pid - 100][1]);
+	vitals_epoch_free(cb);
+	free(a);
+	free(b);
 }
 END_TEST
 
@@ -889,6 +942,7 @@ struct seen {
 	char host[32];
 	char peers[4][32];
 	uint64_t wsum; /* of the newest epoch's first vital */
+	uint32_t nsamples[8], peer_nsamples[4]; /* of the first vital */
 };
 
 static struct seen seen[64];
@@ -905,12 +959,18 @@ rec_epoch(void *state, const struct vitals_queue *q)
 	s->ts = q->timescale_s;
 	s->n = q->n;
 	s->npeers = q->npeers;
-	for (i = 0; i < q->n && i < 8; i++)
+	for (i = 0; i < q->n && i < 8; i++) {
 		s->starts[i] = q->epochs[i]->start_ns;
+		if (q->epochs[i]->nvitals > 0)
+			s->nsamples[i] = q->epochs[i]->vitals[0].nsamples;
+	}
 	snprintf(s->host, sizeof(s->host), "%s", q->epochs[q->n - 1]->host);
-	for (i = 0; i < q->npeers && i < 4; i++)
+	for (i = 0; i < q->npeers && i < 4; i++) {
 		snprintf(
 		    s->peers[i], sizeof(s->peers[i]), "%s", q->peers[i]->host);
+		if (q->peers[i]->nvitals > 0)
+			s->peer_nsamples[i] = q->peers[i]->vitals[0].nsamples;
+	}
 	if (q->epochs[q->n - 1]->nvitals > 0)
 		s->wsum = q->epochs[q->n - 1]->vitals[0].wsum;
 	return 0;
@@ -977,6 +1037,50 @@ START_TEST(test_queue_order)
 			ck_assert_uint_eq(seen[i].starts[j],
 			    T0 + (i + 1 - seen[i].n + j) * 60 * NS);
 		ck_assert_uint_eq(seen[i].npeers, 0);
+	}
+	aggregate_free(a);
+	instance_free(f.ctx);
+}
+END_TEST
+
+/*
+ * A filter sees the newest epoch of its queue whole, and its peers (the
+ * slot's other epochs) whole; the epochs before the newest compact, at
+ * most queue_samples a vital: with and without lanes, the newest made
+ * compact only once every run has been given it.
+ */
+START_TEST(test_queue_newest_whole)
+{
+	struct aggregate_params p = { .queue_len = 4,
+		.base_ns = 60 * NS,
+		.queue_samples = 1,
+		.lanes = (unsigned)_i };
+	struct aggregate_filter f = { NULL, 0, NULL };
+	struct vitals_epoch *v[2];
+	struct aggregate *a;
+	struct fx *x;
+	uint32_t i, j;
+
+	f.ctx = rec_ctx();
+	ck_assert_ptr_nonnull(a = aggregate_new(&p));
+	ck_assert_int_eq(aggregate_filters(a, &f, 1), 0);
+	for (i = 0; i < 6; i++) {
+		for (j = 0; j < 2; j++) {
+			x = fx_new(j ? "b" : "a", T0 + i * 60 * NS, 60, 64, 6,
+			    10 * i + j);
+			v[j] = epoch_copy(&x->e);
+			free(x);
+		}
+		ck_assert_int_eq(aggregate_run(a, 0, v, 2), 0);
+	}
+	ck_assert_int_eq(aggregate_drain(a), 0);
+	ck_assert_uint_eq(nseen, 12);
+	for (i = 0; i < 12; i++) {
+		ck_assert_uint_eq(seen[i].npeers, 1);
+		ck_assert_uint_eq(seen[i].peer_nsamples[0], 6);
+		ck_assert_uint_eq(seen[i].nsamples[seen[i].n - 1], 6);
+		for (j = 0; j + 1 < seen[i].n; j++)
+			ck_assert_uint_le(seen[i].nsamples[j], 1);
 	}
 	aggregate_free(a);
 	instance_free(f.ctx);
@@ -1677,10 +1781,12 @@ aggregate_suite(void)
 	tcase_add_loop_test(ro, test_compact, 0,
 	    sizeof(compact_cases) / sizeof(compact_cases[0]));
 	tcase_add_test(ro, test_compact_bound);
+	tcase_add_test(ro, test_compact_pooled);
 	tcase_add_test(ro, test_first_sighting_credit);
 	tcase_add_test(ro, test_rollup_strings_bounded);
 	suite_add_tcase(s, ro);
 	tcase_add_test(ag, test_queue_order);
+	tcase_add_loop_test(ag, test_queue_newest_whole, 0, 2);
 	tcase_add_test(ag, test_peers);
 	tcase_add_loop_test(ag, test_host_instances, 0, 3);
 	tcase_add_test(ag, test_live);

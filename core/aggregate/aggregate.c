@@ -30,6 +30,14 @@ struct aggregate_queue {
 	uint32_t ts; /* 0 = base */
 	uint32_t n;
 	struct vitals_epoch **v; /* queue_len slots, n used */
+	/*
+	 * What the compact copies intern in, a new one after every queue_len
+	 * copies: a pool outlives the last copy made in it by queue_len
+	 * pushes at most, so two at most hold the queue's strings.
+	 */
+	struct epoch_pool *pool;
+	uint32_t pooled; /* copies made in pool */
+	int whole; /* the newest is whole (aggregate_queue_settle) */
 };
 
 /* The open rollup of one host at one timescale (live). */
@@ -127,6 +135,7 @@ aggregate_free(struct aggregate *a)
 	for (i = 0; i < a->nqueues; i++) {
 		for (j = 0; j < a->queues[i]->n; j++)
 			vitals_epoch_free(a->queues[i]->v[j]);
+		epoch_pool_put(a->queues[i]->pool);
 		free(a->queues[i]->v);
 		free(a->queues[i]->host);
 		free(a->queues[i]);
@@ -359,11 +368,29 @@ aggregate_pick(const struct vitals_vital_epoch *ve,
 }
 
 struct vitals_epoch *
-aggregate_compact(const struct vitals_epoch *e, uint64_t base_ns, uint32_t max)
+aggregate_compact(const struct vitals_epoch *e, uint64_t base_ns, uint32_t max,
+    struct epoch_pool *pool)
 {
 	struct aggregate_keep k = { labels_runs(e, base_ns), max };
 
-	return epoch_copy_picked(e, aggregate_pick, &k);
+	return epoch_copy_pooled(e, aggregate_pick, &k, pool);
+}
+
+/* q's pool for its next copy, a new one every queue_len copies; or NULL. */
+static struct epoch_pool *
+aggregate_queue_pool(struct aggregate *a, struct aggregate_queue *q)
+{
+	struct epoch_pool *p;
+
+	if (q->pool != NULL && q->pooled < a->p.queue_len)
+		return q->pool;
+	if ((p = epoch_pool_new()) == NULL)
+		return q->pool;
+	epoch_pool_seal(q->pool);
+	epoch_pool_put(q->pool);
+	q->pool = p;
+	q->pooled = 0;
+	return p;
 }
 
 /* Let e go from a queue: freed, or retired while lanes may hold it. */
@@ -377,33 +404,51 @@ aggregate_let_go(struct aggregate *a, struct vitals_epoch *e)
 }
 
 /*
- * Append e (owned) to q, letting the oldest go when full.  The epoch that
- * was the newest is replaced by its compact copy: filters see the newest
- * epoch whole, and of the ones before (which they look back on for the
- * weight of exes and labels) the samples that carry that weight, at most
- * queue_samples per vital (aggregate_compact): a queue of epochs or rollups
- * full of samples holds a fraction of their memory.
+ * Replace q's newest epoch, if whole, by its compact copy, once the
+ * filters have been given it: they see the newest epoch whole, and of
+ * the ones before (which they look back on for the weight of exes and
+ * labels) the samples that carry that weight, at most queue_samples per
+ * vital (aggregate_compact), so a queue of epochs or rollups full of
+ * samples holds a fraction of their memory, and the copies' names and
+ * frames once between them (q's pool).  A day's rollup is not held whole
+ * for a day for the next run to compact it: lanes still running on it
+ * hold it until they are done (aggregate_let_go).
  */
 static int
-aggregate_queue_push(
-    struct aggregate *a, struct aggregate_queue *q, struct vitals_epoch *e)
+aggregate_queue_settle(struct aggregate *a, struct aggregate_queue *q)
 {
 	struct vitals_epoch *c;
 	int r = 0;
 
+	if (!q->whole || q->n == 0)
+		return 0;
+	if ((c = aggregate_compact(q->v[q->n - 1], a->p.base_ns,
+		 a->p.queue_samples, aggregate_queue_pool(a, q))) == NULL)
+		return -ENOMEM;
+	if (aggregate_let_go(a, q->v[q->n - 1]) != 0)
+		r = -ENOMEM;
+	q->v[q->n - 1] = c;
+	q->pooled++;
+	q->whole = 0;
+	return r;
+}
+
+/* Append e (owned, whole) to q, letting the oldest go when full. */
+static int
+aggregate_queue_push(
+    struct aggregate *a, struct aggregate_queue *q, struct vitals_epoch *e)
+{
+	int r = 0;
+
+	/* Out of memory last time, the newest may still be whole: kept so. */
+	(void)aggregate_queue_settle(a, q);
 	if (q->n == a->p.queue_len) {
 		r = aggregate_let_go(a, q->v[0]);
 		memmove(q->v, q->v + 1, (q->n - 1) * sizeof(*q->v));
 		q->n--;
 	}
-	if (q->n > 0 &&
-	    (c = aggregate_compact(
-		 q->v[q->n - 1], a->p.base_ns, a->p.queue_samples)) != NULL) {
-		if (aggregate_let_go(a, q->v[q->n - 1]) != 0)
-			r = -ENOMEM;
-		q->v[q->n - 1] = c;
-	}
 	q->v[q->n++] = e;
+	q->whole = 1;
 	return r;
 }
 
@@ -772,13 +817,17 @@ aggregate_run(
 	if (a->nlanes > 0) {
 		if ((r = aggregate_hand_out(a, ts, qs, v, n)) != 0)
 			rc = r;
-		goto out;
+	} else {
+		for (i = 0; i < n; i++) {
+			r = aggregate_filters_run(a, ts, qs[i], v, n, i, peers);
+			if (r != 0 && rc == 0)
+				rc = r;
+		}
 	}
-	for (i = 0; i < n; i++) {
-		r = aggregate_filters_run(a, ts, qs[i], v, n, i, peers);
-		if (r != 0 && rc == 0)
-			rc = r;
-	}
+	/* Peers too are the slot's epochs: all are given before any settles. */
+	for (i = 0; i < pushed; i++)
+		if (aggregate_queue_settle(a, qs[i]) != 0 && rc == 0)
+			rc = -ENOMEM;
 out:
 	for (i = pushed; i < n; i++)
 		vitals_epoch_free(v[i]);

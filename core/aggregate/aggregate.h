@@ -52,11 +52,13 @@ struct aggregate;
  * (a run: the key's samples in one base epoch of base_ns, until its count
  * falls: labels_credited), so the weight labels.c attributes to each key,
  * and so to each exe, stays the same with fewer samples; of those at most
- * max per vital (0: all), the ones a rollup would keep first.  NULL when
+ * max per vital (0: all), the ones a rollup would keep first; its
+ * strings and frames interned in pool (NULL: its own arena).  NULL when
  * out of memory.
  */
-struct vitals_epoch *aggregate_compact(
-    const struct vitals_epoch *e, uint64_t base_ns, uint32_t max);
+struct epoch_pool;
+struct vitals_epoch *aggregate_compact(const struct vitals_epoch *e,
+    uint64_t base_ns, uint32_t max, struct epoch_pool *pool);
 
 /* A new aggregator; NULL when out of memory. */
 struct aggregate *aggregate_new(const struct aggregate_params *p);

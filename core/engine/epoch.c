@@ -6,6 +6,7 @@
  * their epochs here; unit tests of a filter link this file alone.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -33,11 +34,7 @@ struct epoch_chunk {
 };
 
 /*
- * A decoded epoch and everything it points to: the epoch comes first so
- * epoch_free can get back from it to the chunks.
- */
-/*
- * A string or byte array of the arena, in the owner's table of them; len
+ * A string or byte array of an arena, in the arena's table of them; len
  * has EPOCH_BYTES set for a byte array, which has no NUL after it.
  */
 struct epoch_str {
@@ -48,24 +45,44 @@ struct epoch_str {
 
 #define EPOCH_BYTES 0x80000000u
 
-struct epoch_owner {
-	struct vitals_epoch epoch;
+/* Chunks of memory, and the strings and arrays interned in them. */
+struct epoch_arena {
 	struct epoch_chunk *chunks;
 	/*
 	 * The arena's strings and stack arrays, each stored once (open
 	 * addressing, size a power of two or 0): a thousand samples name the
 	 * same few hundred functions, exes and threads, and many share their
-	 * frames or their frames' names.  Freed by epoch_seal.
+	 * frames or their frames' names.  Freed on sealing.
 	 */
 	struct epoch_str *strs;
 	uint32_t nstrs, strs_size;
 };
 
+/*
+ * An arena that copies of epochs intern in together (epoch_copy_pooled),
+ * freed with the last reference: a queue's epochs name the same
+ * functions, exes and threads, and many have the same frames.
+ */
+struct epoch_pool {
+	struct epoch_arena a;
+	atomic_uint refs;
+};
+
+/*
+ * A decoded epoch and everything it points to: the epoch comes first so
+ * epoch_free can get back from it to the arena.
+ */
+struct epoch_owner {
+	struct vitals_epoch epoch;
+	struct epoch_arena a;
+	struct epoch_pool *pool; /* a reference: strings interned there */
+};
+
 /* ---- the arena of a decoded epoch ---- */
 
-/* n zeroed bytes owned by o's arena; NULL for n == 0 or out of memory. */
+/* n zeroed bytes owned by arena o; NULL for n == 0 or out of memory. */
 static void *
-epoch_arena_alloc(struct epoch_owner *o, size_t n)
+epoch_arena_alloc(struct epoch_arena *o, size_t n)
 {
 	const size_t align = _Alignof(max_align_t);
 	struct epoch_chunk *c = o->chunks;
@@ -97,7 +114,7 @@ epoch_arena_alloc(struct epoch_owner *o, size_t n)
 
 /* Double o's string table (256 entries first); 0 or -ENOMEM. */
 static int
-epoch_strs_grow(struct epoch_owner *o)
+epoch_strs_grow(struct epoch_arena *o)
 {
 	uint32_t size = o->strs_size ? o->strs_size * 2 : 256, i, j;
 	struct epoch_str *v;
@@ -125,7 +142,7 @@ epoch_strs_grow(struct epoch_owner *o)
  * when out of memory.
  */
 static void *
-epoch_intern_as(struct epoch_owner *o, const void *p, size_t n, uint32_t bytes)
+epoch_intern_as(struct epoch_arena *o, const void *p, size_t n, uint32_t bytes)
 {
 	const unsigned char *b = p;
 	uint32_t h = 2166136261u ^ bytes, i, len = (uint32_t)n | bytes;
@@ -161,11 +178,66 @@ alone:
 	return d;
 }
 
+/* The arena o interns in: its pool's, if it has one. */
+static struct epoch_arena *
+epoch_owner_strs(struct epoch_owner *o)
+{
+	return o->pool != NULL ? &o->pool->a : &o->a;
+}
+
 /* epoch_intern_as() of the string s[0..n). */
 static const char *
 epoch_owner_intern(struct epoch_owner *o, const char *s, size_t n)
 {
-	return epoch_intern_as(o, s, n, 0);
+	return epoch_intern_as(epoch_owner_strs(o), s, n, 0);
+}
+
+/* Free arena o's chunks and table (not o itself). */
+static void
+epoch_arena_free(struct epoch_arena *o)
+{
+	struct epoch_chunk *c, *next;
+
+	for (c = o->chunks; c != NULL; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(o->strs);
+}
+
+/* Free o's table: its strings stay, and interning starts a new one. */
+static void
+epoch_arena_seal(struct epoch_arena *o)
+{
+	free(o->strs);
+	o->strs = NULL;
+	o->nstrs = o->strs_size = 0;
+}
+
+struct epoch_pool *
+epoch_pool_new(void)
+{
+	struct epoch_pool *p;
+
+	if ((p = calloc(1, sizeof(*p))) != NULL)
+		atomic_init(&p->refs, 1);
+	return p;
+}
+
+void
+epoch_pool_seal(struct epoch_pool *p)
+{
+	if (p != NULL)
+		epoch_arena_seal(&p->a);
+}
+
+void
+epoch_pool_put(struct epoch_pool *p)
+{
+	if (p == NULL || atomic_fetch_sub(&p->refs, 1) != 1)
+		return;
+	epoch_arena_free(&p->a);
+	free(p);
 }
 
 /* The owner of an epoch from epoch_new or codec_epoch_from_json. */
@@ -185,16 +257,12 @@ void
 epoch_free(struct vitals_epoch *e)
 {
 	struct epoch_owner *o;
-	struct epoch_chunk *c, *next;
 
 	if (e == NULL)
 		return;
 	o = epoch_owner_of(e);
-	for (c = o->chunks; c != NULL; c = next) {
-		next = c->next;
-		free(c);
-	}
-	free(o->strs);
+	epoch_arena_free(&o->a);
+	epoch_pool_put(o->pool);
 	free(o);
 }
 
@@ -224,7 +292,7 @@ epoch_alloc(struct vitals_epoch *e, size_t n)
 	struct epoch_owner *o;
 
 	o = epoch_owner_of(e);
-	return epoch_arena_alloc(o, n);
+	return epoch_arena_alloc(&o->a, n);
 }
 
 /*
@@ -262,14 +330,15 @@ epoch_intern_bytes(struct vitals_epoch *e, const void *p, size_t n)
 	struct epoch_owner *o;
 
 	o = epoch_owner_of(e);
-	return n > 0 ? epoch_intern_as(o, p, n, EPOCH_BYTES) : NULL;
+	return n > 0 ? epoch_intern_as(epoch_owner_strs(o), p, n, EPOCH_BYTES)
+		     : NULL;
 }
 
 /* Strings and arrays in e's interning table: 0 once sealed. */
 uint32_t
 epoch_interned(const struct vitals_epoch *e)
 {
-	return epoch_owner_of(e)->nstrs;
+	return epoch_owner_of(e)->a.nstrs;
 }
 
 /*
@@ -285,9 +354,7 @@ epoch_seal(struct vitals_epoch *e)
 	if (e == NULL)
 		return;
 	o = epoch_owner_of(e);
-	free(o->strs);
-	o->strs = NULL;
-	o->nstrs = o->strs_size = 0;
+	epoch_arena_seal(&o->a);
 }
 
 /*
@@ -338,8 +405,8 @@ epoch_copy_sample(struct vitals_epoch *e, struct vitals_sample *d,
 		/* A side of no frames may have no array: memcpy wants one. */
 		if (nk > 0)
 			memcpy(f, s->kstack, nk * sizeof(*f));
-		if (s->nustack > 0)
-			memcpy(f + nk, s->ustack, s->nustack * sizeof(*f));
+		if (nf > nk)
+			memcpy(f + nk, s->ustack, (nf - nk) * sizeof(*f));
 		fa = deep ? f : epoch_intern_bytes(e, f, nf * sizeof(*f));
 		if (fa == NULL)
 			return -ENOMEM;
@@ -567,11 +634,12 @@ epoch_copy_modules(struct vitals_epoch *e, const struct vitals_epoch *s)
 
 /*
  * A deep copy of s (borrowed) in an arena of its own, its strings and
- * frame arrays shared there, sealed: free with vitals_epoch_free.  NULL
- * when out of memory.
+ * frame arrays shared there or in pool, sealed: free with
+ * vitals_epoch_free.  NULL when out of memory.
  */
 struct vitals_epoch *
-epoch_copy_picked(const struct vitals_epoch *s, epoch_pick_fn pick, void *arg)
+epoch_copy_pooled(const struct vitals_epoch *s, epoch_pick_fn pick, void *arg,
+    struct epoch_pool *pool)
 {
 	struct vitals_vital_epoch *vv = NULL;
 	struct vitals_finding *ff = NULL;
@@ -580,6 +648,10 @@ epoch_copy_picked(const struct vitals_epoch *s, epoch_pick_fn pick, void *arg)
 
 	if ((e = epoch_new()) == NULL)
 		return NULL;
+	if (pool != NULL) {
+		atomic_fetch_add(&pool->refs, 1);
+		epoch_owner_of(e)->pool = pool;
+	}
 	*e = *s;
 	e->host = epoch_intern(e, s->host);
 	if (s->nvitals > 0 &&
@@ -604,6 +676,12 @@ epoch_copy_picked(const struct vitals_epoch *s, epoch_pick_fn pick, void *arg)
 fail:
 	epoch_free(e);
 	return NULL;
+}
+
+struct vitals_epoch *
+epoch_copy_picked(const struct vitals_epoch *s, epoch_pick_fn pick, void *arg)
+{
+	return epoch_copy_pooled(s, pick, arg, NULL);
 }
 
 struct vitals_epoch *

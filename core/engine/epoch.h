@@ -103,4 +103,26 @@ typedef int (*epoch_pick_fn)(const struct vitals_vital_epoch *ve,
 struct vitals_epoch *epoch_copy_picked(
     const struct vitals_epoch *e, epoch_pick_fn pick, void *arg);
 
+/*
+ * An arena several epochs intern their strings and frame arrays in: a
+ * queue's epochs name the same functions, exes and threads, and many
+ * have the same frames, which the copies then hold once between them.
+ * epoch_pool_new gives one reference, and each copy made into it
+ * holds one; the last put frees it.  epoch_pool_seal frees its table
+ * (the strings stay, later ones are not shared with them); for the one
+ * thread that copies into it, while copies may be freed anywhere.
+ */
+struct epoch_pool;
+struct epoch_pool *epoch_pool_new(void);
+void epoch_pool_seal(struct epoch_pool *p);
+void epoch_pool_put(struct epoch_pool *p); /* accepts NULL */
+
+/*
+ * epoch_copy_picked's copy of e, its strings and frame arrays interned
+ * in pool (a reference to it held until the copy is freed; NULL: in its
+ * own arena).  NULL when out of memory.
+ */
+struct vitals_epoch *epoch_copy_pooled(const struct vitals_epoch *e,
+    epoch_pick_fn pick, void *arg, struct epoch_pool *pool);
+
 #endif /* VITALS_EPOCH_H */
