@@ -10,7 +10,8 @@
 # ids, BPF maps) fill and turn over many times.  Prints; asserts nothing.
 #
 #   bench/soak.sh [--minutes M] [--epoch SECONDS] [--exes N] [--fill]
-#                 [--budget SIZE] [--ringbuf SIZE] [--build DIR] [--base DIR]
+#                 [--rollups A,B,C] [--budget SIZE] [--ringbuf SIZE]
+#                 [--build DIR] [--base DIR]
 #
 # Defaults: 30 minutes, 10 s epochs (so the run closes as many epochs as
 # 3 hours of the default 60 s ones would, with their 5-minute and hourly
@@ -18,37 +19,58 @@
 # with 2, 4 and 8 epochs, so that every filter queue (base, and three
 # rollups like 5m, 1h and 1d) is full after 128 epochs and the steady
 # state is measured, not estimated; without --minutes it then runs until
-# two minutes past that.  --build is the built tree to run (default: the
-# one this script is in); --base an older build run beside it, under the
-# same churn, for before/after columns.  At the end it says where each
-# daemon's resident memory is (heap, BPF maps, files).  --budget SIZE
-# sets sketch.disk_budget in both daemons' files (0: none, so under the
-# churn every epoch, rollup and queued copy is at its sample bound: the
-# worst case of the queues).  --ringbuf SIZE sets every BPF probe's
-# ringbuf in the file of the daemon under test only (with --base the same
-# build, the two columns compare ring sizes: the last lines say how many
-# samples each daemon's rings lost that its stores had room for).  Needs
-# root and a built tree.
+# two minutes past that.  But rollups of 2 to 8 epochs hold fewer samples
+# than an hour's or a day's (60 and 1440 epochs; a rollup keeps at most
+# sketch.max_samples a vital): --rollups A,B,C (implies --fill) makes the
+# timescales A, B and C epochs, e.g. 5,60,120 (where the day's bound is
+# reached), for the steady state of the shipped timescales at the cost of
+# a longer run (16 * C epochs).  --build is the built tree to run
+# (default: the one this script is in); --base an older build run beside
+# it, under the same churn, for before/after columns.  At the end it says
+# where each daemon's resident memory is (heap, BPF maps, files).
+# --budget SIZE sets sketch.disk_budget in both daemons' files (0: none,
+# so under the churn every epoch, rollup and queued copy is at its sample
+# bound: the worst case of the queues).  --ringbuf SIZE sets every BPF
+# probe's ringbuf in the file of the daemon under test only (with --base
+# the same build, the two columns compare ring sizes: the last lines say
+# how many samples each daemon's rings lost that its stores had room
+# for).  Needs root and a built tree.
 set -u
 cd "$(dirname "$0")/.."
 src=$PWD
 build=$PWD base= minutes= epoch=10 exes=400 fill=0 budget= ringbuf=
+r1=2 r2=4 r3=8
 while [ $# -gt 0 ]; do
 	case $1 in
 	--minutes) minutes=${2:?--minutes needs a value}; shift 2 ;;
 	--epoch) epoch=${2:?--epoch needs a value}; shift 2 ;;
 	--exes) exes=${2:?--exes needs a value}; shift 2 ;;
 	--fill) fill=1; shift ;;
+	--rollups)
+		r=${2:?--rollups needs A,B,C} fill=1
+		case $r in
+		*,*,*,*) r= ;;
+		*,*,*) ;;
+		*) r= ;;
+		esac
+		[ -n "$r" ] || { echo "soak: --rollups needs three counts, A,B,C" >&2; exit 2; }
+		r1=${r%%,*} r=${r#*,} r2=${r%%,*} r3=${r#*,}
+		shift 2 ;;
 	--budget) budget=${2:?--budget needs a size}; shift 2 ;;
 	--ringbuf) ringbuf=${2:?--ringbuf needs a size}; shift 2 ;;
 	--build) build=${2:?--build needs a directory}; shift 2 ;;
 	--base) base=${2:?--base needs a directory}; shift 2 ;;
-	-h|--help) sed -n '3,31p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "soak: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
-[ -n "$minutes" ] || { [ $fill -eq 1 ] && minutes=$((128 * epoch / 60 + 2)) || minutes=30; }
-for v in "$minutes" "$epoch" "$exes"; do
+for v in "$epoch" "$r1" "$r2" "$r3"; do
+	case $v in
+	''|*[!0-9]*|0) echo "soak: '$v' is not a positive integer" >&2; exit 2 ;;
+	esac
+done
+[ -n "$minutes" ] || { [ $fill -eq 1 ] && minutes=$((16 * r3 * epoch / 60 + 2)) || minutes=30; }
+for v in "$minutes" "$exes"; do
 	case $v in
 	''|*[!0-9]*|0) echo "soak: '$v' is not a positive integer" >&2; exit 2 ;;
 	esac
@@ -94,7 +116,7 @@ start() {
 	sed -e "s|^epoch: .*|epoch: ${epoch}s|" -e "s|^data_dir: .*|data_dir: $tmp/$1|" \
 	    ${budget:+-e "s|^  disk_budget: .*|  disk_budget: $budget|"} \
 	    "$(churn_conf "$2")" >"$tmp/$1.yaml"
-	[ $fill -eq 0 ] || sed -i "s|^timescales: .*|timescales: [$((2 * epoch))s, $((4 * epoch))s, $((8 * epoch))s]|" \
+	[ $fill -eq 0 ] || sed -i "s|^timescales: .*|timescales: [$((r1 * epoch))s, $((r2 * epoch))s, $((r3 * epoch))s]|" \
 	    "$tmp/$1.yaml"
 	[ -z "$ringbuf" ] || [ "$1" != data ] || with_ringbuf "$tmp/$1.yaml"
 	VITALS_PLUGIN_PATH="$2/probes:$2/filters:$2/outputs" \
@@ -149,7 +171,7 @@ echo "soak: vitalsd (pid $daemon${base:+, and pid $based of $base}), ${epoch} s 
 # epochs per timescale, the base one first, each longer one a rollup at a time.
 q=$(awk '/^filter_queue:/ { print $2 }' "$tmp/data.yaml")
 if [ $fill -eq 1 ]; then
-	echo "soak: timescales $((2 * epoch)) s, $((4 * epoch)) s, $((8 * epoch)) s: the filter queues ($q epochs each) fill at $((q * epoch)) s, $((q * 2 * epoch)) s, $((q * 4 * epoch)) s and $((q * 8 * epoch)) s"
+	echo "soak: timescales $((r1 * epoch)) s, $((r2 * epoch)) s, $((r3 * epoch)) s: the filter queues ($q epochs each) fill at $((q * epoch)) s, $((q * r1 * epoch)) s, $((q * r2 * epoch)) s and $((q * r3 * epoch)) s"
 else
 	echo "soak: the filter queues ($q epochs each) fill at $((q * epoch / 60)) min (base), $((q * 5)) min (5m), ${q} h (1h), ${q} d (1d)"
 fi
@@ -221,8 +243,8 @@ END {
 }' "$tmp/rss"
 [ $fill -eq 1 ] || [ "$minutes" -ge $((q * 5)) ] ||
 	echo "soak: the 5-minute filter queue was still filling (full at $((q * 5)) min): growth is expected until then"
-[ $fill -eq 0 ] || [ $((minutes * 60)) -ge $((q * 8 * epoch)) ] ||
-	echo "soak: the longest filter queue was still filling (full at $((q * 8 * epoch)) s)"
+[ $fill -eq 0 ] || [ $((minutes * 60)) -ge $((q * r3 * epoch)) ] ||
+	echo "soak: the longest filter queue was still filling (full at $((q * r3 * epoch)) s)"
 echo "$t0 $t1 $hz $minutes" | awk '{ printf "soak: vitalsd CPU: %.2f%% of one CPU on average\n", ($2 - $1) / $3 / ($4 * 60) * 100 }'
 for l in "$tmp"/*.log; do
 	echo "soak: $(basename "$l" .log): log lines: $(wc -l <"$l"), of which errors: $(grep -c 'error' "$l"), warnings: $(grep -c 'warn' "$l"); samples a full ring lost that the store had room for: $(sed -n 's/.*: \([0-9]*\) sample(s) lost to a full ring.*/\1/p' "$l" | awk '{ n += $1 } END { print n + 0 }')"
