@@ -64,17 +64,12 @@ while [ $# -gt 0 ]; do
 	*) echo "soak: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
-for v in "$epoch" "$r1" "$r2" "$r3"; do
+for v in "$epoch" "$r1" "$r2" "$r3" "$exes" ${minutes:+"$minutes"}; do
 	case $v in
 	''|*[!0-9]*|0) echo "soak: '$v' is not a positive integer" >&2; exit 2 ;;
 	esac
 done
 [ -n "$minutes" ] || { [ $fill -eq 1 ] && minutes=$((16 * r3 * epoch / 60 + 2)) || minutes=30; }
-for v in "$minutes" "$exes"; do
-	case $v in
-	''|*[!0-9]*|0) echo "soak: '$v' is not a positive integer" >&2; exit 2 ;;
-	esac
-done
 [ "$(id -u)" -eq 0 ] || { echo "soak: needs root (the kernel probes)" >&2; exit 2; }
 for b in "$build" $base; do
 	for f in daemon/vitalsd tests/workloads/busy; do

@@ -438,12 +438,17 @@ static int
 aggregate_queue_push(
     struct aggregate *a, struct aggregate_queue *q, struct vitals_epoch *e)
 {
-	int r = 0;
+	int r;
 
-	/* Out of memory last time, the newest may still be whole: kept so. */
-	(void)aggregate_queue_settle(a, q);
+	/*
+	 * The newest is still whole if its settling ran out of memory, or
+	 * if a run brings two epochs of one queue: compact before it is an
+	 * older one.
+	 */
+	r = aggregate_queue_settle(a, q);
 	if (q->n == a->p.queue_len) {
-		r = aggregate_let_go(a, q->v[0]);
+		if (aggregate_let_go(a, q->v[0]) != 0)
+			r = -ENOMEM;
 		memmove(q->v, q->v + 1, (q->n - 1) * sizeof(*q->v));
 		q->n--;
 	}

@@ -679,15 +679,9 @@ fail:
 }
 
 struct vitals_epoch *
-epoch_copy_picked(const struct vitals_epoch *s, epoch_pick_fn pick, void *arg)
-{
-	return epoch_copy_pooled(s, pick, arg, NULL);
-}
-
-struct vitals_epoch *
 epoch_copy(const struct vitals_epoch *s)
 {
-	return epoch_copy_picked(s, NULL, NULL);
+	return epoch_copy_pooled(s, NULL, NULL, NULL);
 }
 
 /* ---- lookups ---- */

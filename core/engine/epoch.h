@@ -93,17 +93,6 @@ typedef int (*epoch_pick_fn)(const struct vitals_vital_epoch *ve,
     const struct vitals_sample **src, uint32_t *n, void *arg);
 
 /*
- * A deep copy of e (borrowed) as epoch_copy's, keeping of each vital's
- * samples those pick (NULL: all) chooses.  With a picker, a vital's HCA
- * keeps only the counters of the slots its kept samples are in, when
- * that is smaller: the slots renumbered in their order (0, 1, ...), the
- * samples' slots with them, so what each slot's samples credit is the
- * same (labels.h).  NULL when out of memory.
- */
-struct vitals_epoch *epoch_copy_picked(
-    const struct vitals_epoch *e, epoch_pick_fn pick, void *arg);
-
-/*
  * An arena several epochs intern their strings and frame arrays in: a
  * queue's epochs name the same functions, exes and threads, and many
  * have the same frames, which the copies then hold once between them.
@@ -118,9 +107,14 @@ void epoch_pool_seal(struct epoch_pool *p);
 void epoch_pool_put(struct epoch_pool *p); /* accepts NULL */
 
 /*
- * epoch_copy_picked's copy of e, its strings and frame arrays interned
- * in pool (a reference to it held until the copy is freed; NULL: in its
- * own arena).  NULL when out of memory.
+ * A deep copy of e (borrowed) as epoch_copy's, keeping of each vital's
+ * samples those pick (NULL: all) chooses, its strings and frame arrays
+ * interned in pool (a reference to it held until the copy is freed;
+ * NULL: in its own arena).  With a picker, a vital's HCA keeps only the
+ * counters of the slots its kept samples are in, when that is smaller:
+ * the slots renumbered in their order (0, 1, ...), the samples' slots
+ * with them, so what each slot's samples credit is the same (labels.h).
+ * NULL when out of memory.
  */
 struct vitals_epoch *epoch_copy_pooled(const struct vitals_epoch *e,
     epoch_pick_fn pick, void *arg, struct epoch_pool *pool);
