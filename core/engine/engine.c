@@ -676,6 +676,12 @@ engine_vital_hca_max(const struct vitals_vital *v)
 	return v->buf[v->cur]->p.hca_max;
 }
 
+uint64_t
+engine_vital_hca_memory(const struct vitals_vital *v)
+{
+	return v->eng->cfg->hca_memory;
+}
+
 /*
  * The closing epoch's collector CPU (its cpu_ns) in parts, in seconds:
  * what t steers (ENGINE_CPU_METRIC.sampling), the fixed work (.fixed: the

@@ -87,6 +87,9 @@ int engine_vital_hca_plan(struct vitals_vital *v, uint32_t m);
 /* The most counters v's HCA may have (the configuration's hca_max). */
 uint32_t engine_vital_hca_max(const struct vitals_vital *v);
 
+/* The bytes all vitals' HCAs may take (sketch.hca_memory; 0: no bound). */
+uint64_t engine_vital_hca_memory(const struct vitals_vital *v);
+
 /*
  * 1 if the vital's current sample store is full: first sightings would be
  * dropped (crossings may still be kept).

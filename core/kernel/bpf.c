@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include <vitals/bpf.h>
@@ -28,14 +29,25 @@
 #include "module.h"
 #include "symbol.h"
 #include "tracefs.h"
+#include "units.h"
 
 #define BPF_DRAIN_NS (100 * 1000 * 1000ULL)
 #define BPF_RINGBUF_DEFAULT (64 * 1024ULL)
 #define BPF_MAX_LINKS 16 /* programs vitals_bpf_attach() attaches per object */
 /* First-sighting words of a vital at least: 64 Kibit, as the user sketch's. */
 #define BPF_SEEN_MIN 1024
-/* Entries of each map per half: four vitals at the largest hca_max. */
-#define BPF_POOL_MAX (VITALS_BPF_MAX_VITALS * 65536U)
+/* Entries of each map in a unit of the regions (cfg's hca_off counts them). */
+#define BPF_UNIT 1024U
+/* Bytes of a unit: a counter and a word of first-sighting bits an entry. */
+#define BPF_UNIT_BYTES (BPF_UNIT * 2 * sizeof(uint64_t))
+/*
+ * Units of a shared pool beyond what sketch.hca_memory reckons: the
+ * engine counts an HCA under 1024 counters at its size, the maps at a
+ * unit; room for 16 such vitals in both halves.
+ */
+#define BPF_POOL_SLACK 32U
+/* Most units of a pool: what hca_off can name. */
+#define BPF_POOL_UNITS 65535U
 
 /* What every event reads of the parameters is their first cache line. */
 _Static_assert(offsetof(struct vitals_bpf_cfg, shift) == 64,
@@ -60,6 +72,27 @@ struct bpf_tally {
 
 static unsigned bpf_exec_warned; /* the exec table could not be loaded */
 
+/*
+ * The maps the kernel vitals' HCAs and first-sighting bits live in,
+ * carved into regions of whole units, one per vital and half (units.h).
+ * While sketch.hca_memory bounds the HCAs, one pool of that size serves
+ * every probe's object (their maps reuse its two); with no bound each
+ * object has one of its own, as large as its vitals' hca_max.  Units
+ * outside a region are zero.
+ */
+struct bpf_pool {
+	int hca_fd, seen_fd;
+	uint64_t *hca, *seen; /* mapped */
+	size_t len; /* bytes of each mapping */
+	uint64_t memory; /* the sketch.hca_memory it was made for */
+	uint32_t units;
+	unsigned refs;
+	uint8_t used[]; /* by unit: 1 in a region */
+};
+
+/* The pool under sketch.hca_memory, while an object holds it. */
+static struct bpf_pool *bpf_shared;
+
 struct vitals_bpf {
 	struct vitals_ctx *ctx;
 	struct bpf_object *obj;
@@ -67,11 +100,12 @@ struct vitals_bpf {
 	struct vitals_vital *vitals[VITALS_BPF_MAX_VITALS];
 	struct vitals_bpf_cfg init; /* written to the map at start */
 	struct vitals_bpf_cfg *cfg; /* the mapped parameters, after start */
-	uint64_t *hca; /* mapped, 2 * pool counters */
-	uint64_t *seen; /* mapped, 2 * pool words */
-	size_t hca_len, seen_len, cfg_len;
-	uint32_t pool; /* entries of each map per half: the regions */
-	uint32_t off[VITALS_BPF_MAX_VITALS]; /* vital's region in a half */
+	struct bpf_pool *pool; /* where the vitals' regions are */
+	uint64_t *hca; /* the pool's counters */
+	uint64_t *seen; /* the pool's first-sighting words */
+	size_t cfg_len;
+	/* The regions' first units, by half and vital. */
+	uint32_t at[2][VITALS_BPF_MAX_VITALS];
 	uint32_t size[2][VITALS_BPF_MAX_VITALS]; /* HCA counters, by half */
 	uint64_t *percpu; /* one value per possible CPU */
 	struct vitals_bpf_exe_slot *slots; /* vitals_exe_cache, one per CPU */
@@ -136,41 +170,238 @@ bpf_seen_words(uint32_t m)
 	return m > BPF_SEEN_MIN ? m : BPF_SEEN_MIN;
 }
 
-/* Give vital i an HCA of m counters in the half (cfg's hca_log). */
+/* Units of the region of an HCA of m counters. */
+static uint32_t
+bpf_units(uint32_t m)
+{
+	return bpf_seen_words(m) / BPF_UNIT;
+}
+
+/* Give vital i an HCA of m counters in the half (cfg's hca_off, hca_log). */
 static void
 bpf_set_size(struct vitals_bpf *b, struct vitals_bpf_cfg *c, uint32_t half,
     uint32_t i, uint32_t m)
 {
 	b->size[half][i] = m;
+	c->hca_off[half][i] = (uint16_t)b->at[half][i];
 	c->hca_log[half][i] =
 	    (uint8_t)((bpf_log2(bpf_seen_words(m)) - 10) << 4 |
 		(bpf_log2(m) - 5));
 }
 
+/* A pool of units, its maps made and mapped; NULL with errno set. */
+static struct bpf_pool *
+bpf_pool_new(uint32_t units, uint64_t memory)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	struct bpf_pool *p = calloc(1, sizeof(*p) + units);
+	uint32_t entries = units * BPF_UNIT;
+	void *m[2] = { MAP_FAILED, MAP_FAILED };
+	int e, k;
+
+	if (p == NULL)
+		return NULL;
+	p->units = units;
+	p->memory = memory;
+	p->refs = 1;
+	/* Whole pages: 8 KiB a unit. */
+	p->len = (size_t)entries * sizeof(uint64_t);
+	p->hca_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "vitals_hca",
+	    sizeof(uint32_t), sizeof(uint64_t), entries, &o);
+	p->seen_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "vitals_seen",
+	    sizeof(uint32_t), sizeof(uint64_t), entries, &o);
+	for (k = 0; k < 2 && p->hca_fd >= 0 && p->seen_fd >= 0; k++)
+		m[k] = mmap(NULL, p->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    k == 0 ? p->hca_fd : p->seen_fd, 0);
+	if (m[0] != MAP_FAILED && m[1] != MAP_FAILED) {
+		p->hca = m[0];
+		p->seen = m[1];
+		return p;
+	}
+	e = errno;
+	for (k = 0; k < 2; k++)
+		if (m[k] != MAP_FAILED)
+			munmap(m[k], p->len);
+	if (p->hca_fd >= 0)
+		close(p->hca_fd);
+	if (p->seen_fd >= 0)
+		close(p->seen_fd);
+	free(p);
+	errno = e;
+	return NULL;
+}
+
 /*
- * Lay out the vitals' regions: each as large as its HCA may grow
- * (hca_max), and so its first-sighting bits, at least BPF_SEEN_MIN.
+ * Units of b's vitals' regions, both halves, at hca_max if max, else at
+ * the sizes they start at.
+ */
+static uint64_t
+bpf_units_all(const struct vitals_bpf *b, int max)
+{
+	uint64_t n = 0;
+	uint32_t i;
+
+	for (i = 0; i < b->spec.nvitals; i++)
+		n += 2 *
+		    bpf_units(max ? engine_vital_hca_max(b->vitals[i])
+				  : vitals_vital_hca_size(b->vitals[i]));
+	return n;
+}
+
+/*
+ * The pool b's vitals take their regions from: the shared one (made by
+ * the first object) while sketch.hca_memory bounds the HCAs, else one of
+ * b's own for its vitals at hca_max.  Returns 0 or -errno (-E2BIG: more
+ * than a pool holds).
+ */
+static int
+bpf_pool_get(struct vitals_bpf *b)
+{
+	uint64_t memory = engine_vital_hca_memory(b->vitals[0]), units;
+
+	if (memory == 0) {
+		if ((units = bpf_units_all(b, 1)) > BPF_POOL_UNITS)
+			return -E2BIG;
+		b->pool = bpf_pool_new((uint32_t)units, 0);
+		return b->pool != NULL ? 0 : -errno;
+	}
+	if (bpf_shared == NULL) {
+		units = (memory + BPF_UNIT_BYTES - 1) / BPF_UNIT_BYTES +
+		    BPF_POOL_SLACK;
+		if (units > BPF_POOL_UNITS)
+			units = BPF_POOL_UNITS;
+		if ((bpf_shared = bpf_pool_new((uint32_t)units, memory)) ==
+		    NULL)
+			return -errno;
+	} else {
+		bpf_shared->refs++;
+		if (bpf_shared->memory != memory)
+			vitals_log(b->ctx, VITALS_LOG_INFO,
+			    "sketch.hca_memory changed: the kernel vitals "
+			    "keep the room of the old value until every "
+			    "kernel probe has restarted");
+	}
+	b->pool = bpf_shared;
+	return 0;
+}
+
+static void
+bpf_pool_put(struct bpf_pool *p)
+{
+	if (p == NULL || --p->refs > 0)
+		return;
+	munmap(p->hca, p->len);
+	munmap(p->seen, p->len);
+	close(p->hca_fd);
+	close(p->seen_fd);
+	if (p == bpf_shared)
+		bpf_shared = NULL;
+	free(p);
+}
+
+/* No region: at[][] holds this for a half and vital without one. */
+#define BPF_NO_REGION UINT32_MAX
+
+/* Give back vital i's region of half h, zeroing it if zero (counted in). */
+static void
+bpf_region_give(struct vitals_bpf *b, uint32_t h, uint32_t i, int zero)
+{
+	uint32_t u = b->at[h][i], n = bpf_units(b->size[h][i]);
+	size_t at = (size_t)u * BPF_UNIT,
+	       len = (size_t)n * BPF_UNIT * sizeof(uint64_t);
+
+	if (u == BPF_NO_REGION)
+		return;
+	if (zero) {
+		memset(b->pool->hca + at, 0, len);
+		memset(b->pool->seen + at, 0, len);
+	}
+	units_give(b->pool->used, u, n);
+	b->at[h][i] = BPF_NO_REGION;
+}
+
+/*
+ * Place vital i's region of half h, which has none, for an HCA of m
+ * counters, or of the largest smaller one the pool has room for.
+ * Returns the counters placed, 0 if not even a unit was free.
+ */
+static uint32_t
+bpf_region_place(struct vitals_bpf *b, uint32_t h, uint32_t i, uint32_t m)
+{
+	int64_t u;
+
+	while (
+	    (u = units_take(b->pool->used, b->pool->units, bpf_units(m))) < 0) {
+		if (bpf_units(m) == 1)
+			return 0;
+		m /= 2;
+	}
+	b->at[h][i] = (uint32_t)u;
+	b->size[h][i] = m;
+	return m;
+}
+
+/* Place every vital's regions at the size its HCA has; -ENOSPC if not. */
+static int
+bpf_layout_in(struct vitals_bpf *b)
+{
+	uint32_t i, h, m;
+	int64_t u;
+
+	for (i = 0; i < b->spec.nvitals; i++) {
+		m = vitals_vital_hca_size(b->vitals[i]);
+		for (h = 0; h < 2; h++) {
+			u = units_take(
+			    b->pool->used, b->pool->units, bpf_units(m));
+			if (u < 0)
+				return -ENOSPC;
+			b->at[h][i] = (uint32_t)u;
+			bpf_set_size(b, &b->init, h, i, m);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Lay out the vitals' regions in their pool, both halves at the size each
+ * vital's HCA starts at (the configured one, or a restart's).  Where the
+ * shared pool has no room for them, as the engine grants a starting size
+ * beyond sketch.hca_memory, the object gets a pool of its own at those
+ * sizes, which its vitals cannot grow beyond.  Returns 0 or -errno.
  */
 static int
 bpf_layout(struct vitals_bpf *b)
 {
-	uint32_t i, m, region;
+	uint32_t i, m;
+	uint64_t units = bpf_units_all(b, 0);
+	int r;
 
-	b->pool = 0;
 	for (i = 0; i < b->spec.nvitals; i++) {
 		m = vitals_vital_hca_size(b->vitals[i]);
-		region = bpf_seen_words(engine_vital_hca_max(b->vitals[i]));
-		if (m < 32 || (m & (m - 1)) != 0 || m > region ||
-		    b->pool + (uint64_t)region > BPF_POOL_MAX)
+		if (m < 32 || (m & (m - 1)) != 0 ||
+		    m > engine_vital_hca_max(b->vitals[i]))
 			return -EINVAL;
-		b->off[i] = b->pool;
-		b->init.hca_off[i] = (uint16_t)(b->pool >> 10);
-		b->pool += region;
-		bpf_set_size(b, &b->init, 0, i, m);
-		bpf_set_size(b, &b->init, 1, i, m);
 	}
-	b->init.pool = b->pool;
-	return 0;
+	if ((r = bpf_pool_get(b)) < 0)
+		return r;
+	if (bpf_layout_in(b) == 0)
+		return 0;
+	for (i = 0; i < b->spec.nvitals; i++) {
+		bpf_region_give(b, 0, i, 0);
+		bpf_region_give(b, 1, i, 0);
+	}
+	bpf_pool_put(b->pool);
+	b->pool = NULL;
+	if (units > BPF_POOL_UNITS)
+		return -E2BIG;
+	if ((b->pool = bpf_pool_new((uint32_t)units, 0)) == NULL)
+		return -errno;
+	vitals_log(b->ctx, VITALS_LOG_INFO,
+	    "%s: HCAs larger than sketch.hca_memory leaves room for in the "
+	    "kernel: the probe's take %llu KiB of their own and cannot grow",
+	    b->spec.vitals[0],
+	    (unsigned long long)(units * BPF_UNIT_BYTES / 1024));
+	return bpf_layout_in(b);
 }
 
 static int
@@ -199,6 +430,7 @@ bpf_size_maps(struct vitals_bpf *b)
 	struct vitals_bpf_opts o = { .ringbuf = b->spec.ringbuf_bytes };
 	struct bpf_map *hca, *seen, *rb;
 	char why[128];
+	int r;
 
 	hca = bpf_object__find_map_by_name(b->obj, "vitals_hca");
 	seen = bpf_object__find_map_by_name(b->obj, "vitals_seen");
@@ -218,10 +450,89 @@ bpf_size_maps(struct vitals_bpf *b)
 	if (o.ringbuf == 0)
 		o.ringbuf = BPF_RINGBUF_DEFAULT;
 	b->ring_bytes = o.ringbuf;
-	if (bpf_map__set_max_entries(hca, 2 * b->pool) < 0 ||
-	    bpf_map__set_max_entries(seen, 2 * b->pool) < 0 ||
-	    bpf_map__set_max_entries(rb, (uint32_t)o.ringbuf) < 0)
+	if ((r = bpf_map__reuse_fd(hca, b->pool->hca_fd)) < 0 ||
+	    (r = bpf_map__reuse_fd(seen, b->pool->seen_fd)) < 0 ||
+	    (r = bpf_map__set_max_entries(rb, (uint32_t)o.ringbuf)) < 0)
+		return r;
+	return 0;
+}
+
+/*
+ * Whether the object's struct vitals_bpf_cfg (from its BTF) is laid out
+ * as this build's: a probe built against another SDK would count in the
+ * wrong places.  0, or -EINVAL having said which member differs.
+ */
+static int
+bpf_cfg_check(struct vitals_bpf *b)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} want[] = {
+#define BPF_CFG_MEMBER(m) { #m, offsetof(struct vitals_bpf_cfg, m) }
+		BPF_CFG_MEMBER(epoch),
+		BPF_CFG_MEMBER(self_tgid),
+		BPF_CFG_MEMBER(tgid),
+		BPF_CFG_MEMBER(nvitals),
+		BPF_CFG_MEMBER(full),
+		BPF_CFG_MEMBER(cgroup),
+		BPF_CFG_MEMBER(comm),
+		BPF_CFG_MEMBER(hca_off),
+		BPF_CFG_MEMBER(hca_log),
+		BPF_CFG_MEMBER(shift),
+		BPF_CFG_MEMBER(floor),
+		BPF_CFG_MEMBER(dropped),
+		BPF_CFG_MEMBER(field_off),
+		BPF_CFG_MEMBER(field_size),
+		BPF_CFG_MEMBER(param),
+		BPF_CFG_MEMBER(kkey),
+		BPF_CFG_MEMBER(ktext_lo),
+		BPF_CFG_MEMBER(ktext_hi),
+#undef BPF_CFG_MEMBER
+	};
+	const struct btf *btf = bpf_object__btf(b->obj);
+	const struct btf_type *t;
+	const struct btf_member *m;
+	size_t k, off;
+	uint16_t j, n;
+	int id;
+
+	id = btf == NULL
+	    ? -1
+	    : btf__find_by_name_kind(btf, "vitals_bpf_cfg", BTF_KIND_STRUCT);
+	if (id < 0 || (t = btf__type_by_id(btf, (uint32_t)id)) == NULL) {
+		vitals_error(b->ctx,
+		    "the probe's BPF object has no BTF of struct "
+		    "vitals_bpf_cfg (build it with clang -g, including "
+		    "<vitals/probe.bpf.h>)");
 		return -EINVAL;
+	}
+	if (t->size != sizeof(struct vitals_bpf_cfg)) {
+		vitals_error(b->ctx,
+		    "the probe's BPF object was built against another vitals "
+		    "SDK (struct vitals_bpf_cfg of %u bytes, not %zu): "
+		    "rebuild it",
+		    t->size, sizeof(struct vitals_bpf_cfg));
+		return -EINVAL;
+	}
+	for (k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+		m = btf_members(t);
+		n = btf_vlen(t);
+		for (j = 0; j < n; j++, m++)
+			if (strcmp(btf__name_by_offset(btf, m->name_off),
+				want[k].name) == 0)
+				break;
+		off = j < n ? btf_member_bit_offset(t, j) / 8 : SIZE_MAX;
+		if (off != want[k].off) {
+			vitals_error(b->ctx,
+			    "the probe's BPF object was built against another "
+			    "vitals SDK (struct vitals_bpf_cfg's %s %s): "
+			    "rebuild it",
+			    want[k].name,
+			    j < n ? "at another offset" : "missing");
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 
@@ -255,7 +566,8 @@ vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
 	b->spec = *spec;
 	b->stats_fd = -1;
 	b->slots_fd = -1;
-	b->init.nvitals = spec->nvitals;
+	memset(b->at, 0xff, sizeof(b->at)); /* BPF_NO_REGION */
+	b->init.nvitals = (uint16_t)spec->nvitals;
 	b->init.self_tgid = (uint32_t)getpid();
 	b->init.tgid = spec->pid;
 	bpf_kernel_layout(&b->init);
@@ -271,11 +583,16 @@ vitals_bpf_prepare(struct vitals_ctx *ctx, struct bpf_object *obj,
 		    ctx, "cannot open the probe's vitals: %s", strerror(-r));
 		goto fail;
 	}
+	if ((r = bpf_cfg_check(b)) < 0)
+		goto fail;
 	if ((r = bpf_layout(b)) < 0) {
-		vitals_error(ctx,
-		    "the probe's vitals' HCAs exceed %u counters "
-		    "(sketch.hca_max)",
-		    BPF_POOL_MAX);
+		vitals_error(ctx, "cannot make the sketch maps: %s",
+		    r == -E2BIG ? "the probe's vitals' HCAs are too large "
+				  "(sketch.hca_max)"
+			: r == -EINVAL
+			? "HCA sizes not powers of two from 32 to "
+			  "sketch.hca_max"
+			: strerror(-r));
 		goto fail;
 	}
 	b->ncpus = libbpf_num_possible_cpus();
@@ -708,7 +1025,7 @@ bpf_pend_take(
 static uint64_t *
 bpf_half(const struct vitals_bpf *b, uint32_t half, uint32_t vital)
 {
-	return b->hca + (size_t)half * b->pool + b->off[vital];
+	return b->hca + (size_t)b->at[half][vital] * BPF_UNIT;
 }
 
 /* The sum of one vital's counters in one half of the map. */
@@ -874,19 +1191,6 @@ bpf_on_ring(int fd, void *arg)
 	ring_buffer__consume(b->rb);
 }
 
-static void *
-bpf_map_mmap(struct bpf_object *obj, const char *name, size_t len)
-{
-	struct bpf_map *m;
-	void *p;
-
-	if ((m = bpf_object__find_map_by_name(obj, name)) == NULL)
-		return NULL;
-	p = mmap(
-	    NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
 static size_t
 bpf_page_round(size_t n)
 {
@@ -898,14 +1202,19 @@ bpf_page_round(size_t n)
 static int
 bpf_map_all(struct vitals_bpf *b)
 {
-	b->hca_len = bpf_page_round((size_t)2 * b->pool * sizeof(uint64_t));
-	b->seen_len = b->hca_len;
+	struct bpf_map *m = bpf_object__find_map_by_name(b->obj, "vitals_cfg");
+	void *p;
+
+	b->hca = b->pool->hca;
+	b->seen = b->pool->seen;
 	b->cfg_len = bpf_page_round(sizeof(struct vitals_bpf_cfg));
-	b->hca = bpf_map_mmap(b->obj, "vitals_hca", b->hca_len);
-	b->seen = bpf_map_mmap(b->obj, "vitals_seen", b->seen_len);
-	b->cfg = bpf_map_mmap(b->obj, "vitals_cfg", b->cfg_len);
-	if (b->hca == NULL || b->seen == NULL || b->cfg == NULL)
-		return -errno ? -errno : -ENOMEM;
+	if (m == NULL)
+		return -ENOENT;
+	p = mmap(NULL, b->cfg_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    bpf_map__fd(m), 0);
+	if (p == MAP_FAILED)
+		return -errno;
+	b->cfg = p;
 	return 0;
 }
 
@@ -1008,19 +1317,30 @@ bpf_drop_dead(void)
 /*
  * Size each vital's HCA in the half the flip to epoch e + 1 makes live,
  * idle since the last boundary cleared it, from the live half's counters
- * (the epoch ending, all but its last events), and have the engine's
- * sketch of that epoch follow.
+ * (the epoch ending, all but its last events), place its region anew
+ * (smaller if the pool has no room for the size wanted: it has for the
+ * one given back), and have the engine's sketch of that epoch follow.
  */
 static void
 bpf_plan(struct vitals_bpf *b, uint32_t e)
 {
-	uint32_t i, m, next = (e + 1) & 1;
+	uint32_t i, m, had, next = (e + 1) & 1;
 
 	for (i = 0; i < b->spec.nvitals; i++) {
+		had = b->size[next][i];
 		m = engine_vital_hca_want(
 		    b->vitals[i], bpf_half(b, e & 1, i), b->size[e & 1][i]);
-		if (engine_vital_hca_plan(b->vitals[i], m) != 0)
-			m = b->size[next][i];
+		if (m < 32 || (m & (m - 1)) != 0 ||
+		    m > engine_vital_hca_max(b->vitals[i]))
+			m = had;
+		bpf_region_give(b, next, i, 0);
+		/*
+		 * At least min(m, 1024), a valid size: the units given back
+		 * hold a region of 1024 counters or more, at its own size's
+		 * multiple, which every smaller size is aligned to.
+		 */
+		m = bpf_region_place(b, next, i, m);
+		engine_vital_hca_plan(b->vitals[i], m);
 		bpf_set_size(b, b->cfg, next, i, m);
 	}
 }
@@ -1071,7 +1391,7 @@ vitals_bpf_flush(struct vitals_bpf *b)
 			err = r;
 		/* All of a region past what an epoch used stays zero. */
 		memset(h, 0, (size_t)m * sizeof(uint64_t));
-		memset(b->seen + (size_t)old * b->pool + b->off[i], 0,
+		memset(b->seen + (size_t)b->at[old][i] * BPF_UNIT, 0,
 		    (size_t)bpf_seen_words(m) * sizeof(uint64_t));
 	}
 	bpf_ring_lost(b, lost);
@@ -1089,6 +1409,8 @@ vitals_bpf_flush(struct vitals_bpf *b)
 void
 vitals_bpf_free(struct vitals_bpf *b)
 {
+	uint32_t i;
+
 	if (b == NULL)
 		return;
 	while (b->nlinks > 0)
@@ -1099,10 +1421,11 @@ vitals_bpf_free(struct vitals_bpf *b)
 		vitals_watch_del(b->watch);
 	if (b->rb != NULL)
 		ring_buffer__free(b->rb);
-	if (b->hca != NULL)
-		munmap(b->hca, b->hca_len);
-	if (b->seen != NULL)
-		munmap(b->seen, b->seen_len);
+	for (i = 0; b->pool != NULL && i < b->spec.nvitals; i++) {
+		bpf_region_give(b, 0, i, 1);
+		bpf_region_give(b, 1, i, 1);
+	}
+	bpf_pool_put(b->pool);
 	if (b->cfg != NULL)
 		munmap(b->cfg, b->cfg_len);
 	if (b->stats_fd >= 0)

@@ -26,25 +26,27 @@
  * Written by user space, read by every program on every event.  The epoch
  * index selects which half of the HCA and first-sighting maps is live; user
  * space flips it at each boundary and then reads the other half.  Each
- * vital has a region of both maps in each half, hca_off, as large as its
- * HCA may grow; of it, the half's HCA uses the first 2^(5 + low nibble of
- * hca_log) counters and its first-sighting bits the first 2^(10 + high
- * nibble) words.  User space sizes a half's HCA while the programs count in
- * the other one.  The first 64 bytes are what every event reads.
+ * vital has a region of both maps in each half, hca_off (in 1024s of
+ * entries from the maps' start; the maps may be shared with other
+ * probes' objects); of it, the half's HCA uses the first 2^(5 + low
+ * nibble of hca_log) counters and its first-sighting bits the first
+ * 2^(10 + high nibble) words.  User space sizes and places a half's
+ * region while the programs count in the other one.  The first 64 bytes
+ * are what every event reads.  User space checks an object's layout of
+ * this struct against its own (by BTF) and refuses another.
  */
 struct vitals_bpf_cfg {
 	__u32 epoch; /* epochs flipped so far; the live half is epoch & 1 */
-	__u32 nvitals; /* vitals in this object */
 	__u32 self_tgid; /* vitalsd: never counted */
 	__u32 tgid; /* count only this process; 0 = all */
-	__u32 full; /* bit v set: vital v's sample store is full, count only */
-	__u32 pool; /* entries of each map per half (the vitals' regions) */
+	__u16 nvitals; /* vitals in this object */
+	__u16 full; /* bit v set: vital v's sample store is full, count only */
 	__u64 cgroup; /* count only this cgroup id; 0 = all */
 	char comm
 	    [VITALS_BPF_COMM_LEN]; /* count only comms with this prefix; "" = all */
-	__u16 hca_off[VITALS_BPF_MAX_VITALS]; /* regions, in 1024s of entries */
-	__u8 hca_log[2]
-		    [VITALS_BPF_MAX_VITALS]; /* by half and vital: the sizes */
+	/* By half and vital: the regions and the sizes. */
+	__u16 hca_off[2][VITALS_BPF_MAX_VITALS];
+	__u8 hca_log[2][VITALS_BPF_MAX_VITALS];
 	__u64 shift[VITALS_BPF_MAX_VITALS]; /* t = 2^shift in force */
 	__u64 floor[VITALS_BPF_MAX_VITALS]; /* counters below are not sampled */
 	__u64

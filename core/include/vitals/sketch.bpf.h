@@ -19,22 +19,26 @@
 #include <vitals/hash.h>
 #include <vitals/task.bpf.h>
 
-/* One mmap'able array of u64 counters: [epoch][vital][slot]. */
+/*
+ * One mmap'able array of u64 counters: each vital's HCA of each half in a
+ * region user space places (cfg's hca_off); user space gives the object a
+ * map of its own or one every probe's object shares.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u64);
-	__uint(max_entries, 1); /* sized by user space before load */
+	__uint(max_entries, 1); /* replaced by user space before load */
 } vitals_hca SEC(".maps");
 
-/* First-sighting bits, [epoch][vital][word]; cleared with the HCA. */
+/* First-sighting bits, in the HCA's regions; cleared with the HCA. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
 	__type(value, __u64);
-	__uint(max_entries, 1); /* sized by user space before load */
+	__uint(max_entries, 1); /* replaced by user space before load */
 } vitals_seen SEC(".maps");
 
 /* Parameters user space writes while the programs run (one entry). */
@@ -347,8 +351,8 @@ vitals__wanted_tgid(const struct vitals_bpf_cfg *c, __u32 tgid)
 static __always_inline __u32
 vitals__base(const struct vitals_bpf_cfg *c, __u32 half, __u32 vital)
 {
-	return half * c->pool +
-	    ((__u32)c->hca_off[vital & (VITALS_BPF_MAX_VITALS - 1)] << 10);
+	return (__u32)c->hca_off[half & 1][vital & (VITALS_BPF_MAX_VITALS - 1)]
+	    << 10;
 }
 
 static __always_inline __u32
