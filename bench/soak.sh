@@ -136,12 +136,14 @@ status() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/status"; }
 # cpu_ticks PID: a daemon's user + system CPU so far, in clock ticks.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # maps_kb PID: the kernel memory of a daemon's BPF maps (memlock of each
-# map descriptor: sketches, sample ring buffers, the probes' own tables).
+# map: sketches, sample ring buffers, the probes' own tables), each map
+# once however many descriptors hold it (the probes share their sketches').
 maps_kb() {
 	for f in /proc/$1/fdinfo/*; do
 		grep -q '^map_type' "$f" 2>/dev/null &&
-		    awk '$1 == "memlock:" { print $2 }' "$f"
-	done | awk '{ s += $1 } END { printf "%d", s / 1024 }'
+		    awk '$1 == "memlock:" { m = $2 } $1 == "map_id:" { id = $2 }
+			END { print id, m }' "$f"
+	done | awk '!seen[$1]++ { s += $2 } END { printf "%d", s / 1024 }'
 }
 hz=$(getconf CLK_TCK)
 # breakdown PID: where a daemon's resident memory is, in kB, from its
