@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "units.h"
 
 #define BENCH_EVENTS 5000000u
 #define BENCH_ROUNDS 5
@@ -142,6 +143,11 @@ main(void)
 	    "memory: %u vitals, both epoch buffers: %zu bytes (%.1f KiB per vital)\n",
 	    engine_nvitals(e), engine_bytes(e),
 	    engine_bytes(e) / 1024.0 / engine_nvitals(e));
+	/* The kernel probes' counters and filters, both halves, all vitals. */
+	printf("kernel sketch maps (one pool for every kernel probe, "
+	       "hca_memory %llu): %zu bytes\n",
+	    (unsigned long long)c->hca_memory,
+	    (size_t)units_pool(c->hca_memory) * UNITS_BYTES);
 	engine_free(e);
 	/* The bound without sketch.sample_memory: every store full. */
 	c->sample_memory = 0;

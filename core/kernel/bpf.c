@@ -36,19 +36,6 @@
 #define BPF_MAX_LINKS 16 /* programs vitals_bpf_attach() attaches per object */
 /* First-sighting words of a vital at least: 64 Kibit, as the user sketch's. */
 #define BPF_SEEN_MIN 1024
-/* Entries of each map in a unit of the regions (cfg's hca_off counts them). */
-#define BPF_UNIT 1024U
-/* Bytes of a unit: a counter and a word of first-sighting bits an entry. */
-#define BPF_UNIT_BYTES (BPF_UNIT * 2 * sizeof(uint64_t))
-/*
- * Units of a shared pool beyond what sketch.hca_memory reckons: the
- * engine counts an HCA under 1024 counters at its size, the maps at a
- * unit; room for 16 such vitals in both halves.
- */
-#define BPF_POOL_SLACK 32U
-/* Most units of a pool: what hca_off can name. */
-#define BPF_POOL_UNITS 65535U
-
 /* What every event reads of the parameters is their first cache line. */
 _Static_assert(offsetof(struct vitals_bpf_cfg, shift) == 64,
     "cfg's first line ends before shift");
@@ -174,7 +161,7 @@ bpf_seen_words(uint32_t m)
 static uint32_t
 bpf_units(uint32_t m)
 {
-	return bpf_seen_words(m) / BPF_UNIT;
+	return bpf_seen_words(m) / UNITS_ENTRIES;
 }
 
 /* Give vital i an HCA of m counters in the half (cfg's hca_off, hca_log). */
@@ -195,7 +182,7 @@ bpf_pool_new(uint32_t units, uint64_t memory)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
 	struct bpf_pool *p = calloc(1, sizeof(*p) + units);
-	uint32_t entries = units * BPF_UNIT;
+	uint32_t entries = units * UNITS_ENTRIES;
 	void *m[2] = { MAP_FAILED, MAP_FAILED };
 	int e, k;
 
@@ -260,18 +247,14 @@ bpf_pool_get(struct vitals_bpf *b)
 	uint64_t memory = engine_vital_hca_memory(b->vitals[0]), units;
 
 	if (memory == 0) {
-		if ((units = bpf_units_all(b, 1)) > BPF_POOL_UNITS)
+		if ((units = bpf_units_all(b, 1)) > UNITS_MAX)
 			return -E2BIG;
 		b->pool = bpf_pool_new((uint32_t)units, 0);
 		return b->pool != NULL ? 0 : -errno;
 	}
 	if (bpf_shared == NULL) {
-		units = (memory + BPF_UNIT_BYTES - 1) / BPF_UNIT_BYTES +
-		    BPF_POOL_SLACK;
-		if (units > BPF_POOL_UNITS)
-			units = BPF_POOL_UNITS;
-		if ((bpf_shared = bpf_pool_new((uint32_t)units, memory)) ==
-		    NULL)
+		bpf_shared = bpf_pool_new(units_pool(memory), memory);
+		if (bpf_shared == NULL)
 			return -errno;
 	} else {
 		bpf_shared->refs++;
@@ -307,8 +290,8 @@ static void
 bpf_region_give(struct vitals_bpf *b, uint32_t h, uint32_t i, int zero)
 {
 	uint32_t u = b->at[h][i], n = bpf_units(b->size[h][i]);
-	size_t at = (size_t)u * BPF_UNIT,
-	       len = (size_t)n * BPF_UNIT * sizeof(uint64_t);
+	size_t at = (size_t)u * UNITS_ENTRIES,
+	       len = (size_t)n * UNITS_ENTRIES * sizeof(uint64_t);
 
 	if (u == BPF_NO_REGION)
 		return;
@@ -392,7 +375,7 @@ bpf_layout(struct vitals_bpf *b)
 	}
 	bpf_pool_put(b->pool);
 	b->pool = NULL;
-	if (units > BPF_POOL_UNITS)
+	if (units > UNITS_MAX)
 		return -E2BIG;
 	if ((b->pool = bpf_pool_new((uint32_t)units, 0)) == NULL)
 		return -errno;
@@ -400,7 +383,7 @@ bpf_layout(struct vitals_bpf *b)
 	    "%s: HCAs larger than sketch.hca_memory leaves room for in the "
 	    "kernel: the probe's take %llu KiB of their own and cannot grow",
 	    b->spec.vitals[0],
-	    (unsigned long long)(units * BPF_UNIT_BYTES / 1024));
+	    (unsigned long long)(units * UNITS_BYTES / 1024));
 	return bpf_layout_in(b);
 }
 
@@ -1025,7 +1008,7 @@ bpf_pend_take(
 static uint64_t *
 bpf_half(const struct vitals_bpf *b, uint32_t half, uint32_t vital)
 {
-	return b->hca + (size_t)b->at[half][vital] * BPF_UNIT;
+	return b->hca + (size_t)b->at[half][vital] * UNITS_ENTRIES;
 }
 
 /* The sum of one vital's counters in one half of the map. */
@@ -1391,7 +1374,7 @@ vitals_bpf_flush(struct vitals_bpf *b)
 			err = r;
 		/* All of a region past what an epoch used stays zero. */
 		memset(h, 0, (size_t)m * sizeof(uint64_t));
-		memset(b->seen + (size_t)b->at[old][i] * BPF_UNIT, 0,
+		memset(b->seen + (size_t)b->at[old][i] * UNITS_ENTRIES, 0,
 		    (size_t)bpf_seen_words(m) * sizeof(uint64_t));
 	}
 	bpf_ring_lost(b, lost);

@@ -27,3 +27,11 @@ units_give(uint8_t *used, uint32_t at, uint32_t n)
 {
 	memset(used + at, 0, n);
 }
+
+uint32_t
+units_pool(uint64_t memory)
+{
+	uint64_t n = (memory + UNITS_BYTES - 1) / UNITS_BYTES + 32;
+
+	return n > UNITS_MAX ? UNITS_MAX : (uint32_t)n;
+}
