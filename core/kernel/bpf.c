@@ -88,8 +88,6 @@ struct vitals_bpf {
 	struct vitals_bpf_cfg init; /* written to the map at start */
 	struct vitals_bpf_cfg *cfg; /* the mapped parameters, after start */
 	struct bpf_pool *pool; /* where the vitals' regions are */
-	uint64_t *hca; /* the pool's counters */
-	uint64_t *seen; /* the pool's first-sighting words */
 	size_t cfg_len;
 	/* The regions' first units, by half and vital. */
 	uint32_t at[2][VITALS_BPF_MAX_VITALS];
@@ -155,6 +153,14 @@ static uint32_t
 bpf_seen_words(uint32_t m)
 {
 	return m > BPF_SEEN_MIN ? m : BPF_SEEN_MIN;
+}
+
+/* Whether m counters is a size vital i's HCA may have. */
+static int
+bpf_size_ok(const struct vitals_bpf *b, uint32_t i, uint32_t m)
+{
+	return m >= 32 && (m & (m - 1)) == 0 &&
+	    m <= engine_vital_hca_max(b->vitals[i]);
 }
 
 /* Units of the region of an HCA of m counters. */
@@ -235,6 +241,16 @@ bpf_units_all(const struct vitals_bpf *b, int max)
 	return n;
 }
 
+/* A pool of b's own of units; 0 or -errno (-E2BIG: more than a pool holds). */
+static int
+bpf_pool_own(struct vitals_bpf *b, uint64_t units)
+{
+	if (units > UNITS_MAX)
+		return -E2BIG;
+	b->pool = bpf_pool_new((uint32_t)units, 0);
+	return b->pool != NULL ? 0 : -errno;
+}
+
 /*
  * The pool b's vitals take their regions from: the shared one (made by
  * the first object) while sketch.hca_memory bounds the HCAs, else one of
@@ -244,14 +260,10 @@ bpf_units_all(const struct vitals_bpf *b, int max)
 static int
 bpf_pool_get(struct vitals_bpf *b)
 {
-	uint64_t memory = engine_vital_hca_memory(b->vitals[0]), units;
+	uint64_t memory = engine_vital_hca_memory(b->vitals[0]);
 
-	if (memory == 0) {
-		if ((units = bpf_units_all(b, 1)) > UNITS_MAX)
-			return -E2BIG;
-		b->pool = bpf_pool_new((uint32_t)units, 0);
-		return b->pool != NULL ? 0 : -errno;
-	}
+	if (memory == 0)
+		return bpf_pool_own(b, bpf_units_all(b, 1));
 	if (bpf_shared == NULL) {
 		bpf_shared = bpf_pool_new(units_pool(memory), memory);
 		if (bpf_shared == NULL)
@@ -329,16 +341,13 @@ static int
 bpf_layout_in(struct vitals_bpf *b)
 {
 	uint32_t i, h, m;
-	int64_t u;
 
 	for (i = 0; i < b->spec.nvitals; i++) {
 		m = vitals_vital_hca_size(b->vitals[i]);
 		for (h = 0; h < 2; h++) {
-			u = units_take(
-			    b->pool->used, b->pool->units, bpf_units(m));
-			if (u < 0)
+			/* A smaller one placed is given back by the caller. */
+			if (bpf_region_place(b, h, i, m) != m)
 				return -ENOSPC;
-			b->at[h][i] = (uint32_t)u;
 			bpf_set_size(b, &b->init, h, i, m);
 		}
 	}
@@ -355,16 +364,13 @@ bpf_layout_in(struct vitals_bpf *b)
 static int
 bpf_layout(struct vitals_bpf *b)
 {
-	uint32_t i, m;
 	uint64_t units = bpf_units_all(b, 0);
+	uint32_t i;
 	int r;
 
-	for (i = 0; i < b->spec.nvitals; i++) {
-		m = vitals_vital_hca_size(b->vitals[i]);
-		if (m < 32 || (m & (m - 1)) != 0 ||
-		    m > engine_vital_hca_max(b->vitals[i]))
+	for (i = 0; i < b->spec.nvitals; i++)
+		if (!bpf_size_ok(b, i, vitals_vital_hca_size(b->vitals[i])))
 			return -EINVAL;
-	}
 	if ((r = bpf_pool_get(b)) < 0)
 		return r;
 	if (bpf_layout_in(b) == 0)
@@ -375,10 +381,8 @@ bpf_layout(struct vitals_bpf *b)
 	}
 	bpf_pool_put(b->pool);
 	b->pool = NULL;
-	if (units > UNITS_MAX)
-		return -E2BIG;
-	if ((b->pool = bpf_pool_new((uint32_t)units, 0)) == NULL)
-		return -errno;
+	if ((r = bpf_pool_own(b, units)) < 0)
+		return r;
 	vitals_log(b->ctx, VITALS_LOG_INFO,
 	    "%s: HCAs larger than sketch.hca_memory leaves room for in the "
 	    "kernel: the probe's take %llu KiB of their own and cannot grow",
@@ -1008,7 +1012,7 @@ bpf_pend_take(
 static uint64_t *
 bpf_half(const struct vitals_bpf *b, uint32_t half, uint32_t vital)
 {
-	return b->hca + (size_t)b->at[half][vital] * UNITS_ENTRIES;
+	return b->pool->hca + (size_t)b->at[half][vital] * UNITS_ENTRIES;
 }
 
 /* The sum of one vital's counters in one half of the map. */
@@ -1188,8 +1192,6 @@ bpf_map_all(struct vitals_bpf *b)
 	struct bpf_map *m = bpf_object__find_map_by_name(b->obj, "vitals_cfg");
 	void *p;
 
-	b->hca = b->pool->hca;
-	b->seen = b->pool->seen;
 	b->cfg_len = bpf_page_round(sizeof(struct vitals_bpf_cfg));
 	if (m == NULL)
 		return -ENOENT;
@@ -1313,8 +1315,7 @@ bpf_plan(struct vitals_bpf *b, uint32_t e)
 		had = b->size[next][i];
 		m = engine_vital_hca_want(
 		    b->vitals[i], bpf_half(b, e & 1, i), b->size[e & 1][i]);
-		if (m < 32 || (m & (m - 1)) != 0 ||
-		    m > engine_vital_hca_max(b->vitals[i]))
+		if (!bpf_size_ok(b, i, m))
 			m = had;
 		bpf_region_give(b, next, i, 0);
 		/*
@@ -1374,7 +1375,7 @@ vitals_bpf_flush(struct vitals_bpf *b)
 			err = r;
 		/* All of a region past what an epoch used stays zero. */
 		memset(h, 0, (size_t)m * sizeof(uint64_t));
-		memset(b->seen + (size_t)b->at[old][i] * UNITS_ENTRIES, 0,
+		memset(b->pool->seen + (size_t)b->at[old][i] * UNITS_ENTRIES, 0,
 		    (size_t)bpf_seen_words(m) * sizeof(uint64_t));
 	}
 	bpf_ring_lost(b, lost);
