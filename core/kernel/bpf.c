@@ -384,9 +384,9 @@ bpf_layout(struct vitals_bpf *b)
 	if ((r = bpf_pool_own(b, units)) < 0)
 		return r;
 	vitals_log(b->ctx, VITALS_LOG_INFO,
-	    "%s: HCAs larger than sketch.hca_memory leaves room for in the "
-	    "kernel: the probe's take %llu KiB of their own and cannot grow",
-	    b->spec.vitals[0],
+	    "the probe's HCAs are larger than sketch.hca_memory leaves room "
+	    "for in the kernel: they take %llu KiB of maps of their own and "
+	    "cannot grow",
 	    (unsigned long long)(units * UNITS_BYTES / 1024));
 	return bpf_layout_in(b);
 }
