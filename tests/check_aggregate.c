@@ -1220,6 +1220,18 @@ struct lrec {
 	struct lrec_call v[512];
 };
 
+/* FNV-1a of buf[0..len). */
+static uint64_t
+lrec_fnv(const char *buf, size_t len)
+{
+	uint64_t h = 14695981039346656037ull;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)buf[i]) * 1099511628211ull;
+	return h;
+}
+
 static int
 lrec_epoch(void *state, const struct vitals_queue *q)
 {
@@ -1227,17 +1239,25 @@ lrec_epoch(void *state, const struct vitals_queue *q)
 	struct lrec_call *c = &r->v[r->n < 512 ? r->n++ : 511];
 	const struct vitals_epoch *e;
 	uint32_t i, k;
+	size_t len;
+	char *text;
 
 	memset(c, 0, sizeof(*c));
 	c->ts = q->timescale_s;
 	c->n = q->n;
 	c->npeers = q->npeers;
-	/* Touch every epoch: one freed too early would show. */
+	/*
+	 * Touch every epoch (one freed too early would show), and hash all
+	 * it holds, as the store writes it (one unpacked differently would).
+	 */
 	for (i = 0; i < q->n + q->npeers; i++) {
 		e = i < q->n ? q->epochs[i] : q->peers[i - q->n];
 		c->sum = c->sum * 31 + e->start_ns + e->seq;
 		for (k = 0; k < e->nvitals; k++)
 			c->sum = c->sum * 31 + e->vitals[k].wsum;
+		ck_assert_int_eq(codec_text_encode(e, &text, &len), 0);
+		c->sum = c->sum * 31 + lrec_fnv(text, len);
+		free(text);
 	}
 	snprintf(c->host, sizeof(c->host), "%s", q->epochs[q->n - 1]->host);
 	return 0;
@@ -1266,16 +1286,19 @@ static const struct vitals_plugin lrec_b = {
 /*
  * Three hosts, 150 one-minute slots and their 5-minute rollups through
  * instances of two plugins (one at every timescale, one at the base, one
- * at 5m) with `lanes` lanes; what each saw goes to out[].
+ * at 5m) with `lanes` lanes and the rollups' queues packed or not; what
+ * each saw goes to out[]; returns how many epochs were packed at the end.
  */
-static void
-lrec_scenario(uint32_t lanes, struct lrec *out)
+static size_t
+lrec_scenario(uint32_t lanes, uint32_t park, struct lrec *out)
 {
 	static const char *const hosts[3] = { "a", "b", "c" };
 	static const struct vitals_plugin *const plug[LREC_INSTS] = { &lrec_a,
 		&lrec_b, &lrec_a };
 	static const uint32_t at[LREC_INSTS] = { AGGREGATE_ALL, 0, 300 };
-	struct aggregate_params p = { .queue_len = 5, .lanes = lanes };
+	struct aggregate_params p = {
+		.queue_len = 5, .lanes = lanes, .park = park
+	};
 	struct config_plugin cp = { .kind = VITALS_PLUGIN_FILTER,
 		.enabled = 1 };
 	struct aggregate_filter f[LREC_INSTS];
@@ -1285,6 +1308,7 @@ lrec_scenario(uint32_t lanes, struct lrec *out)
 	struct fx *x;
 	char err[256];
 	uint32_t i, slot;
+	size_t packed;
 
 	for (i = 0; i < LREC_INSTS; i++) {
 		cp.name = (char *)plug[i]->name;
@@ -1320,36 +1344,63 @@ lrec_scenario(uint32_t lanes, struct lrec *out)
 		ck_assert_int_eq(aggregate_run(a, 300, v, 2), 0);
 	}
 	ck_assert_int_eq(aggregate_drain(a), 0);
+	packed = aggregate_packed(a);
 	aggregate_free(a);
 	for (i = 0; i < LREC_INSTS; i++)
 		instance_free(f[i].ctx);
+	return packed;
+}
+
+/* Two runs' records are the same, call by call. */
+static void
+lrec_same(const struct lrec *x, const struct lrec *y, const char *what)
+{
+	uint32_t i, k;
+
+	for (i = 0; i < LREC_INSTS; i++) {
+		ck_assert_uint_eq(y[i].n, x[i].n);
+		for (k = 0; k < x[i].n; k++)
+			ck_assert_msg(memcmp(&y[i].v[k], &x[i].v[k],
+					  sizeof(x[i].v[k])) == 0,
+			    "instance %u call %u differs %s", i, k, what);
+	}
 }
 
 START_TEST(test_lanes_same)
 {
 	static struct lrec inline_[LREC_INSTS], laned[LREC_INSTS];
-	uint32_t lanes = (uint32_t)_i + 1, i, k;
+	uint32_t lanes = (uint32_t)_i + 1;
 
-	lrec_scenario(0, inline_);
-	lrec_scenario(lanes, laned);
+	ck_assert_uint_eq(lrec_scenario(0, 0, inline_), 0);
+	ck_assert_uint_eq(lrec_scenario(lanes, 0, laned), 0);
 	/* 150 base slots of 3 hosts but every 7th; 30 rollups of 2. */
 	ck_assert_uint_eq(inline_[0].n, 150 * 3 - 22 + 30 * 2);
 	ck_assert_uint_eq(inline_[1].n, 150 * 3 - 22);
 	ck_assert_uint_eq(inline_[2].n, 30 * 2);
-	for (i = 0; i < LREC_INSTS; i++) {
-		ck_assert_uint_eq(laned[i].n, inline_[i].n);
-		for (k = 0; k < inline_[i].n; k++)
-			ck_assert_msg(memcmp(&laned[i].v[k], &inline_[i].v[k],
-					  sizeof(inline_[i].v[k])) == 0,
-			    "instance %u call %u differs with %u lanes", i, k,
-			    lanes);
-	}
+	lrec_same(inline_, laned, "with lanes");
 	/* The base queue fills up to its length, peers come and go. */
 	ck_assert_uint_eq(inline_[1].v[0].n, 1);
 	ck_assert_uint_eq(inline_[1].v[20].n, 5);
 	ck_assert_uint_eq(inline_[1].v[0].npeers, 1);
 	ck_assert_uint_eq(inline_[1].v[3].npeers, 2);
 	ck_assert_uint_eq(inline_[2].v[0].ts, 300);
+}
+END_TEST
+
+/*
+ * The rollups' queues held packed: the filters see every queued epoch as
+ * they would unpacked, in line and on lanes; the base queue is not packed.
+ */
+START_TEST(test_park_same)
+{
+	static struct lrec plain[LREC_INSTS], parked[LREC_INSTS];
+	uint32_t lanes = (uint32_t)_i;
+
+	ck_assert_uint_eq(lrec_scenario(lanes, 0, plain), 0);
+	/* Two hosts' 5-minute queues of 5, all packed once given. */
+	ck_assert_uint_eq(lrec_scenario(lanes, 1, parked), 2 * 5);
+	lrec_same(plain, parked, "packed");
+	ck_assert_uint_eq(parked[2].v[29].n, 5);
 }
 END_TEST
 
@@ -1791,6 +1842,7 @@ aggregate_suite(void)
 	tcase_add_loop_test(ag, test_host_instances, 0, 3);
 	tcase_add_test(ag, test_live);
 	tcase_add_loop_test(ag, test_lanes_same, 0, 3);
+	tcase_add_loop_test(ag, test_park_same, 0, 3);
 	tcase_add_test(ag, test_lanes_free_busy);
 	suite_add_tcase(s, ag);
 	tcase_add_checked_fixture(

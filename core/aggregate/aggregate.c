@@ -14,6 +14,7 @@
 #include <vitals/store.h>
 
 #include "aggregate.h"
+#include "codec.h"
 #include "epoch.h"
 #include "instance.h"
 #include "labels.h"
@@ -30,6 +31,8 @@ struct aggregate_queue {
 	uint32_t ts; /* 0 = base */
 	uint32_t n;
 	struct vitals_epoch **v; /* queue_len slots, n used */
+	struct codec_packed *pk; /* queue_len slots: v[i] packed where
+	                            v[i] is NULL (aggregate_params.park) */
 	/*
 	 * What the compact copies intern in, a new one after every queue_len
 	 * copies: a pool outlives the last copy made in it by queue_len
@@ -59,6 +62,8 @@ struct aggregate_work {
 	unsigned pending; /* lanes not done with it */
 	const char **hosts; /* borrowed from the queues */
 	struct vitals_queue *q;
+	size_t nown;
+	struct vitals_epoch **own; /* the queues' packed epochs unpacked */
 };
 
 /* A lane's waiting work, oldest first. */
@@ -133,10 +138,13 @@ aggregate_free(struct aggregate *a)
 		return;
 	aggregate_lanes_stop(a);
 	for (i = 0; i < a->nqueues; i++) {
-		for (j = 0; j < a->queues[i]->n; j++)
+		for (j = 0; j < a->queues[i]->n; j++) {
 			vitals_epoch_free(a->queues[i]->v[j]);
+			codec_packed_free(&a->queues[i]->pk[j]);
+		}
 		epoch_pool_put(a->queues[i]->pool);
 		free(a->queues[i]->v);
+		free(a->queues[i]->pk);
 		free(a->queues[i]->host);
 		free(a->queues[i]);
 	}
@@ -219,9 +227,11 @@ aggregate_queue(struct aggregate *a, const char *host, uint32_t ts)
 	q->ts = ts;
 	q->host = strdup(host);
 	q->v = calloc(a->p.queue_len, sizeof(*q->v));
-	if (q->host == NULL || q->v == NULL) {
+	q->pk = calloc(a->p.queue_len, sizeof(*q->pk));
+	if (q->host == NULL || q->v == NULL || q->pk == NULL) {
 		free(q->host);
 		free(q->v);
+		free(q->pk);
 		free(q);
 		return NULL;
 	}
@@ -417,18 +427,25 @@ aggregate_let_go(struct aggregate *a, struct vitals_epoch *e)
 static int
 aggregate_queue_settle(struct aggregate *a, struct aggregate_queue *q)
 {
+	int park = a->p.park && q->ts != 0;
 	struct vitals_epoch *c;
 	int r = 0;
 
 	if (!q->whole || q->n == 0)
 		return 0;
 	if ((c = aggregate_compact(q->v[q->n - 1], a->p.base_ns,
-		 a->p.queue_samples, aggregate_queue_pool(a, q))) == NULL)
+		 a->p.queue_samples,
+		 park ? NULL : aggregate_queue_pool(a, q))) == NULL)
 		return -ENOMEM;
 	if (aggregate_let_go(a, q->v[q->n - 1]) != 0)
 		r = -ENOMEM;
+	/* Packed, a queued rollup takes about 30 bytes a sample. */
+	if (park && codec_pack(c, &q->pk[q->n - 1]) == 0) {
+		vitals_epoch_free(c);
+		c = NULL;
+	}
 	q->v[q->n - 1] = c;
-	q->pooled++;
+	q->pooled += !park;
 	q->whole = 0;
 	return r;
 }
@@ -447,14 +464,64 @@ aggregate_queue_push(
 	 */
 	r = aggregate_queue_settle(a, q);
 	if (q->n == a->p.queue_len) {
-		if (aggregate_let_go(a, q->v[0]) != 0)
+		if (q->v[0] != NULL && aggregate_let_go(a, q->v[0]) != 0)
 			r = -ENOMEM;
+		codec_packed_free(&q->pk[0]);
 		memmove(q->v, q->v + 1, (q->n - 1) * sizeof(*q->v));
+		memmove(q->pk, q->pk + 1, (q->n - 1) * sizeof(*q->pk));
+		q->pk[q->n - 1] = (struct codec_packed){ NULL, 0, 0 };
 		q->n--;
 	}
 	q->v[q->n++] = e;
 	q->whole = 1;
 	return r;
+}
+
+/*
+ * The epochs of q a run gives the filters, oldest first, into out[]:
+ * those held packed are unpacked into own[*nown...] (the run's, to free
+ * when it is done).  Returns how many; one that cannot be unpacked is
+ * left out (logged; out of memory: *rc is -ENOMEM).
+ */
+static uint32_t
+aggregate_queue_view(const struct aggregate_queue *q,
+    const struct vitals_epoch **out, struct vitals_epoch **own, size_t *nown,
+    int *rc)
+{
+	char err[256];
+	uint32_t i, n = 0;
+	int r;
+
+	for (i = 0; i < q->n; i++) {
+		if (q->v[i] != NULL) {
+			out[n++] = q->v[i];
+			continue;
+		}
+		if ((r = codec_unpack(
+			 &q->pk[i], &own[*nown], err, sizeof(err))) != 0) {
+			if (r == -ENOMEM)
+				*rc = r;
+			else
+				log_msg(VITALS_LOG_ERR, "core",
+				    "a queued %us epoch of %s left out: %s",
+				    q->ts, q->host, err);
+			continue;
+		}
+		out[n++] = own[(*nown)++];
+	}
+	return n;
+}
+
+size_t
+aggregate_packed(const struct aggregate *a)
+{
+	size_t i, n = 0;
+	uint32_t j;
+
+	for (i = 0; i < a->nqueues; i++)
+		for (j = 0; j < a->queues[i]->n; j++)
+			n += a->queues[i]->v[j] == NULL;
+	return n;
 }
 
 /* ---- lanes: filter runs on worker threads ---- */
@@ -527,8 +594,13 @@ aggregate_lane_run(
 static void
 aggregate_work_done(struct aggregate_work *w)
 {
-	if (--w->pending == 0)
-		free(w);
+	size_t i;
+
+	if (--w->pending != 0)
+		return;
+	for (i = 0; i < w->nown; i++)
+		vitals_epoch_free(w->own[i]);
+	free(w);
 }
 
 static void *
@@ -674,17 +746,26 @@ aggregate_filters_run(struct aggregate *a, uint32_t ts,
     const struct aggregate_queue *qu, struct vitals_epoch **v, size_t n,
     size_t self, const struct vitals_epoch **peers)
 {
+	const struct vitals_epoch **ev;
+	struct vitals_epoch **own;
 	struct vitals_queue q;
-	size_t i, np = 0;
+	size_t i, np = 0, nown = 0;
 	int rc = 0, r;
 
+	ev = malloc(qu->n * sizeof(*ev));
+	own = malloc(qu->n * sizeof(*own));
+	if (ev == NULL || own == NULL) {
+		free(ev);
+		free(own);
+		return -ENOMEM;
+	}
 	for (i = 0; i < n; i++)
 		if (i != self)
 			peers[np++] = v[i];
 	memset(&q, 0, sizeof(q));
 	q.timescale_s = ts ? ts : v[self]->timescale_s;
-	q.n = qu->n;
-	q.epochs = (const struct vitals_epoch *const *)qu->v;
+	q.n = aggregate_queue_view(qu, ev, own, &nown, &rc);
+	q.epochs = ev;
 	q.npeers = (uint32_t)np;
 	q.peers = np ? (const struct vitals_epoch *const *)peers : NULL;
 	for (i = 0; i < a->nfilters; i++) {
@@ -695,12 +776,17 @@ aggregate_filters_run(struct aggregate *a, uint32_t ts,
 		if (r != 0 && rc == 0)
 			rc = r;
 	}
+	for (i = 0; i < nown; i++)
+		vitals_epoch_free(own[i]);
+	free(own);
+	free(ev);
 	return rc;
 }
 
 /*
- * The work of one slot: per epoch a copy of its queue and its peers, in
- * one allocation.  NULL when out of memory.
+ * The work of one slot: per epoch a copy of its queue (what is packed
+ * unpacked, the work's own) and its peers, in one allocation.  NULL when
+ * out of memory.
  */
 static struct aggregate_work *
 aggregate_work_new(struct aggregate *a, uint32_t ts,
@@ -709,8 +795,10 @@ aggregate_work_new(struct aggregate *a, uint32_t ts,
 	struct aggregate_work *w;
 	const struct vitals_epoch **p;
 	size_t i, k, np, size;
+	int rc = 0;
 
 	size = sizeof(*w) + n * (sizeof(*w->q) + sizeof(*w->hosts)) +
+	    n * a->p.queue_len * sizeof(*w->own) +
 	    n * (a->p.queue_len + n) * sizeof(*p);
 	if ((w = calloc(1, size)) == NULL)
 		return NULL;
@@ -718,12 +806,13 @@ aggregate_work_new(struct aggregate *a, uint32_t ts,
 	w->n = n;
 	w->q = (struct vitals_queue *)(void *)(w + 1);
 	w->hosts = (const char **)(void *)(w->q + n);
-	p = (const struct vitals_epoch **)(void *)(w->hosts + n);
+	w->own = (struct vitals_epoch **)(void *)(w->hosts + n);
+	p = (const struct vitals_epoch **)(void *)(w->own + n * a->p.queue_len);
 	for (i = 0; i < n; i++) {
 		w->hosts[i] = qs[i]->host;
 		w->q[i].timescale_s = ts ? ts : v[i]->timescale_s;
-		w->q[i].n = qs[i]->n;
-		memcpy(p, qs[i]->v, qs[i]->n * sizeof(*p));
+		w->q[i].n =
+		    aggregate_queue_view(qs[i], p, w->own, &w->nown, &rc);
 		w->q[i].epochs = p;
 		p += qs[i]->n;
 		for (k = 0, np = 0; k < n; k++)
@@ -732,6 +821,11 @@ aggregate_work_new(struct aggregate *a, uint32_t ts,
 		w->q[i].npeers = (uint32_t)np;
 		w->q[i].peers = np ? p : NULL;
 		p += np;
+	}
+	if (rc != 0) {
+		w->pending = 1;
+		aggregate_work_done(w);
+		return NULL;
 	}
 	return w;
 }

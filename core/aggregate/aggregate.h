@@ -32,6 +32,10 @@ struct aggregate_params {
 	uint32_t lanes; /* 0: filters run in aggregate_run's caller;
 	                          else on up to this many worker threads
 	                          ("lanes"), see aggregate_run */
+	uint32_t park; /* 1: the queues of rollups hold their older
+	                          epochs packed (codec_pack), unpacked for
+	                          each run: what vitalsd keeps for a day is
+	                          read once an hour or a day */
 };
 
 /* A filter instance, the timescale it runs at, and the host it is for. */
@@ -44,6 +48,9 @@ struct aggregate_filter {
 };
 
 struct aggregate;
+
+/* How many queued epochs a is holding packed (aggregate_params.park). */
+size_t aggregate_packed(const struct aggregate *a);
 
 /*
  * A compact deep copy of e (borrowed; free with vitals_epoch_free), for

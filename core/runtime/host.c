@@ -458,6 +458,8 @@ host_agg_params(const struct config *c, struct aggregate_params *p)
 	p->base_ns = c->epoch_ns;
 	p->queue_samples = c->queue_samples;
 	p->max_samples = c->sketch.max_samples;
+	/* An hour's and a day's queues are read once an hour or a day. */
+	p->park = 1;
 }
 
 /*

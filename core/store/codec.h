@@ -163,6 +163,28 @@ int codec_compact_write(
     const struct vitals_epoch *e, codec_sink_fn sink, void *arg);
 int codec_compact_encode(const struct vitals_epoch *e, char **out, size_t *len);
 
+/* An epoch packed: its compact text, zlib'd (packed.c). */
+struct codec_packed {
+	unsigned char *z; /* the zlib stream, malloc'd; NULL: none */
+	size_t zlen; /* its bytes */
+	size_t len; /* the text's bytes */
+};
+
+/*
+ * Pack e (borrowed) into *p (free with codec_packed_free).  0, or -ENOMEM
+ * (*p then empty).  Unpacked, it gives the epoch its format 1 text gives.
+ */
+int codec_pack(const struct vitals_epoch *e, struct codec_packed *p);
+
+/*
+ * The epoch p holds, in *out (free with vitals_epoch_free).  0, -ENOMEM,
+ * or -EBADMSG with the reason in err.
+ */
+int codec_unpack(const struct codec_packed *p, struct vitals_epoch **out,
+    char *err, size_t errlen);
+
+void codec_packed_free(struct codec_packed *p);
+
 /*
  * Whether host (len bytes, which may hold a NUL) can name epoch files: no
  * '/' nor NUL, and short enough for the file and its temporary name to
