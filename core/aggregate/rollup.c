@@ -21,8 +21,8 @@
 #define ROLLUP_NS 1000000000ull
 
 /*
- * A kept sample: the sample, then its frames and their names' pointers;
- * the strings live in the rollup's pool.
+ * A kept sample; its frames, their names' array and its strings live in
+ * the rollup's pool.
  */
 struct rollup_sample {
 	struct vitals_sample s;
@@ -62,10 +62,10 @@ struct rollup {
 	uint32_t *mhash; /* open addressing: index + 1, or 0 */
 	uint32_t mhash_size; /* a power of two, or 0 */
 	/*
-	 * The kept samples' strings (exes, threads, frame names), each once:
-	 * a day's rollup keeps thousands of samples naming the same
-	 * functions.  Rebuilt when those of dropped samples pile up
-	 * (rollup_pool_compact).
+	 * The kept samples' strings (exes, threads, frame names), frames
+	 * and frame names' arrays, each once: a day's rollup keeps
+	 * thousands of samples of the same stacks.  Rebuilt when those of
+	 * dropped samples pile up (rollup_pool_compact).
 	 */
 	struct vitals_epoch *pool;
 	/* The epoch being added, and its module ids as the rollup's. */
@@ -132,43 +132,6 @@ rollup_sample_pcmp(const void *x, const void *y)
 	return rollup_sample_cmp(*a, *b);
 }
 
-/* Bytes a copy of s needs after the struct: frames and name pointers. */
-static size_t
-rollup_sample_size(const struct vitals_sample *s)
-{
-	size_t n = (s->nkstack + s->nustack) * sizeof(uint64_t);
-
-	if (s->ksyms != NULL)
-		n += (s->nkstack + s->nustack) * sizeof(char *);
-	return n;
-}
-
-/*
- * Copy s into d with mem (of rollup_sample_size(s) bytes, pointer-aligned)
- * for the frames, then the name pointers; the strings into r's pool.
- * 0 or -ENOMEM.
- */
-static int
-rollup_sample_fill(struct rollup *r, struct vitals_sample *d,
-    const struct vitals_sample *s, char *mem)
-{
-	uint64_t *f = (uint64_t *)(void *)mem;
-	const char **syms = (const char **)(f + s->nkstack + s->nustack);
-
-	if (r->pool == NULL && (r->pool = epoch_new()) == NULL)
-		return -ENOMEM;
-	*d = *s;
-	/* A side of no frames may have no array: memcpy wants one. */
-	if (s->nkstack > 0)
-		memcpy(f, s->kstack, s->nkstack * sizeof(*f));
-	if (s->nustack > 0)
-		memcpy(f + s->nkstack, s->ustack, s->nustack * sizeof(*f));
-	d->kstack = s->nkstack ? f : NULL;
-	d->ustack = s->nustack ? f + s->nkstack : NULL;
-	d->ksyms = s->ksyms != NULL ? syms : NULL;
-	return epoch_intern_names(r->pool, d, s, syms);
-}
-
 /*
  * A user frame of r->in as a frame of the rollup: its module id made the
  * rollup's.  A frame naming no module of the input (or one past the ids a
@@ -207,27 +170,39 @@ rollup_kframe(struct rollup *r, uint64_t v)
 	return rollup_frame(r, v);
 }
 
+/*
+ * A kept copy of s, its slot masked to m (0: kept): its frames made the
+ * rollup's, then interned with their names' array and its strings in r's
+ * pool, where the samples of one stack share them (a day's rollup keeps
+ * thousands of samples of a few hundred stacks).  NULL on ENOMEM.
+ */
 static struct rollup_sample *
 rollup_sample_dup(struct rollup *r, const struct vitals_sample *s, uint32_t m)
 {
+	uint64_t buf[2 * VITALS_STACK_MAX], *f = buf;
+	uint32_t i, nk = s->nkstack, nf = nk + s->nustack;
 	struct rollup_sample *k;
-	uint64_t *u;
-	uint32_t i;
+	struct vitals_sample t = *s;
 
-	if ((k = malloc(sizeof(*k) + rollup_sample_size(s))) == NULL)
+	if (r->pool == NULL && (r->pool = epoch_new()) == NULL)
 		return NULL;
-	if (rollup_sample_fill(r, &k->s, s, (char *)(k + 1)) != 0) {
+	if (nf > 2 * VITALS_STACK_MAX && (f = malloc(nf * sizeof(*f))) == NULL)
+		return NULL;
+	for (i = 0; i < nk; i++)
+		f[i] = rollup_kframe(r, s->kstack[i]);
+	for (i = nk; i < nf; i++)
+		f[i] = rollup_frame(r, s->ustack[i - nk]);
+	t.kstack = nk ? f : NULL;
+	t.ustack = nf > nk ? f + nk : NULL;
+	if ((k = malloc(sizeof(*k))) != NULL &&
+	    epoch_copy_sample(r->pool, &k->s, &t) != 0) {
 		free(k);
-		return NULL;
+		k = NULL;
 	}
-	if (m != 0)
+	if (f != buf)
+		free(f);
+	if (k != NULL && m != 0)
 		k->s.slot &= m - 1;
-	u = (uint64_t *)(uintptr_t)k->s.ustack;
-	for (i = 0; u != NULL && i < k->s.nustack; i++)
-		u[i] = rollup_frame(r, u[i]);
-	u = (uint64_t *)(uintptr_t)k->s.kstack;
-	for (i = 0; u != NULL && i < k->s.nkstack; i++)
-		u[i] = rollup_kframe(r, u[i]);
 	return k;
 }
 
@@ -549,7 +524,10 @@ rollup_host(struct rollup *r, const char *host)
 	return r->host != NULL ? 0 : -ENOMEM;
 }
 
-/* Strings the kept samples name at most: exe, comm and one per frame. */
+/*
+ * Strings and arrays the kept samples hold at most: exe, comm, frames,
+ * their names' array and one name per frame.
+ */
 static uint64_t
 rollup_names(const struct rollup *r)
 {
@@ -560,54 +538,51 @@ rollup_names(const struct rollup *r)
 	for (i = 0; i < r->nvitals; i++)
 		for (j = 0; j < r->vitals[i].nsamples; j++) {
 			s = &r->vitals[i].samples[j]->s;
-			n += 2;
+			n += 3;
 			if (s->ksyms != NULL)
-				n += s->nkstack + s->nustack;
+				n += 1 + s->nkstack + s->nustack;
 		}
 	return n;
 }
 
 /*
- * Move the kept samples' strings to a new pool and free the old one,
- * which also holds those of samples since dropped.  Left as it is when
- * memory is short: the strings stay valid either way.
+ * Move the kept samples' frames and strings to a new pool and free the
+ * old one, which also holds those of samples since dropped.  Left as it
+ * is when memory is short: the samples stay valid either way.
  */
 static void
 rollup_pool_compact(struct rollup *r)
 {
+	struct vitals_sample **tmp;
 	struct vitals_epoch *p;
-	struct vitals_sample *s;
-	uint32_t i, j, k;
+	uint32_t i, j, n;
 
 	if ((p = epoch_new()) == NULL)
 		return;
-	/* First intern everything: the samples change only if all fit. */
-	for (i = 0; i < r->nvitals; i++)
-		for (j = 0; j < r->vitals[i].nsamples; j++) {
-			s = &r->vitals[i].samples[j]->s;
-			if (epoch_intern(p, s->exe) == NULL ||
-			    epoch_intern(p, s->comm) == NULL)
+	if ((tmp = calloc(r->nvitals, sizeof(*tmp))) == NULL)
+		goto fail;
+	/* First copy everything: the samples change only if all fit. */
+	for (i = 0; i < r->nvitals; i++) {
+		n = r->vitals[i].nsamples;
+		if (n == 0)
+			continue;
+		if ((tmp[i] = malloc(n * sizeof(**tmp))) == NULL)
+			goto fail;
+		for (j = 0; j < n; j++)
+			if (epoch_copy_sample(p, &tmp[i][j],
+				&r->vitals[i].samples[j]->s) != 0)
 				goto fail;
-			for (k = 0;
-			     s->ksyms != NULL && k < s->nkstack + s->nustack;
-			     k++)
-				if (epoch_intern(p, s->ksyms[k]) == NULL)
-					goto fail;
-		}
-	/*
-	 * Now only lookups of strings in the table, which cannot fail.  A
-	 * name array is the sample's own (rollup_sample_fill).
-	 */
+	}
 	for (i = 0; i < r->nvitals; i++)
-		for (j = 0; j < r->vitals[i].nsamples; j++) {
-			s = &r->vitals[i].samples[j]->s;
-			(void)epoch_intern_names(
-			    p, s, s, (const char **)(uintptr_t)s->ksyms);
-		}
+		for (j = 0; j < r->vitals[i].nsamples; j++)
+			r->vitals[i].samples[j]->s = tmp[i][j];
 	epoch_free(r->pool);
 	r->pool = p;
-	return;
+	p = NULL;
 fail:
+	for (i = 0; tmp != NULL && i < r->nvitals; i++)
+		free(tmp[i]);
+	free(tmp);
 	epoch_free(p);
 }
 

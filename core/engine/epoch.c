@@ -377,12 +377,7 @@ epoch_intern_names(struct vitals_epoch *e, struct vitals_sample *d,
 
 /* ---- building epochs in an arena ---- */
 
-/*
- * Copy s into d, its frames, symbol pointers and strings into e's arena,
- * each stored once there: samples of one site share their frames, and
- * samples of one function their frames' names.
- */
-static int
+int
 epoch_copy_sample(struct vitals_epoch *e, struct vitals_sample *d,
     const struct vitals_sample *s)
 {

@@ -64,6 +64,14 @@ int epoch_intern_names(struct vitals_epoch *e, struct vitals_sample *d,
     const struct vitals_sample *s, const char **syms);
 
 /*
+ * Copy s into d (not s), its frames, symbol pointers and strings into e's
+ * arena, each stored once there: samples of one site share their frames,
+ * and samples of one function their frames' names.  0 or -ENOMEM.
+ */
+int epoch_copy_sample(struct vitals_epoch *e, struct vitals_sample *d,
+    const struct vitals_sample *s);
+
+/*
  * Copies of samples src[0..n) (borrowed) in e's arena, their frames and
  * strings interned there, their slots masked to m (m 0: kept).  NULL for
  * n == 0 or out of memory.
