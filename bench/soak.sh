@@ -182,6 +182,7 @@ for p in $daemon $based; do
 	kill -0 "$p" 2>/dev/null || { cat "$tmp"/*.log >&2; echo "soak: vitalsd did not start" >&2; exit 1; }
 done
 t0=$(cpu_ticks "$daemon")
+[ -z "$base" ] || b0=$(cpu_ticks "$based")
 m=0
 : >"$tmp/rss"
 while [ $m -lt "$minutes" ]; do
@@ -207,6 +208,7 @@ while [ $m -lt "$minutes" ]; do
 	    "$(echo "$(cpu_ticks "$daemon") $c0 $hz" | awk '{ print ($1 - $2) / $3 / 60 * 100 }')"
 done
 t1=$(cpu_ticks "$daemon")
+[ -z "$base" ] || b1=$(cpu_ticks "$based")
 echo "soak: resident at the end: $(breakdown "$daemon")"
 [ -z "$base" ] || echo "soak: the base's: $(breakdown "$based")"
 rc=0
@@ -243,6 +245,8 @@ END {
 [ $fill -eq 0 ] || [ $((minutes * 60)) -ge $((q * r3 * epoch)) ] ||
 	echo "soak: the longest filter queue was still filling (full at $((q * r3 * epoch)) s)"
 echo "$t0 $t1 $hz $minutes" | awk '{ printf "soak: vitalsd CPU: %.2f%% of one CPU on average\n", ($2 - $1) / $3 / ($4 * 60) * 100 }'
+[ -z "$base" ] ||
+	echo "$b0 $b1 $hz $minutes" | awk '{ printf "soak: the base'"'"'s CPU: %.2f%% of one CPU on average\n", ($2 - $1) / $3 / ($4 * 60) * 100 }'
 for l in "$tmp"/*.log; do
 	echo "soak: $(basename "$l" .log): log lines: $(wc -l <"$l"), of which errors: $(grep -c 'error' "$l"), warnings: $(grep -c 'warn' "$l"); samples a full ring lost that the store had room for: $(sed -n 's/.*: \([0-9]*\) sample(s) lost to a full ring.*/\1/p' "$l" | awk '{ n += $1 } END { print n + 0 }')"
 	grep -i 'error' "$l" | sort | uniq -c | sort -rn | head -5
