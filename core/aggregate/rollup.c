@@ -20,14 +20,6 @@
 
 #define ROLLUP_NS 1000000000ull
 
-/*
- * A kept sample; its frames, their names' array and its strings live in
- * the rollup's pool.
- */
-struct rollup_sample {
-	struct vitals_sample s;
-};
-
 /* One vital being summed. */
 struct rollup_vital {
 	char *name;
@@ -37,7 +29,7 @@ struct rollup_vital {
 	uint32_t hca_size; /* 0 until an input with counters comes */
 	uint64_t *hca;
 	uint32_t nsamples; /* kept, best first */
-	struct rollup_sample **samples;
+	struct vitals_sample **samples; /* frames and strings in the pool */
 	uint32_t max_in; /* largest nsamples of an input */
 };
 
@@ -176,13 +168,12 @@ rollup_kframe(struct rollup *r, uint64_t v)
  * pool, where the samples of one stack share them (a day's rollup keeps
  * thousands of samples of a few hundred stacks).  NULL on ENOMEM.
  */
-static struct rollup_sample *
+static struct vitals_sample *
 rollup_sample_dup(struct rollup *r, const struct vitals_sample *s, uint32_t m)
 {
 	uint64_t buf[2 * VITALS_STACK_MAX], *f = buf;
 	uint32_t i, nk = s->nkstack, nf = nk + s->nustack;
-	struct rollup_sample *k;
-	struct vitals_sample t = *s;
+	struct vitals_sample t = *s, *k;
 
 	if (r->pool == NULL && (r->pool = epoch_new()) == NULL)
 		return NULL;
@@ -195,14 +186,14 @@ rollup_sample_dup(struct rollup *r, const struct vitals_sample *s, uint32_t m)
 	t.kstack = nk ? f : NULL;
 	t.ustack = nf > nk ? f + nk : NULL;
 	if ((k = malloc(sizeof(*k))) != NULL &&
-	    epoch_copy_sample(r->pool, &k->s, &t) != 0) {
+	    epoch_copy_sample(r->pool, k, &t) != 0) {
 		free(k);
 		k = NULL;
 	}
 	if (f != buf)
 		free(f);
 	if (k != NULL && m != 0)
-		k->s.slot &= m - 1;
+		k->slot &= m - 1;
 	return k;
 }
 
@@ -213,7 +204,7 @@ rollup_samples_remap(struct rollup_vital *v, uint32_t m)
 	uint32_t i;
 
 	for (i = 0; i < v->nsamples; i++)
-		v->samples[i]->s.slot &= m - 1;
+		v->samples[i]->slot &= m - 1;
 }
 
 /*
@@ -225,7 +216,7 @@ static int
 rollup_samples_merge(struct rollup *r, struct rollup_vital *v,
     const struct vitals_sample **in, uint32_t n, uint32_t bound)
 {
-	struct rollup_sample **out, *k;
+	struct vitals_sample **out, *k;
 	uint32_t i = 0, j = 0, o = 0;
 
 	if ((out = calloc((size_t)bound + 1, sizeof(*out))) == NULL)
@@ -233,7 +224,7 @@ rollup_samples_merge(struct rollup *r, struct rollup_vital *v,
 	while (o < bound && (i < v->nsamples || j < n)) {
 		if (j == n ||
 		    (i < v->nsamples &&
-			rollup_sample_cmp(&v->samples[i]->s, in[j]) <= 0)) {
+			rollup_sample_cmp(v->samples[i], in[j]) <= 0)) {
 			out[o++] = v->samples[i++];
 			continue;
 		}
@@ -537,7 +528,7 @@ rollup_names(const struct rollup *r)
 
 	for (i = 0; i < r->nvitals; i++)
 		for (j = 0; j < r->vitals[i].nsamples; j++) {
-			s = &r->vitals[i].samples[j]->s;
+			s = r->vitals[i].samples[j];
 			n += 3;
 			if (s->ksyms != NULL)
 				n += 1 + s->nkstack + s->nustack;
@@ -569,13 +560,13 @@ rollup_pool_compact(struct rollup *r)
 		if ((tmp[i] = malloc(n * sizeof(**tmp))) == NULL)
 			goto fail;
 		for (j = 0; j < n; j++)
-			if (epoch_copy_sample(p, &tmp[i][j],
-				&r->vitals[i].samples[j]->s) != 0)
+			if (epoch_copy_sample(
+				p, &tmp[i][j], r->vitals[i].samples[j]) != 0)
 				goto fail;
 	}
 	for (i = 0; i < r->nvitals; i++)
 		for (j = 0; j < r->vitals[i].nsamples; j++)
-			r->vitals[i].samples[j]->s = tmp[i][j];
+			*r->vitals[i].samples[j] = tmp[i][j];
 	epoch_free(r->pool);
 	r->pool = p;
 	p = NULL;
@@ -667,7 +658,7 @@ rollup_finish_vital(const struct rollup *r, const struct rollup_vital *v,
 	if ((src = calloc((size_t)n + 1, sizeof(*src))) == NULL)
 		return -ENOMEM;
 	for (i = 0; i < n; i++)
-		src[i] = &v->samples[i]->s;
+		src[i] = v->samples[i];
 	d->samples = epoch_copy_samples(e, src, n, 0);
 	free(src);
 	d->nsamples = n;
@@ -687,7 +678,7 @@ rollup_modules_used(
 	int32_t id;
 
 	for (i = 0; i < n; i++) {
-		s = &v->samples[i]->s;
+		s = v->samples[i];
 		for (j = 0; s->ustack != NULL && j < s->nustack; j++)
 			if ((id = VITALS_UFRAME_MODULE(s->ustack[j])) >= 0)
 				used[id] = 1;
