@@ -4,7 +4,8 @@
 # of the tree against the installed SDK and `pkg-config vitals`, then
 # loaded by the installed vitalsd, which runs them for one epoch; and a BPF
 # probe (tests/sdk/mybpfprobe*.c: a descriptor and a program) built the
-# same way, which must load and, as root, count.
+# same way, which must load and, as root, count; built against an SDK
+# whose struct vitals_bpf_cfg is laid out otherwise, it must be refused.
 . "$top_srcdir/tests/lib.sh"
 
 command -v pkg-config >/dev/null || skip "pkg-config not installed"
@@ -115,3 +116,30 @@ assert v and v[0]["events"] >= 10, "forks: %r" % v
 print("forks: %d events" % v[0]["events"])
 PY
 echo "PASS: out-of-tree BPF probe built against the installed SDK, loaded and counting"
+
+# A BPF probe built against another SDK's struct vitals_bpf_cfg would
+# count in the wrong places: vitalsd must refuse it, naming what differs.
+# Two such SDKs: one whose struct is larger, one whose members are
+# reordered within the same size.  Its only probe refused, vitalsd
+# exits non-zero.
+other_sdk() { # NAME SED: the installed SDK with bpf_shared.h edited by SED
+	cp -r "$root" "$TMP/$1"
+	sed -i "$2" "$TMP/$1/include/vitals/bpf_shared.h"
+	cmp -s "$root/include/vitals/bpf_shared.h" "$TMP/$1/include/vitals/bpf_shared.h" &&
+		fail "$1: the edit did not change struct vitals_bpf_cfg"
+	mkdir "$TMP/$1-probe"
+	cp "$TMP/sdk/mybpfprobe.c" "$TMP/sdk/mybpfprobe.bpf.c" "$TMP/sdk/Makefile" "$TMP/$1-probe/"
+	make -C "$TMP/$1-probe" bpfprobe \
+		PKG_CONFIG="pkg-config --define-variable=prefix=$TMP/$1" >"$TMP/$1.log" 2>&1 ||
+		{ cat "$TMP/$1.log"; fail "$1: building the BPF probe failed"; }
+	rm -rf "$TMP/data"
+	sed "s|$TMP/sdk,|$TMP/$1-probe,|" "$TMP/probe.yaml" >"$TMP/$1.yaml"
+	st=0
+	"$root/sbin/vitalsd" -c "$TMP/$1.yaml" -n 1 >"$TMP/$1.err" 2>&1 || st=$?
+	[ "$st" -ne 0 ] || { cat "$TMP/$1.err"; fail "$1: vitalsd ran the probe (exit 0)"; }
+}
+other_sdk larger 's/^\t__u64 ktext_lo, ktext_hi;$/&\n\t__u64 added;/'
+assert_grep "built against another vitals SDK \(struct vitals_bpf_cfg of [0-9]+ bytes, not [0-9]+\): rebuild it" "$TMP/larger.err"
+other_sdk reordered '/^\t__u32 self_tgid;/{h;d};/^\t__u32 tgid; \/\* count only/{G}'
+assert_grep "built against another vitals SDK \(struct vitals_bpf_cfg's self_tgid at another offset\): rebuild it" "$TMP/reordered.err"
+echo "PASS: BPF probes built against another layout of struct vitals_bpf_cfg are refused"
