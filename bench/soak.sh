@@ -247,8 +247,22 @@ END {
 echo "$t0 $t1 $hz $minutes" | awk '{ printf "soak: vitalsd CPU: %.2f%% of one CPU on average\n", ($2 - $1) / $3 / ($4 * 60) * 100 }'
 [ -z "$base" ] ||
 	echo "$b0 $b1 $hz $minutes" | awk '{ printf "soak: the base'"'"'s CPU: %.2f%% of one CPU on average\n", ($2 - $1) / $3 / ($4 * 60) * 100 }'
+# ring_lost DIR: samples the rings lost in DIR's stored epochs (their
+# metric vitals.rings.lost), whether or not the store had room, and in
+# how many epochs: the log's count leaves out those where it had none,
+# and the last minute's.
+ring_lost() {
+	find "$1" -name '*.json.gz' | python3 -c '
+import gzip, json, sys
+n = k = m = 0
+for f in sys.stdin.read().split():
+    x = json.load(gzip.open(f)).get("metrics", {}).get("vitals.rings.lost")
+    d = round(x["mean"] * x["n"]) if x else 0
+    n += d; k += d > 0; m += 1
+print("%d in %d of %d epochs" % (n, k, m))'
+}
 for l in "$tmp"/*.log; do
-	echo "soak: $(basename "$l" .log): log lines: $(wc -l <"$l"), of which errors: $(grep -c 'error' "$l"), warnings: $(grep -c 'warn' "$l"); samples a full ring lost that the store had room for: $(sed -n 's/.*: \([0-9]*\) sample(s) lost to a full ring.*/\1/p' "$l" | awk '{ n += $1 } END { print n + 0 }')"
+	echo "soak: $(basename "$l" .log): log lines: $(wc -l <"$l"), of which errors: $(grep -c 'error' "$l"), warnings: $(grep -c 'warn' "$l"); samples a full ring lost that the store had room for: $(sed -n 's/.*: \([0-9]*\) sample(s) lost to a full ring.*/\1/p' "$l" | awk '{ n += $1 } END { print n + 0 }'); lost to a full ring in all, from the store: $(ring_lost "$tmp/$(basename "$l" .log)")"
 	grep -i 'error' "$l" | sort | uniq -c | sort -rn | head -5
 done
 echo "soak: vitalsd exited $rc"

@@ -1218,7 +1218,18 @@ struct lrec_call {
 struct lrec {
 	unsigned n;
 	struct lrec_call v[512];
+	uint64_t between[512]; /* lrec_nbetween at each call */
 };
+
+/* Calls of aggregate_params.between so far (lrec_scenario's). */
+static uint64_t lrec_nbetween;
+
+static void
+lrec_between(void *arg)
+{
+	ck_assert_ptr_eq(arg, &lrec_nbetween);
+	__atomic_add_fetch(&lrec_nbetween, 1, __ATOMIC_RELAXED);
+}
 
 /* FNV-1a of buf[0..len). */
 static uint64_t
@@ -1236,12 +1247,14 @@ static int
 lrec_epoch(void *state, const struct vitals_queue *q)
 {
 	struct lrec *r = state;
-	struct lrec_call *c = &r->v[r->n < 512 ? r->n++ : 511];
+	struct lrec_call *c = &r->v[r->n < 512 ? r->n : 511];
 	const struct vitals_epoch *e;
 	uint32_t i, k;
 	size_t len;
 	char *text;
 
+	r->between[r->n < 512 ? r->n++ : 511] =
+	    __atomic_load_n(&lrec_nbetween, __ATOMIC_RELAXED);
 	memset(c, 0, sizeof(*c));
 	c->ts = q->timescale_s;
 	c->n = q->n;
@@ -1286,19 +1299,22 @@ static const struct vitals_plugin lrec_b = {
 /*
  * Three hosts, 150 one-minute slots and their 5-minute rollups through
  * instances of two plugins (one at every timescale, one at the base, one
- * at 5m) with `lanes` lanes and the rollups' queues packed or not; what
- * each saw goes to out[]; returns how many epochs were packed at the end.
+ * at 5m) with `lanes` lanes and the rollups' queues packed or not,
+ * calling lrec_between between steps if between; what each saw goes to
+ * out[]; returns how many epochs were packed at the end.
  */
 static size_t
-lrec_scenario(uint32_t lanes, uint32_t park, struct lrec *out)
+lrec_scenario(uint32_t lanes, uint32_t park, int between, struct lrec *out)
 {
 	static const char *const hosts[3] = { "a", "b", "c" };
 	static const struct vitals_plugin *const plug[LREC_INSTS] = { &lrec_a,
 		&lrec_b, &lrec_a };
 	static const uint32_t at[LREC_INSTS] = { AGGREGATE_ALL, 0, 300 };
-	struct aggregate_params p = {
-		.queue_len = 5, .lanes = lanes, .park = park
-	};
+	struct aggregate_params p = { .queue_len = 5,
+		.lanes = lanes,
+		.park = park,
+		.between = between ? lrec_between : NULL,
+		.between_arg = &lrec_nbetween };
 	struct config_plugin cp = { .kind = VITALS_PLUGIN_FILTER,
 		.enabled = 1 };
 	struct aggregate_filter f[LREC_INSTS];
@@ -1371,8 +1387,8 @@ START_TEST(test_lanes_same)
 	static struct lrec inline_[LREC_INSTS], laned[LREC_INSTS];
 	uint32_t lanes = (uint32_t)_i + 1;
 
-	ck_assert_uint_eq(lrec_scenario(0, 0, inline_), 0);
-	ck_assert_uint_eq(lrec_scenario(lanes, 0, laned), 0);
+	ck_assert_uint_eq(lrec_scenario(0, 0, 0, inline_), 0);
+	ck_assert_uint_eq(lrec_scenario(lanes, 0, 0, laned), 0);
 	/* 150 base slots of 3 hosts but every 7th; 30 rollups of 2. */
 	ck_assert_uint_eq(inline_[0].n, 150 * 3 - 22 + 30 * 2);
 	ck_assert_uint_eq(inline_[1].n, 150 * 3 - 22);
@@ -1396,11 +1412,65 @@ START_TEST(test_park_same)
 	static struct lrec plain[LREC_INSTS], parked[LREC_INSTS];
 	uint32_t lanes = (uint32_t)_i;
 
-	ck_assert_uint_eq(lrec_scenario(lanes, 0, plain), 0);
+	ck_assert_uint_eq(lrec_scenario(lanes, 0, 0, plain), 0);
 	/* Two hosts' 5-minute queues of 5, all packed once given. */
-	ck_assert_uint_eq(lrec_scenario(lanes, 1, parked), 2 * 5);
+	ck_assert_uint_eq(lrec_scenario(lanes, 1, 0, parked), 2 * 5);
 	lrec_same(plain, parked, "packed");
 	ck_assert_uint_eq(parked[2].v[29].n, 5);
+}
+END_TEST
+
+static int
+lrec_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * vitalsd tends to its rings between the steps of a run: after every
+ * filter's call (so before the next), every epoch packed and every one
+ * unpacked; what the filters see does not change.
+ */
+START_TEST(test_between)
+{
+	static struct lrec plain[LREC_INSTS], rec[LREC_INSTS],
+	    parked[LREC_INSTS];
+	static uint64_t at[LREC_INSTS * 512];
+	uint64_t calls, plain_calls;
+	uint32_t i, k, n;
+
+	lrec_nbetween = 0;
+	ck_assert_uint_eq(lrec_scenario(0, 0, 0, plain), 0);
+	ck_assert_uint_eq(lrec_nbetween, 0);
+	ck_assert_uint_eq(lrec_scenario(0, 0, 1, rec), 0);
+	lrec_same(plain, rec, "with between");
+	plain_calls = lrec_nbetween;
+	/*
+	 * In line the calls are serial: two with no step between would have
+	 * seen the same count.
+	 */
+	for (i = 0, n = 0; i < LREC_INSTS; i++)
+		for (k = 0; k < rec[i].n; k++)
+			at[n++] = rec[i].between[k];
+	qsort(at, n, sizeof(*at), lrec_cmp);
+	for (k = 1; k < n; k++)
+		ck_assert_msg(at[k] != at[k - 1],
+		    "two filter calls with no step between (count %llu)",
+		    (unsigned long long)at[k]);
+	/* One call after each filter's. */
+	ck_assert_uint_eq(plain_calls, n);
+	lrec_nbetween = 0;
+	ck_assert_uint_eq(lrec_scenario(0, 1, 1, parked), 2 * 5);
+	lrec_same(plain, parked, "packed, with between");
+	calls = lrec_nbetween;
+	/*
+	 * And one for each of the 60 rollups packed, and each packed epoch
+	 * unpacked for a run: a host's k-th rollup run has min(k - 1, 4).
+	 */
+	ck_assert_uint_eq(
+	    calls, plain_calls + 2 * 30 + 2 * (0 + 1 + 2 + 3 + 4 * 26));
 }
 END_TEST
 
@@ -1843,6 +1913,7 @@ aggregate_suite(void)
 	tcase_add_test(ag, test_live);
 	tcase_add_loop_test(ag, test_lanes_same, 0, 3);
 	tcase_add_loop_test(ag, test_park_same, 0, 3);
+	tcase_add_test(ag, test_between);
 	tcase_add_test(ag, test_lanes_free_busy);
 	suite_add_tcase(s, ag);
 	tcase_add_checked_fixture(

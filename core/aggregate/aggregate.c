@@ -113,6 +113,14 @@ struct aggregate {
 static void aggregate_lanes_stop(struct aggregate *a);
 static int aggregate_lanes_start(struct aggregate *a);
 
+/* Let the caller tend to other work between two steps of a run. */
+static void
+aggregate_between(const struct aggregate *a)
+{
+	if (a->p.between != NULL)
+		a->p.between(a->p.between_arg);
+}
+
 struct aggregate *
 aggregate_new(const struct aggregate_params *p)
 {
@@ -443,6 +451,7 @@ aggregate_queue_settle(struct aggregate *a, struct aggregate_queue *q)
 	if (park && codec_pack(c, &q->pk[q->n - 1]) == 0) {
 		vitals_epoch_free(c);
 		c = NULL;
+		aggregate_between(a);
 	}
 	q->v[q->n - 1] = c;
 	q->pooled += !park;
@@ -484,7 +493,7 @@ aggregate_queue_push(
  * left out (logged; out of memory: *rc is -ENOMEM).
  */
 static uint32_t
-aggregate_queue_view(const struct aggregate_queue *q,
+aggregate_queue_view(const struct aggregate *a, const struct aggregate_queue *q,
     const struct vitals_epoch **out, struct vitals_epoch **own, size_t *nown,
     int *rc)
 {
@@ -508,6 +517,7 @@ aggregate_queue_view(const struct aggregate_queue *q,
 			continue;
 		}
 		out[n++] = own[(*nown)++];
+		aggregate_between(a);
 	}
 	return n;
 }
@@ -764,7 +774,7 @@ aggregate_filters_run(struct aggregate *a, uint32_t ts,
 			peers[np++] = v[i];
 	memset(&q, 0, sizeof(q));
 	q.timescale_s = ts ? ts : v[self]->timescale_s;
-	q.n = aggregate_queue_view(qu, ev, own, &nown, &rc);
+	q.n = aggregate_queue_view(a, qu, ev, own, &nown, &rc);
 	q.epochs = ev;
 	q.npeers = (uint32_t)np;
 	q.peers = np ? (const struct vitals_epoch *const *)peers : NULL;
@@ -775,6 +785,7 @@ aggregate_filters_run(struct aggregate *a, uint32_t ts,
 		r = instance_filter(a->filters[i].ctx, &q, qu->host);
 		if (r != 0 && rc == 0)
 			rc = r;
+		aggregate_between(a);
 	}
 	for (i = 0; i < nown; i++)
 		vitals_epoch_free(own[i]);
@@ -812,7 +823,7 @@ aggregate_work_new(struct aggregate *a, uint32_t ts,
 		w->hosts[i] = qs[i]->host;
 		w->q[i].timescale_s = ts ? ts : v[i]->timescale_s;
 		w->q[i].n =
-		    aggregate_queue_view(qs[i], p, w->own, &w->nown, &rc);
+		    aggregate_queue_view(a, qs[i], p, w->own, &w->nown, &rc);
 		w->q[i].epochs = p;
 		p += qs[i]->n;
 		for (k = 0, np = 0; k < n; k++)
@@ -1038,9 +1049,11 @@ aggregate_live(struct aggregate *a, const struct vitals_epoch *e)
 		return -ENOMEM;
 	if ((r = aggregate_run(a, 0, &copy, 1)) != 0 && rc == 0)
 		rc = r;
-	for (i = 0; i < a->p.ntimescales; i++)
+	for (i = 0; i < a->p.ntimescales; i++) {
+		aggregate_between(a);
 		if ((r = aggregate_live_add(a, e, a->p.timescales[i])) != 0 &&
 		    rc == 0)
 			rc = r;
+	}
 	return rc;
 }

@@ -36,6 +36,14 @@ struct aggregate_params {
 	                          epochs packed (codec_pack), unpacked for
 	                          each run: what vitalsd keeps for a day is
 	                          read once an hour or a day */
+	void (*between)(void *arg); /* if not NULL, called on the caller's
+	                          thread between the steps of a run (each
+	                          filter's, each epoch packed or unpacked,
+	                          each rollup added to), so that it can
+	                          tend to other work: vitalsd drains its
+	                          probes' rings, which fill fastest just
+	                          after a boundary */
+	void *between_arg;
 };
 
 /* A filter instance, the timescale it runs at, and the host it is for. */

@@ -33,6 +33,7 @@
 #define ENGINE_BUDGET_METRIC "vitals.disk_budget"
 #define ENGINE_CPU_METRIC "vitals.cpu"
 #define ENGINE_MEMORY_METRIC "vitals.memory"
+#define ENGINE_RING_METRIC "vitals.rings.lost"
 /*
  * Samples a vital may keep whatever the budget: its first sightings
  * (the reserve, SKETCH_RESERVE_MIN at least, adds the heavy labels first
@@ -63,6 +64,9 @@ struct engine {
 	uint64_t cpu_extra_ns; /* CPU reported by probes this epoch */
 	uint64_t
 	    cpu_fixed_ns; /* of the process's, fixed work (boundary, start) */
+	uint64_t cpu_drained_ns; /* of the boundary's window, sampling's */
+	uint64_t ring_lost; /* samples rings lost this epoch */
+	int rings; /* some vital is fed through a ring (ring_lost is told) */
 	uint64_t cpu_budget_used; /* CPU counted against doublings this epoch */
 	struct metric_table *metrics; /* named metrics (vitals_metric_put) */
 	struct sketch_budget
@@ -346,6 +350,7 @@ engine_start(struct engine *e, uint64_t start_ns)
 	e->cpu_start_ns = engine_process_cpu_ns();
 	e->cpu_extra_ns = 0;
 	e->cpu_fixed_ns = 0;
+	e->cpu_drained_ns = 0;
 	e->cpu_budget_used = 0;
 }
 
@@ -772,6 +777,11 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 	engine_budget_note(e);
 	engine_cpu_note(e, sampling, daemon - sampling);
 	engine_memory_note(e);
+	/* What a ring lost, whether the store had room or not. */
+	if (e->rings)
+		metric_put(e->metrics, ENGINE_RING_METRIC, "samples",
+		    (double)e->ring_lost);
+	e->ring_lost = 0;
 	e->closed.nmetrics = metric_close(e->metrics, &e->closed.metrics);
 	engine_modules(e);
 	engine_adapt(e, sampling, e->closed.length_ns);
@@ -916,6 +926,10 @@ engine_release(struct engine *e)
 	}
 	/* The boundary's work, from the close on, is done. */
 	engine_fixed_end(e, 0);
+	e->cpu_fixed_ns -= e->cpu_drained_ns < e->cpu_fixed_ns
+	    ? e->cpu_drained_ns
+	    : e->cpu_fixed_ns;
+	e->cpu_drained_ns = 0;
 }
 
 uint64_t
@@ -930,6 +944,14 @@ engine_fixed_end(struct engine *e, uint64_t begin)
 	uint64_t now = engine_cpu_daemon(e);
 
 	e->cpu_fixed_ns += now > begin ? now - begin : 0;
+}
+
+void
+engine_fixed_sampled(struct engine *e, uint64_t begin)
+{
+	uint64_t now = engine_cpu_daemon(e);
+
+	e->cpu_drained_ns += now > begin ? now - begin : 0;
 }
 
 uint32_t
@@ -1051,6 +1073,8 @@ void
 engine_vital_samples_lost(struct vitals_vital *v, uint64_t n)
 {
 	v->buf[v->cur]->samples_dropped += n;
+	v->eng->ring_lost += n;
+	v->eng->rings = 1;
 }
 
 int

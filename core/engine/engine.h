@@ -64,7 +64,11 @@ int engine_vital_room(
 int engine_vital_name_last(
     struct vitals_vital *v, const char *const *names, uint32_t nk, uint32_t nu);
 
-/* Count n sampled events lost before reaching the store (ring buffer full). */
+/*
+ * Count n sampled events lost before reaching the store (ring buffer
+ * full): in the vital's samples_dropped and, summed over the vitals, in
+ * the epoch's metric vitals.rings.lost (once any vital was told one).
+ */
 void engine_vital_samples_lost(struct vitals_vital *v, uint64_t n);
 
 /*
@@ -198,6 +202,12 @@ void engine_release(struct engine *e);
  */
 uint64_t engine_fixed_begin(const struct engine *e);
 void engine_fixed_end(struct engine *e, uint64_t begin);
+/*
+ * The daemon's CPU since begin, within the boundary's work, went to
+ * sampling (events drained between its steps): engine_release leaves it
+ * out of the fixed work.
+ */
+void engine_fixed_sampled(struct engine *e, uint64_t begin);
 
 /* Number of vitals open. */
 uint32_t engine_nvitals(const struct engine *e);

@@ -11,6 +11,7 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -444,9 +445,43 @@ host_check(const struct config *c, struct loader *l, int quiet, char *err,
 
 /* ---- the epoch boundary ---- */
 
+/*
+ * Between the steps of a boundary's work (writing, each filter run, each
+ * rollup), run the probes' watches that are ready: a BPF probe's ring
+ * wakes its watch when it is half full, and the samples of an epoch's
+ * first moments (every label a first sighting again) come while the last
+ * epoch is being written and filtered, which took long enough for a ring
+ * to overflow.  The CPU it takes is sampling's, not the boundary's.  A
+ * watch's callback may delete its own watch, as in the event loop.
+ */
+static void
+host_drain(void *arg)
+{
+	struct host *h = arg;
+	struct vitals_watch *w, *next;
+	struct vitals_ctx *ctx;
+	struct pollfd pfd;
+	uint64_t begin = engine_fixed_begin(h->eng);
+
+	TAILQ_FOREACH(ctx, &h->insts, link)
+	{
+		if (ctx->desc->kind != VITALS_PLUGIN_PROBE)
+			continue;
+		for (w = LIST_FIRST(&ctx->watches); w != NULL; w = next) {
+			next = LIST_NEXT(w, link);
+			pfd.fd = event_get_fd(w->ev);
+			pfd.events = POLLIN;
+			if (poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN))
+				w->cb(pfd.fd, w->arg);
+		}
+	}
+	engine_fixed_sampled(h->eng, begin);
+}
+
 /* The aggregator's parameters from configuration c. */
 static void
-host_agg_params(const struct config *c, struct aggregate_params *p)
+host_agg_params(
+    struct host *h, const struct config *c, struct aggregate_params *p)
 {
 	uint32_t i;
 
@@ -460,6 +495,8 @@ host_agg_params(const struct config *c, struct aggregate_params *p)
 	p->max_samples = c->sketch.max_samples;
 	/* An hour's and a day's queues are read once an hour or a day. */
 	p->park = 1;
+	p->between = host_drain;
+	p->between_arg = h;
 }
 
 /*
@@ -480,7 +517,7 @@ host_agg_update(struct host *h, const struct config *c)
 	/* Never leave it pointing at instances a reload has freed. */
 	if (h->agg != NULL)
 		aggregate_filters(h->agg, NULL, 0);
-	host_agg_params(c, &p);
+	host_agg_params(h, c, &p);
 	if (h->agg == NULL || memcmp(&p, aggregate_params(h->agg), sizeof(p))) {
 		if ((a = aggregate_new(&p)) == NULL)
 			return -ENOMEM;
@@ -611,12 +648,15 @@ host_close_epoch(struct host *h, uint64_t at_ns, int partial)
 	host_flush(h);
 	e = engine_close(h->eng, at_ns, partial);
 	host_write(h, e, HOST_BEFORE_FILTERS, 0);
+	host_drain(h);
 	nfindings = e->nfindings;
 	if (aggregate_live(h->agg, e) == -ENOMEM)
 		log_limited(&h->lim, VITALS_LOG_ERR, "core",
 		    "out of memory keeping the filter queues");
+	host_drain(h);
 	host_group(h, e);
 	host_write(h, e, HOST_AFTER_FILTERS, e->nfindings != nfindings);
+	host_drain(h);
 	h->closed++;
 	log_msg(VITALS_LOG_DEBUG, "core",
 	    "epoch %llu closed: %u vitals, %u findings%s",
