@@ -315,6 +315,62 @@ START_TEST(test_load_external)
 }
 END_TEST
 
+/* One sample of v named exe path (id id), label label. */
+static void
+exe_sample(
+    struct vitals_vital *v, uint64_t label, uint32_t id, const char *path)
+{
+	struct vitals_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.label = label;
+	ev.exe_id = id;
+	ev.exe = path;
+	ev.ts_ns = 9;
+	ck_assert_int_eq(vitals_vital_sample(v, &ev, 2), 1);
+}
+
+/*
+ * The vitals of an epoch share its exe paths: a path two vitals' samples
+ * name is held once.  The closed epoch's stay while the next epoch's
+ * samples come (they go elsewhere), until the epoch after next.
+ */
+START_TEST(test_exes_shared)
+{
+	struct vitals_vital *a, *b;
+	const struct vitals_epoch *e;
+	const char *pa;
+
+	ck_assert_int_eq(engine_vital_open(eng, "syscall", "calls", &a), 0);
+	ck_assert_int_eq(engine_vital_open(eng, "umem", "faults", &b), 0);
+	exe_sample(a, 1, 7, "/usr/bin/seven");
+	exe_sample(b, 2, 7, "/usr/bin/seven");
+	exe_sample(b, 3, 8, "/usr/bin/eight");
+	e = engine_close(eng, 2000, 0);
+	ck_assert_uint_eq(e->vitals[0].nsamples, 1); /* syscall */
+	ck_assert_uint_eq(e->vitals[1].nsamples, 2); /* umem */
+	pa = e->vitals[0].samples[0].exe;
+	ck_assert_str_eq(pa, "/usr/bin/seven");
+	/* Held once: the same string, not a copy in each vital's. */
+	ck_assert_ptr_eq(e->vitals[1].samples[0].exe, pa);
+	ck_assert_str_eq(e->vitals[1].samples[1].exe, "/usr/bin/eight");
+	/* The next epoch's samples, as the closed one is read. */
+	exe_sample(a, 4, 9, "/usr/bin/nine");
+	exe_sample(b, 5, 8, "/usr/bin/eight-moved");
+	ck_assert_str_eq(pa, "/usr/bin/seven");
+	ck_assert_str_eq(e->vitals[1].samples[1].exe, "/usr/bin/eight");
+	engine_release(eng);
+	e = engine_close(eng, 3000, 0);
+	ck_assert_str_eq(e->vitals[0].samples[0].exe, "/usr/bin/nine");
+	ck_assert_str_eq(e->vitals[1].samples[0].exe, "/usr/bin/eight-moved");
+	engine_release(eng);
+	/* The pool of the first epoch again, emptied. */
+	exe_sample(b, 6, 7, "/usr/bin/seven-again");
+	e = engine_close(eng, 4000, 0);
+	ck_assert_str_eq(e->vitals[1].samples[0].exe, "/usr/bin/seven-again");
+}
+END_TEST
+
 /*
  * The HCA grows at the boundary after a crowded epoch, to the bound and
  * no further; a label seen once in a crowded epoch has its sample; the
@@ -503,6 +559,7 @@ main(void)
 	tcase_add_test(tc, test_t_resumes);
 	tcase_add_test(tc, test_per_vital_sizes);
 	tcase_add_test(tc, test_load_external);
+	tcase_add_test(tc, test_exes_shared);
 	tcase_add_test(tc, test_findings);
 	tcase_add_test(tc, test_disk_budget);
 	tcase_add_test(tc, test_hca_adapts);

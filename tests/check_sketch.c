@@ -281,7 +281,8 @@ END_TEST
 
 /*
  * Two sketches sharing a budget: each grows its store within it (its
- * first SKETCH_FIRST samples whatever the budget), frames and names
+ * first SKETCH_FIRST samples whatever the budget, kept for it while it
+ * has none, so that the stores never pass the limit), frames and names
  * stay right as the store moves, a full budget drops samples, and a
  * trimmed sketch gives its store back for the other to use.
  */
@@ -302,6 +303,7 @@ START_TEST(test_budget)
 	ck_assert_ptr_nonnull(s);
 	ck_assert_ptr_nonnull(t);
 	ck_assert_uint_eq(b.used, 0); /* nothing until a sample comes */
+	ck_assert_uint_eq(b.kept, 2 * SKETCH_FIRST * sketch_sample_bytes(&p));
 	for (i = 0, kept = 0; i < 300; i++) {
 		ev = ev_of(0x1000 + (uint64_t)i * 977, 1);
 		ev.kstack = ks;
@@ -318,8 +320,11 @@ START_TEST(test_budget)
 	ck_assert_uint_eq(kept, s->nsamples);
 	ck_assert_uint_lt(s->nsamples, 300);
 	ck_assert_uint_gt(s->samples_dropped, 0);
-	ck_assert_uint_le(b.used, b.limit);
-	ck_assert_int_eq(sketch_full(s), 1);
+	/* t's first samples are kept for it: s had the rest. */
+	ck_assert_uint_eq(b.kept, SKETCH_FIRST * sketch_sample_bytes(&p));
+	ck_assert_uint_le(b.used + b.kept, b.limit);
+	ck_assert_uint_gt(b.used + b.kept + sketch_sample_bytes(&p), b.limit);
+	ck_assert_int_eq(sketch_would_keep(s, 1, 0x77, 1, 5), 0);
 	for (i = 0; i < s->nsamples; i++) {
 		ck_assert_uint_eq(s->samples[i].nkstack, 3);
 		ck_assert_uint_eq(s->samples[i].kstack[2], 13);
@@ -332,6 +337,8 @@ START_TEST(test_budget)
 		sketch_add(t, &ev, 1);
 	}
 	ck_assert_uint_eq(t->nsamples, SKETCH_FIRST);
+	ck_assert_uint_eq(b.kept, 0);
+	ck_assert_uint_le(b.used, b.limit);
 	sketch_trim(s);
 	ck_assert_uint_eq(s->nsamples, 0);
 	sketch_reset(t);

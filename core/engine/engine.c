@@ -34,6 +34,9 @@
 #define ENGINE_CPU_METRIC "vitals.cpu"
 #define ENGINE_MEMORY_METRIC "vitals.memory"
 #define ENGINE_RING_METRIC "vitals.rings.lost"
+/* The exe paths the samples of one epoch may name: slots, bytes. */
+#define ENGINE_EXE_SLOTS 1024
+#define ENGINE_EXE_BYTES 65536
 /*
  * Samples a vital may keep whatever the budget: its first sightings
  * (the reserve, SKETCH_RESERVE_MIN at least, adds the heavy labels first
@@ -65,6 +68,13 @@ struct engine {
 	uint64_t
 	    cpu_fixed_ns; /* of the process's, fixed work (boundary, start) */
 	uint64_t cpu_drained_ns; /* of the boundary's window, sampling's */
+	/*
+	 * The exe paths the samples of the epoch collected (exes[xcur]) and
+	 * of the closed one name, shared by every vital's sketch: each vital
+	 * a pool of its own was 18 KiB per sketch, mostly unused.
+	 */
+	struct sketch_exes exes[2];
+	unsigned xcur;
 	uint64_t ring_lost; /* samples rings lost this epoch */
 	int rings; /* some vital is fed through a ring (ring_lost is told) */
 	uint64_t cpu_budget_used; /* CPU counted against doublings this epoch */
@@ -115,6 +125,8 @@ engine_new(const struct config *c, const char *host)
 		free(e);
 		return NULL;
 	}
+	e->exes[0].nslots = e->exes[1].nslots = ENGINE_EXE_SLOTS;
+	e->exes[0].size = e->exes[1].size = ENGINE_EXE_BYTES;
 	engine_reconfigure(e, c, host);
 	return e;
 }
@@ -157,6 +169,8 @@ engine_free(struct engine *e)
 	free(e->findings);
 	free(e->modules);
 	metric_table_free(e->metrics);
+	sketch_exes_free(&e->exes[0]);
+	sketch_exes_free(&e->exes[1]);
 	free(e);
 }
 
@@ -252,6 +266,8 @@ engine_vital_init(struct engine *e, struct vitals_vital *v, const char *name,
 	if ((v->buf[0] = sketch_new(&p, &e->budget)) == NULL ||
 	    (v->buf[1] = sketch_new(&p, &e->budget)) == NULL)
 		return -ENOMEM;
+	sketch_share_exes(v->buf[v->cur], &e->exes[e->xcur]);
+	sketch_share_exes(v->buf[v->cur ^ 1], &e->exes[e->xcur ^ 1]);
 	/* Its starting size is not the bound's to refuse. */
 	v->hca_held = 2 * engine_hca_cost(v->buf[0], p.hca_size);
 	e->hca_held += v->hca_held;
@@ -750,8 +766,12 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 	 * out at the previous close, so it is cleared and made current; the
 	 * one collecting until now becomes the closed epoch.
 	 */
+	/* The paths of the epoch before last are named by no sample now. */
+	e->xcur ^= 1;
+	sketch_exes_reset(&e->exes[e->xcur]);
 	for (i = 0; i < e->nvitals; i++) {
 		v = e->vitals[i];
+		sketch_share_exes(v->buf[v->cur ^ 1], &e->exes[e->xcur]);
 		sketch_reset(v->buf[v->cur ^ 1]);
 		engine_vital_resize(v);
 		v->cur ^= 1;
@@ -870,7 +890,8 @@ engine_cpu_add(struct engine *e, uint64_t ns)
 size_t
 engine_bytes(const struct engine *e)
 {
-	size_t n = sizeof(*e), stores = 0, first = 0, per, hca = 0, least = 0;
+	size_t n = sizeof(*e), stores = 0, first = 0, per, hca = 0, least = 0,
+	       bound;
 	const struct sketch *s;
 	const struct sketch_params *p;
 	uint32_t i;
@@ -882,19 +903,25 @@ engine_bytes(const struct engine *e)
 		/* sketch_bytes() has the HCA and filter at their most. */
 		hca += 2 * engine_hca_cost(s, p->hca_max);
 		least += 2 * engine_hca_cost(s, e->vitals[i]->hca_min);
+		/* Its exe paths are the engine's (below). */
 		n += sizeof(struct vitals_vital) +
 		    2 *
 			(sketch_bytes(p) - p->max_samples * per -
-			    engine_hca_cost(s, p->hca_max));
+			    engine_hca_cost(s, p->hca_max) -
+			    sketch_exes_bytes(
+				SKETCH_EXE_SLOTS, SKETCH_POOL_BYTES));
 		stores += 2 * (size_t)p->max_samples * per;
 		first += 2 *
 		    (size_t)(p->max_samples < SKETCH_FIRST ? p->max_samples
 							   : SKETCH_FIRST) *
 		    per;
 	}
-	/* Each store may hold its first samples beyond the budget. */
-	if (e->budget.limit != 0 && e->budget.limit + first < stores)
-		stores = e->budget.limit + first;
+	n += 2 * sketch_exes_bytes(ENGINE_EXE_SLOTS, ENGINE_EXE_BYTES);
+	/* The budget keeps each store's first samples within it. */
+	if (e->budget.limit != 0) {
+		bound = e->budget.limit > first ? e->budget.limit : first;
+		stores = stores < bound ? stores : bound;
+	}
 	/* The HCAs grow within hca_memory; their starting sizes may pass it. */
 	if (e->cfg->hca_memory != 0 && e->cfg->hca_memory < hca)
 		hca = e->cfg->hca_memory > least ? e->cfg->hca_memory : least;
@@ -911,6 +938,10 @@ engine_held(const struct engine *e)
 		n += sizeof(struct vitals_vital) +
 		    sketch_held(e->vitals[i]->buf[0]) +
 		    sketch_held(e->vitals[i]->buf[1]);
+	for (i = 0; i < 2; i++)
+		if (e->exes[i].slot != NULL)
+			n += sketch_exes_bytes(
+			    e->exes[i].nslots, e->exes[i].size);
 	return n;
 }
 
@@ -979,7 +1010,8 @@ engine_watermark(struct vitals_vital *v, const struct sketch *s)
 	if (s->nsamples >= v->high_samples) {
 		v->shift++;
 		v->high_samples += (s->p.max_samples - v->high_samples) / 2;
-	} else if (b->limit != 0 && b->used >= b->limit - b->limit / 4 &&
+	} else if (b->limit != 0 &&
+	    b->used + b->kept >= b->limit - b->limit / 4 &&
 	    s->nsamples >= v->high_held) {
 		v->shift++;
 		v->high_held = s->nsamples + s->nsamples / 2 + 1;

@@ -15,9 +15,6 @@
 
 #include "sketch.h"
 
-#define SKETCH_EXE_SLOTS 256
-#define SKETCH_POOL_BYTES 16384
-
 static int
 sketch_pow2(uint64_t x)
 {
@@ -72,8 +69,41 @@ sketch_bytes(const struct sketch_params *p)
 	n += (size_t)sketch_max(p) * sizeof(uint64_t);
 	n += sketch_seen_bits(p, sketch_max(p)) / 8;
 	n += (size_t)p->max_samples * sketch_sample_bytes(p);
-	n += SKETCH_EXE_SLOTS * sizeof(struct sketch_exe) + SKETCH_POOL_BYTES;
+	n += sketch_exes_bytes(SKETCH_EXE_SLOTS, SKETCH_POOL_BYTES);
 	return n;
+}
+
+size_t
+sketch_exes_bytes(uint32_t nslots, uint32_t size)
+{
+	return (size_t)nslots * sizeof(struct sketch_exe) + size;
+}
+
+void
+sketch_exes_reset(struct sketch_exes *x)
+{
+	if (x->slot == NULL)
+		return;
+	memset(x->slot, 0, x->nslots * sizeof(*x->slot));
+	x->pool[0] = '\0';
+	x->used = 1; /* offset 0 is the empty string */
+}
+
+void
+sketch_exes_free(struct sketch_exes *x)
+{
+	free(x->slot);
+	free(x->pool);
+	x->slot = NULL;
+	x->pool = NULL;
+}
+
+/* Bytes of the first SKETCH_FIRST samples' store. */
+static size_t
+sketch_first_bytes(const struct sketch_params *p)
+{
+	return SKETCH_FIRST *
+	    (SKETCH_SAMPLE_FIXED + sketch_depth2(p) * SKETCH_FRAME_BYTES);
 }
 
 /* Bytes of the sample store: samples and frames it has room for. */
@@ -91,8 +121,8 @@ sketch_held(const struct sketch *s)
 
 	if (s->seen != NULL)
 		n += s->p.seen_bits / 8;
-	if (s->pool != NULL)
-		n += s->nexes * sizeof(struct sketch_exe) + s->pool_size;
+	if (s->own.slot != NULL)
+		n += sketch_exes_bytes(s->own.nslots, s->own.size);
 	return n + sketch_store_bytes(s);
 }
 
@@ -114,8 +144,11 @@ sketch_new(const struct sketch_params *p, struct sketch_budget *b)
 	s->seen_min = p->seen_bits;
 	s->budget = b;
 	s->seen_shift = 64 - sketch_log2(s->p.seen_bits);
-	s->nexes = SKETCH_EXE_SLOTS;
-	s->pool_size = SKETCH_POOL_BYTES;
+	s->own.nslots = SKETCH_EXE_SLOTS;
+	s->own.size = SKETCH_POOL_BYTES;
+	s->exes = &s->own;
+	if (b != NULL)
+		b->kept += sketch_first_bytes(&s->p);
 	if ((s->hca = calloc(p->hca_size, sizeof(uint64_t))) == NULL) {
 		sketch_free(s);
 		return NULL;
@@ -178,6 +211,9 @@ sketch_resize(struct sketch *s, uint32_t cap, uint32_t fcap)
 	sketch_rebase(s);
 	if (r != 0)
 		return r;
+	/* Its first store: what was kept for it is now used. */
+	if (s->budget != NULL && s->cap == 0 && cap > 0)
+		s->budget->kept -= sketch_first_bytes(&s->p);
 	s->cap = cap;
 	s->fcap = fcap;
 	if (s->budget != NULL) {
@@ -195,7 +231,7 @@ sketch_room(const struct sketch *s)
 
 	if (b == NULL || b->limit == 0)
 		return SIZE_MAX;
-	return b->used < b->limit ? b->limit - b->used : 0;
+	return b->used + b->kept < b->limit ? b->limit - b->used - b->kept : 0;
 }
 
 /*
@@ -230,18 +266,6 @@ sketch_grow(struct sketch *s, uint32_t nf)
 			fcap = s->fcap + (uint32_t)(room / SKETCH_FRAME_BYTES);
 		if (fcap < s->nframes + nf)
 			return -ENOSPC;
-	}
-	if (s->pool == NULL) {
-		s->exes = calloc(s->nexes, sizeof(struct sketch_exe));
-		s->pool = calloc(1, s->pool_size);
-		if (s->exes == NULL || s->pool == NULL) {
-			free(s->exes);
-			free(s->pool);
-			s->exes = NULL;
-			s->pool = NULL;
-			return -ENOMEM;
-		}
-		s->pool_used = 1; /* offset 0 is the empty string */
 	}
 	return sketch_resize(s, cap, fcap);
 }
@@ -394,8 +418,11 @@ sketch_free(struct sketch *s)
 {
 	if (s == NULL)
 		return;
-	if (s->budget != NULL)
+	if (s->budget != NULL) {
 		s->budget->used -= sketch_store_bytes(s);
+		if (s->cap == 0)
+			s->budget->kept -= sketch_first_bytes(&s->p);
+	}
 	free(s->hca);
 	free(s->seen);
 	free(s->sampled);
@@ -404,8 +431,7 @@ sketch_free(struct sketch *s)
 	free(s->frames);
 	free(s->comms);
 	free(s->syms);
-	free(s->exes);
-	free(s->pool);
+	sketch_exes_free(&s->own);
 	free(s);
 }
 
@@ -437,11 +463,7 @@ sketch_reset(struct sketch *s)
 		memset(s->seen, 0, s->p.seen_bits / 8);
 	if (s->sampled != NULL)
 		memset(s->sampled, 0, SKETCH_SAMPLED_BITS / 8);
-	if (s->pool != NULL) {
-		memset(s->exes, 0, s->nexes * sizeof(struct sketch_exe));
-		s->pool[0] = '\0';
-		s->pool_used = 1; /* offset 0 is the empty string */
-	}
+	sketch_exes_reset(&s->own);
 	s->nsamples = 0;
 	s->limit = s->p.max_samples;
 	s->nframes = 0;
@@ -490,29 +512,45 @@ sketch_first_sighting(struct sketch *s, uint64_t h)
 	return fresh;
 }
 
-/* Offset of the exe path in the pool, interning it; 0 ("") when full. */
-static uint32_t
-sketch_intern_exe(struct sketch *s, uint32_t id, const char *path)
+/* The exe path interned in x; "" when x is full or out of memory. */
+static const char *
+sketch_intern_exe(struct sketch_exes *x, uint32_t id, const char *path)
 {
 	uint32_t i, n, len;
 
-	if (path == NULL || id == 0 || s->pool == NULL)
-		return 0;
-	for (n = 0, i = id & (s->nexes - 1); n < s->nexes;
-	     n++, i = (i + 1) & (s->nexes - 1)) {
-		if (s->exes[i].id == id)
-			return s->exes[i].off;
-		if (s->exes[i].id == 0)
+	if (path == NULL || id == 0)
+		return "";
+	if (x->slot == NULL) {
+		x->slot = calloc(x->nslots, sizeof(*x->slot));
+		x->pool = malloc(x->size);
+		if (x->slot == NULL || x->pool == NULL) {
+			sketch_exes_free(x);
+			return "";
+		}
+		x->pool[0] = '\0';
+		x->used = 1; /* offset 0 is the empty string */
+	}
+	for (n = 0, i = id & (x->nslots - 1); n < x->nslots;
+	     n++, i = (i + 1) & (x->nslots - 1)) {
+		if (x->slot[i].id == id)
+			return x->pool + x->slot[i].off;
+		if (x->slot[i].id == 0)
 			break;
 	}
 	len = (uint32_t)strlen(path) + 1;
-	if (n == s->nexes || s->pool_used + len > s->pool_size)
-		return 0;
-	memcpy(s->pool + s->pool_used, path, len);
-	s->exes[i].id = id;
-	s->exes[i].off = s->pool_used;
-	s->pool_used += len;
-	return s->exes[i].off;
+	if (n == x->nslots || x->used + len > x->size)
+		return "";
+	memcpy(x->pool + x->used, path, len);
+	x->slot[i].id = id;
+	x->slot[i].off = x->used;
+	x->used += len;
+	return x->pool + x->slot[i].off;
+}
+
+void
+sketch_share_exes(struct sketch *s, struct sketch_exes *x)
+{
+	s->exes = x != NULL ? x : &s->own;
 }
 
 static uint64_t
@@ -564,7 +602,7 @@ sketch_fill(struct sketch *s, uint32_t i, const struct vitals_event *ev,
 	sm->kstack = fr;
 	sm->ustack = fr + nk;
 	sm->ksyms = NULL;
-	sm->exe = s->pool + sketch_intern_exe(s, ev->exe_id, ev->exe);
+	sm->exe = sketch_intern_exe(s->exes, ev->exe_id, ev->exe);
 	comm[0] = '\0';
 	if (ev->comm != NULL) {
 		strncpy(comm, ev->comm, VITALS_COMM_LEN - 1);

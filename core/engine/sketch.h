@@ -29,12 +29,15 @@ struct sketch_params {
 
 /*
  * Bytes of sample stores that the sketches sharing it may hold at once
- * (the engine's sketch.sample_memory); each sketch may hold its first
- * SKETCH_FIRST samples whatever the budget.
+ * (the engine's sketch.sample_memory).  Each sketch may take its first
+ * SKETCH_FIRST samples' worth whatever the budget, and until it has, that
+ * much is kept for it: the stores hold at most the limit (or their first
+ * samples' worth, if more), but for sketches made once it was spent.
  */
 struct sketch_budget {
 	size_t limit; /* 0: no bound but max_samples */
 	size_t used; /* held now */
+	size_t kept; /* for the first samples of sketches with no store */
 };
 
 /*
@@ -63,6 +66,33 @@ struct sketch_exe {
 	uint32_t off; /* offset of the path in the string pool */
 };
 
+/*
+ * The exe paths the samples of one epoch name, interned: a sketch's own,
+ * or one that the sketches of an engine collecting the same epoch share
+ * (sketch_share_exes).  Allocated when the first path comes; full, a
+ * path not in it is named "".
+ */
+struct sketch_exes {
+	struct sketch_exe *slot; /* open-addressed, nslots; NULL until used */
+	uint32_t nslots; /* a power of two */
+	uint32_t used; /* bytes used in pool */
+	uint32_t size; /* bytes in pool */
+	char *pool; /* exe paths, NUL-terminated */
+};
+
+/* The sizes of a sketch's own exe paths. */
+#define SKETCH_EXE_SLOTS 256
+#define SKETCH_POOL_BYTES 16384
+
+/* Bytes exes of nslots and size take once used. */
+size_t sketch_exes_bytes(uint32_t nslots, uint32_t size);
+
+/* Forget every path (none may be named by a sample any longer). */
+void sketch_exes_reset(struct sketch_exes *x);
+
+/* Free what x holds (not x). */
+void sketch_exes_free(struct sketch_exes *x);
+
 /* One buffer.  Read the members; change them only through sketch_*. */
 struct sketch {
 	struct sketch_params p;
@@ -88,11 +118,8 @@ struct sketch {
 	uint64_t *frames; /* fcap: each sample's kernel then user frames */
 	char *comms; /* VITALS_COMM_LEN per sample */
 	const char **syms; /* fcap names, as frames; or NULL */
-	struct sketch_exe *exes; /* open-addressed, nexes slots */
-	uint32_t nexes; /* slots in exes, a power of two */
-	uint32_t pool_used; /* bytes used in pool */
-	uint32_t pool_size; /* bytes in pool */
-	char *pool; /* exe paths, NUL-terminated (with samples) */
+	struct sketch_exes *exes; /* the samples' exe paths: &own, or shared */
+	struct sketch_exes own;
 };
 
 /*
@@ -108,8 +135,17 @@ struct sketch *sketch_new(
 void sketch_free(struct sketch *s);
 
 /*
- * Clear counters, filter and samples for a new epoch; a sample store that
- * held under a quarter of its room gives half of it back.
+ * From now on intern the exe paths of the samples kept in x (borrowed,
+ * outliving them), which the owner resets when no sample names its paths
+ * any longer; NULL: in the sketch's own again.  Samples kept before name
+ * paths where they were interned.
+ */
+void sketch_share_exes(struct sketch *s, struct sketch_exes *x);
+
+/*
+ * Clear counters, filter and samples (and its own exe paths, not shared
+ * ones) for a new epoch; a sample store that held under a quarter of its
+ * room gives half of it back.
  */
 void sketch_reset(struct sketch *s);
 
