@@ -523,6 +523,33 @@ START_TEST(test_disk_budget)
 }
 END_TEST
 
+/*
+ * A vital that reached its share with nothing dropped (the kernel, told
+ * the share was spent, sent no more) still records that the budget bound.
+ */
+START_TEST(test_disk_budget_reached)
+{
+	struct vitals_vital *v;
+	const struct vitals_epoch *e;
+	uint32_t k, limit;
+
+	cfg->disk_budget = 6 * 1024;
+	ck_assert_int_eq(engine_vital_open(eng, "syscall", "calls", &v), 0);
+	limit = v->limit;
+	ck_assert_uint_lt(limit, cfg->sketch.max_samples);
+	emit_n(v, 0x1000, limit, limit);
+	e = engine_close(eng, 2000, 0);
+	ck_assert_uint_eq(e->vitals[0].nsamples, limit);
+	ck_assert_uint_eq(e->vitals[0].samples_dropped, 0);
+	for (k = 0; k < e->nmetrics; k++)
+		if (strcmp(e->metrics[k].name, "vitals.disk_budget.samples") ==
+		    0)
+			break;
+	ck_assert_uint_lt(k, e->nmetrics);
+	ck_assert(e->metrics[k].last == limit);
+}
+END_TEST
+
 START_TEST(test_findings)
 {
 	struct vitals_finding f;
@@ -560,6 +587,7 @@ main(void)
 	tcase_add_test(tc, test_per_vital_sizes);
 	tcase_add_test(tc, test_load_external);
 	tcase_add_test(tc, test_exes_shared);
+	tcase_add_test(tc, test_disk_budget_reached);
 	tcase_add_test(tc, test_findings);
 	tcase_add_test(tc, test_disk_budget);
 	tcase_add_test(tc, test_hca_adapts);

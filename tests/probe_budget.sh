@@ -52,13 +52,17 @@ for fn in files:
         crowd = sum(1 for c in comms if c.startswith(name + "c"))
         heavy = sum(1 for c in comms if c == name + "heavy")
         dropped = metrics.get("vitals.disk_budget.dropped", {}).get("last", 0)
+        allowed = metrics.get("vitals.disk_budget.samples", {}).get("last", 0)
         print("%s: %d crowd samples, %d heavy, %s dropped by the budget" % (
             fn, crowd, heavy, dropped), file=sys.stderr)
         if crowd == 0:
             continue
-        # The crowd's 200 labels filled the share: the budget bound.
+        # The crowd's 200 labels filled the share: the budget bound.  The
+        # samples dropped are those that reached vitalsd before the kernel
+        # was told the share was spent (it then sends no first sightings):
+        # many on a fast machine, maybe none on a loaded one.
         assert crowd < 200, "the budget did not bound the crowd (%d)" % crowd
-        assert dropped > 0, \
+        assert 0 < allowed < 200, \
             "the epoch does not record that the budget bound it"
         # The heavy loop came after the crowd, in the same epoch.
         assert heavy > 0, "no sample of the heavy loop past the share"

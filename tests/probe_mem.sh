@@ -238,12 +238,22 @@ tname="strue$$_"
 cp /bin/true "$ATMP/$tname" || fail "cannot copy /bin/true"
 printf 'epoch: 60s\ndata_dir: %s/aslr\nsketch:\n  max_samples: 65536\n  sample_memory: 0\n  threshold_max: 2\nprobes:\n  umem: {comm: %s}\n  kmem: {}\nplugins:\n  store: {}\n' \
 	"$TMP" "$tname" >"$TMP/aslr.yaml"
-iomem_start "$TMP/aslr.yaml"
-i=0
-while [ "$i" -lt 200 ]; do "$ATMP/$tname"; sleep 0.005; i=$((i + 1)); done
-iomem_stop
-"$VITALS" --data-dir "$TMP/aslr" show --last --json >"$TMP/aslr.json" || fail "vitals show"
-python3 - "$TMP/aslr.json" "$ATMP/$tname" <<'EOP' || fail "umem samples of short-lived true"
+# The kmem_free samples of short-true are the crossings of powers of 2 of
+# one counter (its exe's order-0 frees), about ten, each in exit_mmap()
+# with the chance of a free being there: a third here, so none of them is
+# (0.7^10 is 3%; once, none of 7 was).  A batch whose only fault is that
+# is run again, twice at most (all three: under 0.01%).
+batch=0
+while :; do
+	batch=$((batch + 1))
+	rm -rf "$TMP/aslr"
+	iomem_start "$TMP/aslr.yaml"
+	i=0
+	while [ "$i" -lt 200 ]; do "$ATMP/$tname"; sleep 0.005; i=$((i + 1)); done
+	iomem_stop
+	"$VITALS" --data-dir "$TMP/aslr" show --last --json >"$TMP/aslr.json" || fail "vitals show"
+	st=0
+	python3 - "$TMP/aslr.json" "$ATMP/$tname" <<'EOP' || st=$?
 import json, os, sys
 name = os.path.basename(sys.argv[2])
 v = [v for v in json.load(open(sys.argv[1]))["vitals"] if v["name"] == "umem"][0]
@@ -309,6 +319,10 @@ fwrong = [(s["exe"], s["exe_id"], s["pid"]) for s in f
           s["exe_id"] not in xid | set([0])]
 print("kmem_free: %d samples of %s, %d in exit_mmap, %d of its exe id, %d named; others: %s"
       % (len(f), name, len(fx), fmine, fnamed, fwrong))
-sys.exit(0 if ok and len(xid) == 1 and fx and not fwrong and
-         fnamed >= 0.5 * len(f) else 1)
+ok = ok and len(xid) == 1 and not fwrong and fnamed >= 0.5 * len(f)
+sys.exit(1 if not ok else 0 if fx else 3)
 EOP
+	[ "$st" -eq 3 ] && [ "$batch" -lt 3 ] && continue
+	[ "$st" -eq 0 ] || fail "umem samples of short-lived true"
+	break
+done

@@ -493,9 +493,13 @@ engine_budget(struct engine *e)
 }
 
 /*
- * Record in the closing epoch that the disk budget bound it: the samples
- * it let the vitals keep, and those it made them drop (metrics
- * ENGINE_BUDGET_METRIC.samples and .dropped).
+ * Record in the closing epoch that the disk budget bound it (a vital
+ * under a share dropped samples or reached it): the samples it let the
+ * vitals keep, and those it made them drop (metrics
+ * ENGINE_BUDGET_METRIC.samples and .dropped).  Once a share is reached,
+ * the kernel sends no more first sightings of the vital (it does not
+ * test them): those are not counted in .dropped, so how many are depends
+ * on how soon the share was told to the kernel.
  */
 static void
 engine_budget_note(struct engine *e)
@@ -508,7 +512,8 @@ engine_budget_note(struct engine *e)
 	for (i = 0; i < e->nvitals; i++) {
 		s = e->vitals[i]->buf[e->vitals[i]->cur ^ 1];
 		limit += s->limit;
-		if (s->limit < s->p.max_samples && s->samples_dropped > 0) {
+		if (s->limit < s->p.max_samples &&
+		    (s->samples_dropped > 0 || s->nsamples >= s->limit)) {
 			bound = 1;
 			dropped += s->samples_dropped;
 		}
