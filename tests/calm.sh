@@ -317,7 +317,7 @@ for line in open(os.path.join(d, "faults.txt")):
     print("%-16s %-9s %-9s %-8s %-5s %s" % (
         w, flt, vital, "epoch %d" % at if hit else "MISSED",
         "1st" if first == exe else "no", hit[0]["text"][:200] if hit else
-        "; ".join("%s %s: %s" % (f["filter"], f["severity"], f["text"][:80])
+        "; ".join("%s %s: %s" % (f["filter"], f["severity"], f["text"][:400])
                   for f in mine[:3])))
     if not hit:
         bad.append("%s: not flagged by %s within 2 epochs" % (w, flt))
