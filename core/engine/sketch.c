@@ -102,8 +102,7 @@ sketch_exes_free(struct sketch_exes *x)
 static size_t
 sketch_first_bytes(const struct sketch_params *p)
 {
-	return SKETCH_FIRST *
-	    (SKETCH_SAMPLE_FIXED + sketch_depth2(p) * SKETCH_FRAME_BYTES);
+	return SKETCH_FIRST * sketch_sample_bytes(p);
 }
 
 /* Bytes of the sample store: samples and frames it has room for. */
