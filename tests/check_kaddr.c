@@ -150,6 +150,37 @@ START_TEST(test_hidden)
 }
 END_TEST
 
+/*
+ * An address in no image reads kallsyms again only once the modules file
+ * lists another module: a BPF program's frames, which no read of
+ * kallsyms places, read it every 10 s before (150 ms of CPU each).
+ */
+START_TEST(test_reload)
+{
+	static const char btrfs[] = "ffffffffc0400000 t btrfs_foo\t[btrfs]\n";
+	const char *ks = testutil_path(testutil_dir, "kallsyms");
+	const char *mods = testutil_path(testutil_dir, "modules");
+	char syms[sizeof(kallsyms) + sizeof(btrfs)], both[256];
+	uint64_t f;
+
+	load_fixture(kallsyms);
+	kaddr_reload_every(0);
+	/* kallsyms has a module the modules file does not list: not read. */
+	snprintf(syms, sizeof(syms), "%s%s", kallsyms, btrfs);
+	testutil_write_file(ks, syms);
+	f = kaddr_frame(0xffffffffc0400010ULL);
+	ck_assert_int_eq(VITALS_UFRAME_MODULE(f), -1);
+	/* The module loaded: read again, and the address is placed. */
+	snprintf(both, sizeof(both),
+	    "%sbtrfs 4096 0 - Live 0xffffffffc0400000\n", modules);
+	testutil_write_file(mods, both);
+	f = kaddr_frame(0xffffffffc0400010ULL);
+	ck_assert_str_eq(frame_image(f), "[kernel:btrfs]");
+	ck_assert_uint_eq(VITALS_UFRAME_OFFSET(f), 0x10);
+	kaddr_reload_every(10 * 1000 * 1000 * 1000ULL);
+}
+END_TEST
+
 START_TEST(test_key_file)
 {
 	const char *path = testutil_path(testutil_dir, KADDR_KEY_FILE);
@@ -203,6 +234,7 @@ kaddr_suite(void)
 	tcase_add_test(t, test_frames);
 	tcase_add_test(t, test_values);
 	tcase_add_test(t, test_hidden);
+	tcase_add_test(t, test_reload);
 	tcase_add_test(t, test_key_file);
 	tcase_add_test(t, test_key_no_dir);
 	suite_add_tcase(s, t);

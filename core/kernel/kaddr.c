@@ -28,6 +28,8 @@
 #define KADDR_SLACK (64 * 1024)
 /* An address in no image reloads the layout at most this often. */
 #define KADDR_RELOAD_NS (10 * 1000 * 1000 * 1000ULL)
+/* Longest line of the modules file read. */
+#define KADDR_LINE 512
 
 /* A kernel module's text: [lo, hi), offsets from base. */
 struct kaddr_mod {
@@ -44,6 +46,8 @@ static struct kaddr_mod kaddr_mods[KADDR_MODS];
 static uint32_t kaddr_nmods;
 static int kaddr_loaded;
 static uint64_t kaddr_load_ns;
+static uint64_t kaddr_reload_ns = KADDR_RELOAD_NS;
+static uint64_t kaddr_mods_sum; /* kaddr_modules_sum() at the last load */
 static const char *kaddr_kallsyms_path = "/proc/kallsyms";
 static const char *kaddr_modules_path = "/proc/modules";
 
@@ -202,11 +206,19 @@ kaddr_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* A modules file line's name (KADDR_NAME), size and base; 0 if none. */
+static int
+kaddr_modules_line(const char *line, char *name, unsigned long long *size,
+    unsigned long long *a)
+{
+	return sscanf(line, "%55s %llu %*s %*s %*s %llx", name, size, a) == 3;
+}
+
 /* Each module's base (its text's, /proc/modules), else its lowest symbol. */
 static void
 kaddr_bases(void)
 {
-	char line[512], name[KADDR_NAME];
+	char line[KADDR_LINE], name[KADDR_NAME];
 	unsigned long long size, a;
 	struct kaddr_mod *m;
 	uint32_t i;
@@ -214,8 +226,7 @@ kaddr_bases(void)
 
 	if ((f = fopen(kaddr_modules_path, "r")) != NULL) {
 		while (fgets(line, sizeof(line), f) != NULL) {
-			if (sscanf(line, "%55s %llu %*s %*s %*s %llx", name,
-				&size, &a) != 3)
+			if (!kaddr_modules_line(line, name, &size, &a))
 				continue;
 			for (i = 0; i < kaddr_nmods; i++)
 				if (strcmp(kaddr_mods[i].name, name) == 0)
@@ -238,6 +249,40 @@ kaddr_bases(void)
 			kaddr_mods[i].hi = kaddr_mods[i + 1].lo;
 }
 
+/*
+ * The modules the modules file lists, by name, size and base, folded
+ * into 64 bits (their use counts, which change, left out); 0 if it
+ * cannot be read.
+ */
+static uint64_t
+kaddr_modules_sum(void)
+{
+	char line[KADDR_LINE], name[KADDR_NAME];
+	unsigned long long size, a;
+	uint64_t h = 1;
+	size_t i;
+	FILE *f;
+
+	if ((f = fopen(kaddr_modules_path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (!kaddr_modules_line(line, name, &size, &a))
+			continue;
+		for (i = 0; name[i] != '\0'; i++)
+			h = vitals_hash_mix64(h ^ (unsigned char)name[i]);
+		h = vitals_hash_mix64(h ^ size);
+		h = vitals_hash_mix64(h ^ a);
+	}
+	fclose(f);
+	return h;
+}
+
+void
+kaddr_reload_every(uint64_t ns)
+{
+	kaddr_reload_ns = ns;
+}
+
 int
 kaddr_load(const char *kallsyms, const char *modules)
 {
@@ -254,6 +299,7 @@ kaddr_load(const char *kallsyms, const char *modules)
 		kaddr_modules_path = modules;
 	kaddr_loaded = 1;
 	kaddr_load_ns = clock_coarse_ns();
+	kaddr_mods_sum = kaddr_modules_sum();
 	memcpy(old, kaddr_mods, nold * sizeof(*old));
 	kaddr_lo = kaddr_hi = 0;
 	kaddr_nmods = 0;
@@ -345,8 +391,18 @@ kaddr_text_frame(uint64_t addr)
 	if (!kaddr_loaded)
 		kaddr_load(NULL, NULL);
 	if ((f = kaddr_place(addr)) != 0 ||
-	    clock_coarse_ns() - kaddr_load_ns < KADDR_RELOAD_NS)
+	    clock_coarse_ns() - kaddr_load_ns < kaddr_reload_ns)
 		return f;
+	/*
+	 * With the same modules, an address in none is not a module's (a
+	 * BPF program's, a trampoline's) and kallsyms would not place it;
+	 * reading it takes 150 ms of CPU here, which every such frame cost
+	 * every 10 s, and what the CPU watermark took as sampling's.
+	 */
+	if (kaddr_modules_sum() == kaddr_mods_sum) {
+		kaddr_load_ns = clock_coarse_ns();
+		return 0;
+	}
 	kaddr_load(NULL, NULL);
 	return kaddr_place(addr);
 }

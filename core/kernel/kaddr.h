@@ -44,6 +44,13 @@ void kaddr_key(uint64_t key[2]);
  */
 int kaddr_load(const char *kallsyms, const char *modules);
 
+/*
+ * An address in no image known is looked for again, once the modules
+ * file lists other modules than at the last read, at most every ns (10 s
+ * by default; tests set 0).
+ */
+void kaddr_reload_every(uint64_t ns);
+
 /* The kernel's text [*lo, *hi) (_text to _etext), or 0s if unknown. */
 void kaddr_text(uint64_t *lo, uint64_t *hi);
 
