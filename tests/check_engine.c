@@ -550,6 +550,40 @@ START_TEST(test_disk_budget_reached)
 }
 END_TEST
 
+/*
+ * First sightings fill a store but do not raise t, which does not change
+ * them: epoch after epoch of many labels seen once each (a machine of
+ * short-lived processes) leaves t where it was, so a heavy label first
+ * seen once the disk budget's share was spent still crosses powers of t
+ * and gets its sample in the reserve.  Counted, they raised t to its
+ * maximum, and a label seen 300 times crossed none.
+ */
+START_TEST(test_t_first_sightings)
+{
+	static const uint64_t heavy = 0x777777;
+	struct vitals_vital *v;
+	const struct vitals_epoch *e;
+	uint32_t i, k;
+	int found = 0;
+
+	cfg->disk_budget = 6 * 1024;
+	ck_assert_int_eq(engine_vital_open(eng, "cpu", "samples", &v), 0);
+	for (i = 0; i < 8; i++) {
+		emit_n(v, 0x1000 + i * 0x100000, 1000, 1000);
+		engine_close(eng, 2000 + i, 0);
+	}
+	ck_assert_uint_eq(vitals_vital_threshold(v), 2);
+	emit_n(v, 0x1000, 1000, 1000); /* the share spent first */
+	emit_n(v, heavy, 1, 300);
+	e = engine_close(eng, 3000, 0);
+	ck_assert_uint_gt(e->vitals[0].samples_dropped, 0);
+	for (k = 0; k < e->vitals[0].nsamples; k++)
+		found |= e->vitals[0].samples[k].label == heavy;
+	ck_assert_msg(found, "the heavy label has no sample (t %llu)",
+	    (unsigned long long)e->vitals[0].threshold);
+}
+END_TEST
+
 START_TEST(test_findings)
 {
 	struct vitals_finding f;
@@ -588,6 +622,7 @@ main(void)
 	tcase_add_test(tc, test_load_external);
 	tcase_add_test(tc, test_exes_shared);
 	tcase_add_test(tc, test_disk_budget_reached);
+	tcase_add_test(tc, test_t_first_sightings);
 	tcase_add_test(tc, test_findings);
 	tcase_add_test(tc, test_disk_budget);
 	tcase_add_test(tc, test_hca_adapts);

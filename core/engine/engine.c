@@ -451,13 +451,17 @@ engine_budget_samples(const struct engine *e)
  * At the boundary, share the budget's samples among the vitals by what
  * each asked for in the epoch that closed (kept + dropped), smallest
  * first, none below ENGINE_BUDGET_MIN_SAMPLES (water-filling); a vital
- * that asked for more than its share has its t doubled, as the CPU
- * watermark does.
+ * that asked for more than its share, crossings of a power of t half of
+ * it or more, has its t doubled, as the CPU watermark does.  First
+ * sightings do not count: t does not change them, and a higher t only
+ * takes from the reserve the crossings that bring a heavy label first
+ * seen once the share was spent.
  */
 static void
 engine_budget(struct engine *e)
 {
-	uint64_t want[ENGINE_MAX_VITALS], left, share, w;
+	uint64_t want[ENGINE_MAX_VITALS], cross[ENGINE_MAX_VITALS], left, share,
+	    w;
 	uint32_t order[ENGINE_MAX_VITALS], n = e->nvitals, i, j, k;
 	struct vitals_vital *v;
 	struct sketch *s;
@@ -467,6 +471,7 @@ engine_budget(struct engine *e)
 		s = v->buf[v->cur ^ 1];
 		v->hca_bytes = engine_hca_bytes(s);
 		want[i] = s->nsamples + s->samples_dropped;
+		cross[i] = s->crossings;
 		for (j = i; j > 0 && want[order[j - 1]] > want[i]; j--)
 			order[j] = order[j - 1];
 		order[j] = i;
@@ -487,7 +492,8 @@ engine_budget(struct engine *e)
 		    (uint32_t)(w > ENGINE_BUDGET_MIN_SAMPLES
 			    ? w
 			    : ENGINE_BUDGET_MIN_SAMPLES));
-		if (want[i] > share && v->shift < v->shift_max)
+		if (want[i] > share && 2 * cross[i] >= share &&
+		    v->shift < v->shift_max)
 			v->shift++;
 	}
 }
@@ -539,7 +545,7 @@ engine_adapt(struct engine *e, uint64_t cpu_ns, uint64_t len_ns)
 	for (i = 0; i < e->nvitals; i++) {
 		v = e->vitals[i];
 		s = v->buf[v->cur ^ 1];
-		if (share < e->cfg->cpu_low && s->nsamples < v->limit / 4 &&
+		if (share < e->cfg->cpu_low && s->crossings < v->limit / 4 &&
 		    v->shift > v->shift_min)
 			v->shift--;
 	}
@@ -1000,10 +1006,14 @@ engine_nvitals(const struct engine *e)
 
 /*
  * Sample-memory high watermark: t doubles within the epoch when the
- * vital's store reaches its mark, and the mark moves half-way to the end,
- * so t doubles again only as the store keeps filling; and when the
- * budget all stores share is three quarters spent, for each vital that
- * keeps adding, again each time it added half as many samples more.
+ * vital's crossings of a power of t (kept or dropped) reach its mark, and
+ * the mark moves half-way to the end, so t doubles again only as they
+ * keep coming; and when the budget all stores share is three quarters
+ * spent, for each vital whose crossings keep coming, again each time
+ * half as many more came.  First sightings fill the store too, but t
+ * does not change them: counted here, they raised t to its maximum on a
+ * machine of many short-lived processes, and a heavy label first seen
+ * once the store was full never crossed a power of t to get a sample.
  */
 static void
 engine_watermark(struct vitals_vital *v, const struct sketch *s)
@@ -1012,14 +1022,14 @@ engine_watermark(struct vitals_vital *v, const struct sketch *s)
 
 	if (v->shift >= v->shift_max)
 		return;
-	if (s->nsamples >= v->high_samples) {
+	if (s->crossings >= v->high_samples) {
 		v->shift++;
 		v->high_samples += (s->p.max_samples - v->high_samples) / 2;
 	} else if (b->limit != 0 &&
 	    b->used + b->kept >= b->limit - b->limit / 4 &&
-	    s->nsamples >= v->high_held) {
+	    s->crossings >= v->high_held) {
 		v->shift++;
-		v->high_held = s->nsamples + s->nsamples / 2 + 1;
+		v->high_held = s->crossings + s->crossings / 2 + 1;
 	}
 }
 
@@ -1030,10 +1040,10 @@ vitals_emit(struct vitals_vital *v, const struct vitals_event *ev)
 	int r;
 
 	r = sketch_add(s, ev, v->shift);
-	if (r != 1)
+	if (r == 0)
 		return 0;
-	engine_watermark(v, s);
-	return 1;
+	engine_watermark(v, s); /* a crossing dropped counts too */
+	return r == 1;
 }
 
 uint64_t
@@ -1103,6 +1113,10 @@ engine_vital_room(
 	if (sketch_would_keep(s, fresh, h, count, nf))
 		return 1;
 	s->samples_dropped++;
+	if (!fresh) {
+		s->crossings++;
+		engine_watermark(v, s);
+	}
 	return 0;
 }
 

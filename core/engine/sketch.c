@@ -469,6 +469,7 @@ sketch_reset(struct sketch *s)
 	s->events = 0;
 	s->wsum = 0;
 	s->samples_dropped = 0;
+	s->crossings = 0;
 }
 
 void
@@ -739,6 +740,7 @@ sketch_keep_crossing(struct sketch *s, const struct vitals_event *ev,
 	uint64_t h = vitals_hash_label(ev->label, ev->exe_id, ev->uid);
 	uint32_t j;
 
+	s->crossings++;
 	if (!sketch_crossing_fits(s, h, count, 0)) {
 		s->samples_dropped++;
 		return 2;

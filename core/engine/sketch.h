@@ -105,6 +105,9 @@ struct sketch {
 	uint64_t events; /* events counted */
 	uint64_t wsum; /* sum of weights */
 	uint64_t samples_dropped; /* sampled but not kept: memory full */
+	uint64_t crossings; /* crossings of a power of t that reached the
+			       store this epoch, kept or not: what t steers
+			       (first sightings do not depend on it) */
 	uint64_t *hca; /* p.hca_size counters */
 	uint64_t *seen; /* p.seen_bits / 64 words, or NULL until used */
 	uint64_t *sampled; /* SKETCH_SAMPLED_BITS: the labels (hashes) with a
