@@ -460,8 +460,7 @@ engine_budget_samples(const struct engine *e)
 static void
 engine_budget(struct engine *e)
 {
-	uint64_t want[ENGINE_MAX_VITALS], cross[ENGINE_MAX_VITALS], left, share,
-	    w;
+	uint64_t want[ENGINE_MAX_VITALS], left, share, w;
 	uint32_t order[ENGINE_MAX_VITALS], n = e->nvitals, i, j, k;
 	struct vitals_vital *v;
 	struct sketch *s;
@@ -471,7 +470,6 @@ engine_budget(struct engine *e)
 		s = v->buf[v->cur ^ 1];
 		v->hca_bytes = engine_hca_bytes(s);
 		want[i] = s->nsamples + s->samples_dropped;
-		cross[i] = s->crossings;
 		for (j = i; j > 0 && want[order[j - 1]] > want[i]; j--)
 			order[j] = order[j - 1];
 		order[j] = i;
@@ -492,7 +490,8 @@ engine_budget(struct engine *e)
 		    (uint32_t)(w > ENGINE_BUDGET_MIN_SAMPLES
 			    ? w
 			    : ENGINE_BUDGET_MIN_SAMPLES));
-		if (want[i] > share && 2 * cross[i] >= share &&
+		if (want[i] > share &&
+		    2 * v->buf[v->cur ^ 1]->crossings >= share &&
 		    v->shift < v->shift_max)
 			v->shift++;
 	}

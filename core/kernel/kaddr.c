@@ -214,20 +214,39 @@ kaddr_modules_line(const char *line, char *name, unsigned long long *size,
 	return sscanf(line, "%55s %llu %*s %*s %*s %llx", name, size, a) == 3;
 }
 
-/* Each module's base (its text's, /proc/modules), else its lowest symbol. */
-static void
+/* h with one module of the modules file folded in. */
+static uint64_t
+kaddr_modules_fold(
+    uint64_t h, const char *name, unsigned long long size, unsigned long long a)
+{
+	size_t i;
+
+	for (i = 0; name[i] != '\0'; i++)
+		h = vitals_hash_mix64(h ^ (unsigned char)name[i]);
+	h = vitals_hash_mix64(h ^ size);
+	return vitals_hash_mix64(h ^ a);
+}
+
+/*
+ * Each module's base (its text's, /proc/modules), else its lowest symbol.
+ * Returns the modules file's modules folded as kaddr_modules_sum() does.
+ */
+static uint64_t
 kaddr_bases(void)
 {
 	char line[KADDR_LINE], name[KADDR_NAME];
 	unsigned long long size, a;
 	struct kaddr_mod *m;
+	uint64_t sum = 0;
 	uint32_t i;
 	FILE *f;
 
 	if ((f = fopen(kaddr_modules_path, "r")) != NULL) {
+		sum = 1;
 		while (fgets(line, sizeof(line), f) != NULL) {
 			if (!kaddr_modules_line(line, name, &size, &a))
 				continue;
+			sum = kaddr_modules_fold(sum, name, size, a);
 			for (i = 0; i < kaddr_nmods; i++)
 				if (strcmp(kaddr_mods[i].name, name) == 0)
 					kaddr_mods[i].base = a;
@@ -247,6 +266,7 @@ kaddr_bases(void)
 	for (i = 0; i + 1 < kaddr_nmods; i++)
 		if (kaddr_mods[i].hi > kaddr_mods[i + 1].lo)
 			kaddr_mods[i].hi = kaddr_mods[i + 1].lo;
+	return sum;
 }
 
 /*
@@ -260,19 +280,13 @@ kaddr_modules_sum(void)
 	char line[KADDR_LINE], name[KADDR_NAME];
 	unsigned long long size, a;
 	uint64_t h = 1;
-	size_t i;
 	FILE *f;
 
 	if ((f = fopen(kaddr_modules_path, "r")) == NULL)
 		return 0;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		if (!kaddr_modules_line(line, name, &size, &a))
-			continue;
-		for (i = 0; name[i] != '\0'; i++)
-			h = vitals_hash_mix64(h ^ (unsigned char)name[i]);
-		h = vitals_hash_mix64(h ^ size);
-		h = vitals_hash_mix64(h ^ a);
-	}
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (kaddr_modules_line(line, name, &size, &a))
+			h = kaddr_modules_fold(h, name, size, a);
 	fclose(f);
 	return h;
 }
@@ -299,7 +313,7 @@ kaddr_load(const char *kallsyms, const char *modules)
 		kaddr_modules_path = modules;
 	kaddr_loaded = 1;
 	kaddr_load_ns = clock_coarse_ns();
-	kaddr_mods_sum = kaddr_modules_sum();
+	kaddr_mods_sum = 0;
 	memcpy(old, kaddr_mods, nold * sizeof(*old));
 	kaddr_lo = kaddr_hi = 0;
 	kaddr_nmods = 0;
@@ -317,7 +331,7 @@ kaddr_load(const char *kallsyms, const char *modules)
 	fclose(f);
 	if (kaddr_hi <= kaddr_lo)
 		kaddr_lo = kaddr_hi = 0;
-	kaddr_bases();
+	kaddr_mods_sum = kaddr_bases();
 	/* A module seen before keeps its registry id. */
 	for (i = 0; i < kaddr_nmods; i++)
 		for (j = 0; j < nold; j++)
