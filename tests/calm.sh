@@ -158,14 +158,15 @@ if [ -n "${VITALS_CALM_KEEP:-}" ]; then
 		fail "cannot keep the store in $VITALS_CALM_KEEP"
 fi
 python3 - "$TMP" "$calm_from" "$calm_to" "$EPOCH" "${VITALS_CALM_LOAD:-stress-ng}" \
-	"$top_builddir" "$(nproc)" "${VITALS_CALM_FORCE:-0}" <<'PY'
-import gzip, json, os, sys, time
+	"$top_builddir" "$(nproc)" "${VITALS_CALM_FORCE:-0}" "$VITALS" <<'PY'
+import gzip, json, os, subprocess, sys, time
 
 d, calm_from, calm_to, epoch = sys.argv[1], int(sys.argv[2]), \
     int(sys.argv[3]), int(sys.argv[4])
 load = set(sys.argv[5].replace(",", " ").split())
 builddir = os.path.realpath(sys.argv[6])
 ncpu, force = int(sys.argv[7]), sys.argv[8] == "1"
+vitals_cli = sys.argv[9]
 HZ = 99  # the shipped cpu probe's frequency per CPU
 NS = 10**9
 SEV = {"info": 1, "warn": 2, "crit": 3}
@@ -289,6 +290,40 @@ def top_first(w, vital):
     return ranked[0] if ranked else None
 
 
+def explain(w, exe, b, flt, vital):
+    """Why w was missed: the filter's findings in its epochs, whoever they
+    name, and how the vital's epochs sampled it (t, samples kept and
+    dropped, the slots its samples are in and who else is sampled there)."""
+    vitals = {vital}
+    for f in fs:
+        if f["filter"] == flt and b < f["end_ns"] <= b + 2 * epoch * NS:
+            print("    %s %s %s: %s" % (hms(f["end_ns"]), f["severity"],
+                                       f.get("label"), f["text"][:240]))
+            vitals.add(f.get("vital") or vital)
+    for e in epochs:
+        if not b <= e["start_ns"] < b + 2 * epoch * NS:
+            continue
+        out = subprocess.run([vitals_cli, "show", e["path"], "--json"],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            print("    %s: vitals show failed: %s" % (e["path"], out.stderr))
+            continue
+        for v in json.loads(out.stdout)["vitals"]:
+            if v["name"] not in vitals:
+                continue
+            mine = [s for s in v["samples"] if s.get("exe") == exe]
+            slots = sorted(set(s["slot"] for s in mine))
+            others = ["%s@%d" % (s.get("exe") or s.get("comm"), s["count"])
+                      for s in v["samples"]
+                      if s["slot"] in slots and s.get("exe") != exe]
+            print("    epoch %s %s: t %d, %d samples, %d dropped, %d unique; "
+                  "%s's counts %s in slots %s; others there: %s" % (
+                      hms(e["start_ns"]), v["name"], v["threshold"],
+                      len(v["samples"]), v["samples_dropped"], v["unique"],
+                      os.path.basename(exe), [s["count"] for s in mine],
+                      slots, ", ".join(others) or "none"))
+
+
 MEANT = {
     "busy": ("ewma", "cpu"), "signal_storm": ("ewma", "signal"),
     "mem_leak": ("ewma", "umem"), "udp_sender": ("ewma", "socket"),
@@ -326,6 +361,7 @@ for line in open(os.path.join(d, "faults.txt")):
                   for f in mine[:3])))
     if not hit:
         bad.append("%s: not flagged by %s within 2 epochs" % (w, flt))
+        explain(w, exe, b, flt, vital)
     if first != exe:
         bad.append("%s: %s ranks %s first, not it" % (w, vital, first))
 

@@ -28,7 +28,7 @@ struct fake {
 	struct vitals_epoch e;
 	struct vitals_vital_epoch v[2];
 	uint64_t hca[2][HCA];
-	struct vitals_sample s[1];
+	struct vitals_sample s[3];
 };
 
 /* The epochs of one timescale, oldest first, as a queue shows them. */
@@ -263,6 +263,38 @@ feed_slot(struct history *h, unsigned n, uint64_t count)
 	}
 }
 
+/*
+ * Slot 7 rises to `count` in foo's samples, a first sighting at 1 and a
+ * crossing at 16384, and bar, another exe whose label shares the slot, is
+ * first seen late: its one sample saw the counter at count - 10.
+ */
+static void
+feed_collided(struct history *h, uint64_t count)
+{
+	struct fake *f = next(h);
+
+	f->hca[CPU][7] = count;
+	f->v[CPU].wsum = 100 * HCA + count - 100;
+	f->s[0] = (struct vitals_sample){ .slot = 7,
+		.label = 0x401234,
+		.weight = 1,
+		.count = 1,
+		.exe = "/usr/bin/foo",
+		.comm = "foo" };
+	f->s[1] = f->s[0];
+	f->s[1].count = 16384;
+	f->s[2] = (struct vitals_sample){ .slot = 7,
+		.label = 0x405678,
+		.exe_id = 2,
+		.weight = 1,
+		.count = count - 10,
+		.exe = "/usr/bin/bar",
+		.comm = "bar" };
+	f->v[CPU].samples = f->s;
+	f->v[CPU].nsamples = 3;
+	run(h);
+}
+
 /* The findings of severity sev or more, counted. */
 static unsigned
 count_sev(uint32_t sev)
@@ -273,6 +305,29 @@ count_sev(uint32_t sev)
 		n += mock_finding(i)->severity >= sev;
 	return n;
 }
+
+/*
+ * The rise is foo's in both epochs though bar, seen once late in the
+ * slot, saw its counter highest: bar stands for its own weight, so the
+ * rise is foo's, a warning at the second epoch.  Naming the slot by its
+ * highest sample charged it to bar, a new incident seen once (info).
+ */
+START_TEST(collided_rise)
+{
+	const struct vitals_finding *f;
+
+	start(NULL);
+	feed_slot(&h60, 10, 300);
+	feed_slot(&h60, 1, 30000);
+	mock_findings_clear();
+	feed_collided(&h60, 30000);
+	f = only_finding();
+	ck_assert_str_eq(f->label, "/usr/bin/foo");
+	ck_assert_uint_eq(f->severity, VITALS_SEV_WARN);
+	ck_assert_ptr_nonnull(
+	    strstr(f->text, "most of the change in /usr/bin/foo (foo) slot 7"));
+}
+END_TEST
 
 /*
  * A rise one exe makes that lasts: seen once it is info; in 2 of 3 epochs
@@ -735,6 +790,7 @@ ewma_suite(void)
 	tcase_add_loop_test(tc, steady_series, 0, NCASES(steady_cases));
 	tcase_add_loop_test(tc, step_burst, 0, NCASES(step_cases));
 	tcase_add_test(tc, persistent_rise);
+	tcase_add_test(tc, collided_rise);
 	tcase_add_test(tc, intermittent_rise);
 	tcase_add_test(tc, floor_option);
 	tcase_add_test(tc, min_share_option);

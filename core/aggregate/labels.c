@@ -476,26 +476,101 @@ labels_name(const struct vitals_sample *s, int by, char *buf, size_t len)
 	return buf;
 }
 
+/* One label of a slot: its credit (labels_rises) and its highest sample. */
+struct labels_slot_part {
+	double credit;
+	const struct vitals_sample *rep;
+};
+
+/*
+ * The labels sampled in slot, each credited as labels_weights credits it
+ * (a label first seen in a counter others filled stands for its weight,
+ * not the counter), into *out (*n of them; NULL and 0 when none, or -ENOMEM).
+ */
+static int
+labels_slot_parts(const struct vitals_vital_epoch *ve, uint32_t slot,
+    struct labels_slot_part **out, size_t *nout)
+{
+	struct labels_slot_part *p = NULL;
+	struct labels_key *k = NULL;
+	double *w = NULL;
+	size_t i, j, x, n = 0, m = 0;
+
+	*out = NULL;
+	*nout = 0;
+	for (i = 0; i < ve->nsamples; i++)
+		n += ve->samples[i].slot == slot;
+	if (n == 0)
+		return 0;
+	if ((k = malloc(n * sizeof(*k))) == NULL ||
+	    (w = malloc(ve->nsamples * sizeof(*w))) == NULL ||
+	    (p = calloc(n, sizeof(*p))) == NULL) {
+		free(k);
+		free(w);
+		return -ENOMEM;
+	}
+	for (i = 0, j = 0; i < ve->nsamples; i++)
+		if (ve->samples[i].slot == slot)
+			k[j++] = (struct labels_key){ slot,
+				ve->samples[i].exe_id, ve->samples[i].uid, i,
+				ve->samples[i].label };
+	qsort(k, n, sizeof(*k), labels_key_cmp);
+	for (i = 0; i < n; i = j, m++) {
+		for (j = i + 1; j < n && labels_same(&k[i], &k[j]);)
+			j++;
+		labels_rises(ve, k + i, j - i, k, n, 0, w);
+		p[m].rep = &ve->samples[k[i].idx];
+		for (x = i; x < j; x++) {
+			p[m].credit += w[k[x].idx];
+			if (ve->samples[k[x].idx].count > p[m].rep->count)
+				p[m].rep = &ve->samples[k[x].idx];
+		}
+	}
+	free(k);
+	free(w);
+	*out = p;
+	*nout = m;
+	return 0;
+}
+
+/* Whether sample s names an exe or a comm. */
+static int
+labels_named(const struct vitals_sample *s)
+{
+	return s->exe[0] != '\0' || s->comm[0] != '\0';
+}
+
 void
 labels_slot_name(const struct vitals_vital_epoch *ve, uint32_t slot, char *buf,
     size_t len, char *exe, size_t elen)
 {
 	const struct vitals_sample *s, *best = NULL;
-	uint32_t i;
+	struct labels_slot_part *p;
+	double credit = 0;
+	size_t i, n;
 
 	/*
 	 * Labels of other exes may share the slot (no collision handling):
-	 * the sample that saw the slot's counter highest stands for it, as
-	 * the label that made most of a count is the one crossing its last
-	 * powers of t.
+	 * the one credited most stands for it.  Without the memory for
+	 * that, the sample that saw the counter highest does.
 	 */
-	for (i = 0; i < ve->nsamples; i++) {
-		s = &ve->samples[i];
-		if (s->slot == slot &&
-		    (s->exe[0] != '\0' || s->comm[0] != '\0') &&
-		    (best == NULL || s->count > best->count))
-			best = s;
-	}
+	if (labels_slot_parts(ve, slot, &p, &n) == 0) {
+		for (i = 0; i < n; i++)
+			if (labels_named(p[i].rep) &&
+			    (best == NULL || p[i].credit > credit ||
+				(p[i].credit == credit &&
+				    p[i].rep->count > best->count))) {
+				best = p[i].rep;
+				credit = p[i].credit;
+			}
+		free(p);
+	} else
+		for (i = 0; i < ve->nsamples; i++) {
+			s = &ve->samples[i];
+			if (s->slot == slot && labels_named(s) &&
+			    (best == NULL || s->count > best->count))
+				best = s;
+		}
 	if (best != NULL) {
 		snprintf(
 		    buf, len, "%s (%s) slot %u", best->exe, best->comm, slot);
@@ -519,30 +594,18 @@ double
 labels_slot_share(
     const struct vitals_vital_epoch *ve, uint32_t slot, const char *exe)
 {
-	const struct vitals_sample *a, *b;
+	struct labels_slot_part *p;
 	double mine = 0, all = 0;
-	uint32_t i, j;
+	size_t i, n;
 
-	for (i = 0; i < ve->nsamples; i++) {
-		a = &ve->samples[i];
-		if (a->slot != slot)
-			continue;
-		/* Only a label's highest count (the first of equals) counts. */
-		for (j = 0; j < ve->nsamples; j++) {
-			b = &ve->samples[j];
-			if (j != i && b->slot == slot && b->label == a->label &&
-			    strcmp(labels_sample_exe(b),
-				labels_sample_exe(a)) == 0 &&
-			    (b->count > a->count ||
-				(b->count == a->count && j < i)))
-				break;
-		}
-		if (j < ve->nsamples)
-			continue;
-		all += (double)a->count;
-		if (strcmp(labels_sample_exe(a), exe) == 0)
-			mine += (double)a->count;
+	if (labels_slot_parts(ve, slot, &p, &n) != 0)
+		return 1.0;
+	for (i = 0; i < n; i++) {
+		all += p[i].credit;
+		if (strcmp(labels_sample_exe(p[i].rep), exe) == 0)
+			mine += p[i].credit;
 	}
+	free(p);
 	return all > 0 ? mine / all : 1.0;
 }
 

@@ -124,9 +124,11 @@ int labels_family(const struct vitals_vital_epoch *ve, int by, const char *who);
 
 /*
  * How slot `slot` of ve reads in a sentence: "EXE (COMM) slot N" after the
- * sample that saw the slot's counter highest (labels of other exes may
- * share a slot), else "slot N".  exe, unless NULL, gets that sample's exe
- * path, else its comm, or "" when no sample names the slot.
+ * label credited most of the slot's counter, as labels_weights credits it
+ * (labels of other exes may share a slot; one first seen in a counter
+ * others filled stands for its own weight), on a tie the one whose sample
+ * saw the counter highest; else "slot N".  exe, unless NULL, gets that
+ * label's exe path, else its comm, or "" when no sample names the slot.
  */
 void labels_slot_name(const struct vitals_vital_epoch *ve, uint32_t slot,
     char *buf, size_t len, char *exe, size_t elen);
@@ -141,7 +143,8 @@ const char *labels_sample_exe(const struct vitals_sample *s);
 /*
  * The share of slot's counter that exe's labels hold (exe as
  * labels_slot_name names it): each label sampled in the slot takes it in
- * proportion to its highest count.  1 when the slot has no sample.
+ * proportion to its credit (labels_weights).  1 when the slot has no
+ * sample.
  */
 double labels_slot_share(
     const struct vitals_vital_epoch *ve, uint32_t slot, const char *exe);
