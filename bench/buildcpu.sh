@@ -7,9 +7,10 @@
 # in turn with this one under the same build, rounds alternating.  Prints
 # per run the daemon's own CPU (/proc), the events per second its epochs
 # counted, samples kept and dropped, and per epoch its collector CPU in
-# parts (vitals.cpu.sampling: what t steers, .fixed: start-up and the
-# boundary's work, .programs: the BPF programs counting events; an older
-# build stores only the total) and each vital's t.  Prints; asserts
+# parts (vitals.cpu.sampling: what t steers, handling the samples;
+# .fixed: start-up and the boundary's work; .other: the steady work, metrics
+# each second and timers; .programs: the BPF programs counting events; an
+# older build stores fewer) and each vital's t.  Prints; asserts
 # nothing.
 #
 #   bench/buildcpu.sh [--rounds N] [--seconds S] [--epoch SECONDS]
@@ -104,9 +105,10 @@ print("%s: daemon CPU %.2f s in %.0f s (%.2f%% of a CPU); %.0f events/s; "
 for e in eps:
     m, l = e.get("metrics", {}), e["length_ns"] / 1e9
     part = lambda k: m.get("vitals.cpu." + k, {}).get("last")
-    parts = "" if part("sampling") is None else \
-        " = sampling %.2f%% + fixed %.2f%% + programs %.2f%%" % tuple(
-            100 * part(k) / l for k in ("sampling", "fixed", "programs"))
+    parts = " =" + " +".join(
+        " %s %.2f%%" % (k, 100 * part(k) / l)
+        for k in ("sampling", "fixed", "other", "programs")
+        if part(k) is not None) if part("sampling") is not None else ""
     print("  %5.1f s epoch: collector %.2f%%%s; t %s" % (
         l, 100 * e["cpu_ns"] / 1e9 / l, parts,
         " ".join("%s=%d" % (v["name"], v["threshold"]) for v in e["vitals"])))

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config.h"
 #include "engine.h"
@@ -155,6 +156,7 @@ START_TEST(test_t_doubles_on_cpu)
 	cfg->cpu_high = 1e-9; /* any CPU use reaches it */
 	ck_assert_int_eq(engine_vital_open(eng, "cpu", "samples", &v), 0);
 	emit_n(v, 0x100, 10, 200000);
+	engine_vital_sampling(v, 1000);
 	engine_tick(eng);
 	ck_assert_uint_eq(vitals_vital_threshold(v), 4);
 	/* No CPU use at all: a plugin reported none, so no change. */
@@ -176,6 +178,66 @@ metric_of(const struct vitals_epoch *e, const char *name)
 	ck_abort_msg("no metric %s", name);
 	return NULL;
 }
+
+/* Spend ns of this process's CPU on nothing a sample needs. */
+static void
+burn_cpu(uint64_t ns)
+{
+	struct timespec ts;
+	uint64_t start = 0, now;
+	volatile uint64_t x = 1;
+
+	for (;;) {
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+		now =
+		    (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+		if (start == 0)
+			start = now;
+		if (now - start >= ns)
+			return;
+		for (int i = 0; i < 10000; i++)
+			x = x * 6364136223846793005ULL + 1;
+	}
+}
+
+/*
+ * t steers the CPU spent handling samples (engine_vital_sampling), not the
+ * daemon's steady work (metrics read each second, timers), which it does
+ * not change: 20 ms of such work in a 1 s epoch (2%) neither doubles t at
+ * a cpu_high of 1% nor keeps it from halving at a cpu_low of 1%, and the
+ * epoch has it as vitals.cpu.other.  Counted as sampling, it held t at its
+ * maximum on a quiet machine.
+ */
+START_TEST(test_t_steers_sampling_only)
+{
+	const struct vitals_epoch *e;
+	struct vitals_vital *v;
+
+	cfg->cpu_high = 0.01;
+	cfg->cpu_low = 0.01;
+	ck_assert_int_eq(engine_vital_open(eng, "cpu", "samples", &v), 0);
+	engine_start(eng, 1000);
+	cfg->cpu_high = 1e-9; /* t to 8: two ticks with sampling */
+	engine_vital_sampling(v, 1);
+	engine_tick(eng);
+	engine_vital_sampling(v, 1);
+	engine_tick(eng);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 8);
+	cfg->cpu_high = 0.01;
+	burn_cpu(20000000);
+	engine_tick(eng);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 8);
+	engine_vital_sampling(v, 1000000); /* 1 ms: 0.1% */
+	e = engine_close(eng, 1000 + 1000000000ULL, 0);
+	ck_assert_uint_eq(vitals_vital_threshold(v), 4);
+	ck_assert_double_eq_tol(
+	    metric_of(e, "vitals.cpu.sampling")->last, 0.001, 1e-6);
+	/* The 20 ms less the 1 ms said to be sampling's, within the clock's
+	 * microseconds. */
+	ck_assert(metric_of(e, "vitals.cpu.other")->last >= 0.018);
+	engine_release(eng);
+}
+END_TEST
 
 /*
  * CPU a probe spends counting in the kernel (engine_cpu_add, from
@@ -616,6 +678,7 @@ main(void)
 	tcase_add_test(tc, test_t_doubles_on_sample_memory);
 	tcase_add_test(tc, test_t_halves_when_quiet);
 	tcase_add_test(tc, test_t_doubles_on_cpu);
+	tcase_add_test(tc, test_t_steers_sampling_only);
 	tcase_add_test(tc, test_cpu_parts);
 	tcase_add_test(tc, test_t_resumes);
 	tcase_add_test(tc, test_per_vital_sizes);

@@ -216,9 +216,9 @@ START_TEST(test_engine)
 	}
 	ck_assert_int_eq(engine_metric_put(eng, "t.m05", "x", 1), -EEXIST);
 	e = engine_close(eng, 2000, 0);
-	/* And the engine's own: the collector's CPU in three parts, its
+	/* And the engine's own: the collector's CPU in four parts, its
 	 * sketches' memory and its resident set. */
-	ck_assert_uint_eq(e->nmetrics, 100 + 5);
+	ck_assert_uint_eq(e->nmetrics, 100 + 6);
 	ck_assert_ptr_nonnull(vitals_epoch_metric(e, "vitals.cpu.sampling"));
 	ck_assert_ptr_nonnull(vitals_epoch_metric(e, "vitals.memory.sketches"));
 	ck_assert_ptr_nonnull(m = vitals_epoch_metric(e, "t.m37"));
@@ -228,7 +228,7 @@ START_TEST(test_engine)
 	ck_assert_ptr_null(vitals_epoch_metric(e, "t.m100"));
 	ck_assert_ptr_null(vitals_epoch_metric(e, "t"));
 	e = engine_close(eng, 3000, 0);
-	ck_assert_uint_eq(e->nmetrics, 5); /* the engine's own, no t.* */
+	ck_assert_uint_eq(e->nmetrics, 6); /* the engine's own, no t.* */
 	ck_assert_ptr_null(vitals_epoch_metric(e, "t.m37"));
 	engine_free(eng);
 	config_free(c);

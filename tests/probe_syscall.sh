@@ -95,8 +95,8 @@ PY
 # and its metric vitals.cpu.programs), as the paper's cycles consumed by
 # Chopstix, but t does not double for it: t changes how many events are
 # sampled, not what counting them costs.  t doubles within an epoch for
-# each cpu_high of the CPU it steers (vitals.cpu.sampling: vitalsd's own,
-# less its fixed work).  A share of the CPU would depend on how fast the
+# each cpu_high of the CPU it steers (vitals.cpu.sampling: vitalsd's own
+# handling the samples).  A share of the CPU would depend on how fast the
 # loop runs; what does not is the programs' time per call: at least 10 ns
 # (a hashed add, and the run-time stats' own clock reads in the window it
 # is measured in), so the collector's CPU must exceed vitalsd's own by 10

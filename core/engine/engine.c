@@ -67,7 +67,7 @@ struct engine {
 	uint64_t cpu_extra_ns; /* CPU reported by probes this epoch */
 	uint64_t
 	    cpu_fixed_ns; /* of the process's, fixed work (boundary, start) */
-	uint64_t cpu_drained_ns; /* of the boundary's window, sampling's */
+	uint64_t cpu_sampled_ns; /* of the process's, handling samples */
 	/*
 	 * The exe paths the samples of the epoch collected (exes[xcur]) and
 	 * of the closed one name, shared by every vital's sketch: each vital
@@ -366,7 +366,7 @@ engine_start(struct engine *e, uint64_t start_ns)
 	e->cpu_start_ns = engine_process_cpu_ns();
 	e->cpu_extra_ns = 0;
 	e->cpu_fixed_ns = 0;
-	e->cpu_drained_ns = 0;
+	e->cpu_sampled_ns = 0;
 	e->cpu_budget_used = 0;
 }
 
@@ -378,18 +378,19 @@ engine_cpu_daemon(const struct engine *e)
 }
 
 /*
- * The CPU t steers of daemon, the daemon's own this epoch: less its fixed
- * work (the last boundary's: closing, filters, writing; start-up, a
- * reload), which is per epoch or once, and
- * without what probes spend counting events in the kernel
- * (vitals_cpu_add), which is per event: t changes neither, only how
- * many events are sampled, and each sample's cost is mostly the daemon's
- * (its exe, its stacks' names).
+ * The CPU t steers this epoch: the daemon's handling the samples the
+ * probes sent (engine_vital_sampling: each one's exe, maps and frames'
+ * names), as measured.  Not its fixed work (the last boundary's: closing,
+ * filters, writing; start-up, a reload), which is per epoch or once, nor
+ * its steady work (metrics read each second, the probes' timers), which
+ * is per second, nor what probes spend counting events in the kernel
+ * (vitals_cpu_add), which is per event: t changes none of them, only how
+ * many events are sampled.
  */
 static uint64_t
-engine_cpu_sampling(const struct engine *e, uint64_t daemon)
+engine_cpu_sampling(const struct engine *e)
 {
-	return daemon > e->cpu_fixed_ns ? daemon - e->cpu_fixed_ns : 0;
+	return e->cpu_sampled_ns;
 }
 
 void
@@ -399,7 +400,7 @@ engine_tick(struct engine *e)
 	uint32_t i;
 
 	budget = (uint64_t)(e->cfg->cpu_high * (double)e->cfg->epoch_ns);
-	used = engine_cpu_sampling(e, engine_cpu_daemon(e));
+	used = engine_cpu_sampling(e);
 	if (budget == 0 || used - e->cpu_budget_used < budget)
 		return;
 	e->cpu_budget_used = used;
@@ -716,15 +717,22 @@ engine_vital_hca_memory(const struct vitals_vital *v)
 /*
  * The closing epoch's collector CPU (its cpu_ns) in parts, in seconds:
  * what t steers (ENGINE_CPU_METRIC.sampling), the fixed work (.fixed: the
- * boundary before it, start-up) and the probes' programs (.programs).
+ * boundary before it, start-up), the rest of the daemon's (.other: its
+ * steady work) and the probes' programs (.programs).
  */
 static void
-engine_cpu_note(struct engine *e, uint64_t sampling, uint64_t fixed)
+engine_cpu_note(struct engine *e, uint64_t daemon, uint64_t sampling)
 {
+	uint64_t fixed = daemon - sampling;
+
+	if (e->cpu_fixed_ns < fixed)
+		fixed = e->cpu_fixed_ns;
 	metric_put(e->metrics, ENGINE_CPU_METRIC ".sampling", "s",
 	    (double)sampling / 1e9);
 	metric_put(
 	    e->metrics, ENGINE_CPU_METRIC ".fixed", "s", (double)fixed / 1e9);
+	metric_put(e->metrics, ENGINE_CPU_METRIC ".other", "s",
+	    (double)(daemon - sampling - fixed) / 1e9);
 	metric_put(e->metrics, ENGINE_CPU_METRIC ".programs", "s",
 	    (double)e->cpu_extra_ns / 1e9);
 }
@@ -769,7 +777,9 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 	uint32_t i;
 
 	daemon = engine_cpu_daemon(e);
-	sampling = engine_cpu_sampling(e, daemon);
+	sampling = engine_cpu_sampling(e);
+	if (sampling > daemon) /* each measured apart: the clocks' rounding */
+		sampling = daemon;
 	engine_findings_clear(e);
 	/*
 	 * The swap: the buffer that held the epoch before last was written
@@ -805,7 +815,7 @@ engine_close(struct engine *e, uint64_t now_ns, int partial)
 	e->closed.nvitals = e->nvitals;
 	e->closed.vitals = e->views;
 	engine_budget_note(e);
-	engine_cpu_note(e, sampling, daemon - sampling);
+	engine_cpu_note(e, daemon, sampling);
 	engine_memory_note(e);
 	/* What a ring lost, whether the store had room or not. */
 	if (e->rings)
@@ -967,32 +977,35 @@ engine_release(struct engine *e)
 	}
 	/* The boundary's work, from the close on, is done. */
 	engine_fixed_end(e, 0);
-	e->cpu_fixed_ns -= e->cpu_drained_ns < e->cpu_fixed_ns
-	    ? e->cpu_drained_ns
-	    : e->cpu_fixed_ns;
-	e->cpu_drained_ns = 0;
+}
+
+/* The daemon's CPU this epoch that did not handle samples. */
+static uint64_t
+engine_cpu_unsampled(const struct engine *e)
+{
+	uint64_t daemon = engine_cpu_daemon(e);
+
+	return daemon > e->cpu_sampled_ns ? daemon - e->cpu_sampled_ns : 0;
 }
 
 uint64_t
 engine_fixed_begin(const struct engine *e)
 {
-	return engine_cpu_daemon(e);
+	return engine_cpu_unsampled(e);
 }
 
 void
 engine_fixed_end(struct engine *e, uint64_t begin)
 {
-	uint64_t now = engine_cpu_daemon(e);
+	uint64_t now = engine_cpu_unsampled(e);
 
 	e->cpu_fixed_ns += now > begin ? now - begin : 0;
 }
 
 void
-engine_fixed_sampled(struct engine *e, uint64_t begin)
+engine_vital_sampling(struct vitals_vital *v, uint64_t ns)
 {
-	uint64_t now = engine_cpu_daemon(e);
-
-	e->cpu_drained_ns += now > begin ? now - begin : 0;
+	v->eng->cpu_sampled_ns += ns;
 }
 
 uint32_t

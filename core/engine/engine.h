@@ -196,18 +196,19 @@ size_t engine_held(const struct engine *e);
 void engine_release(struct engine *e);
 
 /*
- * The daemon's CPU between these is fixed work (start-up, a reload), not
- * what t steers: begin returns the mark that end takes, within one epoch.
- * The boundary's work is counted so by engine_release.
+ * The daemon's CPU between these is fixed work (start-up, a reload), less
+ * what handled samples in between (engine_vital_sampling): begin returns
+ * the mark that end takes, within one epoch.  The boundary's work is
+ * counted so by engine_release.
  */
 uint64_t engine_fixed_begin(const struct engine *e);
 void engine_fixed_end(struct engine *e, uint64_t begin);
+
 /*
- * The daemon's CPU since begin, within the boundary's work, went to
- * sampling (events drained between its steps): engine_release leaves it
- * out of the fixed work.
+ * The daemon spent ns of its CPU handling samples a probe sent (of v or
+ * any other vital): the CPU t steers, against cpu_high and cpu_low.
  */
-void engine_fixed_sampled(struct engine *e, uint64_t begin);
+void engine_vital_sampling(struct vitals_vital *v, uint64_t ns);
 
 /* Number of vitals open. */
 uint32_t engine_nvitals(const struct engine *e);

@@ -1143,6 +1143,22 @@ bpf_cpu_live(struct vitals_bpf *b)
 	}
 }
 
+/*
+ * Hand the ring's records to the core.  The CPU it takes is the samples'
+ * handling (each one's exe, maps and frames' names), the CPU t steers:
+ * measured on this thread's clock, apart from the timers' other work.
+ */
+static void
+bpf_consume(struct vitals_bpf *b)
+{
+	uint64_t t0 = bpf_clock(CLOCK_THREAD_CPUTIME_ID), t1;
+
+	ring_buffer__consume(b->rb);
+	t1 = bpf_clock(CLOCK_THREAD_CPUTIME_ID);
+	if (b->spec.nvitals > 0 && t1 > t0)
+		engine_vital_sampling(b->vitals[0], t1 - t0);
+}
+
 /* Drain sampled events and keep the kernel's t in step with the core's. */
 static void
 bpf_drain(struct vitals_bpf *b)
@@ -1151,7 +1167,7 @@ bpf_drain(struct vitals_bpf *b)
 
 	b->mono_to_real = (int64_t)bpf_clock(CLOCK_REALTIME) -
 	    (int64_t)bpf_clock(CLOCK_MONOTONIC);
-	ring_buffer__consume(b->rb);
+	bpf_consume(b);
 	bpf_stats_tick(b);
 	bpf_cpu_live(b);
 	for (i = 0, full = 0; i < b->spec.nvitals; i++) {
@@ -1175,7 +1191,7 @@ bpf_on_ring(int fd, void *arg)
 	struct vitals_bpf *b = arg;
 
 	(void)fd;
-	ring_buffer__consume(b->rb);
+	bpf_consume(b);
 }
 
 static size_t
@@ -1349,7 +1365,7 @@ vitals_bpf_flush(struct vitals_bpf *b)
 	__atomic_store_n(&b->cfg->epoch, e + 1, __ATOMIC_SEQ_CST);
 	b->cfg->full = 0; /* the next epoch's stores start empty */
 	/* Samples counted just before the flip still belong to this epoch. */
-	ring_buffer__consume(b->rb);
+	bpf_consume(b);
 	pend = bpf_pend_read(b);
 	for (i = 0; i < nv; i++) {
 		h = bpf_half(b, old, i);

@@ -451,8 +451,8 @@ host_check(const struct config *c, struct loader *l, int quiet, char *err,
  * wakes its watch when it is half full, and the samples of an epoch's
  * first moments (every label a first sighting again) come while the last
  * epoch is being written and filtered, which took long enough for a ring
- * to overflow.  The CPU it takes is sampling's, not the boundary's.  A
- * watch's callback may delete its own watch, as in the event loop.
+ * to overflow.  The CPU the samples take is sampling's, not the
+ * boundary's (engine_vital_sampling, engine_fixed_end).  A watch's callback may delete its own watch, as in the event loop.
  */
 static void
 host_drain(void *arg)
@@ -461,7 +461,6 @@ host_drain(void *arg)
 	struct vitals_watch *w, *next;
 	struct vitals_ctx *ctx;
 	struct pollfd pfd;
-	uint64_t begin = engine_fixed_begin(h->eng);
 
 	TAILQ_FOREACH(ctx, &h->insts, link)
 	{
@@ -475,7 +474,6 @@ host_drain(void *arg)
 				w->cb(pfd.fd, w->arg);
 		}
 	}
-	engine_fixed_sampled(h->eng, begin);
 }
 
 /* The aggregator's parameters from configuration c. */
