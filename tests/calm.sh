@@ -311,15 +311,16 @@ def explain(w, exe, b, flt, vital):
         for v in json.loads(out.stdout)["vitals"]:
             if v["name"] not in vitals:
                 continue
-            mine = [s for s in v["samples"] if s.get("exe") == exe]
+            samples = v.get("samples", [])
+            mine = [s for s in samples if s.get("exe") == exe]
             slots = sorted(set(s["slot"] for s in mine))
             others = ["%s@%d" % (s.get("exe") or s.get("comm"), s["count"])
-                      for s in v["samples"]
+                      for s in samples
                       if s["slot"] in slots and s.get("exe") != exe]
             print("    epoch %s %s: t %d, %d samples, %d dropped, %d unique; "
                   "%s's counts %s in slots %s; others there: %s" % (
                       hms(e["start_ns"]), v["name"], v["threshold"],
-                      len(v["samples"]), v["samples_dropped"], v["unique"],
+                      len(samples), v["samples_dropped"], v["unique"],
                       os.path.basename(exe), [s["count"] for s in mine],
                       slots, ", ".join(others) or "none"))
 
