@@ -167,13 +167,13 @@ labels_share_slot(const struct vitals_vital_epoch *ve,
 	return counter;
 }
 
-/* labels_weights on the sorted keys. */
+/* labels_weights on the sorted keys k[0..n) (all of ve's, or a slot's). */
 static double
 labels_credit(const struct vitals_vital_epoch *ve, const struct labels_key *k,
-    uint64_t base_ns, double *w)
+    size_t n, uint64_t base_ns, double *w)
 {
 	double all = 0;
-	size_t a, b, i, j, n = ve->nsamples;
+	size_t a, b, i, j;
 
 	for (a = 0; a < n; a = b) {
 		for (b = a + 1; b < n && k[b].slot == k[a].slot;)
@@ -266,9 +266,32 @@ labels_weights(const struct vitals_vital_epoch *ve, uint64_t base_ns, double *w,
 	}
 	if ((k = labels_keys(ve)) == NULL)
 		return -ENOMEM;
-	*attributed = labels_credit(ve, k, base_ns, w);
+	*attributed = labels_credit(ve, k, ve->nsamples, base_ns, w);
 	free(k);
 	return 0;
+}
+
+/*
+ * The parts of the sorted, credited keys k[0..n) into p (room for n): one
+ * per (slot, label, exe_id, uid), its credits summed, its sample with the
+ * highest count its representative.  Returns how many.
+ */
+static size_t
+labels_part_keys(const struct vitals_vital_epoch *ve,
+    const struct labels_key *k, size_t n, const double *w,
+    struct labels_part *p)
+{
+	size_t i, j, m = 0;
+
+	for (i = 0; i < n; i = j, m++) {
+		p[m].rep = &ve->samples[k[i].idx];
+		for (j = i; j < n && labels_same(&k[i], &k[j]); j++) {
+			p[m].weight += w[k[j].idx];
+			if (ve->samples[k[j].idx].count >= p[m].rep->count)
+				p[m].rep = &ve->samples[k[j].idx];
+		}
+	}
+	return m;
 }
 
 /* The parts of a vital: one per sampled (slot, label, exe_id, uid). */
@@ -279,7 +302,7 @@ labels_parts(const struct vitals_vital_epoch *ve, uint64_t base_ns,
 	struct labels_key *k = NULL;
 	struct labels_part *p = NULL;
 	double *w = NULL;
-	size_t i, j, n = 0;
+	size_t n;
 
 	*out = NULL;
 	*nout = 0;
@@ -290,16 +313,8 @@ labels_parts(const struct vitals_vital_epoch *ve, uint64_t base_ns,
 	    (w = malloc(ve->nsamples * sizeof(*w))) == NULL ||
 	    (p = calloc(ve->nsamples, sizeof(*p))) == NULL)
 		goto fail;
-	*attributed = labels_credit(ve, k, base_ns, w);
-	for (i = 0; i < ve->nsamples; i = j, n++) {
-		p[n].rep = &ve->samples[k[i].idx];
-		for (j = i; j < ve->nsamples && labels_same(&k[i], &k[j]);
-		     j++) {
-			p[n].weight += w[k[j].idx];
-			if (ve->samples[k[j].idx].count >= p[n].rep->count)
-				p[n].rep = &ve->samples[k[j].idx];
-		}
-	}
+	*attributed = labels_credit(ve, k, ve->nsamples, base_ns, w);
+	n = labels_part_keys(ve, k, ve->nsamples, w, p);
 	free(k);
 	free(w);
 	*out = p;
@@ -476,25 +491,20 @@ labels_name(const struct vitals_sample *s, int by, char *buf, size_t len)
 	return buf;
 }
 
-/* One label of a slot: its credit (labels_rises) and its highest sample. */
-struct labels_slot_part {
-	double credit;
-	const struct vitals_sample *rep;
-};
-
 /*
- * The labels sampled in slot, each credited as labels_weights credits it
- * (a label first seen in a counter others filled stands for its weight,
- * not the counter), into *out (*n of them; NULL and 0 when none, or -ENOMEM).
+ * The parts (labels_part_keys) of the labels sampled in slot, credited as
+ * labels_weights credits them (a label first seen in a counter others
+ * filled stands for its weight, not the counter), into *out (*nout of
+ * them; NULL and 0 when none).  0, or -ENOMEM.
  */
 static int
 labels_slot_parts(const struct vitals_vital_epoch *ve, uint32_t slot,
-    struct labels_slot_part **out, size_t *nout)
+    struct labels_part **out, size_t *nout)
 {
-	struct labels_slot_part *p = NULL;
+	struct labels_part *p = NULL;
 	struct labels_key *k = NULL;
 	double *w = NULL;
-	size_t i, j, x, n = 0, m = 0;
+	size_t i, j, n = 0;
 
 	*out = NULL;
 	*nout = 0;
@@ -515,21 +525,11 @@ labels_slot_parts(const struct vitals_vital_epoch *ve, uint32_t slot,
 				ve->samples[i].exe_id, ve->samples[i].uid, i,
 				ve->samples[i].label };
 	qsort(k, n, sizeof(*k), labels_key_cmp);
-	for (i = 0; i < n; i = j, m++) {
-		for (j = i + 1; j < n && labels_same(&k[i], &k[j]);)
-			j++;
-		labels_rises(ve, k + i, j - i, k, n, 0, w);
-		p[m].rep = &ve->samples[k[i].idx];
-		for (x = i; x < j; x++) {
-			p[m].credit += w[k[x].idx];
-			if (ve->samples[k[x].idx].count > p[m].rep->count)
-				p[m].rep = &ve->samples[k[x].idx];
-		}
-	}
+	labels_credit(ve, k, n, 0, w);
+	*nout = labels_part_keys(ve, k, n, w, p);
+	*out = p;
 	free(k);
 	free(w);
-	*out = p;
-	*nout = m;
 	return 0;
 }
 
@@ -544,33 +544,27 @@ void
 labels_slot_name(const struct vitals_vital_epoch *ve, uint32_t slot, char *buf,
     size_t len, char *exe, size_t elen)
 {
-	const struct vitals_sample *s, *best = NULL;
-	struct labels_slot_part *p;
+	const struct vitals_sample *best = NULL;
+	struct labels_part *p;
 	double credit = 0;
 	size_t i, n;
 
 	/*
 	 * Labels of other exes may share the slot (no collision handling):
-	 * the one credited most stands for it.  Without the memory for
-	 * that, the sample that saw the counter highest does.
+	 * the one credited most stands for it (without the memory to credit
+	 * them, none does).
 	 */
 	if (labels_slot_parts(ve, slot, &p, &n) == 0) {
 		for (i = 0; i < n; i++)
 			if (labels_named(p[i].rep) &&
-			    (best == NULL || p[i].credit > credit ||
-				(p[i].credit == credit &&
+			    (best == NULL || p[i].weight > credit ||
+				(p[i].weight == credit &&
 				    p[i].rep->count > best->count))) {
 				best = p[i].rep;
-				credit = p[i].credit;
+				credit = p[i].weight;
 			}
 		free(p);
-	} else
-		for (i = 0; i < ve->nsamples; i++) {
-			s = &ve->samples[i];
-			if (s->slot == slot && labels_named(s) &&
-			    (best == NULL || s->count > best->count))
-				best = s;
-		}
+	}
 	if (best != NULL) {
 		snprintf(
 		    buf, len, "%s (%s) slot %u", best->exe, best->comm, slot);
@@ -594,16 +588,16 @@ double
 labels_slot_share(
     const struct vitals_vital_epoch *ve, uint32_t slot, const char *exe)
 {
-	struct labels_slot_part *p;
+	struct labels_part *p;
 	double mine = 0, all = 0;
 	size_t i, n;
 
 	if (labels_slot_parts(ve, slot, &p, &n) != 0)
 		return 1.0;
 	for (i = 0; i < n; i++) {
-		all += p[i].credit;
+		all += p[i].weight;
 		if (strcmp(labels_sample_exe(p[i].rep), exe) == 0)
-			mine += p[i].credit;
+			mine += p[i].weight;
 	}
 	free(p);
 	return all > 0 ? mine / all : 1.0;

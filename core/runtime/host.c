@@ -452,7 +452,8 @@ host_check(const struct config *c, struct loader *l, int quiet, char *err,
  * first moments (every label a first sighting again) come while the last
  * epoch is being written and filtered, which took long enough for a ring
  * to overflow.  The CPU the samples take is sampling's, not the
- * boundary's (engine_vital_sampling, engine_fixed_end).  A watch's callback may delete its own watch, as in the event loop.
+ * boundary's (engine_vital_sampling, engine_fixed_end).  A watch's
+ * callback may delete its own watch, as in the event loop.
  */
 static void
 host_drain(void *arg)
