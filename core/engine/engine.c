@@ -40,11 +40,12 @@
 /*
  * Samples a vital may keep whatever the budget: its first sightings
  * (the reserve, SKETCH_RESERVE_MIN at least, adds the heavy labels first
- * seen late).  At 4, with a reserve of 4, a 4K budget stored 7.9-11.9 kB
- * an epoch against 9.9-18.5 (bench/README.md), but tests/calm.sh then
- * missed a fault (runq, charged at info): the attribution needs more.
+ * seen late).  At 4, with a reserve of 4, the shipped 4K budget stores
+ * 8.9 kB a steady epoch on a quiet machine and 12.3 under churn, against
+ * 12.4 and 19.7 at 16 and 8 (bench/README.md).  An attempt before ewma
+ * named a slot by the shared attribution had tests/calm.sh miss a fault.
  */
-#define ENGINE_BUDGET_MIN_SAMPLES 16
+#define ENGINE_BUDGET_MIN_SAMPLES 4
 
 /* Bitmap words to mark every module id VITALS_UFRAME can name. */
 #define ENGINE_MOD_WORDS ((VITALS_UFRAME_MAX_MODULES + 63) / 64)
