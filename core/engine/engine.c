@@ -40,8 +40,8 @@
 /*
  * Samples a vital may keep whatever the budget: its first sightings
  * (the reserve, SKETCH_RESERVE_MIN at least, adds the heavy labels first
- * seen late).  At 4, with a reserve of 4, the shipped 4K budget stores
- * 8.9 kB a steady epoch on a quiet machine and 12.3 under churn, against
+ * seen late).  At 4, with a reserve of 2, the shipped 4K budget stores
+ * 8.0 kB a steady epoch on a quiet machine and 10.8 under churn, against
  * 12.4 and 19.7 at 16 and 8 (bench/README.md).  An attempt before ewma
  * named a slot by the shared attribution had tests/calm.sh miss a fault.
  */

@@ -54,9 +54,9 @@ struct sketch_budget {
 #define SKETCH_FIRST 16
 /*
  * Samples past the limit for heavy labels first seen late, at least (a
- * quarter of the limit above 16).
+ * quarter of the limit above 8).
  */
-#define SKETCH_RESERVE_MIN 4
+#define SKETCH_RESERVE_MIN 2
 /* Bits of the filter of sampled labels: 2048 samples in it, 1.4% false. */
 #define SKETCH_SAMPLED_BITS 32768
 
