@@ -109,6 +109,12 @@ struct vitals_bpf {
 	uint64_t live_at; /* monotonic time of the last report */
 	int64_t mono_to_real; /* realtime - monotonic, at the last drain */
 	struct ring_buffer *rb;
+	/*
+	 * The ring's consumer and producer positions (its first two pages,
+	 * mapped read-only): equal, the ring holds nothing, and a drain
+	 * skips it without a system call.  NULL where they are not mapped.
+	 */
+	const unsigned long *rb_cons, *rb_prod;
 	struct vitals_timer *timer;
 	struct vitals_watch *watch;
 	int stats_fd; /* BPF_ENABLE_STATS handle, or -1 */
@@ -1143,6 +1149,39 @@ bpf_cpu_live(struct vitals_bpf *b)
 	}
 }
 
+static size_t
+bpf_page_round(size_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (n + pg - 1) / pg * pg;
+}
+
+/*
+ * Map the ring's two position pages read-only, as libbpf maps them for
+ * its own use.  Without them (an error is no harm) every drain consumes.
+ */
+static void
+bpf_ring_map(struct vitals_bpf *b, int fd)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	void *p = mmap(NULL, 2 * pg, PROT_READ, MAP_SHARED, fd, 0);
+
+	if (p == MAP_FAILED)
+		return;
+	b->rb_cons = p;
+	b->rb_prod = (const unsigned long *)((const char *)p + pg);
+}
+
+/* Whether the ring holds no record, reserved or written. */
+static int
+bpf_ring_empty(const struct vitals_bpf *b)
+{
+	return b->rb_cons != NULL &&
+	    __atomic_load_n(b->rb_cons, __ATOMIC_ACQUIRE) ==
+	    __atomic_load_n(b->rb_prod, __ATOMIC_ACQUIRE);
+}
+
 /*
  * Hand the ring's records to the core.  The CPU it takes is the samples'
  * handling (each one's exe, maps and frames' names), the CPU t steers:
@@ -1151,8 +1190,11 @@ bpf_cpu_live(struct vitals_bpf *b)
 static void
 bpf_consume(struct vitals_bpf *b)
 {
-	uint64_t t0 = bpf_clock(CLOCK_THREAD_CPUTIME_ID), t1;
+	uint64_t t0, t1;
 
+	if (bpf_ring_empty(b))
+		return;
+	t0 = bpf_clock(CLOCK_THREAD_CPUTIME_ID);
 	ring_buffer__consume(b->rb);
 	t1 = bpf_clock(CLOCK_THREAD_CPUTIME_ID);
 	if (b->spec.nvitals > 0 && t1 > t0)
@@ -1194,14 +1236,6 @@ bpf_on_ring(int fd, void *arg)
 	bpf_consume(b);
 }
 
-static size_t
-bpf_page_round(size_t n)
-{
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-
-	return (n + pg - 1) / pg * pg;
-}
-
 static int
 bpf_map_all(struct vitals_bpf *b)
 {
@@ -1240,6 +1274,7 @@ vitals_bpf_start(struct vitals_bpf *b)
 		vitals_error(b->ctx, "ring buffer: %s", strerror(-r));
 		return r;
 	}
+	bpf_ring_map(b, bpf_map__fd(rb));
 	b->epoch_start = bpf_clock(CLOCK_MONOTONIC);
 	b->mono_to_real = (int64_t)bpf_clock(CLOCK_REALTIME) -
 	    (int64_t)bpf_clock(CLOCK_MONOTONIC);
@@ -1421,6 +1456,8 @@ vitals_bpf_free(struct vitals_bpf *b)
 		vitals_watch_del(b->watch);
 	if (b->rb != NULL)
 		ring_buffer__free(b->rb);
+	if (b->rb_cons != NULL)
+		munmap((void *)b->rb_cons, 2 * (size_t)sysconf(_SC_PAGESIZE));
 	for (i = 0; b->pool != NULL && i < b->spec.nvitals; i++) {
 		bpf_region_give(b, 0, i, 1);
 		bpf_region_give(b, 1, i, 1);
