@@ -40,6 +40,15 @@ check_symbol_target(int x)
 	return x * 3 + 1;
 }
 
+/* One that only a .symtab names: static, so never in .dynsym. */
+static int check_symbol_local(int x) __attribute__((noinline, noipa));
+
+static int
+check_symbol_local(int x)
+{
+	return x * 7 + 3;
+}
+
 /*
  * Two functions of one byte each with 15 bytes between them that no
  * symbol holds (the assembler's sizes are what the symbol table says).
@@ -752,6 +761,63 @@ START_TEST(test_files_trimmed)
 }
 END_TEST
 
+/*
+ * A file stripped of its .symtab names only what .dynsym exports; with
+ * its separate debug file where Debian's -dbg packages put them
+ * (DIR/.build-id/XX/REST.debug), its local functions are named too.
+ */
+START_TEST(test_debug_file)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)&check_symbol_local, off;
+	char exe[PATH_MAX], hex[MODULE_BUILD_ID_HEX] = "", code[16];
+	char cmd[4 * PATH_MAX], p[PATH_MAX], *dir;
+	uint32_t id, without, with;
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	ck_assert_int_gt(check_symbol_local(1), 0);
+	ck_assert_int_gt(
+	    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1), 0);
+	exe[n] = '\0';
+	ck_assert_int_eq(module_build_id(exe, hex, sizeof(hex)), 0);
+	ck_assert_uint_gt(strlen(hex), 4);
+	ck_assert_int_eq(
+	    sym_user_loc((uint32_t)getpid(), 0, addr, &id, &off), 0);
+	ck_assert_str_eq(sym_module_name(id, off, 0), "check_symbol_local");
+	dir = testutil_tmpdir("debug");
+	snprintf(cmd, sizeof(cmd),
+	    "mkdir -p %s/d/.build-id/%.2s %s/none && "
+	    "objcopy --only-keep-debug %s %s/d/.build-id/%.2s/%s.debug && "
+	    "objcopy --strip-all %s %s/stripped && "
+	    "ln -s stripped %s/without && ln -s stripped %s/with",
+	    dir, hex, dir, exe, dir, hex, hex + 2, exe, dir, dir, dir);
+	ck_assert_msg(system(cmd) == 0, "failed: %s", cmd);
+	/* The stripped copy has the same code at the same offset. */
+	snprintf(p, sizeof(p), "%s/stripped", dir);
+	ck_assert_int_ge(fd = open(p, O_RDONLY), 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_int_eq(
+	    pread(fd, code, sizeof(code), (off_t)off), (ssize_t)sizeof(code));
+	close(fd);
+	ck_assert_mem_eq(code, (const void *)(uintptr_t)addr, sizeof(code));
+	/* Two modules of it, each loading its symbols on first use. */
+	snprintf(p, sizeof(p), "%s/without", dir);
+	ck_assert_int_eq(module_get(p, 0, st.st_ino, 0, &without), 0);
+	snprintf(p, sizeof(p), "%s/with", dir);
+	ck_assert_int_eq(module_get(p, 0, st.st_ino, 0, &with), 0);
+	ck_assert_str_eq(module_of(with)->build_id, hex);
+	snprintf(p, sizeof(p), "%s/none", dir);
+	setenv("VITALS_DEBUG_DIR", p, 1);
+	ck_assert_ptr_null(sym_module_name(without, off, 0));
+	snprintf(p, sizeof(p), "%s/d", dir);
+	setenv("VITALS_DEBUG_DIR", p, 1);
+	ck_assert_str_eq(sym_module_name(with, off, 0), "check_symbol_local");
+	unsetenv("VITALS_DEBUG_DIR");
+	testutil_tmpdir_remove(dir);
+}
+END_TEST
+
 static Suite *
 symbol_suite(void)
 {
@@ -773,6 +839,7 @@ symbol_suite(void)
 	tcase_add_test(u, test_user_sized_gap);
 	tcase_add_test(u, test_user_loc_anon);
 	tcase_add_test(u, test_files_trimmed);
+	tcase_add_test(u, test_debug_file);
 	tcase_add_test(u, test_kernel_padding);
 	suite_add_tcase(s, u);
 	tcase_add_test(d, test_maps_dropped_on_exit);

@@ -4,13 +4,15 @@
  * and searched by address; user frames go through a per-pid cache of the
  * executable mappings in /proc/PID/maps, each with its module id
  * (core/kernel/module.h), and a per-module cache of ELF function symbols
- * (.symtab, else .dynsym), names pooled per table.  Kernel names live
+ * (.symtab, else the separate debug file's by build-id, else .dynsym),
+ * names pooled per table.  Kernel names live
  * until the process exits; a file's, until sym_files_trim lets the least
  * recently used files go, between epochs.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <libelf.h>
 #include <signal.h>
 #include <stdio.h>
@@ -346,12 +348,72 @@ sym_elf_bias(Elf *e, uint64_t *text_off)
 	return 0;
 }
 
-static void
-sym_file_load(struct sym_file *sf, uint32_t pid)
+/* Whether ELF e has a .symtab (a file not stripped of it). */
+static int
+sym_elf_has_symtab(Elf *e)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
-	int fd, have_symtab = 0;
+
+	while ((scn = elf_nextscn(e, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			return 1;
+	return 0;
+}
+
+/* Function symbols of e's sections of type (SHT_SYMTAB, SHT_DYNSYM). */
+static void
+sym_elf_symbols(Elf *e, GElf_Word type, struct sym_table *t)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == type)
+			sym_elf_section(e, scn, &sh, t);
+}
+
+/*
+ * The .symtab of the separate debug file of a module with this build-id
+ * into t: DIR/.build-id/XX/REST.debug for build-id XXREST, where
+ * Debian's -dbg and -dbgsym packages (and other distributions') install
+ * them, DIR /usr/lib/debug or $VITALS_DEBUG_DIR.  Its addresses are the
+ * stripped file's.  Returns 1 if it was found and had one.
+ */
+static int
+sym_debug_load(const char *build_id, struct sym_table *t)
+{
+	const char *dir = getenv("VITALS_DEBUG_DIR");
+	char p[PATH_MAX];
+	int fd, ok = 0;
+	Elf *e;
+
+	if (build_id == NULL || strlen(build_id) < 4)
+		return 0;
+	if (dir == NULL || *dir == '\0')
+		dir = "/usr/lib/debug";
+	snprintf(p, sizeof(p), "%s/.build-id/%.2s/%s.debug", dir, build_id,
+	    build_id + 2);
+	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	if ((e = elf_begin(fd, ELF_C_READ, NULL)) != NULL) {
+		if ((ok = sym_elf_has_symtab(e)))
+			sym_elf_symbols(e, SHT_SYMTAB, t);
+		elf_end(e);
+	}
+	close(fd);
+	return ok;
+}
+
+/*
+ * A module's function symbols: its .symtab; stripped of it, its debug
+ * file's (sym_debug_load); else its .dynsym, the exported ones alone.
+ */
+static void
+sym_file_load(struct sym_file *sf, uint32_t pid)
+{
+	const struct vitals_module *m = module_of(sf->module);
+	int fd;
 	Elf *e;
 
 	if ((fd = module_open(sf->module, pid)) < 0)
@@ -359,16 +421,10 @@ sym_file_load(struct sym_file *sf, uint32_t pid)
 	elf_version(EV_CURRENT);
 	if ((e = elf_begin(fd, ELF_C_READ, NULL)) != NULL) {
 		sf->bias = sym_elf_bias(e, &sf->text_off);
-		while ((scn = elf_nextscn(e, scn)) != NULL)
-			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-				have_symtab = 1;
-		while ((scn = elf_nextscn(e, scn)) != NULL) {
-			if (gelf_getshdr(scn, &sh) == NULL)
-				continue;
-			if (sh.sh_type == SHT_SYMTAB ||
-			    (!have_symtab && sh.sh_type == SHT_DYNSYM))
-				sym_elf_section(e, scn, &sh, &sf->t);
-		}
+		if (sym_elf_has_symtab(e))
+			sym_elf_symbols(e, SHT_SYMTAB, &sf->t);
+		else if (m == NULL || !sym_debug_load(m->build_id, &sf->t))
+			sym_elf_symbols(e, SHT_DYNSYM, &sf->t);
 		elf_end(e);
 		sym_seal(&sf->t);
 		sf->ok = 1;
