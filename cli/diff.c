@@ -17,7 +17,8 @@ diff_report(struct range *c)
 	uint64_t af, at, bf, bt;
 	struct vitals_epoch *a = NULL, *b = NULL;
 	const struct vitals_epoch *v[2];
-	struct config_entry once[1] = { { .key = "persist", .scalar = "1" } };
+	struct config_entry once[2];
+	size_t n = 0;
 	int rc;
 
 	if (c->npos != 2)
@@ -31,11 +32,17 @@ diff_report(struct range *c)
 	    (rc = range_rollup(c, bf, bt, &b)) == CLI_EXIT_OK) {
 		v[0] = a;
 		v[1] = b;
-		/* Two ranges compared once: a change is said at once, not
-		 * after it persists (persist, if the filter has it). */
-		rc = range_filter_once(c, "diff", once,
-		    range_installed(c, "diff", "persist") == 2 ? 1 : 0, v, 2,
-		    "DIFF (diff filter, A then B)");
+		/* Two ranges compared once, on request: a change is said
+		 * at once, not after it persists, and however small (the
+		 * options, where the installed filter has them). */
+		if (range_installed(c, "diff", "persist") == 2)
+			once[n++] = (struct config_entry){ .key = "persist",
+				.scalar = "1" };
+		if (range_installed(c, "diff", "min_info") == 2)
+			once[n++] = (struct config_entry){ .key = "min_info",
+				.scalar = "0" };
+		rc = range_filter_once(
+		    c, "diff", once, n, v, 2, "DIFF (diff filter, A then B)");
 	}
 	vitals_epoch_free(a);
 	vitals_epoch_free(b);

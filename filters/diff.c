@@ -27,6 +27,7 @@ struct diff_config {
 	double min_share; /* smallest share of the difference reported */
 	double min_change; /* smallest relative change of a vital reported */
 	double min_rate; /* vitals slower than this on both sides are ignored */
+	double min_info; /* least change explained, a fraction of the floor */
 	char *by; /* "exe" or "site" */
 	struct vitals_strlist vitals; /* vitals compared; empty = all */
 	int64_t persist; /* a rise warns when seen in persist of 2*persist-1 */
@@ -57,6 +58,11 @@ static const struct vitals_option diff_options[] = {
 	    .offset = DIFF_OFF(min_rate), .def = "0",
 	    .help = "ignore vitals whose new and baseline rates (weight per "
 		    "second) are both below this", .min = 0, .max = 1e18 },
+	{ .key = "min_info", .type = VITALS_OPT_DOUBLE,
+	    .offset = DIFF_OFF(min_info), .def = "0.1",
+	    .help = "explain a change only when it is at least this fraction "
+		    "of the vital's floor per second (0: every change over "
+		    "min_change; vitals diff uses 0)", .min = 0, .max = 1 },
 	{ .key = "by", .type = VITALS_OPT_STRING, .offset = DIFF_OFF(by),
 	    .def = "exe",
 	    .help = "contributors are exes (text names their main site) or "
@@ -832,7 +838,7 @@ diff_vital(struct diff *d, const struct vitals_queue *q,
 	struct diff_table t = { .new_s = diff_seconds(ep) };
 	struct diff_vital *v = vitals_keyed_get(&d->vitals, &d->nvitals,
 	    sizeof(*d->vitals), q->timescale_s, ve->name);
-	double floor = incident_floor(&d->cf->floor, ve->name);
+	double floor = incident_floor(&d->cf->floor, ve->name), change;
 	uint32_t nb = q->n - 1, i, first;
 	int keep[1024] = { 0 }, r;
 
@@ -854,11 +860,15 @@ diff_vital(struct diff *d, const struct vitals_queue *q,
 	}
 	if (!diff_changed(d, &t))
 		return 0;
-	if (fabs(diff_rate(t.wsum_new, t.new_s) -
-		diff_rate(t.wsum_base, t.base_s)) >= floor) {
+	change = fabs(
+	    diff_rate(t.wsum_new, t.new_s) - diff_rate(t.wsum_base, t.base_s));
+	if (change >= floor) {
 		v->changed[v->next] = ep->start_ns;
 		v->next = (v->next + 1) % DIFF_CHANGED;
 	}
+	/* A quiet machine's rates move by half and more all the time. */
+	if (change < d->cf->min_info * floor)
+		return 0;
 	if ((r = diff_sides(d, q, ve, first, keep, &t)) == 0 &&
 	    (r = diff_tally(d, &t)) == 0)
 		r = diff_report(d, q, ve, &t, floor);

@@ -279,6 +279,18 @@ static const struct {
 	{ "min_rate", { "cpu:/bin/a@foo#1=60" }, "cpu:/bin/a@foo#1=600",
 	    { "min_rate", "20" }, 0, { { NULL } } },
 	/*
+	 * With a floor of 100/s, a change is explained from a tenth of it
+	 * (min_info 0.1): +9/s is not, +11/s is; min_info 0 explains all.
+	 */
+	{ "under min_info", { "cpu:/bin/a@foo#1=600" }, "cpu:/bin/a@foo#1=1140",
+	    { "floor", "cpu=100" }, 0, { { NULL } } },
+	{ "min_info 0", { "cpu:/bin/a@foo#1=600" }, "cpu:/bin/a@foo#1=1140",
+	    { "floor", "cpu=100", "min_info", "0" }, 1,
+	    { { "cpu", "/bin/a", 1.0, 19, 10, "+90%" } } },
+	{ "over min_info", { "cpu:/bin/a@foo#1=600" }, "cpu:/bin/a@foo#1=1260",
+	    { "floor", "cpu=100" }, 1,
+	    { { "cpu", "/bin/a", 1.0, 21, 10, "+110%" } } },
+	/*
 	 * c collides with a in slot 1: they share its 3000 by their highest
 	 * counts, 600 and 3000, so a 500 and c 2500 (+2500 of a +2400 rise).
 	 */
@@ -352,7 +364,10 @@ START_TEST(table)
 	struct vitals_queue q = { .timescale_s = 60, .epochs = queue };
 	const struct want *w;
 	unsigned i;
+	int floored = 0; /* the cases that set a floor rise under it */
 
+	for (i = 0; cases[_i].opts[i] != NULL; i += 2)
+		floored |= strcmp(cases[_i].opts[i], "floor") == 0;
 	start(cases[_i].opts);
 	for (i = 0; cases[_i].base[i] != NULL; i++)
 		queue[i] = make(i, cases[_i].base[i]);
@@ -382,7 +397,7 @@ START_TEST(table)
 		/* A warning: the one that makes most of a rise (a fall, or
 		 * weight no sample names, is info). */
 		ck_assert_uint_eq(f->severity,
-		    i == 0 && w->share >= 0.5 &&
+		    !floored && i == 0 && w->share >= 0.5 &&
 			    strstr(f->text, "of the increase") != NULL &&
 			    strcmp(w->label, "(unattributed)") != 0
 			? VITALS_SEV_WARN
@@ -677,6 +692,7 @@ static const struct {
 	{ "min_share", "2" },
 	{ "min_change", "-1" },
 	{ "min_rate", "-1" },
+	{ "min_info", "1.5" },
 	{ "persist", "0" },
 	{ "floor", "cpu=x" },
 };

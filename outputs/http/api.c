@@ -1697,6 +1697,10 @@ api_diff_finding(void *arg, const struct vitals_finding *f, const char *host)
 	json_array_append_new(arg, api_finding(f, host));
 }
 
+/* Asked for, a comparison explains every change over min_change. */
+static const char *const api_diff_keys[] = { "min_info" };
+static const char *const api_diff_values[] = { "0" };
+
 /*
  * The diff filter's findings on {A, B} rolled up, into the array a: none
  * when a range has no epoch or the filter is not installed (said in
@@ -1720,8 +1724,9 @@ api_diff_findings(struct api_call *c, const uint64_t r[4],
 	}
 	q[0] = ea;
 	q[1] = eb;
-	if (vitals_filter_once(c->env->config, c->env->data_dir, "diff", NULL,
-		NULL, 0, q, 2, &sink, err, sizeof(err)) != 0)
+	if (vitals_filter_once(c->env->config, c->env->data_dir, "diff",
+		api_diff_keys, api_diff_values, 1, q, 2, &sink, err,
+		sizeof(err)) != 0)
 		*note = "the diff filter did not run (is it installed?)";
 out:
 	vitals_epoch_free(ea);
