@@ -10,18 +10,21 @@
 # parts (vitals.cpu.sampling: what t steers, handling the samples;
 # .fixed: start-up and the boundary's work; .other: the steady work, metrics
 # each second and timers; .programs: the BPF programs counting events; an
-# older build stores fewer) and each vital's t.  Prints; asserts
-# nothing.
+# older build stores fewer) and each vital's t.  With --floor, bench/floor
+# (empty programs on the same tracepoints, cpu-clock sampled at 99 Hz) is
+# run in turn too, its run-time statistics on, and its programs' CPU is
+# printed: what any monitor of these events pays before it counts.
+# Prints; asserts nothing.
 #
 #   bench/buildcpu.sh [--rounds N] [--seconds S] [--epoch SECONDS]
-#                     [--jobs J] [--base DIR]
+#                     [--jobs J] [--base DIR] [--floor]
 #
 # Defaults: 2 rounds of 60 s per build, 20 s epochs, make -j twice the
 # CPUs.  Needs root and a built tree (run from it, or with top_builddir).
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 top=$(cd "${top_builddir:-$src}" && pwd)
-rounds=2 secs=60 epoch=20 jobs=$(($(nproc) * 2)) base=
+rounds=2 secs=60 epoch=20 jobs=$(($(nproc) * 2)) base= floor=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=${2:?--rounds needs a value}; shift 2 ;;
@@ -29,7 +32,8 @@ while [ $# -gt 0 ]; do
 	--epoch) epoch=${2:?--epoch needs a value}; shift 2 ;;
 	--jobs) jobs=${2:?--jobs needs a value}; shift 2 ;;
 	--base) base=${2:?--base needs a directory}; shift 2 ;;
-	-h|--help) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--floor) floor=1; shift ;;
+	-h|--help) sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "buildcpu: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -44,7 +48,12 @@ for b in "$top" $base; do
 		{ echo "buildcpu: $b is not a built tree (daemon/vitalsd, cli/vitals)" >&2; exit 2; }
 done
 [ -z "$base" ] || base=$(cd "$base" && pwd)
+[ -z "$floor" ] || [ -x "$top/bench/floor" ] ||
+	{ echo "buildcpu: --floor needs $top/bench/floor (make bench/floor)" >&2; exit 2; }
 
+# churn_conf: each tree's own shipped file (an older one's may not know
+# the keys of this one's).
+. "$src/bench/churn.sh"
 tmp=$(mktemp -d /var/tmp/vitals-buildcpu.XXXXXX) ||
 	{ echo "buildcpu: cannot make a directory under /var/tmp" >&2; exit 1; }
 daemon= builder=
@@ -64,10 +73,11 @@ mkdir -p "$tmp/b"
 (cd "$tmp" && { [ -x configure ] || autoreconf -fi >/dev/null 2>&1; } &&
 	cd b && ../configure -q >/dev/null 2>&1) ||
 	{ echo "buildcpu: cannot configure the copy" >&2; exit 1; }
-set -m
-(cd "$tmp/b" && while :; do make -s clean >/dev/null 2>&1; make -s -j"$jobs" >/dev/null 2>&1; done) &
+# In a session of its own (set -m needs a terminal), so that the cleanup
+# kills the loop and its makes as one process group.
+setsid sh -c 'cd "$1" && while :; do make -s clean >/dev/null 2>&1;
+	make -s -j"$2" >/dev/null 2>&1; done' buildloop "$tmp/b" "$jobs" &
 builder=$!
-set +m
 sleep 5
 
 # run NAME TREE: vitalsd of TREE for the seconds asked, then its figures.
@@ -75,7 +85,7 @@ run() {
 	rm -rf "$tmp/data-$1"
 	sed -e "s|^epoch: .*|epoch: ${epoch}s|" \
 	    -e "s|^data_dir: .*|data_dir: $tmp/data-$1|" \
-	    "$src/conf/vitals.yaml" >"$tmp/$1.yaml"
+	    "$(churn_conf "$2")" >"$tmp/$1.yaml"
 	VITALS_PLUGIN_PATH="$2/probes:$2/filters:$2/outputs" \
 	    "$2/daemon/vitalsd" -c "$tmp/$1.yaml" >"$tmp/$1.log" 2>&1 &
 	daemon=$!
@@ -113,6 +123,27 @@ for e in eps:
         l, 100 * e["cpu_ns"] / 1e9 / l, parts,
         " ".join("%s=%d" % (v["name"], v["threshold"]) for v in e["vitals"])))
 ' "$1" "$own" "$secs"
+	grep 'programs took' "$tmp/$1.log" | sed 's/^/  log: /'
+}
+
+# floor_run NAME: bench/floor with its statistics for the seconds asked.
+floor_run() {
+	"$top/bench/floor" --stats --sample 99 >"$tmp/$1.out" 2>&1 &
+	daemon=$!
+	sleep "$secs"
+	kill -INT "$daemon" 2>/dev/null
+	wait "$daemon"
+	daemon=
+	awk -v name="$1" -v secs="$secs" '
+	    /^floor: attached/ { what = substr($0, 8) }
+	    /^floor: programs ran/ {
+		n = $4; ns = $7; found = 1
+		printf "%s: %s; programs %.2f%% of a CPU, %.0f runs/s, %.0f ns a run\n",
+		    name, what, 100 * ns / 1e9 / secs, n / secs, n ? ns / n : 0
+	    }
+	    END { if (!found) printf "%s: no statistics (see below)\n", name }
+	' "$tmp/$1.out"
+	grep -q '^floor: programs ran' "$tmp/$1.out" || cat "$tmp/$1.out"
 }
 
 echo "buildcpu: make -j$jobs in a loop, $rounds round(s) of $secs s per build, ${epoch} s epochs" >&2
@@ -120,5 +151,6 @@ r=1
 while [ "$r" -le "$rounds" ]; do
 	[ -z "$base" ] || run "base-$r" "$base"
 	run "this-$r" "$top"
+	[ -z "$floor" ] || floor_run "floor-$r"
 	r=$((r + 1))
 done

@@ -9,12 +9,15 @@
  * opens a sampling event on every CPU at HZ, as the cpu probe does
  * (cycles where a PMU has them, else cpu-clock), with a program that
  * returns at once: the sampling interrupts any monitor with a cpu vital
- * pays.
+ * pays.  With --stats it keeps the kernel's run-time statistics on
+ * while it runs and, when signalled, prints what its programs took:
+ * "floor: programs ran N times in T ns".
  */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,7 @@
 
 #include <linux/perf_event.h>
 
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include <vitals/bpf.h>
@@ -64,7 +68,8 @@ floor_has(const struct bpf_program *p)
 static int
 floor_usage(void)
 {
-	fprintf(stderr, "usage: floor [--count | --exact] [--sample HZ]\n");
+	fprintf(stderr,
+	    "usage: floor [--count | --exact] [--sample HZ] [--stats]\n");
 	return 2;
 }
 
@@ -113,18 +118,46 @@ floor_sample(struct bpf_program *p, long hz, struct bpf_link **links, int *n)
 	return got;
 }
 
+/* Print the loaded programs' run count and run time, summed. */
+static void
+floor_print_stats(const struct bpf_object *obj)
+{
+	struct bpf_prog_info info;
+	struct bpf_program *p;
+	uint64_t ns = 0, cnt = 0;
+	uint32_t len;
+
+	bpf_object__for_each_program (p, obj) {
+		if (!bpf_program__autoload(p))
+			continue;
+		memset(&info, 0, sizeof(info));
+		len = sizeof(info);
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(p), &info, &len) ==
+		    0) {
+			ns += info.run_time_ns;
+			cnt += info.run_cnt;
+		}
+	}
+	printf("floor: programs ran %llu times in %llu ns\n",
+	    (unsigned long long)cnt, (unsigned long long)ns);
+	fflush(stdout);
+}
+
 int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "count", no_argument, NULL, 'c' },
 		{ "exact", no_argument, NULL, 'e' },
-		{ "sample", required_argument, NULL, 's' }, { NULL, 0, NULL, 0 }
+		{ "sample", required_argument, NULL, 's' },
+		{ "stats", no_argument, NULL, 'S' },
+		{ NULL, 0, NULL, 0 },
 	};
 	static struct bpf_link *links[FLOOR_CPUS + FLOOR_MAX];
 	struct bpf_program *p;
 	struct floor_bpf *skel;
-	int n = 0, i, r, count = 0, exact = 0, sampled = 0, opt;
+	int n = 0, i, r, count = 0, exact = 0, sampled = 0, opt, stats = 0;
+	int stats_fd = -1;
 	long hz = 0;
 	char *end;
 	bool want;
@@ -134,6 +167,8 @@ main(int argc, char **argv)
 			count = 1;
 		else if (opt == 'e')
 			exact = 1;
+		else if (opt == 'S')
+			stats = 1;
 		else if (opt == 's') {
 			errno = 0;
 			hz = strtol(optarg, &end, 10);
@@ -189,6 +224,16 @@ main(int argc, char **argv)
 		}
 		n++;
 	}
+	if (stats && (stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME)) < 0) {
+		fprintf(stderr,
+		    "floor: --stats: cannot enable run-time "
+		    "statistics: %s\n",
+		    strerror(-stats_fd));
+		for (i = 0; i < n; i++)
+			bpf_link__destroy(links[i]);
+		floor_bpf__destroy(skel);
+		return 1;
+	}
 	signal(SIGINT, floor_on_signal);
 	signal(SIGTERM, floor_on_signal);
 	printf("floor: attached %d programs", n - sampled);
@@ -198,6 +243,8 @@ main(int argc, char **argv)
 	fflush(stdout);
 	while (!floor_done)
 		pause();
+	if (stats_fd >= 0)
+		floor_print_stats(skel->obj);
 	for (i = 0; i < n; i++)
 		bpf_link__destroy(links[i]);
 	floor_bpf__destroy(skel);

@@ -73,6 +73,7 @@ struct host {
 	uint64_t next_ns; /* next epoch boundary */
 	uint64_t closed, max_epochs;
 	uint64_t gen; /* bumped at each (re)configuration */
+	uint64_t cpu_warned_ns; /* when the programs' CPU was last warned of */
 	struct log_limit lim;
 };
 
@@ -630,6 +631,66 @@ host_group(struct host *h, const struct vitals_epoch *e)
 	free(idx);
 }
 
+/* A warning that the programs' CPU is over cpu_high, at most this often. */
+#define HOST_CPU_WARN_NS (3600 * 1000000000ULL)
+#define HOST_CPU_WARN_PROBES 6 /* probes named in it, the costliest */
+
+/*
+ * Warn when the probes' programs, counting each event in the kernel, took
+ * more of a CPU in epoch e than cpu_high allows: the watermarks steer the
+ * samples (t), which cannot lower that part, so a daemon over its budget
+ * says why and which probes cost what.  Once, then at most hourly while
+ * it lasts.  Each probe's count restarts with the next epoch.
+ */
+static void
+host_cpu_check(struct host *h, const struct vitals_epoch *e, uint64_t at_ns)
+{
+	struct vitals_ctx *ctx, *top[HOST_CPU_WARN_PROBES];
+	uint64_t total = 0;
+	char list[256];
+	size_t off = 0;
+	int n = 0, k = 0, i, j;
+
+	TAILQ_FOREACH(ctx, &h->insts, link)
+	{
+		if (ctx->cpu_ns == 0)
+			continue;
+		total += ctx->cpu_ns;
+		k++;
+		for (i = n; i > 0 && top[i - 1]->cpu_ns < ctx->cpu_ns; i--)
+			if (i < HOST_CPU_WARN_PROBES)
+				top[i] = top[i - 1];
+		if (i < HOST_CPU_WARN_PROBES) {
+			top[i] = ctx;
+			n += n < HOST_CPU_WARN_PROBES;
+		}
+	}
+	if (e->length_ns > 0 &&
+	    total > h->cfg->cpu_high * (double)e->length_ns &&
+	    (h->cpu_warned_ns == 0 ||
+		at_ns - h->cpu_warned_ns >= HOST_CPU_WARN_NS)) {
+		h->cpu_warned_ns = at_ns;
+		list[0] = '\0';
+		for (j = 0; j < n && off < sizeof(list); j++)
+			off += (size_t)snprintf(list + off, sizeof(list) - off,
+			    "%s%s %.2f%%", j ? ", " : "", top[j]->name,
+			    100.0 * (double)top[j]->cpu_ns /
+				(double)e->length_ns);
+		log_msg(VITALS_LOG_WARN, "core",
+		    "the probes' programs took %.2f%% of a CPU counting events "
+		    "in the last epoch, above sketch.cpu_high (%g%%): %s%s. "
+		    "Sampling less (t) does not lower that; leaving a probe out "
+		    "of %s saves its share. Said again in an hour if it lasts",
+		    100.0 * (double)total / (double)e->length_ns,
+		    100.0 * h->cfg->cpu_high, list, k > n ? " and others" : "",
+		    h->cfg->file != NULL ? h->cfg->file : "the configuration");
+	}
+	TAILQ_FOREACH(ctx, &h->insts, link)
+	{
+		ctx->cpu_ns = 0;
+	}
+}
+
 /*
  * Close the current epoch at at_ns: probes flush, outputs write it, the
  * aggregator runs the filters on it and on every rollup it completes
@@ -646,6 +707,7 @@ host_close_epoch(struct host *h, uint64_t at_ns, int partial)
 
 	host_flush(h);
 	e = engine_close(h->eng, at_ns, partial);
+	host_cpu_check(h, e, at_ns);
 	host_write(h, e, HOST_BEFORE_FILTERS, 0);
 	host_drain(h);
 	nfindings = e->nfindings;
@@ -1020,6 +1082,7 @@ vitals_monotonic_ns(const struct vitals_ctx *ctx)
 void
 vitals_cpu_add(struct vitals_ctx *ctx, uint64_t ns)
 {
+	ctx->cpu_ns += ns;
 	engine_cpu_add(ctx->host->eng, ns);
 }
 

@@ -63,6 +63,7 @@ struct vitals_ctx {
 	LIST_HEAD(, vitals_watch) watches; /* owned, freed at stop */
 	struct instance_sink sink; /* findings and series */
 	struct instance_run run; /* set around filter calls */
+	uint64_t cpu_ns; /* its programs' CPU this epoch (vitals_cpu_add) */
 };
 TAILQ_HEAD(instance_list, vitals_ctx);
 
