@@ -7,21 +7,30 @@
 # The budget is set so low (a millionth of a CPU) that any counting is
 # over it; the loop runs until four epochs are stored, however fast the
 # machine is, and each stored epoch's vitals.cpu.programs shows which
-# epochs were over it.
+# epochs were over it.  With cpu_high 0 (the watermark off) it says nothing.
 . "$top_srcdir/tests/lib.sh"
 need_probe syscall
 name="pcpu$$_"
 workload_copy syscall_loop "$name"
-conf=$(probe_config syscall 2s "comm: $name")
-printf 'sketch:\n  cpu_high: 0.000001\n  cpu_low: 0.000001\n' >>"$conf"
-daemon_start "$conf"
-i=0
-until [ "$(count_epochs "$TMP/data")" -ge 4 ]; do
-	"$TMP/$name" 0.2 >/dev/null || fail "syscall loop failed"
-	i=$((i + 1))
-	[ "$i" -lt 600 ] || fail "no four epochs in 600 loops"
-done
-daemon_stop
+
+# run CPU_HIGH N: vitalsd with the syscall probe (2 s epochs) and
+# sketch.cpu_high (and cpu_low) CPU_HIGH, the loop run until N epochs
+# are stored; sets conf.
+run() {
+	rm -rf "$TMP/data"
+	conf=$(probe_config syscall 2s "comm: $name")
+	printf 'sketch:\n  cpu_high: %s\n  cpu_low: %s\n' "$1" "$1" >>"$conf"
+	daemon_start "$conf"
+	i=0
+	until [ "$(count_epochs "$TMP/data")" -ge "$2" ]; do
+		"$TMP/$name" 0.2 >/dev/null || fail "syscall loop failed"
+		i=$((i + 1))
+		[ "$i" -lt 600 ] || fail "no $2 epochs in 600 loops"
+	done
+	daemon_stop
+}
+
+run 0.000001 4
 grep 'programs took' "$TMP/daemon.log" >"$TMP/warned" || true
 cat "$TMP/warned" >&2
 [ "$(wc -l <"$TMP/warned")" -eq 1 ] ||
@@ -42,4 +51,21 @@ for fn in sys.argv[1:]:
     over += p > 0.000001 * e["length_ns"] / 1e9
 # The warning above came once although the budget was exceeded again.
 assert over >= 2, over
+PY
+
+# cpu_high 0 turns the watermark off, and the warning with it: the same
+# loop until two epochs are stored, at least one with the programs' time
+# measured, and no warning.
+run 0 2
+if grep 'programs took' "$TMP/daemon.log"; then
+	fail "a warning of the programs' CPU with cpu_high 0"
+fi
+python3 - $(epochs_json) <<'PY' || fail "no epoch measured the programs' time"
+import json, sys
+def programs(fn):
+    m = json.load(open(fn)).get("metrics", {})
+    if isinstance(m, list):
+        m = dict((x["name"], x["value"]) for x in m)
+    return m.get("vitals.cpu.programs", {}).get("last", 0)
+assert any(programs(fn) > 0 for fn in sys.argv[1:])
 PY

@@ -640,7 +640,8 @@ host_group(struct host *h, const struct vitals_epoch *e)
  * more of a CPU in epoch e than cpu_high allows: the watermarks steer the
  * samples (t), which cannot lower that part, so a daemon over its budget
  * says why and which probes cost what.  Once, then at most hourly while
- * it lasts.  Each probe's count restarts with the next epoch.
+ * it lasts; never with cpu_high 0, which turns the watermark off.  Each
+ * probe's count restarts with the next epoch.
  */
 static void
 host_cpu_check(struct host *h, const struct vitals_epoch *e, uint64_t at_ns)
@@ -665,7 +666,7 @@ host_cpu_check(struct host *h, const struct vitals_epoch *e, uint64_t at_ns)
 			n += n < HOST_CPU_WARN_PROBES;
 		}
 	}
-	if (e->length_ns > 0 &&
+	if (e->length_ns > 0 && h->cfg->cpu_high > 0 &&
 	    total > h->cfg->cpu_high * (double)e->length_ns &&
 	    (h->cpu_warned_ns == 0 ||
 		at_ns - h->cpu_warned_ns >= HOST_CPU_WARN_NS)) {
