@@ -6,7 +6,7 @@
 # monitor, in interleaved rounds.  Prints figures, asserts nothing.
 #
 # usage: bench/bcc.sh [-r ROUNDS] [-t MS] [-w LIST] [--tools LIST]
-#                     [--headers DIR]
+#                     [--headers DIR] [--floor]
 #   -r ROUNDS     rounds of none, bcc and vitalsd, in turn (3)
 #   -t MS         time per workload per monitor per round (2000)
 #   -w LIST       workloads, comma separated: null,exec,pipe,fsync (all)
@@ -14,12 +14,15 @@
 #                 and offcputime,biolatency where the kernel has kprobes)
 #   --headers DIR kernel headers for bcc (BCC_KERNEL_SOURCE), when the
 #                 running kernel's are not installed
+#   --floor       also the floor: bench/floor's empty programs on the
+#                 tracepoints of vitalsd's probes here and cpu-clock at
+#                 99 Hz, what any monitor of those events pays
 # Environment: top_builddir, top_srcdir (set by make bench-bcc).  Needs root.
 set -u
 
 top=${top_builddir:-.}
 src=${top_srcdir:-$top}
-rounds=3 ms=2000 workloads=null,exec,pipe,fsync tools= headers=
+rounds=3 ms=2000 workloads=null,exec,pipe,fsync tools= headers= floor=
 
 die() { echo "bcc.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
@@ -29,12 +32,14 @@ while [ $# -gt 0 ]; do
 	-w) workloads=$2; shift 2 ;;
 	--tools) tools=$2; shift 2 ;;
 	--headers) headers=$2; shift 2 ;;
-	-h|--help) sed -n '3,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	--floor) floor=1; shift ;;
+	-h|--help) sed -n '3,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) die "unknown argument $1 (--help)" ;;
 	esac
 done
 [ -x "$top/bench/ops" ] || die "$top/bench/ops: not built (make bench-bcc)"
 [ -x "$top/daemon/vitalsd" ] || die "$top/daemon/vitalsd: not built"
+[ -z "$floor" ] || [ -x "$top/bench/floor" ] || die "$top/bench/floor: not built (make bench/floor)"
 if [ "$(id -u)" -ne 0 ]; then
 	echo "bcc.sh: skipped: the monitors need root"
 	exit 0
@@ -143,6 +148,13 @@ start() {
 		"$top/daemon/vitalsd" -c "$tmp/vitals.yaml" >"$tmp/vitalsd.log" 2>&1 &
 		mon_pids=$!
 		wait_ready "core: started" "$tmp/vitalsd.log" || return 1 ;;
+	floor)
+		# The tracepoints of vitalsd's probes above, and its sampling.
+		"$top/bench/floor" --sample 99 --only \
+		    sys_enter,sched_switch,block_io_start,block_rq_issue,block_rq_complete \
+		    >"$tmp/floor.log" 2>&1 &
+		mon_pids=$!
+		wait_ready "floor: attached" "$tmp/floor.log" || return 1 ;;
 	bcc)
 		logs=
 		for t in $tools; do
@@ -184,6 +196,7 @@ else
 	mons="$mons bcc"
 fi
 mons="$mons vitalsd"
+[ -z "$floor" ] || mons="$mons floor"
 
 echo "bench/bcc.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, kernel $kver, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 # By name (pgrep refuses a pattern longer than a comm's 15 characters).
@@ -192,6 +205,7 @@ others=$(ps -eo comm= | grep -cxE 'vitalsd|perf|bpftrace|floor' || :)
 echo "rounds $rounds, $ms ms per workload per monitor per round"
 [ -n "$bcc_why" ] || echo "bcc tools: $(echo $tools | sed 's/\([a-z]*\)/\1-bpfcc/g'); headers: $bcc_headers"
 echo "vitalsd probes: cpu (99 Hz), syscall, sched, diskio (epoch 60 s, store only)"
+[ -z "$floor" ] || echo "floor: empty programs on sys_enter, sched_switch, block_io_start, block_rq_issue, block_rq_complete; cpu-clock at 99 Hz"
 echo
 
 # ---- rounds: each monitor in turn, the order rotated every round ----
@@ -247,6 +261,9 @@ function median(s,   a, n, i, j, t) {
 		}
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
+function ratio(x, y) {
+	return (y > 0 && x >= 0) ? sprintf("%.2f", x / y) : "-"
+}
 function range(s,   a, n, i, lo, hi) {
 	n = split(s, a, " "); lo = hi = a[1]
 	for (i = 2; i <= n; i++) {
@@ -269,7 +286,10 @@ END {
 	printf "%-6s %10s %16s", "work", "none ns/op", "none spread"
 	for (i = 2; i <= nm; i++)
 		printf " %11s %16s %9s %6s", "+" m[i] " ns", m[i] " spread", "+cpu%", "own%"
-	if (nm == 3) printf " %14s %14s", "ratio ns v/b", "ratio cpu v/b"
+	for (i = 1; i <= nm; i++) at[m[i]] = i
+	ib = at["bcc"]; iv = at["vitalsd"]; iF = at["floor"]
+	if (ib && iv) printf " %14s %14s", "ratio ns v/b", "ratio cpu v/b"
+	if (ib && iF) printf " %14s %14s", "ratio ns f/b", "ratio cpu f/b"
 	printf "\n"
 	for (j = 1; j <= nw; j++) {
 		b = m[1] SUBSEP w[j]
@@ -285,12 +305,11 @@ END {
 			addc[i] = 100 * (median(cpu[k]) - basecpu) * median(rate[k]) / 1e9 + median(mc[k])
 			printf " %+11.0f %16s %+8.2f%% %5.2f%%", add[i], range(ns[k]), addc[i], median(mc[k])
 		}
-		if (nm == 3) {
-				# a ratio of a negative (noise) means nothing
-			rn = (add[2] > 0 && add[3] >= 0) ? sprintf("%.2f", add[3] / add[2]) : "-"
-			rc = (addc[2] > 0 && addc[3] >= 0) ? sprintf("%.2f", addc[3] / addc[2]) : "-"
-			printf " %14s %14s", rn, rc
-		}
+		# a ratio of a negative (noise) means nothing
+		if (ib && iv)
+			printf " %14s %14s", ratio(add[iv], add[ib]), ratio(addc[iv], addc[ib])
+		if (ib && iF)
+			printf " %14s %14s", ratio(add[iF], add[ib]), ratio(addc[iF], addc[ib])
 		printf "\n"
 	}
 }' "$raw"
@@ -303,6 +322,8 @@ CPU the monitor adds while the workload runs, in % of one CPU: the
 workload's own CPU per op (user + system, children included: BPF programs
 run in the task that hit the event) over the unmonitored, at the monitored
 rate, plus own%, the monitor processes' own CPU (their utime + stime, in
-clock ticks); ratio v/b: vitalsd's added cost over bcc's (target <= 0.33).
+clock ticks); ratio v/b: vitalsd's added cost over bcc's (target <= 0.33);
+f/b: the floor's over bcc's, the least any monitor of vitalsd's events
+pays against bcc.
 A negative or tiny figure is within the noise: read it against the spread.
 EOF

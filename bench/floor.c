@@ -9,7 +9,9 @@
  * opens a sampling event on every CPU at HZ, as the cpu probe does
  * (cycles where a PMU has them, else cpu-clock), with a program that
  * returns at once: the sampling interrupts any monitor with a cpu vital
- * pays.  With --stats it keeps the kernel's run-time statistics on
+ * pays.  --only LIST attaches only the programs of the tracepoints named
+ * in LIST (comma separated, e.g. "sys_enter,sched_switch"), for a
+ * monitor of fewer probes.  With --stats it keeps the kernel's run-time statistics on
  * while it runs and, when signalled, prints what its programs took:
  * "floor: programs ran N times in T ns".
  */
@@ -44,6 +46,28 @@ floor_on_signal(int sig)
 	floor_done = 1;
 }
 
+/*
+ * Whether the tracepoint of program p is one of only, a comma-separated
+ * list of names (NULL: all are).
+ */
+static int
+floor_only(const struct bpf_program *p, const char *only)
+{
+	const char *tp = strchr(bpf_program__section_name(p), '/'), *s;
+	size_t n;
+
+	if (only == NULL)
+		return 1;
+	if (tp == NULL)
+		return 0;
+	n = strlen(++tp);
+	for (s = only; (s = strstr(s, tp)) != NULL; s += n)
+		if ((s == only || s[-1] == ',') &&
+		    (s[n] == '\0' || s[n] == ','))
+			return 1;
+	return 0;
+}
+
 /* Whether the kernel has the tracepoint a program of the object names. */
 static int
 floor_has(const struct bpf_program *p)
@@ -69,7 +93,8 @@ static int
 floor_usage(void)
 {
 	fprintf(stderr,
-	    "usage: floor [--count | --exact] [--sample HZ] [--stats]\n");
+	    "usage: floor [--count | --exact] [--sample HZ] [--only LIST] "
+	    "[--stats]\n");
 	return 2;
 }
 
@@ -151,15 +176,17 @@ main(int argc, char **argv)
 		{ "exact", no_argument, NULL, 'e' },
 		{ "sample", required_argument, NULL, 's' },
 		{ "stats", no_argument, NULL, 'S' },
+		{ "only", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct bpf_link *links[FLOOR_CPUS + FLOOR_MAX];
 	struct bpf_program *p;
 	struct floor_bpf *skel;
 	int n = 0, i, r, count = 0, exact = 0, sampled = 0, opt, stats = 0;
-	int stats_fd = -1;
+	int stats_fd = -1, wanted = 0;
 	long hz = 0;
 	char *end;
+	const char *only = NULL;
 	bool want;
 
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -169,6 +196,8 @@ main(int argc, char **argv)
 			exact = 1;
 		else if (opt == 'S')
 			stats = 1;
+		else if (opt == 'o')
+			only = optarg;
 		else if (opt == 's') {
 			errno = 0;
 			hz = strtol(optarg, &end, 10);
@@ -198,8 +227,18 @@ main(int argc, char **argv)
 		else if (p == skel->progs.floor_sample)
 			want = hz != 0;
 		else
-			want = !count && floor_has(p);
+			want = !count && floor_has(p) && floor_only(p, only);
 		bpf_program__set_autoload(p, want);
+		if (want && p != skel->progs.floor_sample)
+			wanted++;
+	}
+	if (only != NULL && wanted == 0) {
+		fprintf(stderr,
+		    "floor: --only: none of \"%s\" is a tracepoint of "
+		    "the floor's programs here\n",
+		    only);
+		floor_bpf__destroy(skel);
+		return 2;
 	}
 	if ((r = floor_bpf__load(skel)) < 0) {
 		fprintf(stderr, "floor: cannot load: %s\n", strerror(-r));
