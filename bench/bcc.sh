@@ -120,6 +120,8 @@ probes:
 plugins:
   store: {}
 EOF
+# The floor's programs: the tracepoints of those probes' programs.
+floor_tps=sys_enter,sched_switch,block_io_start,block_rq_issue,block_rq_complete
 export VITALS_PLUGIN_PATH="$top/probes:$top/filters:$top/outputs"
 
 # Wait until every log in $2... says $1 (10 s per tool at most, 60 in all).
@@ -149,9 +151,8 @@ start() {
 		mon_pids=$!
 		wait_ready "core: started" "$tmp/vitalsd.log" || return 1 ;;
 	floor)
-		# The tracepoints of vitalsd's probes above, and its sampling.
-		"$top/bench/floor" --sample 99 --only \
-		    sys_enter,sched_switch,block_io_start,block_rq_issue,block_rq_complete \
+		# The tracepoints of vitalsd's probes, and its sampling.
+		"$top/bench/floor" --sample 99 --only "$floor_tps" \
 		    >"$tmp/floor.log" 2>&1 &
 		mon_pids=$!
 		wait_ready "floor: attached" "$tmp/floor.log" || return 1 ;;
@@ -205,7 +206,7 @@ others=$(ps -eo comm= | grep -cxE 'vitalsd|perf|bpftrace|floor' || :)
 echo "rounds $rounds, $ms ms per workload per monitor per round"
 [ -n "$bcc_why" ] || echo "bcc tools: $(echo $tools | sed 's/\([a-z]*\)/\1-bpfcc/g'); headers: $bcc_headers"
 echo "vitalsd probes: cpu (99 Hz), syscall, sched, diskio (epoch 60 s, store only)"
-[ -z "$floor" ] || echo "floor: empty programs on sys_enter, sched_switch, block_io_start, block_rq_issue, block_rq_complete; cpu-clock at 99 Hz"
+[ -z "$floor" ] || echo "floor: empty programs on $floor_tps; cpu-clock at 99 Hz"
 echo
 
 # ---- rounds: each monitor in turn, the order rotated every round ----

@@ -11,9 +11,9 @@
  * returns at once: the sampling interrupts any monitor with a cpu vital
  * pays.  --only LIST attaches only the programs of the tracepoints named
  * in LIST (comma separated, e.g. "sys_enter,sched_switch"), for a
- * monitor of fewer probes.  With --stats it keeps the kernel's run-time statistics on
- * while it runs and, when signalled, prints what its programs took:
- * "floor: programs ran N times in T ns".
+ * monitor of fewer probes.  With --stats it keeps the kernel's run-time
+ * statistics on while it runs and, when signalled, prints what its
+ * programs took: "floor: programs ran N times in T ns".
  */
 #include <errno.h>
 #include <getopt.h>
