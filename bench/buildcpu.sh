@@ -13,18 +13,21 @@
 # older build stores fewer) and each vital's t.  With --floor, bench/floor
 # (empty programs on the same tracepoints, cpu-clock sampled at 99 Hz) is
 # run in turn too, its run-time statistics on, and its programs' CPU is
-# printed: what any monitor of these events pays before it counts.
+# printed: what any monitor of these events pays before it counts.  With
+# --exact, bench/floor --exact is run in turn the same way: the floor's
+# programs each counting their event with one atomic add under a label
+# like the probe's, what the simplest exact per-label count pays.
 # Prints; asserts nothing.
 #
 #   bench/buildcpu.sh [--rounds N] [--seconds S] [--epoch SECONDS]
-#                     [--jobs J] [--base DIR] [--floor]
+#                     [--jobs J] [--base DIR] [--floor] [--exact]
 #
 # Defaults: 2 rounds of 60 s per build, 20 s epochs, make -j twice the
 # CPUs.  Needs root and a built tree (run from it, or with top_builddir).
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 top=$(cd "${top_builddir:-$src}" && pwd)
-rounds=2 secs=60 epoch=20 jobs=$(($(nproc) * 2)) base= floor=
+rounds=2 secs=60 epoch=20 jobs=$(($(nproc) * 2)) base= floor= exact=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=${2:?--rounds needs a value}; shift 2 ;;
@@ -33,7 +36,8 @@ while [ $# -gt 0 ]; do
 	--jobs) jobs=${2:?--jobs needs a value}; shift 2 ;;
 	--base) base=${2:?--base needs a directory}; shift 2 ;;
 	--floor) floor=1; shift ;;
-	-h|--help) sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--exact) exact=1; shift ;;
+	-h|--help) sed -n '3,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "buildcpu: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -48,8 +52,8 @@ for b in "$top" $base; do
 		{ echo "buildcpu: $b is not a built tree (daemon/vitalsd, cli/vitals)" >&2; exit 2; }
 done
 [ -z "$base" ] || base=$(cd "$base" && pwd)
-[ -z "$floor" ] || [ -x "$top/bench/floor" ] ||
-	{ echo "buildcpu: --floor needs $top/bench/floor (make bench/floor)" >&2; exit 2; }
+[ -z "$floor$exact" ] || [ -x "$top/bench/floor" ] ||
+	{ echo "buildcpu: --floor and --exact need $top/bench/floor (make bench/floor)" >&2; exit 2; }
 
 # churn_conf: each tree's own shipped file (an older one's may not know
 # the keys of this one's).
@@ -126,9 +130,10 @@ for e in eps:
 	grep 'programs took' "$tmp/$1.log" | sed 's/^/  log: /'
 }
 
-# floor_run NAME: bench/floor with its statistics for the seconds asked.
+# floor_run NAME [--exact]: bench/floor with its statistics for the
+# seconds asked.
 floor_run() {
-	"$top/bench/floor" --stats --sample 99 >"$tmp/$1.out" 2>&1 &
+	"$top/bench/floor" ${2:-} --stats --sample 99 >"$tmp/$1.out" 2>&1 &
 	daemon=$!
 	sleep "$secs"
 	kill -INT "$daemon" 2>/dev/null
@@ -152,5 +157,6 @@ while [ "$r" -le "$rounds" ]; do
 	[ -z "$base" ] || run "base-$r" "$base"
 	run "this-$r" "$top"
 	[ -z "$floor" ] || floor_run "floor-$r"
+	[ -z "$exact" ] || floor_run "exact-$r" --exact
 	r=$((r + 1))
 done
