@@ -7,7 +7,8 @@
 # and symbol cache entry); churn DIR N then runs forever a round of the
 # probe tests' workloads (a second each) and 100 short-lived processes of
 # those executables, in turn.  churn_conf BUILD names BUILD's shipped
-# configuration.  Run from the top of a built tree.
+# configuration; churn_started waits for a daemon to start.  Run from the
+# top of a built tree.
 
 # churn_conf BUILD: the shipped file of BUILD's sources (an older build's
 # may not know the keys of this one's).
@@ -17,6 +18,21 @@ churn_conf() {
 		[ -f "$f" ] && { echo "$f"; return; }
 	done
 	echo conf/vitals.yaml
+}
+
+# churn_started NAME LOG PID: wait until vitalsd, PID, logs in LOG that it
+# started (30 s at most); else show LOG and exit 1, NAME the bench's.
+churn_started() {
+	i=0
+	until grep -q 'started:' "$2" 2>/dev/null; do
+		i=$((i + 1))
+		if [ "$i" -gt 300 ] || ! kill -0 "$3" 2>/dev/null; then
+			cat "$2" >&2
+			echo "$1: vitalsd did not start" >&2
+			exit 1
+		fi
+		sleep 0.1
+	done
 }
 
 churn_tmp() {

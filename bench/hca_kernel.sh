@@ -34,6 +34,7 @@ done
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/vitals-hca.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 export VITALS_PLUGIN_PATH="$top/probes:$top/filters:$top/outputs"
+. "$src/bench/churn.sh" # churn_started
 
 # run NAME PEERS ROUND SKETCH-YAML: one daemon over one workload run.
 run() {
@@ -52,13 +53,7 @@ plugins:
 EOC
 	daemon/vitalsd -c "$tmp/conf.yaml" >"$tmp/vitalsd.log" 2>&1 &
 	vpid=$!
-	i=0
-	until grep -q started "$tmp/vitalsd.log" 2>/dev/null; do
-		i=$((i + 1))
-		[ "$i" -lt 300 ] && kill -0 "$vpid" 2>/dev/null ||
-			{ cat "$tmp/vitalsd.log" >&2; echo "hca_kernel: vitalsd did not start" >&2; exit 1; }
-		sleep 0.1
-	done
+	churn_started hca_kernel "$tmp/vitalsd.log" "$vpid"
 	tests/workloads/udp_peers "$secs" "$2" "$3" >"$tmp/wl.json" ||
 		{ kill -TERM "$vpid"; echo "hca_kernel: udp_peers failed" >&2; exit 1; }
 	kill -TERM "$vpid"

@@ -57,16 +57,7 @@ measure() {
 		rm -rf "$tmp/data"
 		"$top/daemon/vitalsd" -c "$2" -D "$tmp/data" >"$tmp/$1.log" 2>&1 &
 		daemon=$!
-		i=0
-		until grep -q 'started:' "$tmp/$1.log"; do
-			i=$((i + 1))
-			if [ $i -gt 300 ] || ! kill -0 "$daemon" 2>/dev/null; then
-				cat "$tmp/$1.log" >&2
-				echo "lockcost: vitalsd did not start" >&2
-				exit 1
-			fi
-			sleep 0.1
-		done
+		churn_started lockcost "$tmp/$1.log" "$daemon"
 		sleep 2 # its first sightings' burst
 	fi
 	ops=$("$wl" "$secs" "$threads" | sed -n 's/.*"ops":\([0-9]*\).*/\1/p')
@@ -113,8 +104,9 @@ for name, base, what in (("vitalsd", "none", "vitalsd"),
                          ("vitalsd", "nolock", "the lock probe")):
     d = [100 * (a - b) / z for a, b, z in
          zip(ops[name], ops[base], ops["none"])]
-    se = statistics.stdev(d) / math.sqrt(len(d)) if len(d) > 1 else 0
-    print("%s, paired by round: %+.1f%% +- %.1f of the workload's "
-          "throughput" % (what, statistics.mean(d), se))
+    se = (" +- %.1f" % (statistics.stdev(d) / math.sqrt(len(d)))
+          if len(d) > 1 else "")
+    print("%s, paired by round: %+.1f%%%s of the workload's throughput" %
+          (what, statistics.mean(d), se))
 print("(mean +- standard error over %d rounds)" % len(ops["none"]))
 EOF
