@@ -43,8 +43,6 @@ over = 0
 for fn in sys.argv[1:]:
     e = json.load(open(fn))
     m = e.get("metrics", {})
-    if isinstance(m, list):
-        m = dict((x["name"], x["value"]) for x in m)
     p = m.get("vitals.cpu.programs", {}).get("last", 0)
     print("%s: programs %.6f s in %.2f s" % (fn, p, e["length_ns"] / 1e9),
           file=sys.stderr)
@@ -64,8 +62,6 @@ python3 - $(epochs_json) <<'PY' || fail "no epoch measured the programs' time"
 import json, sys
 def programs(fn):
     m = json.load(open(fn)).get("metrics", {})
-    if isinstance(m, list):
-        m = dict((x["name"], x["value"]) for x in m)
     return m.get("vitals.cpu.programs", {}).get("last", 0)
 assert any(programs(fn) > 0 for fn in sys.argv[1:])
 PY
