@@ -27,6 +27,7 @@
 #include "exe.h"
 #include "kaddr.h"
 #include "module.h"
+#include "progcpu.h"
 #include "symbol.h"
 #include "tracefs.h"
 #include "units.h"
@@ -39,8 +40,6 @@
 /* What every event reads of the parameters is their first cache line. */
 _Static_assert(offsetof(struct vitals_bpf_cfg, shift) == 64,
     "cfg's first line ends before shift");
-/* A stats window that saw this many events replaces the cost per event. */
-#define BPF_WINDOW_EVENTS 10000
 /* Least time between two reports of the programs' CPU within an epoch. */
 #define BPF_LIVE_NS (1000 * 1000 * 1000ULL)
 /* Least time between two sweeps of the identity caches for dead pids. */
@@ -101,10 +100,9 @@ struct vitals_bpf {
 	uint64_t win_events; /* events counted in the epoch by then */
 	uint64_t epoch_start; /* monotonic time of the last boundary */
 	uint64_t win_start; /* monotonic start of the stats window */
-	int win_done; /* the window ran in this epoch */
+	int win_done; /* the half-epoch window opened in this epoch */
 	unsigned wins; /* windows opened so far */
-	double ns_per_event; /* measured in the last window */
-	uint64_t npe_events; /* the events it was measured over */
+	struct progcpu pcpu; /* the programs' cost, from the windows */
 	uint64_t cpu_added; /* programs' CPU reported this epoch */
 	uint64_t live_at; /* monotonic time of the last report */
 	int64_t mono_to_real; /* realtime - monotonic, at the last drain */
@@ -1058,13 +1056,15 @@ bpf_live_events(struct vitals_bpf *b)
  * Kernel run-time stats cost two clock reads on every program run (about
  * 30 ns here) and are on for every program while any probe has them on,
  * so they are on only in a window once per epoch, the same for every
- * probe: from the start (the first, so that the first epoch's cost is
- * known within it), then from half of each epoch, for a tenth of the
- * epoch, at most a second.  The window gives the programs' time per event
- * counted (their runs that count nothing, filtered out or of programs
- * that only keep state, included); the epoch's CPU is that times the
- * events counted.  At the default 60 s epoch the windows add about 1/60
- * of the stats' per-run cost on average.
+ * probe: from the start (so that the first epoch's cost is known within
+ * it), and from half of each epoch, for a tenth of the epoch, at most a
+ * second.  The window gives the programs' time per event counted (their
+ * runs that count nothing, filtered out or of programs that only keep
+ * state, included); the epoch's CPU is that times the events counted.
+ * A window of few events says little of their cost: its programs' time
+ * a second, times the epoch's length, is the figure instead (progcpu.c).
+ * At the default 60 s epoch the windows add about 1/60 of the stats'
+ * per-run cost on average.
  */
 static uint64_t
 bpf_stats_window(const struct vitals_bpf *b)
@@ -1083,34 +1083,26 @@ bpf_stats_open(struct vitals_bpf *b)
 	if (b->stats_fd < 0)
 		return;
 	bpf_run_totals(b, &b->run_ns, &b->run_cnt);
+	b->win_done = b->wins > 0;
 	b->wins++;
 	b->win_events = bpf_live_events(b);
 	b->win_start = bpf_clock(CLOCK_MONOTONIC);
 }
 
-/*
- * Close the window, with the events counted in it.  Its cost per event
- * replaces the last one if it saw BPF_WINDOW_EVENTS or at least as many
- * as that one did: a window of few events (a quiet second, or one full
- * of the first sightings every label gets after a start) does not
- * overwrite a better figure, and is overwritten by the first better one.
- */
+/* Close the window, with the events counted so far in the epoch. */
 static void
 bpf_stats_close(struct vitals_bpf *b, uint64_t events)
 {
-	uint64_t ns, cnt, seen = events - b->win_events;
+	uint64_t ns, cnt;
 
 	if (b->stats_fd < 0)
 		return;
 	bpf_run_totals(b, &ns, &cnt);
-	if (events > b->win_events && ns > b->run_ns &&
-	    (seen >= BPF_WINDOW_EVENTS || seen >= b->npe_events)) {
-		b->ns_per_event = (double)(ns - b->run_ns) / (double)seen;
-		b->npe_events = seen;
-	}
+	if (events > b->win_events && ns > b->run_ns)
+		progcpu_window(&b->pcpu, events - b->win_events, ns - b->run_ns,
+		    bpf_clock(CLOCK_MONOTONIC) - b->win_start);
 	close(b->stats_fd);
 	b->stats_fd = -1;
-	b->win_done = 1;
 }
 
 /* Open the stats window when its time comes; close it after its length. */
@@ -1122,16 +1114,15 @@ bpf_stats_tick(struct vitals_bpf *b)
 	if (b->stats_fd >= 0) {
 		if (now - b->win_start >= bpf_stats_window(b))
 			bpf_stats_close(b, bpf_live_events(b));
-	} else if (!b->win_done &&
-	    (b->wins == 0 ||
+	} else if (b->wins == 0 ||
+	    (!b->win_done &&
 		now - b->epoch_start >= vitals_settings(b->ctx)->epoch_ns / 2))
 		bpf_stats_open(b);
 }
 
 /*
- * Report the programs' CPU to the core as it grows (the window's cost per
- * event times the events counted so far in the epoch), once a second, for
- * the epoch's collector CPU (vitals.cpu.programs; t does not steer it).
+ * Report the programs' CPU to the core as it grows (progcpu_est() of the
+ * epoch so far), once a second, for the epoch's collector CPU (vitals.cpu.programs; t does not steer it).
  * The boundary reports the rest.
  */
 static void
@@ -1139,10 +1130,10 @@ bpf_cpu_live(struct vitals_bpf *b)
 {
 	uint64_t now = bpf_clock(CLOCK_MONOTONIC), est;
 
-	if (b->ns_per_event <= 0 || now - b->live_at < BPF_LIVE_NS)
+	if (b->pcpu.events == 0 || now - b->live_at < BPF_LIVE_NS)
 		return;
 	b->live_at = now;
-	est = (uint64_t)(b->ns_per_event * (double)bpf_live_events(b));
+	est = progcpu_est(&b->pcpu, bpf_live_events(b), now - b->epoch_start);
 	if (est > b->cpu_added) {
 		vitals_cpu_add(b->ctx, est - b->cpu_added);
 		b->cpu_added = est;
@@ -1432,7 +1423,8 @@ vitals_bpf_flush(struct vitals_bpf *b)
 	bpf_ring_lost(b, lost);
 	bpf_drop_dead();
 	/* What bpf_cpu_live() has not reported yet. */
-	cpu = (uint64_t)(b->ns_per_event * (double)all);
+	cpu = progcpu_est(
+	    &b->pcpu, all, bpf_clock(CLOCK_MONOTONIC) - b->epoch_start);
 	if (cpu > b->cpu_added)
 		vitals_cpu_add(b->ctx, cpu - b->cpu_added);
 	b->cpu_added = 0;
