@@ -8,9 +8,11 @@
 # probe, in turn (the order reversed every other round), and prints the
 # workload's operations a second under each, their medians and the ratios
 # to no monitor: what the lock probe adds is the gap between the last two.
-# Prints; asserts nothing.
+# With --base DIR, each round also runs DIR's vitalsd (an older build tree)
+# with its own shipped configuration, and the paired difference between
+# the two builds is printed.  Prints; asserts nothing.
 #
-#   bench/lockcost.sh [--rounds N] [--seconds S] [--threads T]
+#   bench/lockcost.sh [--rounds N] [--seconds S] [--threads T] [--base DIR]
 #
 # Defaults: 4 rounds of 5 s per run, 4 threads.  Needs root and a built
 # tree with the workloads (`make bench-lockcost` builds what it needs; run
@@ -18,13 +20,14 @@
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 top=$(cd "${top_builddir:-$src}" && pwd)
-rounds=4 secs=5 threads=4
+rounds=4 secs=5 threads=4 base=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--rounds) rounds=${2:?--rounds needs a value}; shift 2 ;;
 	--seconds) secs=${2:?--seconds needs a value}; shift 2 ;;
 	--threads) threads=${2:?--threads needs a value}; shift 2 ;;
-	-h|--help) sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	--base) base=${2:?--base needs a build tree}; shift 2 ;;
+	-h|--help) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "lockcost: unknown argument '$1' (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -37,6 +40,10 @@ done
 wl=$top/tests/workloads/lock_contention
 [ -x "$top/daemon/vitalsd" ] || { echo "lockcost: $top/daemon/vitalsd is not built" >&2; exit 2; }
 [ -x "$wl" ] || { echo "lockcost: $wl is not built (make bench-lockcost builds it)" >&2; exit 2; }
+if [ -n "$base" ]; then
+	base=$(cd "$base" 2>/dev/null && pwd) && [ -x "$base/daemon/vitalsd" ] ||
+		{ echo "lockcost: --base: no built daemon/vitalsd in that tree" >&2; exit 2; }
+fi
 
 cd "$top" || exit 1
 . "$src/bench/churn.sh"
@@ -48,14 +55,15 @@ awk '/^  lock:/ { skip = 1; next } skip && /^    / { next } { skip = 0; print }'
 	"$conf" >"$tmp/nolock.yaml"
 grep -q '^  lock:' "$conf" ||
 	{ echo "lockcost: $conf has no lock probe to leave out" >&2; exit 2; }
-export VITALS_PLUGIN_PATH="$top/probes:$top/filters:$top/outputs"
 
-# measure NAME [CONFIG]: the workload's operations a second, under vitalsd
-# with CONFIG if given.
+# measure NAME [CONFIG [TREE]]: the workload's operations a second, under
+# vitalsd (TREE's, this tree's by default) with CONFIG if given.
 measure() {
 	if [ $# -gt 1 ]; then
+		t=${3:-$top}
 		rm -rf "$tmp/data"
-		"$top/daemon/vitalsd" -c "$2" -D "$tmp/data" >"$tmp/$1.log" 2>&1 &
+		VITALS_PLUGIN_PATH="$t/probes:$t/filters:$t/outputs" \
+			"$t/daemon/vitalsd" -c "$2" -D "$tmp/data" >"$tmp/$1.log" 2>&1 &
 		daemon=$!
 		churn_started lockcost "$tmp/$1.log" "$daemon"
 		sleep 2 # its first sightings' burst
@@ -71,6 +79,8 @@ measure() {
 	printf '  %-8s %10d ops/s\n' "$1" $((ops / secs))
 }
 
+[ -z "$base" ] || base_conf=$(churn_conf "$base")
+
 echo "lockcost: lock_contention, $threads threads, $rounds round(s) of $secs s per run"
 r=1
 while [ "$r" -le "$rounds" ]; do
@@ -79,7 +89,9 @@ while [ "$r" -le "$rounds" ]; do
 		measure none
 		measure vitalsd "$conf"
 		measure nolock "$tmp/nolock.yaml"
+		[ -z "$base" ] || measure base "$base_conf" "$base"
 	else
+		[ -z "$base" ] || measure base "$base_conf" "$base"
 		measure nolock "$tmp/nolock.yaml"
 		measure vitalsd "$conf"
 		measure none
@@ -96,12 +108,18 @@ none = statistics.median(ops["none"])
 print("median ops/s (ratio to no monitor):")
 for name, what in (("none", "no monitor"),
                    ("vitalsd", "vitalsd, shipped file"),
-                   ("nolock", "vitalsd without lock")):
+                   ("nolock", "vitalsd without lock"),
+                   ("base", "the base build's vitalsd")):
+    if name not in ops:
+        continue
     m = statistics.median(ops[name])
     print("  %-24s %10.0f  %.3f" % (what, m, m / none))
-# Paired by round: a round's three runs saw the same machine.
-for name, base, what in (("vitalsd", "none", "vitalsd"),
-                         ("vitalsd", "nolock", "the lock probe")):
+# Paired by round: a round's runs saw the same machine.
+pairs = [("vitalsd", "none", "vitalsd"), ("vitalsd", "nolock", "the lock probe")]
+if "base" in ops:
+    pairs += [("base", "none", "the base build"),
+              ("vitalsd", "base", "this build over the base")]
+for name, base, what in pairs:
     d = [100 * (a - b) / z for a, b, z in
          zip(ops[name], ops[base], ops["none"])]
     se = (" +- %.1f" % (statistics.stdev(d) / math.sqrt(len(d)))
