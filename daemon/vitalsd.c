@@ -269,6 +269,7 @@ vitalsd_data_dir(const char *dir, struct config *c)
 	free(c->data_dir);
 	c->data_dir = abs;
 	c->data_dir_line = c->data_dir_col = 0;
+	c->data_dir_cli = 1;
 	return 0;
 }
 

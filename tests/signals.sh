@@ -4,7 +4,8 @@
 # epoch and exits 0; SIGHUP reloads the configuration (a probe re-optioned,
 # a bad file and a refused plugin value refused) without losing the
 # current epoch's data, and a new data_dir takes the next epochs (one that
-# cannot be used is said, and the store stays where it was).
+# cannot be used is said, and the store stays where it was), unless the
+# daemon was started with --data-dir, which a reload keeps.
 . "$top_srcdir/tests/lib.sh"
 
 write_conf() { # VITALS-LIST [EPOCH [DATA-DIR]]
@@ -109,4 +110,26 @@ st=0; wait $pid || st=$?
 [ "$(count_epochs "$TMP/data")" -ge 1 ] || fail "no epoch in the first data_dir"
 [ "$(count_epochs "$TMP/data2")" -gt "$n" ] || fail "no epoch in data2 after the unusable data_dir"
 [ "$(grep -c "data_dir $TMP/notadir" "$TMP/err")" -eq 1 ] || { cat "$TMP/err"; fail "the unusable data_dir was said more than once"; }
+
+# --data-dir outlives a reload: the file's data_dir is not taken.
+rm -rf "$TMP/data" "$TMP/data2" "$TMP/dcli"
+mkdir "$TMP/dcli" "$TMP/data"
+write_conf cpu 1s
+"$VITALSD" -c "$TMP/vitals.yaml" -D "$TMP/dcli" 2>"$TMP/err" &
+pid=$!
+wait_log 'started'
+write_conf cpu,disk 1s
+kill -HUP $pid
+wait_log "data_dir stays $TMP/dcli \(--data-dir\), not the file's $TMP/data"
+wait_log 'configuration reloaded'
+n=$(count_epochs "$TMP/dcli")
+until [ "$(count_epochs "$TMP/dcli")" -gt "$n" ]; do
+	kill -0 $pid || { cat "$TMP/err"; fail "vitalsd died after the reload"; }
+	sleep 0.2
+done
+kill -TERM $pid
+st=0; wait $pid || st=$?
+[ "$st" -eq 0 ] || { cat "$TMP/err"; fail "exit $st after a reload with --data-dir"; }
+[ "$(count_epochs "$TMP/data")" -eq 0 ] || fail "a reload moved --data-dir's store to the file's data_dir"
+grep -q 'store: writing to' "$TMP/err" && { cat "$TMP/err"; fail "the store moved on a reload with --data-dir"; }
 echo "PASS: SIGTERM writes the partial epoch; SIGHUP reloads without loss"

@@ -64,6 +64,7 @@ struct config {
 	char *host; /* `host`, default gethostname() */
 	char *data_dir; /* `data_dir`, default /var/lib/vitals */
 	uint32_t data_dir_line, data_dir_col; /* where it was set, 0 if not */
+	int data_dir_cli; /* set by vitalsd --data-dir: a reload keeps it */
 	uint64_t epoch_ns; /* `epoch`, default 60s, >= 100ms */
 	uint64_t retention_ns; /* `retention.max_age`, default 30d, 0 = keep */
 	uint64_t

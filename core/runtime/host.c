@@ -970,6 +970,35 @@ host_run(struct host *h, uint64_t max_epochs)
 	return 0;
 }
 
+/*
+ * What vitalsd's command line set outlives the file's value: a reload of
+ * a daemon started with --data-dir stores where it did.  0, or -ENOMEM
+ * (said).
+ */
+static int
+host_keep_cli(const struct host *h, struct config *c)
+{
+	char *dir;
+
+	if (!h->cfg->data_dir_cli)
+		return 0;
+	if ((dir = strdup(h->cfg->data_dir)) == NULL) {
+		log_msg(VITALS_LOG_ERR, "core",
+		    "reload refused, keeping the running configuration: "
+		    "out of memory");
+		return -ENOMEM;
+	}
+	if (c->data_dir != NULL && strcmp(c->data_dir, dir) != 0)
+		log_msg(VITALS_LOG_INFO, "core",
+		    "data_dir stays %s (--data-dir), not the file's %s", dir,
+		    c->data_dir);
+	free(c->data_dir);
+	c->data_dir = dir;
+	c->data_dir_line = c->data_dir_col = 0;
+	c->data_dir_cli = 1;
+	return 0;
+}
+
 int
 host_reload(struct host *h)
 {
@@ -984,6 +1013,10 @@ host_reload(struct host *h)
 		log_msg(VITALS_LOG_ERR, "core",
 		    "reload refused, keeping the running configuration: %s",
 		    err);
+		return r;
+	}
+	if ((r = host_keep_cli(h, c)) != 0) {
+		config_free(c);
 		return r;
 	}
 	TAILQ_INIT(&next);
