@@ -646,6 +646,41 @@ START_TEST(test_t_first_sightings)
 }
 END_TEST
 
+/*
+ * Under the shipped disk budget (4K: a share of 4 samples a vital), a
+ * heavy label first seen in each epoch after light ones spent the share
+ * (a busy loop among a build's short-lived processes) keeps getting its
+ * sample: t stays where a label with 1/64 of the weight crosses it.
+ * When a few crossings doubled t in every epoch (the mark was the share),
+ * t reached 65536 and the heavy label, 1,157 of 1,957 samples, had none.
+ */
+START_TEST(test_budget_heavy_late)
+{
+	static const uint64_t heavy = 0x777777;
+	struct vitals_vital *v;
+	const struct vitals_epoch *e;
+	uint32_t i, k, found;
+
+	cfg->disk_budget = 4096;
+	ck_assert_int_eq(engine_vital_open(eng, "cpu", "samples", &v), 0);
+	for (i = 0; i < 16; i++) {
+		emit_n(v, 0x1000 + i * 0x100000, 40, 800); /* 20 each */
+		emit_n(v, heavy, 1, 1157);
+		e = engine_close(eng, 2000 + i, 0);
+		if (i < 4)
+			continue;
+		ck_assert_uint_gt(e->vitals[0].samples_dropped, 0);
+		ck_assert_uint_le(e->vitals[0].threshold, 1957 / 64);
+		for (k = found = 0; k < e->vitals[0].nsamples; k++)
+			found += e->vitals[0].samples[k].label == heavy;
+		ck_assert_msg(found == 1,
+		    "epoch %u: the heavy label has %u "
+		    "samples (t %llu)",
+		    i, found, (unsigned long long)e->vitals[0].threshold);
+	}
+}
+END_TEST
+
 START_TEST(test_findings)
 {
 	struct vitals_finding f;
@@ -685,6 +720,7 @@ main(void)
 	tcase_add_test(tc, test_load_external);
 	tcase_add_test(tc, test_exes_shared);
 	tcase_add_test(tc, test_disk_budget_reached);
+	tcase_add_test(tc, test_budget_heavy_late);
 	tcase_add_test(tc, test_t_first_sightings);
 	tcase_add_test(tc, test_findings);
 	tcase_add_test(tc, test_disk_budget);

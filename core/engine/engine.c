@@ -46,6 +46,12 @@
  * named a slot by the shared attribution had tests/calm.sh miss a fault.
  */
 #define ENGINE_BUDGET_MIN_SAMPLES 4
+/*
+ * The least share of a vital's weight in an epoch with which a label
+ * still crosses t (engine_cover_shift): the disk budget's share spent, a
+ * crossing is what gets a heavy label its sample in the reserve.
+ */
+#define ENGINE_COVER_SHARE 64
 
 /* Bitmap words to mark every module id VITALS_UFRAME can name. */
 #define ENGINE_MOD_WORDS ((VITALS_UFRAME_MAX_MODULES + 63) / 64)
@@ -417,7 +423,13 @@ engine_hca_bytes(const struct sketch *s)
 	return codec_hca_bytes(s->hca, s->p.hca_size, s->p.hca_size);
 }
 
-/* Set v's sample bound for the epoch now collecting, and its t mark. */
+/*
+ * Set v's sample bound for the epoch now collecting.  Its t mark stays
+ * that of the sample store's memory (max_samples): past the bound only
+ * the reserve keeps crossings, so they cost no disk, and a mark at the
+ * bound (4 samples under the shipped budget) doubled t in every epoch
+ * that had a few, until no label crossed it.
+ */
 static void
 engine_vital_limit(struct vitals_vital *v, uint32_t limit)
 {
@@ -425,7 +437,22 @@ engine_vital_limit(struct vitals_vital *v, uint32_t limit)
 
 	v->limit = limit < s->p.max_samples ? limit : s->p.max_samples;
 	s->limit = v->limit;
-	v->high_samples = v->limit - v->limit / 4;
+}
+
+/*
+ * The largest t (as a shift) at which a label with 1/ENGINE_COVER_SHARE
+ * of the weight s counted still crosses it: above it, a heavy label first
+ * seen once the budget's share was spent would get no sample.
+ */
+static uint32_t
+engine_cover_shift(const struct sketch *s)
+{
+	uint64_t w = s->wsum / ENGINE_COVER_SHARE;
+	uint32_t k = 1;
+
+	while (k < 62 && (2ULL << k) <= w)
+		k++;
+	return k;
 }
 
 /*
@@ -454,7 +481,8 @@ engine_budget_samples(const struct engine *e)
  * each asked for in the epoch that closed (kept + dropped), smallest
  * first, none below ENGINE_BUDGET_MIN_SAMPLES (water-filling); a vital
  * that asked for more than its share, crossings of a power of t half of
- * it or more, has its t doubled, as the CPU watermark does.  First
+ * it or more, has its t doubled, as the CPU watermark does, but not past
+ * engine_cover_shift(), where a heavy label stops crossing it.  First
  * sightings do not count: t does not change them, and a higher t only
  * takes from the reserve the crossings that bring a heavy label first
  * seen once the share was spent.
@@ -494,7 +522,8 @@ engine_budget(struct engine *e)
 			    : ENGINE_BUDGET_MIN_SAMPLES));
 		if (want[i] > share &&
 		    2 * v->buf[v->cur ^ 1]->crossings >= share &&
-		    v->shift < v->shift_max)
+		    v->shift < v->shift_max &&
+		    v->shift < engine_cover_shift(v->buf[v->cur ^ 1]))
 			v->shift++;
 	}
 }
@@ -533,7 +562,12 @@ engine_budget_note(struct engine *e)
 	    (double)dropped);
 }
 
-/* At the boundary: halve t where the collector stayed under both low marks. */
+/*
+ * At the boundary: halve t where the collector stayed under both low
+ * marks, or, under the disk budget, where t is above engine_cover_shift()
+ * and the collector's CPU under its high mark (t raised for the CPU
+ * stays).  High marks of crossings are of the sample store's memory.
+ */
 static void
 engine_adapt(struct engine *e, uint64_t cpu_ns, uint64_t len_ns)
 {
@@ -546,8 +580,13 @@ engine_adapt(struct engine *e, uint64_t cpu_ns, uint64_t len_ns)
 	for (i = 0; i < e->nvitals; i++) {
 		v = e->vitals[i];
 		s = v->buf[v->cur ^ 1];
-		if (share < e->cfg->cpu_low && s->crossings < v->limit / 4 &&
-		    v->shift > v->shift_min)
+		v->high_samples = s->p.max_samples - s->p.max_samples / 4;
+		if (v->shift <= v->shift_min)
+			continue;
+		if ((share < e->cfg->cpu_low &&
+			s->crossings < s->p.max_samples / 4) ||
+		    (e->cfg->disk_budget > 0 && share < e->cfg->cpu_high &&
+			v->shift > engine_cover_shift(s)))
 			v->shift--;
 	}
 }
