@@ -275,7 +275,8 @@ ewma_find_mover(struct ewma_vital *v, const struct vitals_vital_epoch *ve,
 			continue;
 		best = mv[i].d;
 		out->who = mv[i].who;
-		out->exe = mv[i].exe[0] != '\0' ? mv[i].exe : NULL;
+		/* A slot no sample names stands for itself, as in ewma_slots. */
+		out->exe = mv[i].exe[0] != '\0' ? mv[i].exe : mv[i].who;
 		out->now = mv[i].now;
 		out->was = mv[i].was;
 		out->slot = mv[i].slot;
@@ -366,11 +367,22 @@ ewma_rise_get(struct ewma_rise *r, uint32_t *n, uint32_t max, const char *exe)
 	return &r[(*n)++];
 }
 
-/* "cpu weighted sum 812 is 6.2 sd above its EWMA 120 (alpha 0.3, k 3)" */
+/*
+ * "cpu weighted sum 812 is 6.2 sd above its EWMA 120 (alpha 0.3, k 3)";
+ * from an EWMA of 0 a count of sds says nothing (the sd is floored at 1):
+ * "socket weighted sum 2999 rose from an EWMA of 0 (alpha 0.3, k 3)".
+ */
 static void
 ewma_text(const struct ewma *e, const char *vital, const char *who, double x,
     double score, double mean, char *buf, size_t len)
 {
+	if (fabs(mean) < 0.5 && x > mean) {
+		snprintf(buf, len,
+		    "%s %s%s%.0f rose from an EWMA of 0 (alpha %g, k %g)",
+		    vital, who ? who : "weighted sum", who ? " count " : " ", x,
+		    e->cf->alpha, e->cf->k);
+		return;
+	}
 	snprintf(buf, len,
 	    "%s %s%s%.0f is %.1f sd %s its EWMA %.0f (alpha %g, k %g)", vital,
 	    who ? who : "weighted sum", who ? " count " : " ", x, score,
@@ -415,6 +427,8 @@ ewma_report(struct ewma *e, const struct vitals_queue *q,
 		snprintf(text, sizeof(text), "%s; %s", r->text,
 		    label == NULL ? "spread over many sites, no exe made most "
 				    "of it"
+			: strncmp(label, "slot ", 5) == 0
+			? "no sample of the epoch names the process that made it"
 			: !incident_process(label)
 			? "a kernel thread's, working for others"
 			: r->npids > EWMA_PIDS

@@ -588,6 +588,39 @@ START_TEST(new_label_rises)
 END_TEST
 
 /*
+ * A vital at 0 that rises, in a slot no sample names: "rose from an EWMA
+ * of 0", not a count of sds (which the floor of 1 made the value
+ * itself), one finding charged to the slot, not said to be a kernel
+ * thread's (it was, and a second finding called the rise spread over
+ * many sites).
+ */
+START_TEST(rise_from_zero_unnamed)
+{
+	struct fake *f;
+	unsigned i;
+
+	start(NULL);
+	for (i = 0; i < 10; i++) {
+		f = next(&h60);
+		memset(f->hca[SCHED], 0, sizeof(f->hca[SCHED]));
+		f->v[SCHED].wsum = 0;
+		run(&h60);
+	}
+	mock_findings_clear();
+	f = next(&h60);
+	memset(f->hca[SCHED], 0, sizeof(f->hca[SCHED]));
+	f->hca[SCHED][3] = 3000000000ULL;
+	f->v[SCHED].wsum = 3000000000ULL;
+	run(&h60);
+	ck_assert_str_eq(only_finding()->label, "slot 3");
+	ck_assert_str_eq(only_finding()->text,
+	    "sched weighted sum 3000000000 rose from an EWMA of 0 (alpha 0.3, "
+	    "k 3); most of the change in slot 3 (count 3000000000, EWMA 0); "
+	    "no sample of the epoch names the process that made it");
+}
+END_TEST
+
+/*
  * A top slot that empties while the weighted sum drops is named as it was
  * last seen (its exe left no sample now); a drop spread over every slot
  * names nobody.
@@ -799,6 +832,7 @@ ewma_suite(void)
 	tcase_add_loop_test(tc, warmup, 0, NCASES(warm_cases));
 	tcase_add_loop_test(tc, label_burst, 0, NCASES(label_cases));
 	tcase_add_test(tc, new_label_rises);
+	tcase_add_test(tc, rise_from_zero_unnamed);
 	tcase_add_test(tc, top_zero_ignores_labels);
 	tcase_add_test(tc, label_leaving_top);
 	tcase_add_test(tc, label_eviction);
