@@ -781,7 +781,8 @@ START_TEST(test_pprof)
 	ck_assert_str_eq(pstr(pr, pr->default_sample_type), "sched");
 	ck_assert_ptr_nonnull(pr->period_type);
 	ck_assert_str_eq(pstr(pr, pr->period_type->type), "sched");
-	ck_assert_int_eq(pr->period, 4);
+	/* Values are whole counts, not samples of one every t (4 here). */
+	ck_assert_int_eq(pr->period, 1);
 	ck_assert_int_eq(pr->time_nanos, (int64_t)T0);
 	ck_assert_int_eq(pr->duration_nanos, (int64_t)(60 * NS));
 	/* One sample per distinct stack: tool's two samples share one. */

@@ -147,7 +147,12 @@ pprof_header(struct pprof *b)
 	pr->sample_type = b->typep;
 	pr->default_sample_type = b->types[0].type;
 	pr->period_type = &b->period;
-	pr->period = (int64_t)(st->threshold & INT64_MAX);
+	/*
+	 * Values are the vital's weight, already counted whole (the HCA,
+	 * not a sampling of it): one event a period, not t, which readers
+	 * that scale by the period would multiply them by.
+	 */
+	pr->period = 1;
 	pr->time_nanos = (int64_t)(st->start_ns & INT64_MAX);
 	pr->duration_nanos = (int64_t)((st->end_ns - st->start_ns) & INT64_MAX);
 	snprintf(comment, sizeof(comment), "vitals: vital %s (unit %s)%s%s",
