@@ -160,6 +160,16 @@ cli_config(struct cli *cli)
 }
 
 void
+cli_no_filters_note(const struct cli *cli)
+{
+	if (cli->config_path == NULL)
+		cli_msg("no configuration file (-c FILE, or %s), so no filter "
+			"runs over the range ('vitals findings --stored' shows "
+			"what vitalsd found)",
+		    CLI_CONFIG);
+}
+
+void
 cli_selection_free(struct cli_selection *s)
 {
 	free(s->v);

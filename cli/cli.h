@@ -130,6 +130,12 @@ int cli_data_dir(struct cli *cli);
 int cli_config(struct cli *cli);
 
 /*
+ * Say on standard error that no configuration file was read, so no
+ * filter runs (the findings and query commands), and where one is.
+ */
+void cli_no_filters_note(const struct cli *cli);
+
+/*
  * List the store dir, keeping host's epochs (all for NULL).  Returns
  * CLI_EXIT_OK with at least one entry in *s (free with cli_selection_free),
  * or CLI_EXIT_RUNTIME after saying why.

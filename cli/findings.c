@@ -138,6 +138,7 @@ findings_report(struct range *c)
 		return rc;
 	if (c->stored)
 		return findings_stored(c);
+	cli_no_filters_note(c->cli);
 	if ((rc = range_aggregate(c, &r)) != CLI_EXIT_OK)
 		return rc;
 	if (c->json)

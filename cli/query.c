@@ -165,8 +165,10 @@ query_report(struct range *c)
 	struct vitals_agg_result *r;
 	int rc;
 
-	if ((rc = range_window(c, 3600 * CLI_NS)) != CLI_EXIT_OK ||
-	    (rc = range_aggregate(c, &r)) != CLI_EXIT_OK)
+	if ((rc = range_window(c, 3600 * CLI_NS)) != CLI_EXIT_OK)
+		return rc;
+	cli_no_filters_note(c->cli);
+	if ((rc = range_aggregate(c, &r)) != CLI_EXIT_OK)
 		return rc;
 	if (c->json)
 		rc = range_dump(query_json(c, r));

@@ -629,6 +629,46 @@ START_TEST(test_unknown_name)
 }
 END_TEST
 
+/*
+ * With no plugin anywhere on the search path (VITALS_PLUGIN_PATH unset,
+ * an empty directory, and PKGLIBDIR where nothing is installed), the
+ * refusal says where it looked and how to add a directory, not "known:
+ * none".  Where PKGLIBDIR holds plugins there is nothing to test.
+ */
+START_TEST(test_no_plugins_anywhere)
+{
+	const struct loader_plugin *p = NULL;
+	char dir[256], err[2048] = "", *env, *known;
+	const char *dirs[1];
+	struct loader *l;
+
+	tmp_make(dir, sizeof(dir));
+	dirs[0] = dir;
+	env = getenv("VITALS_PLUGIN_PATH");
+	env = env != NULL ? strdup(env) : NULL;
+	unsetenv("VITALS_PLUGIN_PATH");
+	ck_assert_ptr_nonnull(l = loader_new(dirs, 1));
+	if (env != NULL)
+		setenv("VITALS_PLUGIN_PATH", env, 1);
+	free(env);
+	known = loader_known_names(l);
+	if (known != NULL && *known == '\0') {
+		ck_assert_int_eq(
+		    loader_open(l, "ewma", &p, err, sizeof(err)), -ENOENT);
+		ck_assert_msg(strstr(err,
+				  "no plugin named 'ewma': no plugins "
+				  "at all in ") != NULL &&
+			strstr(err, dir) != NULL &&
+			strstr(err, "VITALS_PLUGIN_PATH adds directories") !=
+			    NULL,
+		    "%s", err);
+	}
+	free(known);
+	loader_free(l);
+	tmp_remove(dir);
+}
+END_TEST
+
 START_TEST(test_known_names)
 {
 	static const char *const files[] = { "zz_known_b.so", "zz_known_a.la",
@@ -858,6 +898,7 @@ loader_suite(void)
 
 	tc = tcase_create("search");
 	tcase_add_test(tc, test_unknown_name);
+	tcase_add_test(tc, test_no_plugins_anywhere);
 	tcase_add_test(tc, test_known_names);
 	tcase_add_test(tc, test_scan);
 	tcase_add_loop_test(tc, test_precedence, 0, NCASES(precedence));

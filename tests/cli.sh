@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The vitals CLI on a real store: vitalsd runs two 1s epochs of the synthetic
 # probe into a fresh data dir, then `vitals epochs` and `vitals show` are
-# checked on it, on corrupt files, an empty or missing store and bad usage.
+# checked on it, on corrupt files, an empty or missing store and bad usage;
+# a range command without a configuration file says that no filter runs.
 : "${top_srcdir:?run through make check}"
 . "$top_srcdir/tests/lib.sh"
 
@@ -222,5 +223,20 @@ expect_out '^usage: vitals' "--help"
 run --version
 expect_rc 0 "--version"
 expect_out '^vitals [0-9]' "--version"
+
+# ---- a range command without a configuration file says no filter runs ----
+# (unless one is installed: a package test may install one meanwhile)
+installed() { ls /etc/vitals/vitals.yaml /usr/local/etc/vitals/vitals.yaml 2>/dev/null; }
+before=$(installed)
+run --data-dir "$DATA" findings --from 2000-01-01
+after=$(installed)
+expect_rc 0 "findings without a configuration"
+if [ -z "$before$after" ]; then
+	expect_err "no configuration file \(-c FILE, or .*/vitals/vitals.yaml\), so no filter runs over the range \('vitals findings --stored' shows what vitalsd found\)" \
+		"findings without a configuration"
+fi
+run --data-dir "$DATA" findings --stored --from 2000-01-01
+expect_rc 0 "findings --stored"
+grep -q 'no configuration file' "$TMP/err" && { what_ran; fail "findings --stored: the note of no filters"; }
 
 echo "PASS: vitals epochs and show"

@@ -704,6 +704,19 @@ loader_find(const struct loader *l, const char *name, char *buf, size_t len)
 	return (-ENOENT);
 }
 
+/* The search path as "DIR:DIR", in buf (cut at its size). */
+static const char *
+loader_dirs_text(const struct loader *l, char *buf, size_t len)
+{
+	size_t i, off = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < l->ndirs && off < len; i++)
+		off += (size_t)snprintf(
+		    buf + off, len - off, "%s%s", i > 0 ? ":" : "", l->dirs[i]);
+	return buf;
+}
+
 /*
  * Find the plugin called name on the search path (first directory wins,
  * NAME.la before NAME.so in a directory) and load it; a name already
@@ -729,9 +742,14 @@ loader_open(struct loader *l, const char *name,
 	}
 	if (loader_find(l, name, path, sizeof(path)) != 0) {
 		known = loader_known_names(l);
-		loader_refuse(err, errlen, -ENOENT,
-		    "no plugin named '%s' (known: %s)", name,
-		    (known != NULL && *known != '\0') ? known : "none");
+		if (known != NULL && *known != '\0')
+			loader_refuse(err, errlen, -ENOENT,
+			    "no plugin named '%s' (known: %s)", name, known);
+		else
+			loader_refuse(err, errlen, -ENOENT,
+			    "no plugin named '%s': no plugins at all in %s "
+			    "(VITALS_PLUGIN_PATH adds directories)",
+			    name, loader_dirs_text(l, path, sizeof(path)));
 		free(known);
 		return (-ENOENT);
 	}
