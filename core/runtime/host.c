@@ -74,6 +74,7 @@ struct host {
 	uint64_t closed, max_epochs;
 	uint64_t gen; /* bumped at each (re)configuration */
 	uint64_t cpu_warned_ns; /* when the programs' CPU was last warned of */
+	double cpu_warned; /* the share of a CPU it was then */
 	struct log_limit lim;
 };
 
@@ -631,8 +632,12 @@ host_group(struct host *h, const struct vitals_epoch *e)
 	free(idx);
 }
 
-/* A warning that the programs' CPU is over cpu_high, at most this often. */
+/*
+ * A warning that the programs' CPU is over cpu_high, at most this often,
+ * unless it grew HOST_CPU_WARN_GROWTH times since.
+ */
 #define HOST_CPU_WARN_NS (3600 * 1000000000ULL)
+#define HOST_CPU_WARN_GROWTH 4
 #define HOST_CPU_WARN_PROBES 6 /* probes named in it, the costliest */
 
 /*
@@ -640,14 +645,17 @@ host_group(struct host *h, const struct vitals_epoch *e)
  * more of a CPU in epoch e than cpu_high allows: the watermarks steer the
  * samples (t), which cannot lower that part, so a daemon over its budget
  * says why and which probes cost what.  Once, then at most hourly while
- * it lasts; never with cpu_high 0, which turns the watermark off.  Each
- * probe's count restarts with the next epoch.
+ * it lasts, or sooner for a share HOST_CPU_WARN_GROWTH times the last one
+ * said (a workload that makes the probes' events many times as often);
+ * never with cpu_high 0, which turns the watermark off.  Each probe's
+ * count restarts with the next epoch.
  */
 static void
 host_cpu_check(struct host *h, const struct vitals_epoch *e, uint64_t at_ns)
 {
 	struct vitals_ctx *ctx, *top[HOST_CPU_WARN_PROBES];
 	uint64_t total = 0;
+	double share;
 	char list[256];
 	size_t off = 0;
 	int n = 0, k = 0, i, j;
@@ -666,11 +674,14 @@ host_cpu_check(struct host *h, const struct vitals_epoch *e, uint64_t at_ns)
 			n += n < HOST_CPU_WARN_PROBES;
 		}
 	}
+	share = e->length_ns > 0 ? (double)total / (double)e->length_ns : 0;
 	if (e->length_ns > 0 && h->cfg->cpu_high > 0 &&
-	    total > h->cfg->cpu_high * (double)e->length_ns &&
+	    share > h->cfg->cpu_high &&
 	    (h->cpu_warned_ns == 0 ||
-		at_ns - h->cpu_warned_ns >= HOST_CPU_WARN_NS)) {
+		at_ns - h->cpu_warned_ns >= HOST_CPU_WARN_NS ||
+		share >= HOST_CPU_WARN_GROWTH * h->cpu_warned)) {
 		h->cpu_warned_ns = at_ns;
+		h->cpu_warned = share;
 		list[0] = '\0';
 		for (j = 0; j < n && off < sizeof(list); j++)
 			off += (size_t)snprintf(list + off, sizeof(list) - off,
@@ -681,9 +692,10 @@ host_cpu_check(struct host *h, const struct vitals_epoch *e, uint64_t at_ns)
 		    "the probes' programs took %.2f%% of a CPU counting events "
 		    "in the last epoch, above sketch.cpu_high (%g%%): %s%s. "
 		    "Sampling less (t) does not lower that; leaving a probe out "
-		    "of %s saves its share. Said again in an hour if it lasts",
-		    100.0 * (double)total / (double)e->length_ns,
-		    100.0 * h->cfg->cpu_high, list, k > n ? " and others" : "",
+		    "of %s saves its share. Said again in an hour if it lasts, "
+		    "or sooner if it grows fourfold",
+		    100.0 * share, 100.0 * h->cfg->cpu_high, list,
+		    k > n ? " and others" : "",
 		    h->cfg->file != NULL ? h->cfg->file : "the configuration");
 	}
 	TAILQ_FOREACH(ctx, &h->insts, link)
