@@ -44,6 +44,22 @@ epochs_fmt_count(uint64_t v, char *buf, size_t len)
 }
 
 /* One line: start, host, length, the busiest vitals' wsum, findings. */
+/*
+ * The unit a weighted sum is shown with on the line: ns, or B for bytes;
+ * none for counts of events (calls, samples, pages, signals).
+ */
+static const char *
+epochs_unit(const char *unit)
+{
+	if (unit == NULL)
+		return "";
+	if (strcmp(unit, "ns") == 0)
+		return "ns";
+	if (strcmp(unit, "bytes") == 0)
+		return "B";
+	return "";
+}
+
 static int
 epochs_print_line(const struct vitals_epoch *e)
 {
@@ -58,7 +74,7 @@ epochs_print_line(const struct vitals_epoch *e)
 	    e->partial ? " partial" : "");
 	for (i = 0; i < e->nvitals && i < EPOCHS_TOP_VITALS; i++) {
 		epochs_fmt_count(v[i]->wsum, num, sizeof num);
-		printf(" %s=%s", v[i]->name, num);
+		printf(" %s=%s%s", v[i]->name, num, epochs_unit(v[i]->unit));
 	}
 	printf("  findings=%" PRIu32 "\n", e->nfindings);
 	free(v);

@@ -79,7 +79,10 @@ expect_rc 0 "epochs"
 expect_lines 2 "epochs"
 [ "$(grep -c -- "  $HOST  " "$TMP/out")" -eq 2 ] || { what_ran; fail "epochs: host"; }
 expect_out '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}  ' "epochs: start"
-expect_out ' cpu=[0-9]' "epochs: cpu"
+expect_out ' cpu=[0-9.]+[kMG]? ' "epochs: cpu, a count, no unit"
+# Times in ns, bytes in B, among the four with the most events.
+grep -Eq ' (sched|blocking|lock)=[0-9.]+[kMGTPE]?ns |diskio=[0-9.]+[kMGTPE]?B ' "$TMP/out" ||
+	{ what_ran; fail "epochs: no unit on a weighted sum of ns or bytes"; }
 expect_out 'findings=[0-9]+$' "epochs: findings"
 
 run epochs --json --data-dir "$DATA"
