@@ -5,6 +5,7 @@
  * epoch is a file, an index in the store or a start time prefix.
  */
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <errno.h>
 #include <inttypes.h>
@@ -291,10 +292,57 @@ show_stack(const struct vitals_epoch *e, const struct vitals_sample *s)
 		    s->ksyms != NULL ? s->ksyms[s->nkstack + i] : NULL);
 }
 
+/*
+ * The arguments of a sample of vital as a person reads them, into buf
+ * (doc/probes.md gives each probe's): a socket's peer and ports, a disk
+ * request's device, sector and latency, a signal's sender.  0 if the
+ * vital's are not decoded here.
+ */
+static int
+show_what(
+    const char *vital, const struct vitals_sample *s, char *buf, size_t len)
+{
+	const uint64_t *a = s->args;
+	uint32_t ip = (uint32_t)a[0];
+
+	if (strcmp(vital, "socket") == 0) {
+		snprintf(buf, len,
+		    "%s %s%u.%u.%u.%u:%" PRIu64 " %s, local port %" PRIu64 "%s",
+		    s->op & 1 ? "received from" : "sent to",
+		    ip == 0 ? "(unconnected) " : "", ip >> 24,
+		    (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff, a[1],
+		    a[2] == 6	     ? "tcp"
+			: a[2] == 17 ? "udp"
+				     : "proto",
+		    a[3] & 0xffff, (a[3] >> 16) == 10 ? " (IPv6)" : "");
+		return 1;
+	}
+	if (strcmp(vital, "diskio") == 0) {
+		snprintf(buf, len,
+		    "%" PRIu64 " bytes, device %u:%u, sector %" PRIu64
+		    ", %.3f ms from dispatch to completion",
+		    a[0], major((dev_t)a[2]), minor((dev_t)a[2]), a[3],
+		    (double)a[1] / 1e6);
+		return 1;
+	}
+	if (strcmp(vital, "signal") == 0) {
+		snprintf(buf, len,
+		    "signal %" PRIu32 " (%s) to pid %" PRIu64
+		    ", si_code %" PRId64 ", from %s%" PRIu64,
+		    s->op, strsignal((int)s->op), a[2], (int64_t)a[0],
+		    a[1] == 0 ? "the kernel or unknown, pid " : "pid ", a[1]);
+		return 1;
+	}
+	return 0;
+}
+
 /* One sample: when, who, what, then its stack. */
 static void
-show_sample(const struct vitals_epoch *e, const struct vitals_sample *s)
+show_sample(const struct vitals_epoch *e, const char *vital,
+    const struct vitals_sample *s)
 {
+	char what[256];
+
 	char when[64];
 
 	cli_fmt_time(s->ts_ns, 1, when, sizeof when);
@@ -306,6 +354,8 @@ show_sample(const struct vitals_epoch *e, const struct vitals_sample *s)
 	       ",%" PRIu64 "\n",
 	    s->label, s->weight, s->count, s->op, s->args[0], s->args[1],
 	    s->args[2], s->args[3]);
+	if (show_what(vital, s, what, sizeof(what)))
+		printf("      %s\n", what);
 	show_stack(e, s);
 }
 
@@ -327,7 +377,7 @@ show_samples(
 	printf("  SAMPLES (%zu of %" PRIu32 ")\n",
 	    n < v->nsamples ? n : (size_t)v->nsamples, v->nsamples);
 	for (i = 0; i < v->nsamples && i < n; i++)
-		show_sample(e, sv[i]);
+		show_sample(e, v->name, sv[i]);
 	free(sv);
 	return 0;
 }

@@ -134,6 +134,11 @@ expect_rc 0 "show 0"
 expect_out '^cpu ' "show 0 --vital cpu"
 grep -q '^sched ' "$TMP/out" && { what_ran; fail "show --vital cpu printed sched"; }
 
+run --data-dir "$DATA" show 0 --vital diskio --samples 1
+expect_rc 0 "show 0 --vital diskio"
+expect_out '^      [0-9]+ bytes, device [0-9]+:[0-9]+, sector [0-9]+, [0-9.]+ ms from dispatch to completion$' \
+	"show --vital diskio: the arguments read out"
+
 run --data-dir "$DATA" show -1
 expect_rc 0 "show -1"
 last=$(grep '^EPOCH' "$TMP/out")
