@@ -24,10 +24,6 @@
 #include "metrics.h"
 #include "server.h"
 
-#ifndef DATADIR
-#define DATADIR "/usr/local/share"
-#endif
-
 static const char serve_usage[] =
     "  serve [--listen ADDR] [--token T] [--insecure] [--web-dir DIR]\n"
     "      the JSON API, the page and /metrics over the store, as the\n"
@@ -239,7 +235,7 @@ serve_run(struct cli *cli, struct cli_args *a)
 	memset(&sv, 0, sizeof(sv));
 	sv.cli = cli;
 	sv.conf.listen = "127.0.0.1:9977";
-	sv.conf.web_dir = DATADIR "/vitals/web";
+	sv.conf.web_dir = SERVER_WEB_DIR;
 	sv.conf.max_range_ns = 31ull * 86400 * 1000000000ull;
 	sv.conf.max_response = 64ull << 20;
 	sv.conf.max_requests = 4;

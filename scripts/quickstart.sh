@@ -7,6 +7,8 @@ set -eu
 cd "$(dirname "$0")/.."
 sh scripts/build.sh
 export VITALS_PLUGIN_PATH="$PWD/probes:$PWD/filters:$PWD/outputs"
+# The http output, if enabled, serves this tree's page.
+export VITALS_WEB_DIR="$PWD/web"
 data=/var/lib/vitals
 if ! mkdir -p "$data" 2>/dev/null || [ ! -w "$data" ]; then
 	data="$PWD/data"

@@ -379,8 +379,9 @@ st=0
 "$VITALS" serve --data-dir "$TMP/data" --listen "0.0.0.0:$SPORT" >"$TMP/open2.out" 2>&1 || st=$?
 [ "$st" -eq 2 ] || fail "vitals serve on 0.0.0.0 without a token: exit $st, expected 2"
 assert_grep 'listen 0.0.0.0:[0-9]+ is not a loopback address: give --token' "$TMP/open2.out"
-"$VITALS" serve --data-dir "$TMP/data" --listen "127.0.0.1:$SPORT" --token 's3cret' \
-	--web-dir "$TMP/web" >"$TMP/serve2.log" 2>&1 &
+# No --web-dir: $VITALS_WEB_DIR stands in for the installed page.
+VITALS_WEB_DIR="$TMP/web" "$VITALS" serve --data-dir "$TMP/data" \
+	--listen "127.0.0.1:$SPORT" --token 's3cret' >"$TMP/serve2.log" 2>&1 &
 SPID=$!
 wait_up "$S/time"
 expect 401 notoken "$S/hosts"
@@ -392,6 +393,8 @@ expect 200 token "$S/hosts" -H 'Authorization: Bearer s3cret'
 expect 401 metricsnotoken "http://127.0.0.1:$SPORT/metrics"
 # The page itself is served without it (it asks for ?token=).
 expect 200 tokenindex "http://127.0.0.1:$SPORT/"
+cmp -s "$TMP/tokenindex.out" "$TMP/web/index.html" ||
+	fail "VITALS_WEB_DIR's page not served in place of the installed one"
 kill -TERM "$SPID"
 wait "$SPID" || fail "vitals serve exited non-zero after SIGTERM"
 SPID=

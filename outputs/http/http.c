@@ -18,10 +18,6 @@
 #include "metrics.h"
 #include "server.h"
 
-#ifndef DATADIR
-#define DATADIR "/usr/local/share"
-#endif
-
 /* The config block the core fills from the YAML. */
 struct http_config {
 	char *listen; /* HOST:PORT */
@@ -64,9 +60,10 @@ static const struct vitals_option http_options[] = {
 	{ .key = "web_dir",
 	    .type = VITALS_OPT_STRING,
 	    .offset = offsetof(struct http_config, web_dir),
-	    .def = DATADIR "/vitals/web",
+	    .def = SERVER_WEB_DIR,
 	    .help = "directory of the page's files (only files under it are "
-		    "served, never through a symbolic link)" },
+		    "served, never through a symbolic link); by default where "
+		    "the page is installed, or $VITALS_WEB_DIR if set" },
 	{ .key = "max_range",
 	    .type = VITALS_OPT_DURATION,
 	    .offset = offsetof(struct http_config, max_range),

@@ -673,12 +673,20 @@ server_workers(struct server *s, uint32_t n)
 	return -r;
 }
 
-/* Open web_dir, or say why the page will not be served. */
+/*
+ * Open web_dir, or say why the page will not be served.  The built-in
+ * one, where the page is installed, gives way to $VITALS_WEB_DIR: a
+ * daemon run from a build tree (scripts/quickstart.sh) serves the
+ * tree's page without a web_dir in its configuration.
+ */
 static void
 server_web(struct server *s)
 {
-	const char *dir = s->conf.web_dir;
+	const char *dir = s->conf.web_dir, *env = getenv("VITALS_WEB_DIR");
 
+	if (dir != NULL && strcmp(dir, SERVER_WEB_DIR) == 0 && env != NULL &&
+	    env[0] != '\0')
+		dir = env;
 	s->webfd = -1;
 	if (dir == NULL || dir[0] == '\0')
 		return;

@@ -18,6 +18,14 @@ struct server;
 
 /* Longest host part of a listen address, NUL included. */
 #define SERVER_HOST_LEN 256
+/*
+ * Where the page is installed: web_dir's default, which
+ * $VITALS_WEB_DIR replaces (a build tree's page).
+ */
+#ifndef DATADIR
+#define DATADIR "/usr/local/share"
+#endif
+#define SERVER_WEB_DIR DATADIR "/vitals/web"
 
 /* What a server is made of; borrowed by server_new for its life. */
 struct server_conf {
