@@ -50,7 +50,7 @@ done
 kernel=$(cat /proc/"$DAEMON"/fdinfo/* 2>/dev/null | awk '
 	/^prog_id:/ { id = $2 }
 	/^run_time_ns:/ { if (!(id in seen)) { seen[id] = 1; ns += $2 } }
-	END { print ns + 0 }')
+	END { printf "%.0f\n", ns }')
 daemon_stop
 
 python3 - "$kernel" $(epochs_json) <<'PY' || fail "programs' CPU not within 1.5x of the kernel's"
