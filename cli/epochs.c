@@ -43,7 +43,6 @@ epochs_fmt_count(uint64_t v, char *buf, size_t len)
 	snprintf(buf, len, "%.3g%c", d, suffix[i]);
 }
 
-/* One line: start, host, length, the busiest vitals' wsum, findings. */
 /*
  * The unit a weighted sum is shown with on the line: ns, or B for bytes;
  * none for counts of events (calls, samples, pages, signals).
@@ -60,6 +59,7 @@ epochs_unit(const char *unit)
 	return "";
 }
 
+/* One line: start, host, length, the busiest vitals' wsum, findings. */
 static int
 epochs_print_line(const struct vitals_epoch *e)
 {

@@ -304,17 +304,31 @@ show_what(
 {
 	const uint64_t *a = s->args;
 	uint32_t ip = (uint32_t)a[0];
+	char peer[48], proto[32];
 
 	if (strcmp(vital, "socket") == 0) {
-		snprintf(buf, len,
-		    "%s %s%u.%u.%u.%u:%" PRIu64 " %s, local port %" PRIu64 "%s",
-		    s->op & 1 ? "received from" : "sent to",
-		    ip == 0 ? "(unconnected) " : "", ip >> 24,
-		    (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff, a[1],
-		    a[2] == 6	     ? "tcp"
-			: a[2] == 17 ? "udp"
-				     : "proto",
-		    a[3] & 0xffff, (a[3] >> 16) == 10 ? " (IPv6)" : "");
+		if (a[2] == 6 || a[2] == 17)
+			snprintf(proto, sizeof(proto), "%s",
+			    a[2] == 6 ? "tcp" : "udp");
+		else
+			snprintf(
+			    proto, sizeof(proto), "protocol %" PRIu64, a[2]);
+		/* No IPv4 peer: an IPv6 one (its port), or none recorded. */
+		if (ip != 0)
+			snprintf(peer, sizeof(peer), " %s %u.%u.%u.%u:%" PRIu64,
+			    s->op & 1 ? "from" : "to", ip >> 24,
+			    (ip >> 16) & 0xff, (ip >> 8) & 0xff, ip & 0xff,
+			    a[1]);
+		else if (a[1] != 0)
+			snprintf(peer, sizeof(peer), " %s port %" PRIu64,
+			    s->op & 1 ? "from" : "to", a[1]);
+		else
+			peer[0] = '\0';
+		snprintf(buf, len, "%s %s%s, %s local port %" PRIu64 "%s%s",
+		    s->op & 1 ? "received" : "sent", proto, peer,
+		    s->op & 1 ? "on" : "from", a[3] & 0xffff,
+		    (a[3] >> 16) == 10 ? " (IPv6)" : "",
+		    peer[0] == '\0' ? " (peer not recorded)" : "");
 		return 1;
 	}
 	if (strcmp(vital, "diskio") == 0) {
@@ -341,9 +355,7 @@ static void
 show_sample(const struct vitals_epoch *e, const char *vital,
     const struct vitals_sample *s)
 {
-	char what[256];
-
-	char when[64];
+	char what[256], when[64];
 
 	cli_fmt_time(s->ts_ns, 1, when, sizeof when);
 	printf("    %s  pid %" PRIu32 "/%" PRIu32 "  uid %" PRIu32

@@ -4,7 +4,7 @@
 # 127.0.0.1:47999 from an unconnected socket; its send label must carry
 # 127.0.0.1, port 47999 and UDP in the sample args and bytes within 10%
 # of what it reports, and only other processes' traffic may top it, and
-# vitals show must read it as sent to 127.0.0.1:47999 udp; and
+# vitals show must read it as sent udp to 127.0.0.1:47999; and
 # the vital's event count must be at least perf's system-wide count of
 # sock_send_length + sock_recv_length (ret > 0) while it runs, less 5%
 # (the daemon counts longer, other traffic included).
@@ -81,6 +81,6 @@ for f in "$TMP"/e*.json; do
 	i=${i%.json}
 	"$VITALS" --data-dir "$TMP/data" show "$i" --vital socket --samples 2048 >"$TMP/show.txt" ||
 		fail "vitals show $i --vital socket"
-	grep -Eq '^      sent to 127\.0\.0\.1:47999 udp, local port [0-9]+$' "$TMP/show.txt" && found=1
+	grep -Eq '^      sent udp to 127\.0\.0\.1:47999, from local port [0-9]+$' "$TMP/show.txt" && found=1
 done
-[ -n "$found" ] || { cat "$TMP/show.txt" >&2; fail "vitals show did not read the sender's sample as sent to 127.0.0.1:47999 udp"; }
+[ -n "$found" ] || { cat "$TMP/show.txt" >&2; fail "vitals show did not read the sender's sample as sent udp to 127.0.0.1:47999"; }

@@ -1122,8 +1122,9 @@ bpf_stats_tick(struct vitals_bpf *b)
 
 /*
  * Report the programs' CPU to the core as it grows (progcpu_est() of the
- * epoch so far), once a second, for the epoch's collector CPU (vitals.cpu.programs; t does not steer it).
- * The boundary reports the rest.
+ * epoch so far), once a second, for the epoch's collector CPU
+ * (vitals.cpu.programs; t does not steer it).  The boundary reports the
+ * rest.
  */
 static void
 bpf_cpu_live(struct vitals_bpf *b)
